@@ -1,0 +1,153 @@
+//! Audit events: one JSON line per decision, accepted or not, and a sink that keeps lines whole.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::decision::{ErrorCode, Layer};
+
+/// A SHA-256 digest, written as lowercase hex.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256Digest([u8; 32]);
+
+impl Sha256Digest {
+    /// Digests `bytes`.
+    pub fn of(bytes: &[u8]) -> Sha256Digest {
+        Sha256Digest(Sha256::digest(bytes).into())
+    }
+
+    /// Lowercase hex, 64 characters.
+    pub fn to_hex(&self) -> String {
+        let mut hex = String::with_capacity(64);
+        for byte in self.0 {
+            let _ = write!(hex, "{byte:02x}");
+        }
+        hex
+    }
+}
+
+impl std::fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl Serialize for Sha256Digest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_hex())
+    }
+}
+
+/// The audit record of one decision. Serialize it with [`AuditEvent::to_json_line`] or hand it
+/// to an [`AuditSink`].
+///
+/// It carries digests, not content: the raw bytes and the agent-visible bytes are identified by
+/// their SHA-256, so the log can prove what the agent saw without holding attacker text.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditEvent {
+    #[serde(serialize_with = "rfc3339")]
+    pub(crate) time: SystemTime,
+    pub(crate) request_id: String,
+    pub(crate) tool: Arc<str>,
+    pub(crate) contract_version: Arc<str>,
+    pub(crate) gate_version: &'static str,
+    pub(crate) upstream: Option<String>,
+    pub(crate) outcome: &'static str,
+    /// `current`, or the name of the legacy shape that admitted the bytes.
+    pub(crate) shape: Option<Arc<str>>,
+    pub(crate) layer: Option<Layer>,
+    pub(crate) rule: Option<String>,
+    pub(crate) code: Option<ErrorCode>,
+    pub(crate) retryable: bool,
+    pub(crate) raw_len: usize,
+    pub(crate) raw_sha256: Sha256Digest,
+    pub(crate) agent_sha256: Sha256Digest,
+}
+
+fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+    let formatted = OffsetDateTime::from(*time)
+        .format(&Rfc3339)
+        .map_err(serde::ser::Error::custom)?;
+    serializer.serialize_str(&formatted)
+}
+
+impl AuditEvent {
+    /// The event as one JSON object followed by `\n`.
+    pub fn to_json_line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).expect("an audit event always serializes");
+        line.push(b'\n');
+        line
+    }
+
+    /// The outstanding request's id.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// `admitted`, `admitted_failure` or `rejected`.
+    pub fn outcome(&self) -> &str {
+        self.outcome
+    }
+
+    /// Digest of the raw bytes the gate was given.
+    pub fn raw_sha256(&self) -> Sha256Digest {
+        self.raw_sha256
+    }
+
+    /// Digest of the bytes the agent was given.
+    pub fn agent_sha256(&self) -> Sha256Digest {
+        self.agent_sha256
+    }
+}
+
+/// Where audit events go. Implementations must keep each event whole under concurrent use.
+pub trait AuditSink: Send + Sync {
+    /// Records one event.
+    fn record(&self, event: &AuditEvent) -> io::Result<()>;
+}
+
+/// Writes one JSON line per event to any writer (an append-mode file, a socket, stdout).
+///
+/// Each line is serialized before the lock is taken and written with a single `write_all` and
+/// `flush` while it is held, so lines from concurrent admissions never interleave. Open files with
+/// `O_APPEND` when several processes share one log.
+#[derive(Debug)]
+pub struct JsonLinesSink<W> {
+    writer: Mutex<W>,
+}
+
+impl<W: Write> JsonLinesSink<W> {
+    /// Wraps a writer.
+    pub fn new(writer: W) -> JsonLinesSink<W> {
+        JsonLinesSink {
+            writer: Mutex::new(writer),
+        }
+    }
+
+    /// Returns the writer.
+    pub fn into_inner(self) -> W {
+        self.writer
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
+    fn record(&self, event: &AuditEvent) -> io::Result<()> {
+        let line = event.to_json_line();
+        // A panic elsewhere while holding the lock cannot leave half a line behind (the line is
+        // written in one call), so a poisoned lock is safe to keep using.
+        let mut writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        writer.write_all(&line)?;
+        writer.flush()
+    }
+}

@@ -1,0 +1,862 @@
+//! A compiled contract, and `admit`: the pipeline G1–G6 in its fixed order.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use crate::audit::{AuditEvent, Sha256Digest};
+use crate::correlation::{self, Correlation};
+use crate::decision::{Decision, ErrorCode, Layer, Outcome, Rejection};
+use crate::error::{CompileError, CompileErrors};
+use crate::fault::Fault;
+use crate::operator::{Finding, OperatorRecord};
+use crate::parse;
+use crate::projection::{self, FieldSource};
+use crate::request::Request;
+use crate::retry::RetryPolicy;
+use crate::schema::{CompiledSchema, SchemaFiles};
+use crate::semantic::Rule;
+use crate::source::{ContractSource, SchemaText};
+use crate::spec::{self, ContractFile, Direction, ShapeSpec, error_at};
+use crate::text::{self, TextPattern};
+use crate::transport::{self, Limits, Response};
+use crate::wire;
+
+/// The version of this gate, recorded in every audit event and operator record.
+pub const GATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The name audit events give the current (non-legacy) shape.
+pub const CURRENT_SHAPE: &str = "current";
+
+/// One contract version, compiled once and shared by every thread that admits responses.
+///
+/// Compile it with [`Contract::compile`], then call [`Contract::admit`] for each response. A
+/// compiled contract is immutable, `Send` and `Sync`.
+#[derive(Debug)]
+pub struct Contract {
+    tool: Arc<str>,
+    version: Arc<str>,
+    direction: Direction,
+    description: Option<String>,
+    limits: Limits,
+    text_input: bool,
+    /// The current shape first, then legacy shapes in the order the contract lists them.
+    shapes: Vec<Shape>,
+    field_names: Vec<String>,
+    agent_schema: CompiledSchema,
+    rules: Vec<Rule>,
+    retry: RetryPolicy,
+}
+
+const _: () = {
+    const fn shared_across_threads<T: Send + Sync>() {}
+    shared_across_threads::<Contract>();
+};
+
+#[derive(Debug)]
+struct Shape {
+    name: Arc<str>,
+    schema: CompiledSchema,
+    text: Option<TextPattern>,
+    outcome: Option<OutcomeSelector>,
+    correlation: Correlation,
+    error_code: Option<String>,
+    /// Aligned with `Contract::field_names`.
+    fields: Vec<FieldSource>,
+}
+
+#[derive(Debug)]
+struct OutcomeSelector {
+    pointer: String,
+    success: String,
+    failure: String,
+}
+
+/// What an admitted document turned out to be.
+enum Admitted {
+    Success { shape: Arc<str>, output: Vec<u8> },
+    Failure { shape: Arc<str>, code: ErrorCode },
+}
+
+impl Contract {
+    /// Compiles a contract: reads `contract.yaml`, compiles every schema once, resolves every
+    /// field, pointer and rule. Every problem found is reported, each naming its file and line or
+    /// JSON pointer.
+    pub fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
+        let compiled = compile(source);
+        match source.folder() {
+            Some(folder) => compiled.map_err(|errors| errors.under(folder)),
+            None => compiled,
+        }
+    }
+
+    /// Decides on the raw bytes a tool returned (or a model proposed), for the outstanding
+    /// `request`, at time `now`.
+    pub fn admit(&self, raw: &[u8], request: &Request, now: SystemTime) -> Decision {
+        self.admit_response(Response::body(raw), request, now)
+    }
+
+    /// Like [`admit`](Self::admit), with what the adapter knows about the call itself: an
+    /// upstream status, or a failure before any bytes arrived.
+    pub fn admit_response(
+        &self,
+        response: Response<'_>,
+        request: &Request,
+        now: SystemTime,
+    ) -> Decision {
+        let verdict = self.evaluate(&response, request, now);
+        self.decide(&response, request, now, verdict)
+    }
+
+    /// The tool this contract is for.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The version, e.g. `v1`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Whether this contract gates a tool's result or a model's proposed action.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// The contract's own description, if it has one.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The byte limit: an adapter should read at most one byte more than this
+    /// (see [`read_capped`](crate::read_capped)).
+    pub fn max_bytes(&self) -> usize {
+        self.limits.max_bytes
+    }
+
+    /// The nesting limit.
+    pub fn max_depth(&self) -> usize {
+        self.limits.max_depth
+    }
+
+    /// The retry policy the adapter must follow.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// The agent-visible field names, in output order.
+    pub fn fields(&self) -> &[String] {
+        &self.field_names
+    }
+
+    /// The names of the shapes this contract admits: `current`, then its legacy shapes.
+    pub fn shape_names(&self) -> impl Iterator<Item = &str> {
+        self.shapes.iter().map(|shape| &*shape.name)
+    }
+
+    /// For a shape, where each promised field is read from: `(field, JSON pointer)` pairs.
+    pub fn promised_pointers(&self, shape: &str) -> Option<Vec<(&str, &str)>> {
+        let shape = self
+            .shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)?;
+        Some(
+            self.field_names
+                .iter()
+                .zip(&shape.fields)
+                .map(|(name, source)| (name.as_str(), source.pointer.as_str()))
+                .collect(),
+        )
+    }
+
+    /// The trusted context keys the contract's rules read, sorted and deduplicated.
+    pub fn required_context(&self) -> Vec<&str> {
+        let keys: BTreeSet<&str> = self.rules.iter().flat_map(Rule::context_keys).collect();
+        keys.into_iter().collect()
+    }
+
+    /// The names of the contract's semantic rules, in evaluation order.
+    pub fn rule_names(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|rule| &*rule.name)
+    }
+
+    /// Whether `agent_bytes` is a success this contract's agent-visible schema accepts.
+    /// Harnesses use it to prove every admitted output has the promised shape.
+    pub fn agent_view_accepts(&self, agent_bytes: &[u8]) -> bool {
+        serde_json::from_slice::<Value>(agent_bytes)
+            .is_ok_and(|value| self.agent_schema.is_valid(&value))
+    }
+
+    fn evaluate(
+        &self,
+        response: &Response<'_>,
+        request: &Request,
+        now: SystemTime,
+    ) -> Result<Admitted, Fault> {
+        transport::check(&self.limits, response)?;
+        if self.text_input {
+            let text = parse::utf8(response.body)?;
+            let (shape, document) = self.match_text(text)?;
+            self.conclude(shape, &document, request, now)
+        } else {
+            let document = parse::parse_json(response.body, self.limits.max_depth)?;
+            let shape = self.match_shape(&document)?;
+            self.conclude(shape, &document, request, now)
+        }
+    }
+
+    /// G3: the first shape whose schema accepts the document (the current shape first).
+    fn match_shape(&self, document: &Value) -> Result<&Shape, Fault> {
+        if let Some(shape) = self
+            .shapes
+            .iter()
+            .find(|shape| shape.schema.is_valid(document))
+        {
+            return Ok(shape);
+        }
+        let mut fault = self.shapes[0].schema.fault(document);
+        for legacy in &self.shapes[1..] {
+            if let Some(problem) = legacy.schema.first_problem(document) {
+                fault.findings.push(Finding::new(
+                    "",
+                    &format!("legacy shape `{}`", legacy.name),
+                    &format!(
+                        "does not match legacy shape `{}` either: {problem}",
+                        legacy.name
+                    ),
+                ));
+            }
+        }
+        Err(fault)
+    }
+
+    /// G2 + G3 for text: the first shape whose pattern matches the whole output and whose schema
+    /// accepts the captures.
+    fn match_text(&self, text: &str) -> Result<(&Shape, Value), Fault> {
+        let mut schema_fault = None;
+        for shape in &self.shapes {
+            let Some(document) = shape
+                .text
+                .as_ref()
+                .and_then(|pattern| pattern.captures(text))
+            else {
+                continue;
+            };
+            if shape.schema.is_valid(&document) {
+                return Ok((shape, document));
+            }
+            schema_fault.get_or_insert_with(|| shape.schema.fault(&document));
+        }
+        Err(schema_fault.unwrap_or_else(|| text::mismatch(text)))
+    }
+
+    /// G4–G6 on a document a shape's schema accepted.
+    fn conclude(
+        &self,
+        shape: &Shape,
+        document: &Value,
+        request: &Request,
+        now: SystemTime,
+    ) -> Result<Admitted, Fault> {
+        let is_failure = match &shape.outcome {
+            None => false,
+            Some(selector) => selector.is_failure(document)?,
+        };
+        correlation::check(&shape.correlation, document, &self.tool, request)?;
+        if is_failure {
+            let code = shape.error_code_of(document)?;
+            return Ok(Admitted::Failure {
+                shape: Arc::clone(&shape.name),
+                code,
+            });
+        }
+        for rule in &self.rules {
+            let source = &shape.fields[rule.field];
+            let value = document.pointer(&source.pointer);
+            rule.evaluate(
+                value,
+                &self.field_names[rule.field],
+                &source.pointer,
+                request,
+                now,
+            )?;
+        }
+        let output = projection::project(
+            self.direction,
+            &self.tool,
+            request,
+            &self.field_names,
+            &shape.fields,
+            document,
+        )?;
+        Ok(Admitted::Success {
+            shape: Arc::clone(&shape.name),
+            output,
+        })
+    }
+
+    fn decide(
+        &self,
+        response: &Response<'_>,
+        request: &Request,
+        now: SystemTime,
+        verdict: Result<Admitted, Fault>,
+    ) -> Decision {
+        let raw_sha256 = Sha256Digest::of(response.body);
+        let (outcome, agent_bytes, shape, operator) = match verdict {
+            Ok(Admitted::Success { shape, output }) => {
+                (Outcome::Admitted, output, Some(shape), None)
+            }
+            Ok(Admitted::Failure { shape, code }) => {
+                let retryable = self.retry.is_retryable(code);
+                let bytes = wire::failure_envelope(&self.tool, request.id(), code, retryable);
+                (
+                    Outcome::AdmittedFailure { code, retryable },
+                    bytes,
+                    Some(shape),
+                    None,
+                )
+            }
+            Err(fault) => {
+                let retryable = fault
+                    .retryable
+                    .unwrap_or_else(|| self.retry.is_retryable(fault.code));
+                let bytes = wire::failure_envelope(&self.tool, request.id(), fault.code, retryable);
+                let rejection = Rejection {
+                    layer: fault.layer,
+                    rule: fault.rule.to_string(),
+                    code: fault.code,
+                    retryable,
+                };
+                let record = self.operator_record(fault, retryable, response, request, raw_sha256);
+                (
+                    Outcome::Rejected(rejection),
+                    bytes,
+                    None,
+                    Some(Box::new(record)),
+                )
+            }
+        };
+        let rejection = match &outcome {
+            Outcome::Rejected(rejection) => Some(rejection),
+            _ => None,
+        };
+        let audit = AuditEvent {
+            time: now,
+            request_id: request.id().to_owned(),
+            tool: Arc::clone(&self.tool),
+            contract_version: Arc::clone(&self.version),
+            gate_version: GATE_VERSION,
+            upstream: request.upstream().map(str::to_owned),
+            outcome: outcome.as_str(),
+            shape,
+            layer: rejection.map(Rejection::layer),
+            rule: rejection.map(|rejection| rejection.rule.clone()),
+            code: match &outcome {
+                Outcome::Admitted => None,
+                Outcome::AdmittedFailure { code, .. } => Some(*code),
+                Outcome::Rejected(rejection) => Some(rejection.code),
+            },
+            retryable: match &outcome {
+                Outcome::Admitted => false,
+                Outcome::AdmittedFailure { retryable, .. } => *retryable,
+                Outcome::Rejected(rejection) => rejection.retryable,
+            },
+            raw_len: response.body.len(),
+            raw_sha256,
+            agent_sha256: Sha256Digest::of(&agent_bytes),
+        };
+        Decision {
+            outcome,
+            agent_bytes,
+            operator,
+            audit,
+        }
+    }
+
+    fn operator_record(
+        &self,
+        fault: Fault,
+        retryable: bool,
+        response: &Response<'_>,
+        request: &Request,
+        raw_sha256: Sha256Digest,
+    ) -> OperatorRecord {
+        OperatorRecord {
+            tool: self.tool.to_string(),
+            contract_version: self.version.to_string(),
+            gate_version: GATE_VERSION,
+            request_id: request.id().to_owned(),
+            layer: fault.layer,
+            rule: fault.rule.into_owned(),
+            code: fault.code,
+            retryable,
+            message: fault.message,
+            instance_path: fault.instance_path,
+            keyword_location: fault.keyword_location,
+            findings: fault.findings,
+            hint: fault.hint.into_owned(),
+            upstream_status: response.status,
+            raw_len: response.body.len(),
+            raw_sha256: raw_sha256.to_hex(),
+        }
+    }
+}
+
+impl OutcomeSelector {
+    fn is_failure(&self, document: &Value) -> Result<bool, Fault> {
+        match document.pointer(&self.pointer).and_then(Value::as_str) {
+            Some(value) if value == self.success => Ok(false),
+            Some(value) if value == self.failure => Ok(true),
+            other => Err(Fault::new(
+                Layer::Projection,
+                "outcome",
+                format!(
+                    "the schema admitted outcome {other:?} at {}, which the contract maps to neither success ({:?}) nor failure ({:?})",
+                    self.pointer, self.success, self.failure
+                ),
+                "a contract bug: constrain the outcome member in the schema (const/enum) to the two values the contract names",
+            )
+            .at(&self.pointer)),
+        }
+    }
+}
+
+impl Shape {
+    fn error_code_of(&self, document: &Value) -> Result<ErrorCode, Fault> {
+        let pointer = self.error_code.as_deref().unwrap_or_default();
+        let found = document.pointer(pointer).and_then(Value::as_str);
+        found.and_then(ErrorCode::from_wire).ok_or_else(|| {
+            Fault::new(
+                Layer::Projection,
+                "error_code",
+                format!("the failure's code {found:?} at {pointer} is not one of the agent-visible codes"),
+                "constrain the failure's code in the schema to NOT_FOUND, UPSTREAM_UNAVAILABLE, INVALID_RESPONSE",
+            )
+            .at(pointer)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation
+// ---------------------------------------------------------------------------------------------
+
+fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
+    let file = spec::read_contract_file(&source.contract)?;
+    let mut errors = Vec::new();
+
+    let tool = file.tool.value.clone();
+    if !is_identifier(&tool, false) || tool.len() > 64 {
+        errors.push(error_at(&file.tool, format!("tool name {tool:?} must be lowercase letters, digits and _, starting with a letter, at most 64 characters")));
+    }
+    if file.version.value == 0 {
+        errors.push(error_at(&file.version, "version must be 1 or more"));
+    }
+    let version = format!("v{}", file.version.value);
+    let limits = compile_limits(&file, &mut errors);
+
+    let mut schema_files = SchemaFiles::new(format!("toolgate://contract/{tool}/{version}/"));
+    for (name, text) in &source.schemas {
+        let document = match text {
+            SchemaText::Value(value) => value.clone(),
+            SchemaText::Text(text) => {
+                match parse::parse_json(text.as_bytes(), Limits::MAX_DEPTH_CEILING) {
+                    Ok(value) => value,
+                    Err(fault) => {
+                        let error = CompileError::in_file(
+                            name,
+                            format!("not strict JSON ({}): {}", fault.rule, fault.message),
+                        );
+                        errors.push(match fault.instance_path.as_deref() {
+                            Some(pointer) if !pointer.is_empty() => error.pointer(pointer),
+                            _ => error,
+                        });
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Err(error) = schema_files.add(name, document) {
+            errors.push(error);
+        }
+    }
+
+    let mut shapes = Vec::new();
+    let field_names = field_names(&file.shape, &mut errors);
+    let text_input = file.shape.text_pattern.is_some();
+    for (index, spec) in std::iter::once(&file.shape)
+        .chain(&file.legacy_shapes)
+        .enumerate()
+    {
+        let legacy = index > 0;
+        if let Some(shape) = compile_shape(
+            spec,
+            legacy,
+            &file,
+            &field_names,
+            text_input,
+            &schema_files,
+            &mut errors,
+        ) {
+            shapes.push(shape);
+        }
+    }
+    let mut legacy_names = BTreeSet::new();
+    for shape in &shapes[usize::from(!shapes.is_empty())..] {
+        if !legacy_names.insert(Arc::clone(&shape.name)) {
+            errors.push(CompileError::in_file(
+                spec::CONTRACT_FILE,
+                format!("two legacy shapes are named `{}`", shape.name),
+            ));
+        }
+    }
+
+    let agent_schema = collect(schema_files.compile(&file.agent_schema.value), &mut errors);
+    if source.schemas.get(&file.agent_schema.value).is_none() {
+        errors.push(error_at(
+            &file.agent_schema,
+            format!(
+                "agent_schema names `{}`, which is not a file of this contract",
+                file.agent_schema.value
+            ),
+        ));
+    }
+
+    let mut rules = Vec::new();
+    let mut rule_names = BTreeSet::new();
+    for spec in &file.rules {
+        if !rule_names.insert(spec.name.value.clone()) {
+            errors.push(error_at(
+                &spec.name,
+                format!("two rules are named `{}`", spec.name.value),
+            ));
+        }
+        let resolve = |field: &Spanned<String>| {
+            field_names
+                .iter()
+                .position(|name| *name == field.value)
+                .ok_or_else(|| {
+                    error_at(
+                        field,
+                        format!(
+                            "rule field `{}` is not one of the agent-visible fields ({})",
+                            field.value,
+                            field_names.join(", ")
+                        ),
+                    )
+                })
+        };
+        if let Some(rule) = collect(Rule::compile(spec, resolve), &mut errors) {
+            rules.push(rule);
+        }
+    }
+
+    let retry = compile_retry(&file, &mut errors);
+
+    match (errors.is_empty(), agent_schema) {
+        (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
+            Ok(Contract {
+                tool: Arc::from(tool),
+                version: Arc::from(version),
+                direction: file.direction,
+                description: file.description,
+                limits,
+                text_input,
+                shapes,
+                field_names,
+                agent_schema,
+                rules,
+                retry,
+            })
+        }
+        _ => Err(CompileErrors(errors)),
+    }
+}
+
+fn collect<T>(result: Result<T, CompileError>, errors: &mut Vec<CompileError>) -> Option<T> {
+    result.map_err(|error| errors.push(error)).ok()
+}
+
+fn compile_limits(file: &ContractFile, errors: &mut Vec<CompileError>) -> Limits {
+    let mut limits = Limits {
+        max_bytes: Limits::DEFAULT_MAX_BYTES,
+        max_depth: Limits::DEFAULT_MAX_DEPTH,
+        unavailable_statuses: Limits::DEFAULT_UNAVAILABLE_STATUSES.to_vec(),
+    };
+    if let Some(max_bytes) = &file.limits.max_bytes {
+        match usize::try_from(max_bytes.value) {
+            Ok(bytes) if bytes > 0 => limits.max_bytes = bytes,
+            _ => errors.push(error_at(
+                max_bytes,
+                "max_bytes must be a positive number of bytes",
+            )),
+        }
+    }
+    if let Some(max_depth) = &file.limits.max_depth {
+        match usize::try_from(max_depth.value) {
+            Ok(depth) if (1..=Limits::MAX_DEPTH_CEILING).contains(&depth) => {
+                limits.max_depth = depth
+            }
+            _ => errors.push(error_at(
+                max_depth,
+                format!(
+                    "max_depth must be between 1 and {}",
+                    Limits::MAX_DEPTH_CEILING
+                ),
+            )),
+        }
+    }
+    if let Some(statuses) = &file.limits.unavailable_statuses {
+        limits.unavailable_statuses = statuses.clone();
+    }
+    limits
+}
+
+fn field_names(current: &ShapeSpec, errors: &mut Vec<CompileError>) -> Vec<String> {
+    let mut names = Vec::new();
+    for field in &current.fields {
+        let name = &field.name.value;
+        if !is_identifier(name, true) {
+            errors.push(error_at(
+                &field.name,
+                format!(
+                    "field name {name:?} must be letters, digits and _, starting with a letter"
+                ),
+            ));
+        }
+        if names.contains(name) {
+            errors.push(error_at(
+                &field.name,
+                format!("field `{name}` is listed twice"),
+            ));
+        }
+        names.push(name.clone());
+    }
+    if names.is_empty() {
+        errors.push(error_at(
+            &current.schema,
+            "the shape promises no fields; an agent-visible result needs at least one",
+        ));
+    }
+    names
+}
+
+fn compile_shape(
+    spec: &ShapeSpec,
+    legacy: bool,
+    file: &ContractFile,
+    field_names: &[String],
+    text_input: bool,
+    schema_files: &SchemaFiles,
+    errors: &mut Vec<CompileError>,
+) -> Option<Shape> {
+    let before = errors.len();
+    let name = match (&spec.name, legacy) {
+        (None, false) => CURRENT_SHAPE.to_owned(),
+        (Some(name), true) if is_identifier(&name.value, false) && name.value != CURRENT_SHAPE => {
+            name.value.clone()
+        }
+        (Some(name), true) => {
+            errors.push(error_at(
+                name,
+                format!(
+                    "legacy shape name {:?} must be a lowercase identifier other than `current`",
+                    name.value
+                ),
+            ));
+            name.value.clone()
+        }
+        (Some(name), false) => {
+            errors.push(error_at(
+                name,
+                "the current shape takes no name (legacy shapes do)",
+            ));
+            CURRENT_SHAPE.to_owned()
+        }
+        (None, true) => {
+            errors.push(error_at(
+                &spec.schema,
+                "every legacy shape needs a `name` (it is recorded in audit events)",
+            ));
+            String::new()
+        }
+    };
+
+    let schema = collect(schema_files.compile(&spec.schema.value), errors);
+    let text = match &spec.text_pattern {
+        Some(pattern) if text_input => collect(
+            TextPattern::compile(&pattern.value).map_err(|error| {
+                error_at(pattern, format!("text_pattern does not compile: {error}"))
+            }),
+            errors,
+        ),
+        Some(pattern) => {
+            errors.push(error_at(
+                pattern,
+                "only text contracts (whose current shape has a text_pattern) may use text_pattern",
+            ));
+            None
+        }
+        None if text_input => {
+            errors.push(error_at(
+                &spec.schema,
+                "every shape of a text contract needs a text_pattern",
+            ));
+            None
+        }
+        None => None,
+    };
+
+    let outcome = spec.outcome.as_ref().and_then(|outcome| {
+        let pointer = collect(pointer(&outcome.pointer), errors)?;
+        Some(OutcomeSelector {
+            pointer,
+            success: outcome.success.clone(),
+            failure: outcome.failure.clone(),
+        })
+    });
+    if file.direction == Direction::Action && spec.outcome.is_some() {
+        errors.push(error_at(
+            &spec.schema,
+            "an action contract gates a proposal, which has no upstream outcome; remove `outcome`",
+        ));
+    }
+    let error_code = match (&spec.outcome, &spec.error_code) {
+        (Some(_), Some(code)) => collect(pointer(code), errors),
+        (None, None) => None,
+        (Some(outcome), None) => {
+            errors.push(error_at(
+                &outcome.pointer,
+                "a shape with an `outcome` needs `error_code`: the pointer to a failure's code",
+            ));
+            None
+        }
+        (None, Some(code)) => {
+            errors.push(error_at(
+                code,
+                "`error_code` only means something with an `outcome`",
+            ));
+            None
+        }
+    };
+    let mut correlation = Correlation::default();
+    if let Some(spec) = &spec.correlation {
+        correlation.tool = spec
+            .tool
+            .as_ref()
+            .and_then(|tool| collect(pointer(tool), errors));
+        correlation.request_id = spec
+            .request_id
+            .as_ref()
+            .and_then(|id| collect(pointer(id), errors));
+    }
+
+    let shape_name = &name;
+    let mut fields = Vec::with_capacity(field_names.len());
+    for name in field_names {
+        match spec.fields.iter().find(|field| field.name.value == *name) {
+            Some(field) => {
+                if let Some(pointer) = collect(pointer(&field.from), errors) {
+                    fields.push(FieldSource { pointer, optional: field.optional });
+                }
+            }
+            None => errors.push(error_at(&spec.schema, format!("shape `{shape_name}` does not say where field `{name}` comes from; every shape must provide every agent-visible field"))),
+        }
+    }
+    for field in &spec.fields {
+        if !field_names.contains(&field.name.value) {
+            errors.push(error_at(
+                &field.name,
+                format!(
+                    "field `{}` is not an agent-visible field of the current shape ({})",
+                    field.name.value,
+                    field_names.join(", ")
+                ),
+            ));
+        }
+    }
+
+    if errors.len() > before {
+        return None;
+    }
+    Some(Shape {
+        name: Arc::from(name),
+        schema: schema?,
+        text,
+        outcome,
+        correlation,
+        error_code,
+        fields,
+    })
+}
+
+fn compile_retry(file: &ContractFile, errors: &mut Vec<CompileError>) -> RetryPolicy {
+    let mut policy = RetryPolicy::default();
+    if let Some(attempts) = file.retry.max_attempts {
+        if attempts == 0 {
+            errors.push(CompileError::in_file(
+                spec::CONTRACT_FILE,
+                "retry.max_attempts must be at least 1 (the first attempt counts)",
+            ));
+        } else {
+            policy.max_attempts = attempts;
+        }
+    }
+    if let Some(budget) = &file.retry.time_budget {
+        match humantime::parse_duration(&budget.value) {
+            Ok(duration) if duration > Duration::ZERO => policy.time_budget = duration,
+            Ok(_) => errors.push(error_at(budget, "retry.time_budget must be more than zero")),
+            Err(error) => errors.push(error_at(
+                budget,
+                format!(
+                    "`{}` is not a duration ({error}); write e.g. 10s, 2m",
+                    budget.value
+                ),
+            )),
+        }
+    }
+    if let Some(codes) = &file.retry.retryable_codes {
+        policy.retryable_codes = codes.clone();
+    }
+    policy
+}
+
+/// A JSON pointer as RFC 6901 writes it: empty, or `/`-separated with only `~0` and `~1` escapes.
+fn pointer(spanned: &Spanned<String>) -> Result<String, CompileError> {
+    let text = &spanned.value;
+    let well_formed = text.is_empty()
+        || (text.starts_with('/') && {
+            let mut chars = text.chars();
+            let mut ok = true;
+            while let Some(ch) = chars.next() {
+                if ch == '~' && !matches!(chars.next(), Some('0' | '1')) {
+                    ok = false;
+                }
+            }
+            ok
+        });
+    if well_formed {
+        Ok(text.clone())
+    } else {
+        Err(error_at(
+            spanned,
+            format!("{text:?} is not a JSON pointer (RFC 6901): write /data/project_id"),
+        ))
+    }
+}
+
+fn is_identifier(text: &str, allow_upper: bool) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|first| {
+        first.is_ascii_lowercase() || (allow_upper && first.is_ascii_alphabetic())
+    }) && chars.all(|ch| {
+        ch == '_'
+            || ch.is_ascii_digit()
+            || ch.is_ascii_lowercase()
+            || (allow_upper && ch.is_ascii_uppercase())
+    })
+}

@@ -1,0 +1,127 @@
+//! G4 correlation: the response must be for this tool and answer the outstanding request.
+//!
+//! The request id is compared with the one the adapter minted, never taken from the response: a
+//! late, replayed or misrouted answer to another request is rejected even if it is otherwise valid.
+
+use serde_json::Value;
+
+use crate::decision::Layer;
+use crate::fault::Fault;
+use crate::request::Request;
+
+/// Where a shape carries the tool name and the request id (absent for shapes that carry neither,
+/// such as a legacy bare object; then the adapter's own knowledge stands in).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Correlation {
+    pub tool: Option<String>,
+    pub request_id: Option<String>,
+}
+
+pub(crate) fn check(
+    correlation: &Correlation,
+    document: &Value,
+    tool: &str,
+    request: &Request,
+) -> Result<(), Fault> {
+    if let Some(pointer) = &correlation.tool {
+        let found = document.pointer(pointer);
+        if found.and_then(Value::as_str) != Some(tool) {
+            return Err(Fault::new(
+                Layer::Correlation,
+                "tool",
+                format!("the response names tool {}, but this contract is for {tool:?}", shown(found)),
+                "a dispatcher routed another tool's answer here; never accept one tool's result as another's",
+            )
+            .at(pointer));
+        }
+    }
+    if let Some(pointer) = &correlation.request_id {
+        let found = document.pointer(pointer);
+        if found.and_then(Value::as_str) != Some(request.id()) {
+            return Err(Fault::new(
+                Layer::Correlation,
+                "request_id",
+                format!(
+                    "the response answers request {}, but the outstanding request is {:?}",
+                    shown(found),
+                    request.id()
+                ),
+                "a late, replayed or misrouted response: the connector must echo the request id the adapter sent",
+            )
+            .at(pointer));
+        }
+    }
+    Ok(())
+}
+
+fn shown(value: Option<&Value>) -> String {
+    value.map_or_else(|| "(nothing)".to_owned(), Value::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn correlation() -> Correlation {
+        Correlation {
+            tool: Some("/tool".into()),
+            request_id: Some("/request_id".into()),
+        }
+    }
+
+    #[test]
+    fn matching_tool_and_request_pass() {
+        let document = json!({"tool": "job_status", "request_id": "req.00000001"});
+        assert!(
+            check(
+                &correlation(),
+                &document,
+                "job_status",
+                &Request::new("req.00000001")
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn another_tools_answer_is_refused() {
+        let document = json!({"tool": "review_status", "request_id": "req.00000001"});
+        let fault = check(
+            &correlation(),
+            &document,
+            "job_status",
+            &Request::new("req.00000001"),
+        )
+        .unwrap_err();
+        assert_eq!(fault.rule, "tool");
+    }
+
+    #[test]
+    fn another_requests_answer_is_refused() {
+        let document = json!({"tool": "job_status", "request_id": "req.00000002"});
+        let fault = check(
+            &correlation(),
+            &document,
+            "job_status",
+            &Request::new("req.00000001"),
+        )
+        .unwrap_err();
+        assert_eq!(fault.rule, "request_id");
+        assert_eq!(fault.instance_path.as_deref(), Some("/request_id"));
+    }
+
+    #[test]
+    fn shapes_without_correlation_members_pass() {
+        let document = json!({"state": "healthy"});
+        assert!(
+            check(
+                &Correlation::default(),
+                &document,
+                "release_status",
+                &Request::new("r")
+            )
+            .is_ok()
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! What `admit` answers: the outcome, the agent-visible bytes, the operator record, the audit event.
+
+use std::fmt;
+
+use crate::audit::AuditEvent;
+use crate::operator::OperatorRecord;
+
+/// The finite set of failure codes an agent can see. Nothing else ever appears in the `code`
+/// member of an agent-visible failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The upstream answered, validly, that the thing asked about does not exist.
+    NotFound,
+    /// The upstream could not be reached or said it was unavailable.
+    UpstreamUnavailable,
+    /// The bytes did not meet the contract (any gate layer said no).
+    InvalidResponse,
+}
+
+impl ErrorCode {
+    /// Every code, in a stable order.
+    pub const ALL: [ErrorCode; 3] = [
+        ErrorCode::NotFound,
+        ErrorCode::UpstreamUnavailable,
+        ErrorCode::InvalidResponse,
+    ];
+
+    /// The wire spelling, e.g. `INVALID_RESPONSE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
+            ErrorCode::InvalidResponse => "INVALID_RESPONSE",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn from_wire(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The gate's layers, in the order they run (SPEC G1–G6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layer {
+    /// G1: byte limit, upstream status.
+    Transport,
+    /// G2: strict JSON parse (duplicates, depth, encoding) or the text pattern.
+    Parse,
+    /// G3: JSON Schema 2020-12 with format assertions.
+    Schema,
+    /// G4: tool and request id against the outstanding request.
+    Correlation,
+    /// G5: binding, freshness, membership and lookup rules against trusted context.
+    Semantic,
+    /// G6: building the agent-visible object.
+    Projection,
+}
+
+impl Layer {
+    /// Every layer, in pipeline order.
+    pub const ALL: [Layer; 6] = [
+        Layer::Transport,
+        Layer::Parse,
+        Layer::Schema,
+        Layer::Correlation,
+        Layer::Semantic,
+        Layer::Projection,
+    ];
+
+    /// The lowercase name used in fixtures, audit events and operator records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Transport => "transport",
+            Layer::Parse => "parse",
+            Layer::Schema => "schema",
+            Layer::Correlation => "correlation",
+            Layer::Semantic => "semantic",
+            Layer::Projection => "projection",
+        }
+    }
+
+    /// Parses the lowercase name.
+    pub fn from_name(name: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|layer| layer.as_str() == name)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the gate refused: the layer, the rule within it, the code and retryable flag the agent sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub(crate) layer: Layer,
+    pub(crate) rule: String,
+    pub(crate) code: ErrorCode,
+    pub(crate) retryable: bool,
+}
+
+impl Rejection {
+    /// The layer that refused.
+    pub fn layer(&self) -> Layer {
+        self.layer
+    }
+
+    /// The rule within the layer: a limit (`max_bytes`), a parse check (`duplicate_member`), a
+    /// schema keyword (`additionalProperties`), a correlation member (`request_id`) or the
+    /// contract's own name for a semantic rule (`project_binding`).
+    pub fn rule(&self) -> &str {
+        &self.rule
+    }
+
+    /// The code the agent sees.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// Whether the agent is told that asking again may help.
+    pub fn retryable(&self) -> bool {
+        self.retryable
+    }
+}
+
+/// The three things a decision can be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The response met the contract; the agent sees the projected success (or, for an action
+    /// contract, the executor receives the projected call).
+    Admitted,
+    /// The upstream answered with a failure the contract allows (e.g. `NOT_FOUND`); the agent sees
+    /// that failure, rebuilt by the gate.
+    AdmittedFailure {
+        /// The upstream's code, one of the finite set.
+        code: ErrorCode,
+        /// The contract's retry verdict for that code (never the upstream's claim).
+        retryable: bool,
+    },
+    /// The gate refused; the agent sees the fixed failure envelope.
+    Rejected(Rejection),
+}
+
+impl Outcome {
+    /// `admitted`, `admitted_failure` or `rejected`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Admitted => "admitted",
+            Outcome::AdmittedFailure { .. } => "admitted_failure",
+            Outcome::Rejected(_) => "rejected",
+        }
+    }
+}
+
+/// Everything one call to [`Contract::admit`](crate::Contract::admit) decided.
+///
+/// The agent-visible bytes are the only part meant for the agent. The operator record and audit
+/// event are for people and logs, never for a model's context.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub(crate) outcome: Outcome,
+    pub(crate) agent_bytes: Vec<u8>,
+    pub(crate) operator: Option<Box<OperatorRecord>>,
+    pub(crate) audit: AuditEvent,
+}
+
+impl Decision {
+    /// What happened.
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// The exact bytes the agent may see: one compact JSON object, no trailing newline. Either the
+    /// projected success, or the fixed failure envelope.
+    pub fn agent_bytes(&self) -> &[u8] {
+        &self.agent_bytes
+    }
+
+    /// The projected output only when the outcome is [`Outcome::Admitted`]. For an action contract
+    /// this is the exact call to hand to the executor; `None` means make zero calls.
+    pub fn admitted_output(&self) -> Option<&[u8]> {
+        matches!(self.outcome, Outcome::Admitted).then_some(self.agent_bytes.as_slice())
+    }
+
+    /// Whether the gate admitted the bytes (as a success or as a contract-valid failure).
+    pub fn is_admitted(&self) -> bool {
+        !matches!(self.outcome, Outcome::Rejected(_))
+    }
+
+    /// The rejection, if the gate refused.
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match &self.outcome {
+            Outcome::Rejected(rejection) => Some(rejection),
+            _ => None,
+        }
+    }
+
+    /// Whether the agent is told that asking again may help (false for a success).
+    pub fn retryable(&self) -> bool {
+        match &self.outcome {
+            Outcome::Admitted => false,
+            Outcome::AdmittedFailure { retryable, .. } => *retryable,
+            Outcome::Rejected(rejection) => rejection.retryable,
+        }
+    }
+
+    /// The detailed record for the operator, present on every rejection.
+    pub fn operator_record(&self) -> Option<&OperatorRecord> {
+        self.operator.as_deref()
+    }
+
+    /// The shape that admitted the bytes: `current`, or a legacy shape's name. `None` on rejection.
+    pub fn shape(&self) -> Option<&str> {
+        self.audit.shape.as_deref()
+    }
+
+    /// The audit event of this decision (every decision has one).
+    pub fn audit_event(&self) -> &AuditEvent {
+        &self.audit
+    }
+}
+
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}

@@ -1,0 +1,69 @@
+//! The internal account of a refusal, as each stage reports it, before it is split into what the
+//! agent sees (code, retryable) and what the operator sees (everything else).
+
+use std::borrow::Cow;
+
+use crate::decision::{ErrorCode, Layer};
+use crate::operator::{FINDINGS_CAP, Finding, MESSAGE_CAP, PATH_CAP, sanitize};
+
+/// Why one stage said no. Strings here may quote attacker text; they are sanitized when stored.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub layer: Layer,
+    pub rule: Cow<'static, str>,
+    pub code: ErrorCode,
+    /// `None`: the contract's retry policy decides from the code. `Some`: the rule decided.
+    pub retryable: Option<bool>,
+    pub message: String,
+    pub instance_path: Option<String>,
+    pub keyword_location: Option<String>,
+    pub findings: Vec<Finding>,
+    pub hint: Cow<'static, str>,
+}
+
+impl Fault {
+    pub fn new(
+        layer: Layer,
+        rule: impl Into<Cow<'static, str>>,
+        message: impl AsRef<str>,
+        hint: impl Into<Cow<'static, str>>,
+    ) -> Fault {
+        Fault {
+            layer,
+            rule: rule.into(),
+            code: ErrorCode::InvalidResponse,
+            retryable: None,
+            message: sanitize(message.as_ref(), MESSAGE_CAP),
+            instance_path: None,
+            keyword_location: None,
+            findings: Vec::new(),
+            hint: hint.into(),
+        }
+    }
+
+    pub fn at(mut self, instance_path: &str) -> Fault {
+        self.instance_path = Some(sanitize(instance_path, PATH_CAP));
+        self
+    }
+
+    pub fn keyword(mut self, keyword_location: &str) -> Fault {
+        self.keyword_location = Some(sanitize(keyword_location, PATH_CAP));
+        self
+    }
+
+    pub fn code(mut self, code: ErrorCode) -> Fault {
+        self.code = code;
+        self
+    }
+
+    pub fn retryable(mut self, retryable: bool) -> Fault {
+        self.retryable = Some(retryable);
+        self
+    }
+
+    pub fn with_findings(mut self, findings: impl IntoIterator<Item = Finding>) -> Fault {
+        self.findings
+            .extend(findings.into_iter().take(FINDINGS_CAP));
+        self
+    }
+}

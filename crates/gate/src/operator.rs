@@ -1,0 +1,253 @@
+//! The operator record: the detailed "why" of a rejection, for people fixing a connector.
+//!
+//! API boundary: this type never meets the agent's. Its text is still attacker-influenced
+//! (jsonschema messages quote the offending value; instance paths carry member names chosen by
+//! the upstream), so every such string is escaped and length-capped on the way in: a record can be
+//! printed to a terminal or a log without control sequences, and cannot grow without bound.
+
+use std::fmt::{self, Write as _};
+
+use serde::Serialize;
+
+use crate::decision::{ErrorCode, Layer};
+
+/// Longest validator message kept, in characters.
+pub(crate) const MESSAGE_CAP: usize = 400;
+/// Longest instance path or keyword location kept, in characters.
+pub(crate) const PATH_CAP: usize = 200;
+/// Most additional findings kept per record.
+pub(crate) const FINDINGS_CAP: usize = 12;
+
+/// One problem found in the response, beyond the first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub(crate) instance_path: String,
+    pub(crate) keyword_location: String,
+    pub(crate) message: String,
+}
+
+impl Finding {
+    pub(crate) fn new(instance_path: &str, keyword_location: &str, message: &str) -> Finding {
+        Finding {
+            instance_path: sanitize(instance_path, PATH_CAP),
+            keyword_location: sanitize(keyword_location, PATH_CAP),
+            message: sanitize(message, MESSAGE_CAP),
+        }
+    }
+
+    /// JSON pointer into the response (escaped, capped).
+    pub fn instance_path(&self) -> &str {
+        &self.instance_path
+    }
+
+    /// JSON pointer into the schema (escaped, capped).
+    pub fn keyword_location(&self) -> &str {
+        &self.keyword_location
+    }
+
+    /// The validator's own message (escaped, capped).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Everything an operator needs to understand and fix a rejection. Serializes to JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OperatorRecord {
+    pub(crate) tool: String,
+    pub(crate) contract_version: String,
+    pub(crate) gate_version: &'static str,
+    pub(crate) request_id: String,
+    pub(crate) layer: Layer,
+    pub(crate) rule: String,
+    pub(crate) code: ErrorCode,
+    pub(crate) retryable: bool,
+    pub(crate) message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instance_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) keyword_location: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) hint: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) upstream_status: Option<u16>,
+    pub(crate) raw_len: usize,
+    pub(crate) raw_sha256: String,
+}
+
+impl OperatorRecord {
+    /// The layer that refused.
+    pub fn layer(&self) -> Layer {
+        self.layer
+    }
+    /// The rule within the layer (see [`Rejection::rule`](crate::Rejection::rule)).
+    pub fn rule(&self) -> &str {
+        &self.rule
+    }
+    /// The code the agent was given.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+    /// What went wrong, in the validator's or the gate's words (escaped, capped).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// JSON pointer into the response where it went wrong, when there is one.
+    pub fn instance_path(&self) -> Option<&str> {
+        self.instance_path.as_deref()
+    }
+    /// JSON pointer into the schema (the keyword that failed), for schema rejections.
+    pub fn keyword_location(&self) -> Option<&str> {
+        self.keyword_location.as_deref()
+    }
+    /// Further problems found in the same response.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+    /// What to do about it.
+    pub fn hint(&self) -> &str {
+        &self.hint
+    }
+    /// The upstream status the adapter reported, if any.
+    pub fn upstream_status(&self) -> Option<u16> {
+        self.upstream_status
+    }
+    /// Length of the raw bytes the gate was given.
+    pub fn raw_len(&self) -> usize {
+        self.raw_len
+    }
+    /// Lowercase hex SHA-256 of the raw bytes: the key under which to retain them.
+    pub fn raw_sha256(&self) -> &str {
+        &self.raw_sha256
+    }
+    /// The contract's tool.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+    /// The contract version that decided.
+    pub fn contract_version(&self) -> &str {
+        &self.contract_version
+    }
+    /// This gate's version.
+    pub fn gate_version(&self) -> &str {
+        self.gate_version
+    }
+    /// The outstanding request's id.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+}
+
+impl fmt::Display for OperatorRecord {
+    /// A multi-line, human-readable account, as `toolgate check --explain` prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let retry = if self.retryable {
+            "retryable"
+        } else {
+            "not retryable"
+        };
+        writeln!(
+            f,
+            "rejected by {} {} at layer `{}`, rule `{}` ({}, {retry})",
+            self.tool, self.contract_version, self.layer, self.rule, self.code
+        )?;
+        writeln!(f, "  what:     {}", self.message)?;
+        if let Some(path) = &self.instance_path {
+            let shown = if path.is_empty() {
+                "(the whole document)"
+            } else {
+                path
+            };
+            writeln!(f, "  where:    {shown}")?;
+        }
+        if let Some(keyword) = &self.keyword_location {
+            writeln!(f, "  schema:   {keyword}")?;
+        }
+        for finding in &self.findings {
+            let path = if finding.instance_path.is_empty() {
+                "(root)"
+            } else {
+                &finding.instance_path
+            };
+            writeln!(
+                f,
+                "  also:     {path}: {} [{}]",
+                finding.message, finding.keyword_location
+            )?;
+        }
+        if let Some(status) = self.upstream_status {
+            writeln!(f, "  upstream: status {status}")?;
+        }
+        writeln!(
+            f,
+            "  raw:      {} bytes, sha256 {}",
+            self.raw_len, self.raw_sha256
+        )?;
+        writeln!(
+            f,
+            "  request:  {} (gate {})",
+            self.request_id, self.gate_version
+        )?;
+        write!(f, "  fix:      {}", self.hint)
+    }
+}
+
+/// Escapes control, format and bidirectional-override characters as `\u{..}` and caps the result
+/// at `cap` characters, saying how much was cut. Quotes and backslashes are kept as they are:
+/// the result is for display, and JSON serialization escapes it again.
+pub(crate) fn sanitize(text: &str, cap: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(cap + 16));
+    let mut written = 0usize;
+    for (offset, ch) in text.char_indices() {
+        if written >= cap {
+            let _ = write!(out, "… ({} more bytes)", text.len() - offset);
+            return out;
+        }
+        if needs_escape(ch) {
+            let _ = write!(out, "\\u{{{:04x}}}", ch as u32);
+        } else {
+            out.push(ch);
+        }
+        written += 1;
+    }
+    out
+}
+
+fn needs_escape(ch: char) -> bool {
+    ch.is_control()
+        || matches!(ch,
+            '\u{200b}'..='\u{200f}'   // zero-width and directional marks
+            | '\u{2028}' | '\u{2029}' // line and paragraph separators
+            | '\u{202a}'..='\u{202e}' // bidirectional embeddings and overrides
+            | '\u{2066}'..='\u{2069}' // bidirectional isolates
+            | '\u{feff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_and_bidi_characters_are_escaped() {
+        assert_eq!(
+            sanitize("a\u{1b}[31mb\nc\u{202e}d", 100),
+            "a\\u{001b}[31mb\\u{000a}c\\u{202e}d"
+        );
+    }
+
+    #[test]
+    fn long_text_is_capped_and_says_how_much_was_cut() {
+        let long = "x".repeat(1000);
+        let capped = sanitize(&long, 10);
+        assert_eq!(capped, format!("{}… (990 more bytes)", "x".repeat(10)));
+    }
+
+    #[test]
+    fn short_text_is_unchanged() {
+        assert_eq!(
+            sanitize("plain \"quoted\" text", 100),
+            "plain \"quoted\" text"
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! G2 parse: a strict RFC 8259 parse that rejects what a lenient parser would quietly resolve.
+//!
+//! Duplicate member names must be caught here, by the parser itself: once a value is built, the
+//! evidence that `"approved"` appeared twice is gone, and two parsers (a proxy keeping the first,
+//! the application keeping the last) may already disagree about what the document said. The
+//! visitor below builds the same `serde_json::Value` serde_json would, but refuses a member name it
+//! has seen in the same object (compared after unescaping, so `"appr\u006fved"` is `"approved"`),
+//! and refuses nesting deeper than the contract allows before descending into it. Both checks ride
+//! on work the parse does anyway (the map insert, the recursion), so they cost nothing measurable.
+//!
+//! The rest of the strictness is serde_json's own: no NaN/Infinity, no trailing content, no lone
+//! surrogate escapes, no raw control characters in strings, and `1e400` is out of range (which is
+//! why the workspace must never enable serde_json's `arbitrary_precision`).
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
+use serde_json::{Map, Number, Value};
+
+use crate::decision::Layer;
+use crate::fault::Fault;
+
+/// Parses `bytes` as one strict JSON document no deeper than `max_depth` containers.
+pub(crate) fn parse_json(bytes: &[u8], max_depth: usize) -> Result<Value, Fault> {
+    let text = utf8(bytes)?;
+    parse_json_text(text, max_depth)
+}
+
+/// Checks that `bytes` are UTF-8 without a byte-order mark, and returns them as text.
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Fault> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(Fault::new(
+            Layer::Parse,
+            "byte_order_mark",
+            "the response starts with a UTF-8 byte-order mark, which RFC 8259 forbids in JSON sent over a network",
+            "make the upstream (or the connector) send the document without a BOM",
+        ));
+    }
+    std::str::from_utf8(bytes).map_err(|error| {
+        Fault::new(
+            Layer::Parse,
+            "invalid_utf8",
+            format!(
+                "the response is not valid UTF-8: invalid byte at offset {}",
+                error.valid_up_to()
+            ),
+            "the upstream sent bytes in another encoding or corrupted bytes; JSON must be UTF-8",
+        )
+    })
+}
+
+/// Parses already-validated UTF-8 text strictly.
+pub(crate) fn parse_json_text(text: &str, max_depth: usize) -> Result<Value, Fault> {
+    let state = ParseState {
+        max_depth,
+        violation: RefCell::new(None),
+        path: RefCell::new(Vec::new()),
+    };
+    // `from_str` skips serde_json's per-string UTF-8 check: `utf8` above already covered the whole input.
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let parsed = NodeSeed {
+        state: &state,
+        depth: 0,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value));
+    parsed.map_err(|error| state.into_fault(&error))
+}
+
+#[derive(Debug)]
+enum Violation {
+    DuplicateMember { name: String },
+    TooDeep,
+}
+
+enum Segment {
+    Index(usize),
+    Member(String),
+}
+
+struct ParseState {
+    max_depth: usize,
+    violation: RefCell<Option<Violation>>,
+    /// Filled only while an error unwinds, innermost segment first.
+    path: RefCell<Vec<Segment>>,
+}
+
+impl ParseState {
+    fn violate<E: de::Error>(&self, violation: Violation) -> E {
+        *self.violation.borrow_mut() = Some(violation);
+        E::custom("toolgate strict-parse violation")
+    }
+
+    fn unwinding(&self, segment: Segment) {
+        self.path.borrow_mut().push(segment);
+    }
+
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for segment in self.path.borrow().iter().rev() {
+            pointer.push('/');
+            match segment {
+                Segment::Index(index) => pointer.push_str(&index.to_string()),
+                Segment::Member(name) => {
+                    pointer.push_str(&name.replace('~', "~0").replace('/', "~1"))
+                }
+            }
+        }
+        pointer
+    }
+
+    fn into_fault(self, error: &serde_json::Error) -> Fault {
+        let pointer = self.pointer();
+        match self.violation.into_inner() {
+            Some(Violation::DuplicateMember { name }) => Fault::new(
+                Layer::Parse,
+                "duplicate_member",
+                format!("member name {name:?} appears more than once in the same object (compared after unescaping)"),
+                "RFC 8259 leaves duplicate names undefined and parsers disagree on which copy wins; the upstream must send each member once",
+            )
+            .at(&pointer),
+            Some(Violation::TooDeep) => depth_fault(self.max_depth).at(&pointer),
+            None => syntax_fault(error, self.max_depth).at(&pointer),
+        }
+    }
+}
+
+fn depth_fault(max_depth: usize) -> Fault {
+    Fault::new(
+        Layer::Parse,
+        "max_depth",
+        format!("nesting is deeper than the contract's limit of {max_depth} containers"),
+        "no answer of this tool needs this much nesting: make the connector flatten it, or raise limits.max_depth in a new contract version",
+    )
+}
+
+fn syntax_fault(error: &serde_json::Error, max_depth: usize) -> Fault {
+    let message = error.to_string();
+    // serde_json's own limit (128) can only speak if the contract's is higher, which compile
+    // refuses; map it to the same rule anyway so the answer never depends on which one fired.
+    if message.starts_with("recursion limit exceeded") {
+        return depth_fault(max_depth);
+    }
+    let (rule, hint) = if error.is_eof() && error.line() == 1 && error.column() == 0 {
+        ("empty", "the upstream sent no document at all")
+    } else if error.is_eof() {
+        (
+            "truncated",
+            "the document ends before it is complete; the upstream or a proxy cut it short",
+        )
+    } else if message.starts_with("number out of range") {
+        (
+            "number_out_of_range",
+            "a number does not fit a 64-bit float; the upstream must send it as a string or within range",
+        )
+    } else if message.starts_with("trailing characters") {
+        (
+            "trailing_content",
+            "there is content after the JSON document; exactly one document is allowed",
+        )
+    } else if message.starts_with("lone leading surrogate")
+        || message.starts_with("unexpected end of hex escape")
+        || message.starts_with("invalid escape")
+        || message.starts_with("invalid unicode code point")
+    {
+        (
+            "invalid_escape",
+            "a string holds an escape that does not denote a Unicode scalar value (e.g. a lone surrogate)",
+        )
+    } else {
+        (
+            "syntax",
+            "the bytes are not JSON as RFC 8259 defines it (NaN, Infinity, comments, single quotes and trailing commas are not JSON)",
+        )
+    };
+    Fault::new(Layer::Parse, rule, message, hint)
+}
+
+/// Deserializes one JSON value at a known depth.
+#[derive(Clone, Copy)]
+struct NodeSeed<'s> {
+    state: &'s ParseState,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        // serde_json never produces a non-finite float from JSON text; refuse one all the same.
+        Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("number out of range"))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = self.enter::<A::Error>()?;
+        let mut items = Vec::new();
+        loop {
+            match seq.next_element_seed(inner) {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => return Ok(Value::Array(items)),
+                Err(error) => {
+                    self.state.unwinding(Segment::Index(items.len()));
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inner = self.enter::<A::Error>()?;
+        let mut members = Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            let value = match map.next_value_seed(inner) {
+                Ok(value) => value,
+                Err(error) => {
+                    self.state.unwinding(Segment::Member(name));
+                    return Err(error);
+                }
+            };
+            match members.entry(name) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                Entry::Occupied(existing) => {
+                    let name = existing.key().clone();
+                    self.state.unwinding(Segment::Member(name.clone()));
+                    return Err(self.state.violate(Violation::DuplicateMember { name }));
+                }
+            }
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+impl<'s> NodeSeed<'s> {
+    /// The seed for the children of a container opened at this position, if the limit allows one.
+    fn enter<E: de::Error>(self) -> Result<NodeSeed<'s>, E> {
+        let depth = self.depth + 1;
+        if depth > self.state.max_depth {
+            return Err(self.state.violate(Violation::TooDeep));
+        }
+        Ok(NodeSeed {
+            state: self.state,
+            depth,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule_of(bytes: &[u8]) -> String {
+        parse_json(bytes, 8).unwrap_err().rule.into_owned()
+    }
+
+    #[test]
+    fn plain_documents_parse_to_the_same_value_serde_json_builds() {
+        let text = br#"{"a":[1,-2,3.5,true,null,"x\u00e9"],"b":{"c":{}}}"#;
+        let ours = parse_json(text, 8).unwrap();
+        let theirs: Value = serde_json::from_slice(text).unwrap();
+        assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn duplicate_members_are_rejected_at_any_depth_and_after_unescaping() {
+        assert_eq!(
+            rule_of(br#"{"approved":false,"approved":true}"#),
+            "duplicate_member"
+        );
+        assert_eq!(
+            rule_of(br#"{"approved":false,"appr\u006fved":true}"#),
+            "duplicate_member"
+        );
+        let fault = parse_json(br#"{"data":[{"x":1},{"y":1,"y":2}]}"#, 8).unwrap_err();
+        assert_eq!(fault.rule, "duplicate_member");
+        assert_eq!(fault.instance_path.as_deref(), Some("/data/1/y"));
+    }
+
+    #[test]
+    fn the_same_name_in_different_objects_is_fine() {
+        assert!(parse_json(br#"{"a":{"id":1},"b":{"id":2}}"#, 8).is_ok());
+    }
+
+    #[test]
+    fn depth_is_enforced_while_parsing_and_names_the_limit() {
+        assert!(parse_json(b"[[[]]]", 3).is_ok());
+        let fault = parse_json(b"[[[[]]]]", 3).unwrap_err();
+        assert_eq!(fault.rule, "max_depth");
+        assert!(fault.message.contains("limit of 3"), "{}", fault.message);
+        assert_eq!(fault.instance_path.as_deref(), Some("/0/0/0"));
+    }
+
+    #[test]
+    fn a_hundred_thousand_open_brackets_are_a_clean_rejection() {
+        let bytes = vec![b'['; 100_000];
+        assert_eq!(parse_json(&bytes, 32).unwrap_err().rule, "max_depth");
+        assert_eq!(
+            parse_json(&bytes, Limits::MAX_DEPTH_CEILING)
+                .unwrap_err()
+                .rule,
+            "max_depth"
+        );
+    }
+
+    #[test]
+    fn lenient_parser_leftovers_are_rejected_with_their_own_rule() {
+        assert_eq!(rule_of(b"\xEF\xBB\xBF{}"), "byte_order_mark");
+        assert_eq!(rule_of(b"{\"a\":\"\xff\"}"), "invalid_utf8");
+        assert_eq!(rule_of(b"1e400"), "number_out_of_range");
+        assert_eq!(rule_of(b"{} {}"), "trailing_content");
+        assert_eq!(rule_of(br#""\ud800""#), "invalid_escape");
+        assert_eq!(rule_of(br#""\udc00x""#), "invalid_escape");
+        assert_eq!(rule_of(b"NaN"), "syntax");
+        assert_eq!(rule_of(b"[Infinity]"), "syntax");
+        assert_eq!(rule_of(b""), "empty");
+        assert_eq!(rule_of(b"{\"a\":"), "truncated");
+    }
+
+    #[test]
+    fn arbitrary_precision_is_not_enabled_by_feature_unification() {
+        // Under serde_json's `arbitrary_precision`, 1e400 would parse as a number string.
+        assert!(serde_json::from_str::<Value>("1e400").is_err());
+        assert_eq!(rule_of(b"[1e400]"), "number_out_of_range");
+        assert_eq!(json!(1.5).as_f64(), Some(1.5));
+    }
+
+    use crate::transport::Limits;
+}

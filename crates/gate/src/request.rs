@@ -1,0 +1,59 @@
+//! The outstanding request: what the adapter asked for, and the trusted context to check against.
+
+use serde_json::{Map, Value};
+
+/// The request a response answers, created by the adapter before it called the tool.
+///
+/// Everything here is trusted: the id was minted by the adapter, the context comes from the
+/// application (the project the user asked about, the tenant they are signed in as), never from the
+/// response or the model's proposal being checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    id: String,
+    context: Map<String, Value>,
+    upstream: Option<String>,
+}
+
+impl Request {
+    /// A request with this id and an empty context.
+    pub fn new(id: impl Into<String>) -> Request {
+        Request {
+            id: id.into(),
+            context: Map::new(),
+            upstream: None,
+        }
+    }
+
+    /// Adds one trusted context value (e.g. `project_id`, `runs`, `tenant`, `tickets`).
+    pub fn with_context(mut self, key: impl Into<String>, value: impl Into<Value>) -> Request {
+        self.context.insert(key.into(), value.into());
+        self
+    }
+
+    /// Replaces the whole trusted context.
+    pub fn with_context_map(mut self, context: Map<String, Value>) -> Request {
+        self.context = context;
+        self
+    }
+
+    /// Names the upstream endpoint or command, for the audit event.
+    pub fn with_upstream(mut self, upstream: impl Into<String>) -> Request {
+        self.upstream = Some(upstream.into());
+        self
+    }
+
+    /// The request id the adapter minted.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The trusted context.
+    pub fn context(&self) -> &Map<String, Value> {
+        &self.context
+    }
+
+    /// The upstream endpoint or command, if the adapter named one.
+    pub fn upstream(&self) -> Option<&str> {
+        self.upstream.as_deref()
+    }
+}

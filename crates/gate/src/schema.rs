@@ -1,0 +1,276 @@
+//! G3 schema: JSON Schema Draft 2020-12 with format assertions on, compiled once per contract.
+//!
+//! Every schema is compiled the same way (see [`compile_options`]): the 2020-12 dialect forced,
+//! `format` asserted (a `date-time` that is not RFC 3339 fails), unknown formats refused at compile
+//! time, `pattern` run by the linear-time `regex` engine (no backtracking an attacker could feed),
+//! and `$ref` resolved only against the contract's own files. A `$ref` to anything else, a remote
+//! URL included, is a compile error naming it; the gate never fetches a schema.
+//!
+//! At admission time `is_valid` decides; errors are collected only for a document that already
+//! failed, so the rejection path pays for detail and the admission path does not.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use serde_json::Value;
+
+use crate::decision::Layer;
+use crate::error::CompileError;
+use crate::fault::Fault;
+use crate::operator::{FINDINGS_CAP, Finding};
+
+/// The dialect every contract schema is read in.
+pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The options every contract schema (and the conformance suite) is compiled with.
+///
+/// Exposed so the schema conformance tests compile exactly as the gate does.
+#[doc(hidden)]
+pub fn compile_options(
+    retriever: impl Retrieve + 'static,
+) -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false)
+        .with_pattern_options(PatternOptions::regex())
+        .with_retriever(retriever)
+}
+
+/// The schema files of one contract, each known by a URI under the contract's own base.
+pub(crate) struct SchemaFiles {
+    base: String,
+    documents: HashMap<String, Arc<Value>>,
+}
+
+impl SchemaFiles {
+    /// `base` names the contract folder as a URI, e.g. `toolgate://contract/job_status/v1/`.
+    pub fn new(base: String) -> SchemaFiles {
+        SchemaFiles {
+            base,
+            documents: HashMap::new(),
+        }
+    }
+
+    pub fn uri_of(&self, file: &str) -> String {
+        format!("{}{file}", self.base)
+    }
+
+    /// Adds one file. Refuses a `$schema` other than 2020-12: the dialect is forced, and a schema
+    /// written for another draft would silently mean something else.
+    pub fn add(&mut self, file: &str, document: Value) -> Result<(), CompileError> {
+        if let Some(dialect) = document.get("$schema") {
+            let declared = dialect.as_str().unwrap_or_default();
+            if declared.trim_end_matches('#') != DIALECT {
+                return Err(CompileError::in_file(
+                    file,
+                    format!("`$schema` is {dialect}; toolgate reads every schema as Draft 2020-12 (`{DIALECT}`)"),
+                )
+                .pointer("/$schema")
+                .hint("rewrite the schema for 2020-12, or drop `$schema`"));
+            }
+        }
+        let document = Arc::new(document);
+        if let Some(id) = document.get("$id").and_then(Value::as_str) {
+            if id.contains("://") {
+                self.documents
+                    .insert(id.trim_end_matches('#').to_owned(), Arc::clone(&document));
+            }
+        }
+        self.documents.insert(self.uri_of(file), document);
+        Ok(())
+    }
+
+    pub fn compile(&self, file: &str) -> Result<CompiledSchema, CompileError> {
+        let uri = self.uri_of(file);
+        let Some(document) = self.documents.get(&uri) else {
+            return Err(
+                CompileError::in_file(file, "no such schema file in the contract folder")
+                    .hint("add the file next to contract.yaml, or fix the name"),
+            );
+        };
+        let retriever = ContractFiles {
+            base: self.base.clone(),
+            documents: self.documents.clone(),
+        };
+        let validator = compile_options(retriever)
+            .with_base_uri(uri)
+            .build(document)
+            .map_err(|error| compile_error(file, &error))?;
+        Ok(CompiledSchema { validator })
+    }
+}
+
+fn compile_error(file: &str, error: &ValidationError<'_>) -> CompileError {
+    let message = match error.kind() {
+        ValidationErrorKind::Referencing(referencing) => referencing_message(referencing),
+        _ => error.to_string(),
+    };
+    let pointer = error.instance_path().to_string();
+    let compiled = CompileError::in_file(file, message);
+    if pointer.is_empty() {
+        compiled
+    } else {
+        compiled.pointer(&pointer)
+    }
+}
+
+fn referencing_message(error: &jsonschema::ReferencingError) -> String {
+    match error {
+        jsonschema::ReferencingError::Unretrievable { uri, source } => {
+            format!("cannot resolve `$ref` to {uri}: {source}")
+        }
+        other => format!("cannot resolve a `$ref`: {other}"),
+    }
+}
+
+/// Serves a contract's own files to the schema compiler, and refuses everything else.
+struct ContractFiles {
+    base: String,
+    documents: HashMap<String, Arc<Value>>,
+}
+
+impl Retrieve for ContractFiles {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let key = uri.as_str().split('#').next().unwrap_or_default();
+        if let Some(document) = self.documents.get(key) {
+            return Ok(Value::clone(document));
+        }
+        let reason = if let Some(file) = key.strip_prefix(&self.base) {
+            format!("the contract folder has no file `{file}`")
+        } else if key.starts_with("toolgate://") {
+            "it points outside the contract folder; a contract version must be self-contained, so copy the schema into its folder".to_owned()
+        } else {
+            "toolgate never fetches schemas over the network; copy the schema into the contract folder and refer to it by file name".to_owned()
+        };
+        Err(reason.into())
+    }
+}
+
+/// One compiled schema.
+pub(crate) struct CompiledSchema {
+    validator: Validator,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSchema").finish_non_exhaustive()
+    }
+}
+
+impl CompiledSchema {
+    pub fn is_valid(&self, document: &Value) -> bool {
+        self.validator.is_valid(document)
+    }
+
+    /// Explains why `document` failed. Call only after `is_valid` said no.
+    pub fn fault(&self, document: &Value) -> Fault {
+        let mut leaves = Vec::new();
+        for error in self.validator.iter_errors(document) {
+            collect_leaves(&error, &mut leaves);
+            if leaves.len() > FINDINGS_CAP {
+                break;
+            }
+        }
+        let mut leaves = leaves.into_iter();
+        let Some(primary) = leaves.next() else {
+            return Fault::new(
+                Layer::Schema,
+                "schema",
+                "the document does not match the schema",
+                SCHEMA_HINT,
+            );
+        };
+        let hint = hint_for(&primary.keyword);
+        Fault::new(Layer::Schema, primary.keyword, primary.message, hint)
+            .at(&primary.instance_path)
+            .keyword(&primary.keyword_location)
+            .with_findings(leaves.map(|leaf| {
+                Finding::new(&leaf.instance_path, &leaf.keyword_location, &leaf.message)
+            }))
+    }
+
+    /// The first problem only, as one line (for saying why a legacy shape did not match either).
+    pub fn first_problem(&self, document: &Value) -> Option<String> {
+        let error = self.validator.iter_errors(document).next()?;
+        let mut leaves = Vec::new();
+        collect_leaves(&error, &mut leaves);
+        let leaf = leaves.into_iter().next()?;
+        Some(format!("{} (at `{}`)", leaf.message, leaf.instance_path))
+    }
+}
+
+/// One concrete problem, detached from the validator's error type.
+struct Leaf {
+    keyword: String,
+    instance_path: String,
+    keyword_location: String,
+    message: String,
+}
+
+/// Replaces a "matched none of the oneOf/anyOf branches" error by the errors of the branch that
+/// came closest, so the operator reads "additional property `message`" rather than "not valid
+/// under any of the schemas listed".
+fn collect_leaves(error: &ValidationError<'_>, leaves: &mut Vec<Leaf>) {
+    if let ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } =
+        error.kind()
+    {
+        if let Some(branch) = context.iter().min_by_key(|branch| branch_distance(branch)) {
+            if !branch.is_empty() {
+                for inner in branch {
+                    collect_leaves(inner, leaves);
+                }
+                return;
+            }
+        }
+    }
+    leaves.push(Leaf {
+        keyword: error.kind().keyword().to_owned(),
+        instance_path: error.instance_path().to_string(),
+        keyword_location: error.schema_path().to_string(),
+        message: error.to_string(),
+    });
+}
+
+/// How far a branch is from matching: a failed `const`/`enum` usually means "wrong branch"
+/// (a discriminator like `outcome`), so it weighs more than an extra or missing member.
+fn branch_distance(errors: &[ValidationError<'static>]) -> usize {
+    errors
+        .iter()
+        .map(|error| match error.kind() {
+            ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. } => 10,
+            _ => 1,
+        })
+        .sum()
+}
+
+const SCHEMA_HINT: &str = "the response does not have the shape the contract promises; fix the connector, or publish a new contract version if the upstream changed on purpose";
+
+fn hint_for(keyword: &str) -> &'static str {
+    match keyword {
+        "additionalProperties" | "unevaluatedProperties" => {
+            "the response carries members the contract does not promise; the connector must drop them, or a new contract version must declare (and review) them"
+        }
+        "required" => {
+            "a member the contract requires is missing; check whether the upstream renamed or dropped it"
+        }
+        "type" => {
+            "a member has the wrong JSON type (no coercion: \"7\" is not 7); fix the connector's serialization"
+        }
+        "format" => {
+            "a value is not in the declared format (e.g. RFC 3339 for date-time); fix the upstream's formatting"
+        }
+        "pattern" | "maxLength" | "minLength" => {
+            "a string is outside the contract's bounds; identifiers and free text must stay within their declared pattern and length"
+        }
+        "const" | "enum" => {
+            "a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
+        }
+        _ => SCHEMA_HINT,
+    }
+}

@@ -1,0 +1,162 @@
+//! Lookup: a field's value keys a trusted table whose record must exist and match: the ticket
+//! exists, belongs to the signed-in tenant, and is resolved.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use super::{Violation, context_value};
+use crate::error::CompileError;
+use crate::request::Request;
+use crate::spec::{LookupSpec, error_at};
+
+#[derive(Debug)]
+pub(crate) struct Lookup {
+    context: String,
+    require: BTreeMap<String, Expected>,
+}
+
+#[derive(Debug)]
+enum Expected {
+    Context(String),
+    Constant(Value),
+}
+
+impl Lookup {
+    pub fn compile(spec: &LookupSpec, rule_name: &Spanned<String>) -> Result<Lookup, CompileError> {
+        let mut require = BTreeMap::new();
+        for (member, expected) in &spec.require {
+            let expected = match (&expected.context, &expected.equals) {
+                (Some(key), None) => Expected::Context(key.clone()),
+                (None, Some(value)) => Expected::Constant(value.clone()),
+                _ => {
+                    return Err(error_at(
+                        rule_name,
+                        format!(
+                            "lookup requirement `{member}` must give exactly one of `context` or `equals`"
+                        ),
+                    ));
+                }
+            };
+            require.insert(member.clone(), expected);
+        }
+        Ok(Lookup {
+            context: spec.context.clone(),
+            require,
+        })
+    }
+
+    pub fn context_keys(&self) -> Vec<&str> {
+        let mut keys = vec![self.context.as_str()];
+        keys.extend(self.require.values().filter_map(|expected| match expected {
+            Expected::Context(key) => Some(key.as_str()),
+            Expected::Constant(_) => None,
+        }));
+        keys
+    }
+
+    pub fn check(&self, value: &Value, field: &str, request: &Request) -> Result<(), Violation> {
+        let Some(table) = context_value(request, &self.context)?.as_object() else {
+            return Err(Violation::new(
+                format!(
+                    "the trusted context `{}` is not a table (JSON object)",
+                    self.context
+                ),
+                "the adapter must supply a JSON object keyed by id for this context key",
+            ));
+        };
+        // Keys are strings; an integer id looks up its decimal spelling. Nothing else is converted:
+        // a float or a string that merely looks like a number finds nothing.
+        let key = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(number) if number.is_i64() || number.is_u64() => number.to_string(),
+            other => {
+                return Err(Violation::new(
+                    format!(
+                        "`{field}` is {other}, which cannot key the `{}` table",
+                        self.context
+                    ),
+                    "make the schema constrain the field to a string or an integer",
+                ));
+            }
+        };
+        let Some(record) = table.get(&key) else {
+            return Err(Violation::new(
+                format!("`{field}` {value} is not in the `{}` table", self.context),
+                "the proposal or response refers to something the application does not know; make zero calls",
+            ));
+        };
+        for (member, expected) in &self.require {
+            let wanted = match expected {
+                Expected::Context(key) => context_value(request, key)?,
+                Expected::Constant(value) => value,
+            };
+            let actual = record.get(member);
+            if actual != Some(wanted) {
+                let actual = actual.map_or_else(|| "absent".to_owned(), Value::to_string);
+                return Err(Violation::new(
+                    format!(
+                        "record {key} of `{}` has {member} {actual}, but the rule requires {wanted}",
+                        self.context
+                    ),
+                    "the record exists but does not satisfy the business rule (wrong owner or state); do not act on it",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lookup() -> Lookup {
+        let mut require = BTreeMap::new();
+        require.insert("tenant".to_owned(), Expected::Context("tenant".to_owned()));
+        require.insert("status".to_owned(), Expected::Constant(json!("resolved")));
+        Lookup {
+            context: "tickets".to_owned(),
+            require,
+        }
+    }
+
+    fn request() -> Request {
+        Request::new("r")
+            .with_context("tenant", "demo-a")
+            .with_context(
+                "tickets",
+                json!({
+                    "7": {"tenant": "demo-a", "status": "resolved"},
+                    "8": {"tenant": "demo-b", "status": "resolved"},
+                    "9": {"tenant": "demo-a", "status": "open"}
+                }),
+            )
+    }
+
+    #[test]
+    fn a_resolved_ticket_of_the_tenant_passes() {
+        assert!(lookup().check(&json!(7), "ticket_id", &request()).is_ok());
+    }
+
+    #[test]
+    fn other_tenant_open_and_unknown_tickets_fail() {
+        for id in [json!(8), json!(9), json!(10)] {
+            assert!(
+                lookup().check(&id, "ticket_id", &request()).is_err(),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_coercion_from_floats() {
+        assert!(
+            lookup()
+                .check(&json!(7.0), "ticket_id", &request())
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! G2 for text tools: the whole output must match one anchored pattern; its named captures become
+//! the document that schema, rules and projection then see, exactly as for JSON.
+//!
+//! A transcript that merely contains the fact is not a contract: the pattern is anchored at both
+//! ends of the output, so a banner, a warning or one extra line makes the output not match.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use crate::decision::Layer;
+use crate::fault::Fault;
+
+#[derive(Debug)]
+pub(crate) struct TextPattern {
+    regex: Regex,
+}
+
+impl TextPattern {
+    /// Compiles `pattern` anchored to the whole text. It must name at least one capture.
+    pub fn compile(pattern: &str) -> Result<TextPattern, String> {
+        let regex =
+            Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|error| error.to_string())?;
+        if regex.capture_names().flatten().next().is_none() {
+            return Err(
+                "the pattern has no named capture (?P<name>...), so it extracts nothing".to_owned(),
+            );
+        }
+        Ok(TextPattern { regex })
+    }
+
+    /// The captures as a JSON object of strings, if the whole text matches.
+    pub fn captures(&self, text: &str) -> Option<Value> {
+        let captures = self.regex.captures(text)?;
+        let mut document = Map::new();
+        for name in self.regex.capture_names().flatten() {
+            if let Some(found) = captures.name(name) {
+                document.insert(name.to_owned(), Value::String(found.as_str().to_owned()));
+            }
+        }
+        Some(Value::Object(document))
+    }
+}
+
+/// The rejection for output that no shape's pattern matched.
+pub(crate) fn mismatch(text: &str) -> Fault {
+    let lines = text.lines().count();
+    let first = text.lines().next().unwrap_or_default();
+    Fault::new(
+        Layer::Parse,
+        "text_pattern",
+        format!(
+            "the output ({} bytes, {lines} lines) does not match the contract's pattern as a whole; it begins {first:?}",
+            text.len()
+        ),
+        "the command printed something the contract does not expect (an extra line, a banner, a warning); make it print only the machine-readable fact",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_output_must_match() {
+        let pattern = TextPattern::compile(r"(?P<state>active|inactive|failed)\n?").unwrap();
+        assert_eq!(pattern.captures("active\n").unwrap()["state"], "active");
+        assert!(
+            pattern
+                .captures("active\nWarning: unit file changed\n")
+                .is_none()
+        );
+        assert!(
+            pattern
+                .captures("Last login: yesterday\nactive\n")
+                .is_none()
+        );
+        assert!(pattern.captures("activeX").is_none());
+    }
+
+    #[test]
+    fn a_pattern_without_named_captures_is_refused() {
+        assert!(TextPattern::compile(r"active").is_err());
+        assert!(TextPattern::compile(r"(?P<x>").is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! G1 transport: what the adapter says about the call, and the byte limit, before a byte is parsed.
+
+use std::io::{self, Read};
+
+use crate::decision::{ErrorCode, Layer};
+use crate::fault::Fault;
+
+/// What a tool call produced, as the adapter hands it to the gate.
+#[derive(Debug, Clone, Copy)]
+pub struct Response<'a> {
+    pub(crate) body: &'a [u8],
+    pub(crate) status: Option<u16>,
+    pub(crate) unreachable: Option<&'a str>,
+}
+
+impl<'a> Response<'a> {
+    /// Bytes the tool returned, exactly as received.
+    pub fn body(body: &'a [u8]) -> Response<'a> {
+        Response {
+            body,
+            status: None,
+            unreachable: None,
+        }
+    }
+
+    /// The upstream status the adapter saw (an HTTP status, or an exit status mapped to one).
+    /// A status the contract lists as unavailable (by default 408, 429, 500, 502, 503, 504)
+    /// rejects with `UPSTREAM_UNAVAILABLE` without parsing the body; any other status is recorded
+    /// and the body decides.
+    pub fn with_status(mut self, status: u16) -> Response<'a> {
+        self.status = Some(status);
+        self
+    }
+
+    /// The call failed before any bytes arrived (connection refused, timeout). `reason` goes to
+    /// the operator record only.
+    pub fn unreachable(reason: &'a str) -> Response<'a> {
+        Response {
+            body: &[],
+            status: None,
+            unreachable: Some(reason),
+        }
+    }
+
+    /// The body bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.body
+    }
+
+    /// The status, if the adapter reported one.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+}
+
+/// The per-contract transport and parse limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub max_bytes: usize,
+    pub max_depth: usize,
+    pub unavailable_statuses: Vec<u16>,
+}
+
+impl Limits {
+    pub const DEFAULT_MAX_BYTES: usize = 64 * 1024;
+    pub const DEFAULT_MAX_DEPTH: usize = 32;
+    /// serde_json refuses nesting at 128 on its own; the contract's limit must be the one that
+    /// speaks, with its own message, so it stays comfortably below.
+    pub const MAX_DEPTH_CEILING: usize = 100;
+    pub const DEFAULT_UNAVAILABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
+}
+
+pub(crate) fn check(limits: &Limits, response: &Response<'_>) -> Result<(), Fault> {
+    if let Some(reason) = response.unreachable {
+        return Err(Fault::new(
+            Layer::Transport,
+            "unreachable",
+            format!("the adapter reported that the upstream could not be reached: {reason}"),
+            "transient transport failure; the retry policy decides whether to call again",
+        )
+        .code(ErrorCode::UpstreamUnavailable));
+    }
+    if let Some(status) = response.status {
+        if limits.unavailable_statuses.contains(&status) {
+            return Err(Fault::new(
+                Layer::Transport,
+                "upstream_status",
+                format!("the upstream answered with status {status}, which the contract treats as unavailable"),
+                "the body was not read; the retry policy decides whether to call again",
+            )
+            .code(ErrorCode::UpstreamUnavailable));
+        }
+    }
+    let len = response.body.len();
+    if len > limits.max_bytes {
+        return Err(Fault::new(
+            Layer::Transport,
+            "max_bytes",
+            format!(
+                "the response is at least {len} bytes; the contract allows at most {}",
+                limits.max_bytes
+            ),
+            "the upstream returned far more than this tool's answer needs: make the connector ask for less, or raise limits.max_bytes in a new contract version",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads at most `limit + 1` bytes from `reader`: enough for the gate to know a body is over the
+/// limit without holding an unbounded one in memory. Pass the result to `admit`, which rejects it
+/// when it is longer than the limit.
+pub fn read_capped(reader: impl Read, limit: usize) -> io::Result<Vec<u8>> {
+    let mut body = Vec::with_capacity(limit.min(64 * 1024) + 1);
+    reader.take(limit as u64 + 1).read_to_end(&mut body)?;
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            max_bytes: 8,
+            max_depth: 4,
+            unavailable_statuses: Limits::DEFAULT_UNAVAILABLE_STATUSES.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_body_at_the_limit_passes_and_one_byte_more_fails() {
+        assert!(check(&limits(), &Response::body(b"12345678")).is_ok());
+        let fault = check(&limits(), &Response::body(b"123456789")).unwrap_err();
+        assert_eq!(fault.rule, "max_bytes");
+        assert_eq!(fault.code, ErrorCode::InvalidResponse);
+    }
+
+    #[test]
+    fn unavailable_status_and_unreachable_are_upstream_unavailable() {
+        let fault = check(&limits(), &Response::body(b"{}").with_status(503)).unwrap_err();
+        assert_eq!(
+            (fault.rule.as_ref(), fault.code),
+            ("upstream_status", ErrorCode::UpstreamUnavailable)
+        );
+        let fault = check(&limits(), &Response::unreachable("connection refused")).unwrap_err();
+        assert_eq!(
+            (fault.rule.as_ref(), fault.code),
+            ("unreachable", ErrorCode::UpstreamUnavailable)
+        );
+        assert!(check(&limits(), &Response::body(b"{}").with_status(404)).is_ok());
+    }
+
+    #[test]
+    fn read_capped_stops_one_byte_past_the_limit() {
+        let endless = io::repeat(b'x');
+        let body = read_capped(endless, 10).unwrap();
+        assert_eq!(body.len(), 11);
+    }
+}

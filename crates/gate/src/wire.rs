@@ -1,0 +1,149 @@
+//! The agent-visible wire format: the only code that writes bytes an agent will read.
+//!
+//! Architecture invariant: every agent-visible byte is written here, from values the projection
+//! chose or from trusted inputs (the contract's tool name, the outstanding request's id, a code from
+//! the finite set). Nothing here takes a validator message, a path or raw input text.
+//!
+//! Output is canonical: compact, members in the order the contract lists them, nested objects
+//! with keys sorted, so two inputs that differ only in key order or whitespace give identical bytes.
+
+use serde_json::Value;
+
+use crate::decision::ErrorCode;
+
+/// The fixed failure envelope the agent sees for every rejection and every admitted upstream
+/// failure: `{"tool","request_id","outcome":"failure","error":{"code","retryable"}}`.
+///
+/// Exposed so harnesses and adapters can compare against the exact bytes.
+pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + tool.len() + request_id.len());
+    write_failure(&mut out, tool, request_id, code, retryable);
+    out
+}
+
+pub(crate) fn write_failure(
+    out: &mut Vec<u8>,
+    tool: &str,
+    request_id: &str,
+    code: ErrorCode,
+    retryable: bool,
+) {
+    out.extend_from_slice(b"{\"tool\":");
+    write_string(out, tool);
+    out.extend_from_slice(b",\"request_id\":");
+    write_string(out, request_id);
+    out.extend_from_slice(b",\"outcome\":\"failure\",\"error\":{\"code\":\"");
+    out.extend_from_slice(code.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"retryable\":");
+    out.extend_from_slice(if retryable { b"true" } else { b"false" });
+    out.extend_from_slice(b"}}");
+}
+
+/// A result contract's success: the envelope around exactly the projected fields.
+pub(crate) fn write_success_envelope<'v>(
+    out: &mut Vec<u8>,
+    tool: &str,
+    request_id: &str,
+    fields: impl Iterator<Item = (&'v str, &'v Value)>,
+) {
+    out.extend_from_slice(b"{\"tool\":");
+    write_string(out, tool);
+    out.extend_from_slice(b",\"request_id\":");
+    write_string(out, request_id);
+    out.extend_from_slice(b",\"outcome\":\"success\",\"data\":");
+    write_fields(out, fields);
+    out.push(b'}');
+}
+
+/// An action contract's admitted call: exactly the projected fields, nothing around them.
+pub(crate) fn write_fields<'v>(
+    out: &mut Vec<u8>,
+    fields: impl Iterator<Item = (&'v str, &'v Value)>,
+) {
+    out.push(b'{');
+    for (index, (name, value)) in fields.enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_string(out, name);
+        out.push(b':');
+        write_canonical(out, value);
+    }
+    out.push(b'}');
+}
+
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    // serde_json's escaping is the reference JSON string encoder; writing to a Vec cannot fail.
+    serde_json::to_writer(&mut *out, text).expect("writing JSON to a Vec<u8> is infallible");
+}
+
+/// Writes a value compactly with object keys sorted, whatever map type serde_json was built with.
+fn write_canonical(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            keys.sort_unstable();
+            out.push(b'{');
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_string(out, key);
+                out.push(b':');
+                write_canonical(out, &members[key]);
+            }
+            out.push(b'}');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar)
+            .expect("writing JSON to a Vec<u8> is infallible"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn failure_envelope_has_the_fixed_shape() {
+        let bytes = failure_envelope(
+            "review_status",
+            "req.J7q94MkP",
+            ErrorCode::InvalidResponse,
+            false,
+        );
+        assert_eq!(
+            std::str::from_utf8(&bytes).unwrap(),
+            r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#
+        );
+    }
+
+    #[test]
+    fn strings_are_escaped_by_the_json_encoder() {
+        let bytes = failure_envelope("t", "a\"b\n\u{1b}", ErrorCode::NotFound, true);
+        let parsed: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(parsed["request_id"], "a\"b\n\u{1b}");
+        assert!(!bytes.contains(&b'\n'), "agent bytes are one line");
+    }
+
+    #[test]
+    fn nested_objects_are_written_with_sorted_keys() {
+        let value = json!({"b": 1, "a": [true, null, {"d": "x", "c": 2.5}]});
+        let mut out = Vec::new();
+        write_fields(&mut out, [("v", &value)].into_iter());
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"v":{"a":[true,null,{"c":2.5,"d":"x"}],"b":1}}"#
+        );
+    }
+}
