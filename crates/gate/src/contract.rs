@@ -217,20 +217,36 @@ impl Contract {
         {
             return Ok(shape);
         }
-        let mut fault = self.shapes[0].schema.fault(document);
-        for legacy in &self.shapes[1..] {
-            if let Some(problem) = legacy.schema.first_problem(document) {
-                fault.findings.push(Finding::new(
-                    "",
-                    &format!("legacy shape `{}`", legacy.name),
-                    &format!(
-                        "does not match legacy shape `{}` either: {problem}",
-                        legacy.name
-                    ),
-                ));
-            }
+        Err(self.closest_shape_fault(document))
+    }
+
+    /// Explains a document no shape accepts by the shape it came closest to (fewest problems,
+    /// the current shape on a tie), and says in one line why each other shape did not match.
+    fn closest_shape_fault(&self, document: &Value) -> Fault {
+        let mut faults: Vec<(&Shape, Fault)> = self
+            .shapes
+            .iter()
+            .map(|shape| (shape, shape.schema.fault(document)))
+            .collect();
+        if faults.len() == 1 {
+            return faults.remove(0).1;
         }
-        Err(fault)
+        let closest = (0..faults.len())
+            .min_by_key(|index| faults[*index].1.findings.len())
+            .unwrap_or_default();
+        let (shape, mut fault) = faults.remove(closest);
+        fault.message = format!("closest to shape `{}`: {}", shape.name, fault.message);
+        for (other, other_fault) in faults {
+            fault.findings.push(Finding::new(
+                "",
+                &format!("shape `{}`", other.name),
+                &format!(
+                    "does not match shape `{}` either: {}",
+                    other.name, other_fault.message
+                ),
+            ));
+        }
+        fault
     }
 
     /// G2 + G3 for text: the first shape whose pattern matches the whole output and whose schema

@@ -85,6 +85,7 @@ pub use operator::{Finding, OperatorRecord};
 pub use request::Request;
 pub use retry::RetryPolicy;
 pub use schema::{DIALECT, compile_options};
+pub use semantic::parse_timestamp;
 pub use source::ContractSource;
 pub use spec::{CONTRACT_FILE, Direction};
 pub use transport::{Response, read_capped};

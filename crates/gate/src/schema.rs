@@ -194,15 +194,6 @@ impl CompiledSchema {
                 Finding::new(&leaf.instance_path, &leaf.keyword_location, &leaf.message)
             }))
     }
-
-    /// The first problem only, as one line (for saying why a legacy shape did not match either).
-    pub fn first_problem(&self, document: &Value) -> Option<String> {
-        let error = self.validator.iter_errors(document).next()?;
-        let mut leaves = Vec::new();
-        collect_leaves(&error, &mut leaves);
-        let leaf = leaves.into_iter().next()?;
-        Some(format!("{} (at `{}`)", leaf.message, leaf.instance_path))
-    }
 }
 
 /// One concrete problem, detached from the validator's error type.

@@ -40,23 +40,9 @@ impl Freshness {
                 "make the schema declare the field as a string with format date-time",
             ));
         };
-        // The `time` crate also takes the space separator RFC 3339 allows "for readability";
-        // JSON Schema's `date-time` (RFC 3339 section 5.6 proper) does not, and neither do we.
-        if text
-            .as_bytes()
-            .get(10)
-            .is_some_and(|separator| !matches!(separator, b'T' | b't'))
-        {
-            return Err(Violation::new(
-                format!(
-                    "`{field}` is {value}, which is not an RFC 3339 date-time (date and time must be joined by `T`)"
-                ),
-                "the upstream's clock or formatting is broken; the evidence cannot be dated",
-            ));
-        }
-        let observed = OffsetDateTime::parse(text, &Rfc3339).map_err(|error| {
+        let observed = parse_rfc3339(text).map_err(|reason| {
             Violation::new(
-                format!("`{field}` is {value}, which is not a valid RFC 3339 timestamp ({error})"),
+                format!("`{field}` is {value}, which is not a valid RFC 3339 timestamp ({reason})"),
                 "the upstream's clock or formatting is broken; the evidence cannot be dated",
             )
         })?;
@@ -83,6 +69,25 @@ impl Freshness {
         }
         Ok(())
     }
+}
+
+/// Parses an RFC 3339 `date-time` strictly, with the `time` crate.
+pub(crate) fn parse_rfc3339(text: &str) -> Result<OffsetDateTime, String> {
+    // The `time` crate also takes the space separator RFC 3339 allows "for readability";
+    // JSON Schema's `date-time` (RFC 3339 section 5.6 proper) does not, and neither do we.
+    if text
+        .as_bytes()
+        .get(10)
+        .is_some_and(|separator| !matches!(separator, b'T' | b't'))
+    {
+        return Err("date and time must be joined by `T`".to_owned());
+    }
+    OffsetDateTime::parse(text, &Rfc3339).map_err(|error| error.to_string())
+}
+
+/// Parses an RFC 3339 timestamp exactly as freshness rules do (e.g. for a request's `now`).
+pub fn parse_timestamp(text: &str) -> Result<SystemTime, String> {
+    parse_rfc3339(text).map(SystemTime::from)
 }
 
 fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<time::Duration, CompileError> {

@@ -24,6 +24,7 @@ use crate::spec::{RuleSpec, error_at};
 
 pub(crate) use binding::Binding;
 pub(crate) use freshness::Freshness;
+pub use freshness::parse_timestamp;
 pub(crate) use lookup::Lookup;
 pub(crate) use membership::Membership;
 

@@ -1,0 +1,217 @@
+//! `toolgate check`: one response through one contract, exactly as production would see it.
+//!
+//! stdout holds exactly the agent-visible bytes and a newline; everything for the person running
+//! the command (the operator record with `--explain`) goes to stderr.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use toolgate_gate::{AuditSink, Decision, JsonLinesSink, Outcome, Response, read_capped};
+
+use crate::error::UsageError;
+use crate::repo::Repository;
+use crate::request::{RequestSpec, parse_time, read_request_file};
+
+/// What `toolgate check` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The tool whose contract decides.
+    pub tool: String,
+    /// The raw response; standard input when `None` or `-`.
+    pub raw: Option<PathBuf>,
+    /// A request file.
+    pub request: Option<PathBuf>,
+    /// The request id, overriding the request file's.
+    pub request_id: Option<String>,
+    /// The decision time (RFC 3339), overriding the request file's.
+    pub now: Option<String>,
+    /// The upstream status, overriding the request file's.
+    pub upstream_status: Option<u16>,
+    /// `vN`; the newest version when `None`.
+    pub contract_version: Option<String>,
+    /// The repository root.
+    pub root: PathBuf,
+    /// Print the operator record (or the admission) on stderr.
+    pub explain: bool,
+    /// Append the audit event to this JSON-lines file.
+    pub audit: Option<PathBuf>,
+    /// Keep the raw bytes in this folder, named by their SHA-256.
+    pub retain: Option<PathBuf>,
+}
+
+/// Runs the check. `Ok(true)` when the gate admitted the bytes, `Ok(false)` when it rejected them.
+pub fn run(
+    options: &CheckOptions,
+    stdin: impl Read,
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+) -> Result<bool, UsageError> {
+    let repository = Repository::open(&options.root)?;
+    let contract = repository.load(&options.tool, options.contract_version.as_deref())?;
+
+    let spec = request_spec(options)?;
+    let now = match options.now.as_deref().or(spec.now.as_deref()) {
+        Some(text) => {
+            parse_time(text).map_err(|error| UsageError::new(format!("--now: {error}")))?
+        }
+        None => SystemTime::now(),
+    };
+    let missing: Vec<&str> = contract
+        .required_context()
+        .into_iter()
+        .filter(|key| !spec.context.contains_key(*key))
+        .collect();
+    if !missing.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: the request has no trusted context `{}`, which the rules of {} {} read; put it under \"context\" in the --request file",
+            options.request.as_deref().map_or_else(
+                || "--request-id".to_owned(),
+                |path| path.display().to_string()
+            ),
+            missing.join("`, `"),
+            contract.tool(),
+            contract.version()
+        )));
+    }
+    let mut audit = options.audit.as_deref().map(open_audit_log).transpose()?;
+
+    let raw = read_raw(options.raw.as_deref(), stdin, contract.max_bytes())?;
+    let mut response = Response::body(&raw);
+    if let Some(status) = options.upstream_status.or(spec.upstream_status) {
+        response = response.with_status(status);
+    }
+    let request = spec.to_request();
+    let decision = contract.admit_response(response, &request, now);
+
+    if let Some(folder) = &options.retain {
+        retain(folder, &raw, &decision)?;
+    }
+    if let Some(sink) = audit.as_mut() {
+        sink.record(decision.audit_event()).map_err(|error| {
+            UsageError::io(
+                options.audit.as_deref().unwrap_or(Path::new("")),
+                "append to the audit log",
+                &error,
+            )
+        })?;
+    }
+    write_ignoring_closed_pipe(stdout, decision.agent_bytes())?;
+    if options.explain {
+        // stderr is for the person at the terminal; if it is gone there is no one to tell.
+        let _ = writeln!(
+            stderr,
+            "{}",
+            explain(
+                &decision,
+                contract.tool(),
+                contract.version(),
+                options.retain.as_deref()
+            )
+        );
+    }
+    Ok(decision.is_admitted())
+}
+
+fn request_spec(options: &CheckOptions) -> Result<RequestSpec, UsageError> {
+    let mut spec = match &options.request {
+        Some(path) => read_request_file(path)?,
+        None => RequestSpec::default(),
+    };
+    if let Some(id) = &options.request_id {
+        spec.request_id = id.clone();
+    }
+    if spec.request_id.is_empty() {
+        return Err(UsageError::new(
+            "no outstanding request: pass --request FILE ({\"request_id\", \"now\", \"context\"}) or --request-id ID",
+        ));
+    }
+    Ok(spec)
+}
+
+fn open_audit_log(path: &Path) -> Result<JsonLinesSink<fs::File>, UsageError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(JsonLinesSink::new)
+        .map_err(|error| UsageError::io(path, "open the audit log for appending", &error))
+}
+
+/// Reads the raw response, at most one byte past the contract's limit: an oversized body is
+/// rejected by the gate without ever being held whole.
+fn read_raw(
+    path: Option<&Path>,
+    stdin: impl Read,
+    max_bytes: usize,
+) -> Result<Vec<u8>, UsageError> {
+    match path {
+        None => read_capped(stdin, max_bytes)
+            .map_err(|error| UsageError::io(Path::new("<stdin>"), "read", &error)),
+        Some(path) if path == Path::new("-") => read_capped(stdin, max_bytes)
+            .map_err(|error| UsageError::io(Path::new("<stdin>"), "read", &error)),
+        Some(path) => {
+            if path.is_dir() {
+                return Err(UsageError::new(format!(
+                    "{}: is a directory; pass the raw response file",
+                    path.display()
+                )));
+            }
+            let file = fs::File::open(path)
+                .map_err(|error| UsageError::io(path, "open the raw response", &error))?;
+            read_capped(file, max_bytes)
+                .map_err(|error| UsageError::io(path, "read the raw response", &error))
+        }
+    }
+}
+
+fn retain(folder: &Path, raw: &[u8], decision: &Decision) -> Result<(), UsageError> {
+    fs::create_dir_all(folder)
+        .map_err(|error| UsageError::io(folder, "create the retention folder", &error))?;
+    let path = folder.join(decision.audit_event().raw_sha256().to_hex());
+    fs::write(&path, raw).map_err(|error| UsageError::io(&path, "retain the raw bytes", &error))
+}
+
+fn write_ignoring_closed_pipe(
+    stdout: &mut impl Write,
+    agent_bytes: &[u8],
+) -> Result<(), UsageError> {
+    let written = stdout
+        .write_all(agent_bytes)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        // A reader that stopped reading (`| head -c 10`) is not an error of ours.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(error) => Err(UsageError::io(Path::new("<stdout>"), "write", &error)),
+        Ok(()) => Ok(()),
+    }
+}
+
+fn explain(decision: &Decision, tool: &str, version: &str, retained: Option<&Path>) -> String {
+    let digest = decision.audit_event().agent_sha256().to_hex();
+    let mut text = match (decision.outcome(), decision.operator_record()) {
+        (Outcome::Rejected(_), Some(record)) => record.to_string(),
+        (Outcome::AdmittedFailure { code, retryable }, _) => format!(
+            "admitted by {tool} {version} (shape `{}`): a contract-valid upstream failure, {code} ({}); the agent sees the failure envelope, {} bytes, sha256 {digest}",
+            decision.shape().unwrap_or_default(),
+            if *retryable {
+                "retryable"
+            } else {
+                "not retryable"
+            },
+            decision.agent_bytes().len()
+        ),
+        _ => format!(
+            "admitted by {tool} {version} (shape `{}`): the agent sees {} bytes, sha256 {digest}",
+            decision.shape().unwrap_or_default(),
+            decision.agent_bytes().len()
+        ),
+    };
+    if let Some(folder) = retained {
+        let path = folder.join(decision.audit_event().raw_sha256().to_hex());
+        text.push_str(&format!("\n  retained: {}", path.display()));
+    }
+    text
+}

@@ -1,0 +1,14 @@
+//! The toolgate harness and command line: loading contracts from a repository, `toolgate check`,
+//! and the fixture runner. The gate itself is the `toolgate-gate` crate; this crate only drives it
+//! through its public API, exactly as a production adapter would.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod cli;
+pub mod error;
+pub mod repo;
+pub mod request;
+
+pub use error::UsageError;
