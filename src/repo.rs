@@ -36,7 +36,11 @@ impl VersionDir {
 impl Repository {
     /// Opens a root, which must hold a `contracts/` folder.
     pub fn open(root: impl Into<PathBuf>) -> Result<Repository, UsageError> {
-        let root = root.into();
+        let mut root = root.into();
+        // Messages read better as `contracts/x` than `./contracts/x`.
+        if root == Path::new(".") {
+            root = PathBuf::new();
+        }
         let contracts = root.join(CONTRACTS_DIR);
         if !contracts.is_dir() {
             return Err(UsageError::new(format!(

@@ -401,6 +401,7 @@ impl Contract {
         request: &Request,
         raw_sha256: Sha256Digest,
     ) -> OperatorRecord {
+        let fault = fault.into_detail();
         OperatorRecord {
             tool: self.tool.to_string(),
             contract_version: self.version.to_string(),
@@ -532,7 +533,7 @@ fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
     }
 
     let agent_schema = collect(schema_files.compile(&file.agent_schema.value), &mut errors);
-    if source.schemas.get(&file.agent_schema.value).is_none() {
+    if !source.schemas.contains_key(&file.agent_schema.value) {
         errors.push(error_at(
             &file.agent_schema,
             format!(

@@ -6,9 +6,14 @@ use std::borrow::Cow;
 use crate::decision::{ErrorCode, Layer};
 use crate::operator::{FINDINGS_CAP, Finding, MESSAGE_CAP, PATH_CAP, sanitize};
 
-/// Why one stage said no. Strings here may quote attacker text; they are sanitized when stored.
+/// Why one stage said no. Boxed: it travels up every stage's `Result`, and the admission path
+/// should not pay for moving the rejection path's detail around.
 #[derive(Debug)]
-pub(crate) struct Fault {
+pub(crate) struct Fault(Box<FaultDetail>);
+
+/// The detail of a fault. Strings here may quote attacker text; they are sanitized when stored.
+#[derive(Debug)]
+pub(crate) struct FaultDetail {
     pub layer: Layer,
     pub rule: Cow<'static, str>,
     pub code: ErrorCode,
@@ -28,7 +33,7 @@ impl Fault {
         message: impl AsRef<str>,
         hint: impl Into<Cow<'static, str>>,
     ) -> Fault {
-        Fault {
+        Fault(Box::new(FaultDetail {
             layer,
             rule: rule.into(),
             code: ErrorCode::InvalidResponse,
@@ -38,7 +43,7 @@ impl Fault {
             keyword_location: None,
             findings: Vec::new(),
             hint: hint.into(),
-        }
+        }))
     }
 
     pub fn at(mut self, instance_path: &str) -> Fault {
@@ -61,9 +66,27 @@ impl Fault {
         self
     }
 
+    pub fn into_detail(self) -> FaultDetail {
+        *self.0
+    }
+
     pub fn with_findings(mut self, findings: impl IntoIterator<Item = Finding>) -> Fault {
         self.findings
             .extend(findings.into_iter().take(FINDINGS_CAP));
         self
+    }
+}
+
+impl std::ops::Deref for Fault {
+    type Target = FaultDetail;
+
+    fn deref(&self) -> &FaultDetail {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fault {
+    fn deref_mut(&mut self) -> &mut FaultDetail {
+        &mut self.0
     }
 }

@@ -198,8 +198,7 @@ impl fmt::Display for OperatorRecord {
 /// the result is for display, and JSON serialization escapes it again.
 pub(crate) fn sanitize(text: &str, cap: usize) -> String {
     let mut out = String::with_capacity(text.len().min(cap + 16));
-    let mut written = 0usize;
-    for (offset, ch) in text.char_indices() {
+    for (written, (offset, ch)) in text.char_indices().enumerate() {
         if written >= cap {
             let _ = write!(out, "… ({} more bytes)", text.len() - offset);
             return out;
@@ -209,7 +208,6 @@ pub(crate) fn sanitize(text: &str, cap: usize) -> String {
         } else {
             out.push(ch);
         }
-        written += 1;
     }
     out
 }

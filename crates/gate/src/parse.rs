@@ -292,7 +292,7 @@ mod tests {
     use serde_json::json;
 
     fn rule_of(bytes: &[u8]) -> String {
-        parse_json(bytes, 8).unwrap_err().rule.into_owned()
+        parse_json(bytes, 8).unwrap_err().rule.to_string()
     }
 
     #[test]

@@ -73,11 +73,11 @@ impl SchemaFiles {
             }
         }
         let document = Arc::new(document);
-        if let Some(id) = document.get("$id").and_then(Value::as_str) {
-            if id.contains("://") {
-                self.documents
-                    .insert(id.trim_end_matches('#').to_owned(), Arc::clone(&document));
-            }
+        if let Some(id) = document.get("$id").and_then(Value::as_str)
+            && id.contains("://")
+        {
+            self.documents
+                .insert(id.trim_end_matches('#').to_owned(), Arc::clone(&document));
         }
         self.documents.insert(self.uri_of(file), document);
         Ok(())
@@ -210,15 +210,13 @@ struct Leaf {
 fn collect_leaves(error: &ValidationError<'_>, leaves: &mut Vec<Leaf>) {
     if let ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } =
         error.kind()
+        && let Some(branch) = context.iter().min_by_key(|branch| branch_distance(branch))
+        && !branch.is_empty()
     {
-        if let Some(branch) = context.iter().min_by_key(|branch| branch_distance(branch)) {
-            if !branch.is_empty() {
-                for inner in branch {
-                    collect_leaves(inner, leaves);
-                }
-                return;
-            }
+        for inner in branch {
+            collect_leaves(inner, leaves);
         }
+        return;
     }
     leaves.push(Leaf {
         keyword: error.kind().keyword().to_owned(),

@@ -80,16 +80,16 @@ pub(crate) fn check(limits: &Limits, response: &Response<'_>) -> Result<(), Faul
         )
         .code(ErrorCode::UpstreamUnavailable));
     }
-    if let Some(status) = response.status {
-        if limits.unavailable_statuses.contains(&status) {
-            return Err(Fault::new(
+    if let Some(status) = response.status
+        && limits.unavailable_statuses.contains(&status)
+    {
+        return Err(Fault::new(
                 Layer::Transport,
                 "upstream_status",
                 format!("the upstream answered with status {status}, which the contract treats as unavailable"),
                 "the body was not read; the retry policy decides whether to call again",
             )
             .code(ErrorCode::UpstreamUnavailable));
-        }
     }
     let len = response.body.len();
     if len > limits.max_bytes {
