@@ -4,10 +4,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
+use crate::test_cmd::{self, ReportFormat, TestOptions};
 
 /// Exit code: everything passed / the gate admitted.
 pub const EXIT_OK: u8 = 0;
@@ -31,6 +32,37 @@ enum Command {
     /// stdout holds the agent-visible bytes, one line. Exit 0 admitted, 1 rejected, 2 usage or
     /// configuration error.
     Check(CheckArgs),
+    /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
+    ///
+    /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
+    /// contract that cannot be loaded).
+    Test(TestArgs),
+}
+
+#[derive(Debug, Args)]
+struct TestArgs {
+    /// Run only cases and checks whose name contains this text, e.g. `review_status::near-miss`.
+    filter: Option<String>,
+    /// The repository root, holding contracts/, fixtures/ and snapshots/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// The report format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Write new and changed snapshots as accepted, remove stale ones, and lock new contract
+    /// versions (a locked version is never rewritten).
+    #[arg(long)]
+    accept: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A table per tool and class, then each failure with its diff and how to reproduce it.
+    Human,
+    /// A stable machine summary.
+    Json,
+    /// JUnit XML, for CI dashboards.
+    Junit,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +113,21 @@ pub fn main() -> ExitCode {
             &mut stderr.lock(),
         )
         .map(|admitted| if admitted { EXIT_OK } else { EXIT_REJECTED }),
+        Command::Test(args) => {
+            let color = anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
+            let options = TestOptions {
+                root: args.root,
+                filter: args.filter,
+                format: match args.format {
+                    Format::Human => ReportFormat::Human,
+                    Format::Json => ReportFormat::Json,
+                    Format::Junit => ReportFormat::Junit,
+                },
+                accept: args.accept,
+                color,
+            };
+            test_cmd::run(&options, &mut stdout.lock())
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -7,8 +7,17 @@
 
 pub mod check;
 pub mod cli;
+pub mod diff;
 pub mod error;
+pub mod fixture;
+pub mod leak;
+pub mod lock;
 pub mod repo;
+pub mod report;
 pub mod request;
+pub mod snapshot;
+pub mod suite;
+pub mod test_cmd;
+pub mod verdict;
 
 pub use error::UsageError;

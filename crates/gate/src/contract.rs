@@ -131,6 +131,11 @@ impl Contract {
         self.description.as_deref()
     }
 
+    /// Whether this contract gates text (an anchored pattern over the whole output) rather than JSON.
+    pub fn is_text(&self) -> bool {
+        self.text_input
+    }
+
     /// The byte limit: an adapter should read at most one byte more than this
     /// (see [`read_capped`](crate::read_capped)).
     pub fn max_bytes(&self) -> usize {

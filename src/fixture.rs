@@ -1,0 +1,571 @@
+//! Fixture discovery: `fixtures/<tool>/<class>/<case>.<ext>`, each raw file beside its sidecar
+//! `<case>.expect.yaml`, plus request files (`fixtures/<tool>/*.json`).
+//!
+//! Raw files are kept byte for byte as received and are never parsed here; the sidecar says what
+//! the gate must decide. Wrong structure (an unknown class folder, fixtures for a tool without a
+//! contract, a raw file without a sidecar) is reported with its path and never stops discovery.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toolgate_gate::{ErrorCode, Layer};
+use walkdir::WalkDir;
+
+/// The folder under the root that holds one folder per tool.
+pub const FIXTURES_DIR: &str = "fixtures";
+/// What a sidecar's file name ends with.
+pub const SIDECAR_SUFFIX: &str = ".expect.yaml";
+/// The request file a sidecar uses unless it names another.
+pub const DEFAULT_REQUEST_FILE: &str = "request.json";
+
+/// The four kinds of fixture, one folder each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FixtureClass {
+    /// Responses the contract must admit.
+    Accepted,
+    /// Responses that look right and must be rejected.
+    NearMiss,
+    /// Older upstream shapes still supported: admitted through a legacy shape, normalized.
+    Legacy,
+    /// Raw bytes with repeated member names: rejected by the parser.
+    DuplicateKey,
+}
+
+impl FixtureClass {
+    /// Every class, in report order.
+    pub const ALL: [FixtureClass; 4] = [
+        FixtureClass::Accepted,
+        FixtureClass::NearMiss,
+        FixtureClass::Legacy,
+        FixtureClass::DuplicateKey,
+    ];
+
+    /// The folder name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixtureClass::Accepted => "accepted",
+            FixtureClass::NearMiss => "near-miss",
+            FixtureClass::Legacy => "legacy",
+            FixtureClass::DuplicateKey => "duplicate-key",
+        }
+    }
+
+    /// Parses a folder name.
+    pub fn from_dir_name(name: &str) -> Option<FixtureClass> {
+        FixtureClass::ALL
+            .into_iter()
+            .find(|class| class.as_str() == name)
+    }
+}
+
+impl fmt::Display for FixtureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cases developers skip because they look obvious (seed 000, "Testes de contrato"), which
+/// every tool's near-miss and duplicate-key fixtures must cover. A sidecar claims the ones its
+/// fixture covers; the coverage lint checks the claim against the gate's actual decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// A member the contract does not declare.
+    ExtraProperty,
+    /// `null` where an object belongs.
+    NullForObject,
+    /// An empty identifier.
+    EmptyIdentifier,
+    /// An array where an object belongs.
+    ArrayForObject,
+    /// A string (or body) over its limit.
+    OversizedString,
+    /// A success that also carries an error object.
+    SuccessWithError,
+    /// A repeated member name in the top-level object.
+    DuplicateTopLevel,
+    /// A repeated member name in a nested object.
+    DuplicateNested,
+    /// A repeated member name spelled with an escape (`"appr\u006fved"`).
+    DuplicateEscaped,
+}
+
+impl Coverage {
+    /// What every JSON tool's near-miss fixtures must cover.
+    pub const NEAR_MISS: [Coverage; 6] = [
+        Coverage::ExtraProperty,
+        Coverage::NullForObject,
+        Coverage::EmptyIdentifier,
+        Coverage::ArrayForObject,
+        Coverage::OversizedString,
+        Coverage::SuccessWithError,
+    ];
+    /// What every JSON tool's duplicate-key fixtures must cover.
+    pub const DUPLICATE_KEY: [Coverage; 3] = [
+        Coverage::DuplicateTopLevel,
+        Coverage::DuplicateNested,
+        Coverage::DuplicateEscaped,
+    ];
+
+    /// The sidecar spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::ExtraProperty => "extra_property",
+            Coverage::NullForObject => "null_for_object",
+            Coverage::EmptyIdentifier => "empty_identifier",
+            Coverage::ArrayForObject => "array_for_object",
+            Coverage::OversizedString => "oversized_string",
+            Coverage::SuccessWithError => "success_with_error",
+            Coverage::DuplicateTopLevel => "duplicate_top_level",
+            Coverage::DuplicateNested => "duplicate_nested",
+            Coverage::DuplicateEscaped => "duplicate_escaped",
+        }
+    }
+}
+
+/// What the gate must decide, as a sidecar writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    /// `admitted`, `admitted_failure` or `rejected`.
+    pub outcome: ExpectedOutcome,
+    /// The layer that rejects (rejected only).
+    #[serde(default)]
+    pub layer: Option<String>,
+    /// The agent-visible code (rejected and admitted_failure).
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The agent-visible retryable flag (rejected and admitted_failure).
+    #[serde(default)]
+    pub retryable: Option<bool>,
+    /// The rule within the layer; required for the semantic layer.
+    #[serde(default)]
+    pub rule: Option<String>,
+}
+
+/// The outcome a sidecar expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectedOutcome {
+    /// A success (or, for an action, a call).
+    Admitted,
+    /// A contract-valid upstream failure.
+    AdmittedFailure,
+    /// A rejection.
+    Rejected,
+}
+
+impl ExpectedOutcome {
+    /// The spelling shared with the gate's `Outcome::as_str`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExpectedOutcome::Admitted => "admitted",
+            ExpectedOutcome::AdmittedFailure => "admitted_failure",
+            ExpectedOutcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// The sidecar `<case>.expect.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sidecar {
+    /// What the fixture is, for people reading the report.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A request file in `fixtures/<tool>/` (default `request.json`).
+    #[serde(default)]
+    pub request: Option<String>,
+    /// Overrides the request file's id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Overrides the request file's decision time.
+    #[serde(default)]
+    pub now: Option<String>,
+    /// The upstream status the adapter saw.
+    #[serde(default)]
+    pub upstream_status: Option<u16>,
+    /// The contract versions it runs against (default: every published version).
+    #[serde(default)]
+    pub versions: Option<Vec<String>>,
+    /// What the gate must decide.
+    pub expect: Expectation,
+    /// The skipped-because-obvious cases this fixture covers.
+    #[serde(default)]
+    pub covers: Vec<Coverage>,
+    /// Strings that must never reach the agent.
+    #[serde(default)]
+    pub canaries: Vec<String>,
+    /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
+    #[serde(default)]
+    pub twin: Option<String>,
+}
+
+impl Sidecar {
+    /// Reads a sidecar, checking that its expectation is complete and consistent.
+    pub fn parse(text: &str) -> Result<Sidecar, String> {
+        let options = serde_saphyr::options! { strict_booleans: true, with_snippet: false };
+        let sidecar: Sidecar =
+            serde_saphyr::from_str_with_options(text, options).map_err(|error| {
+                let message = error.to_string();
+                let message = message.lines().next().unwrap_or_default().to_owned();
+                match error.location() {
+                    Some(location) => {
+                        let message = match message.rfind(" at line ") {
+                            Some(cut) => message[..cut].to_owned(),
+                            None => message,
+                        };
+                        format!("{}:{}: {message}", location.line(), location.column())
+                    }
+                    None => message,
+                }
+            })?;
+        sidecar.expect.validate()?;
+        Ok(sidecar)
+    }
+}
+
+impl Expectation {
+    /// The expected layer, parsed.
+    pub fn layer(&self) -> Option<Layer> {
+        self.layer.as_deref().and_then(Layer::from_name)
+    }
+
+    /// The expected code, parsed.
+    pub fn code(&self) -> Option<ErrorCode> {
+        self.code.as_deref().and_then(ErrorCode::from_wire)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if let Some(layer) = &self.layer
+            && Layer::from_name(layer).is_none()
+        {
+            let known: Vec<&str> = Layer::ALL.iter().map(|layer| layer.as_str()).collect();
+            return Err(format!(
+                "expect.layer `{layer}` is not a layer ({})",
+                known.join(", ")
+            ));
+        }
+        if let Some(code) = &self.code
+            && ErrorCode::from_wire(code).is_none()
+        {
+            let known: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+            return Err(format!(
+                "expect.code `{code}` is not an agent-visible code ({})",
+                known.join(", ")
+            ));
+        }
+        let outcome = self.outcome.as_str();
+        match self.outcome {
+            ExpectedOutcome::Admitted => {
+                if self.layer.is_some()
+                    || self.code.is_some()
+                    || self.retryable.is_some()
+                    || self.rule.is_some()
+                {
+                    return Err(
+                        "expect: an admitted outcome takes no layer, code, retryable or rule"
+                            .to_owned(),
+                    );
+                }
+            }
+            ExpectedOutcome::AdmittedFailure => {
+                if self.code.is_none() || self.retryable.is_none() {
+                    return Err(format!("expect: `{outcome}` needs `code` and `retryable`"));
+                }
+                if self.layer.is_some() || self.rule.is_some() {
+                    return Err(format!("expect: `{outcome}` takes no layer or rule"));
+                }
+            }
+            ExpectedOutcome::Rejected => {
+                if self.layer.is_none() || self.code.is_none() || self.retryable.is_none() {
+                    return Err("expect: `rejected` needs `layer`, `code` and `retryable` (so a schema test cannot silently pass at the parse layer)".to_owned());
+                }
+                if self.layer() == Some(Layer::Semantic) && self.rule.is_none() {
+                    return Err("expect: a semantic rejection needs `rule`: the name of the contract rule that fires".to_owned());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One raw fixture and its sidecar.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    /// The tool folder it lives in.
+    pub tool: String,
+    /// Its class folder.
+    pub class: FixtureClass,
+    /// Its name: the raw file's name without its extension.
+    pub case: String,
+    /// The raw file, relative to the root.
+    pub raw: PathBuf,
+    /// The sidecar, relative to the root.
+    pub sidecar: PathBuf,
+    /// The parsed sidecar, or why it could not be read (the message names the file and line).
+    pub spec: Result<Sidecar, String>,
+}
+
+impl Fixture {
+    /// `tool::class::case`.
+    pub fn name(&self) -> String {
+        format!("{}::{}::{}", self.tool, self.class, self.case)
+    }
+
+    /// The request file this fixture uses, relative to the root.
+    pub fn request_file(&self) -> PathBuf {
+        let name = self
+            .spec
+            .as_ref()
+            .ok()
+            .and_then(|spec| spec.request.as_deref())
+            .unwrap_or(DEFAULT_REQUEST_FILE);
+        Path::new(FIXTURES_DIR).join(&self.tool).join(name)
+    }
+}
+
+/// A structural problem in the fixture tree, named by its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructureProblem {
+    /// The path, relative to the root.
+    pub path: PathBuf,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for StructureProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+/// Everything found under `fixtures/`.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The fixtures, sorted by tool, class and case.
+    pub fixtures: Vec<Fixture>,
+    /// Structural problems, each naming its path.
+    pub problems: Vec<StructureProblem>,
+}
+
+/// The files found for one case name: its raw files (exactly one is right) and its sidecar.
+type CaseFiles = (Vec<PathBuf>, Option<PathBuf>);
+
+/// Walks `<root>/fixtures`. `tools` are the tools that have a contract.
+pub fn discover(root: &Path, tools: &[String]) -> Discovery {
+    let mut discovery = Discovery::default();
+    let base = root.join(FIXTURES_DIR);
+    if !base.is_dir() {
+        discovery.problems.push(StructureProblem {
+            path: PathBuf::from(FIXTURES_DIR),
+            message: "no fixtures folder: add fixtures/<tool>/<class>/<case>.json with a <case>.expect.yaml beside it".to_owned(),
+        });
+        return discovery;
+    }
+    let mut groups: BTreeMap<(String, FixtureClass), BTreeMap<String, CaseFiles>> = BTreeMap::new();
+    let walker = WalkDir::new(&base)
+        .min_depth(1)
+        .max_depth(3)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                let path = error
+                    .path()
+                    .map_or_else(|| PathBuf::from(FIXTURES_DIR), |path| relative(root, path));
+                discovery.problems.push(StructureProblem {
+                    path,
+                    message: format!("cannot read: {error}"),
+                });
+                continue;
+            }
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = relative(root, entry.path());
+        let is_dir = entry.file_type().is_dir();
+        let mut components = path
+            .components()
+            .skip(1)
+            .map(|part| part.as_os_str().to_string_lossy().into_owned());
+        let tool = components.next().unwrap_or_default();
+        match (entry.depth(), is_dir) {
+            (1, true) if tools.contains(&tool) => {}
+            (1, true) => discovery.problems.push(StructureProblem {
+                path,
+                message: format!("fixtures for tool `{tool}`, which has no contract under contracts/ (known tools: {})", tools.join(", ")),
+            }),
+            (1, false) => discovery.problems.push(StructureProblem {
+                path,
+                message: "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/".to_owned(),
+            }),
+            (2, true) if FixtureClass::from_dir_name(&name).is_some() => {}
+            (2, true) => discovery.problems.push(StructureProblem {
+                path,
+                message: format!("unknown fixture class folder `{name}`; a tool's fixtures live in accepted/, near-miss/, legacy/ or duplicate-key/"),
+            }),
+            (2, false) if name.ends_with(".json") => {} // a request file
+            (2, false) => discovery.problems.push(StructureProblem {
+                path,
+                message: "only request files (*.json) and class folders belong in a tool's fixture folder".to_owned(),
+            }),
+            (3, true) => discovery.problems.push(StructureProblem {
+                path,
+                message: "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned(),
+            }),
+            (_, _) => {
+                let class_name = components.next().unwrap_or_default();
+                let (Some(class), true) = (FixtureClass::from_dir_name(&class_name), tools.contains(&tool)) else {
+                    continue; // already reported at its folder
+                };
+                let group = groups.entry((tool, class)).or_default();
+                if let Some(case) = name.strip_suffix(SIDECAR_SUFFIX) {
+                    group.entry(case.to_owned()).or_default().1 = Some(path);
+                } else {
+                    let case = name.rsplit_once('.').map_or(name.as_str(), |(stem, _)| stem);
+                    group.entry(case.to_owned()).or_default().0.push(path);
+                }
+            }
+        }
+    }
+    for ((tool, class), cases) in groups {
+        for (case, (mut raws, sidecar)) in cases {
+            let Some(sidecar) = sidecar else {
+                for raw in raws {
+                    discovery.problems.push(StructureProblem {
+                        path: raw,
+                        message: format!("a raw fixture without its sidecar {case}{SIDECAR_SUFFIX} (the request and the expected outcome)"),
+                    });
+                }
+                continue;
+            };
+            if raws.len() != 1 {
+                let message = if raws.is_empty() {
+                    format!(
+                        "a sidecar without its raw fixture: add the response bytes as {case}.json (or any extension) beside it"
+                    )
+                } else {
+                    let names: Vec<String> =
+                        raws.iter().map(|raw| raw.display().to_string()).collect();
+                    format!(
+                        "several raw files share the case name `{case}`: {}",
+                        names.join(", ")
+                    )
+                };
+                discovery.problems.push(StructureProblem {
+                    path: sidecar,
+                    message,
+                });
+                continue;
+            }
+            if !is_case_name(&case) {
+                discovery.problems.push(StructureProblem {
+                    path: sidecar,
+                    message: format!("case name `{case}` must be letters, digits, `_` and `-` (it names a test and a snapshot)"),
+                });
+                continue;
+            }
+            let spec = std::fs::read_to_string(root.join(&sidecar))
+                .map_err(|error| format!("cannot read: {error}"))
+                .and_then(|text| Sidecar::parse(&text))
+                .map_err(|message| {
+                    // serde-saphyr locations come first as `line:col: `; put the file in front.
+                    if message.starts_with(|first: char| first.is_ascii_digit()) {
+                        format!("{}:{message}", sidecar.display())
+                    } else {
+                        format!("{}: {message}", sidecar.display())
+                    }
+                });
+            discovery.fixtures.push(Fixture {
+                tool: tool.clone(),
+                class,
+                case,
+                raw: raws.remove(0),
+                sidecar,
+                spec,
+            });
+        }
+    }
+    discovery
+}
+
+fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+fn is_case_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphanumeric())
+        && chars.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_complete_rejection_parses() {
+        let sidecar = Sidecar::parse(
+            "expect: { outcome: rejected, layer: semantic, rule: project_binding, code: INVALID_RESPONSE, retryable: false }\ncovers: [extra_property]\n",
+        )
+        .unwrap();
+        assert_eq!(sidecar.expect.layer(), Some(Layer::Semantic));
+        assert_eq!(sidecar.covers, vec![Coverage::ExtraProperty]);
+    }
+
+    #[test]
+    fn incomplete_or_inconsistent_expectations_are_refused() {
+        for (text, expected) in [
+            (
+                "expect: { outcome: rejected, layer: schema }",
+                "needs `layer`, `code` and `retryable`",
+            ),
+            (
+                "expect: { outcome: rejected, layer: semantic, code: INVALID_RESPONSE, retryable: true }",
+                "needs `rule`",
+            ),
+            (
+                "expect: { outcome: admitted, layer: schema }",
+                "takes no layer",
+            ),
+            (
+                "expect: { outcome: rejected, layer: shema, code: INVALID_RESPONSE, retryable: false }",
+                "not a layer",
+            ),
+            (
+                "expect: { outcome: rejected, layer: schema, code: BAD, retryable: false }",
+                "not an agent-visible code",
+            ),
+            (
+                "expect: { outcome: admitted }\ncovers: [obvious]",
+                "obvious",
+            ),
+            (
+                "expect: { outcome: admitted }\nexpected: 1",
+                "unknown field",
+            ),
+            (
+                "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: no }",
+                "boolean",
+            ),
+        ] {
+            let error = Sidecar::parse(text).unwrap_err();
+            assert!(error.contains(expected), "{text:?} → {error}");
+        }
+    }
+
+    #[test]
+    fn case_names() {
+        assert!(is_case_name("ticket_7-reordered"));
+        assert!(!is_case_name("with space") && !is_case_name("_x") && !is_case_name("a.b"));
+    }
+}

@@ -1,0 +1,115 @@
+//! The machine summary (`toolgate test --format json`): serialize-only types, kept apart from the
+//! logic so the format changes only on purpose.
+//!
+//! Stable: keys are fixed, maps are sorted, and nothing varies between two runs of the same tree.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Summary;
+use crate::snapshot::SnapshotMode;
+use crate::verdict::Problem;
+
+#[derive(Serialize)]
+struct Report<'a> {
+    toolgate: &'static str,
+    passed: bool,
+    exit_code: u8,
+    snapshots: &'static str,
+    totals: Totals,
+    tools: BTreeMap<&'a str, BTreeMap<&'static str, Class<'a>>>,
+    failures: Vec<Failure<'a>>,
+}
+
+#[derive(Serialize)]
+struct Totals {
+    fixtures: usize,
+    cases: usize,
+    cases_passed: usize,
+    cases_failed: usize,
+    checks: usize,
+    checks_failed: usize,
+}
+
+#[derive(Serialize)]
+struct Class<'a> {
+    cases: usize,
+    passed: usize,
+    failed: usize,
+    outcomes: &'a BTreeMap<&'static str, usize>,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observed: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reproduce: Option<&'a str>,
+    problems: &'a [Problem],
+}
+
+/// The JSON report, pretty-printed, with a trailing newline.
+pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String {
+    let tools = summary
+        .tally
+        .iter()
+        .map(|(tool, classes)| {
+            let classes = classes
+                .iter()
+                .map(|(class, tally)| {
+                    let entry = Class {
+                        cases: tally.cases,
+                        passed: tally.passed,
+                        failed: tally.cases - tally.passed,
+                        outcomes: &tally.outcomes,
+                    };
+                    (class.as_str(), entry)
+                })
+                .collect();
+            (tool.as_str(), classes)
+        })
+        .collect();
+    let report = Report {
+        toolgate: env!("CARGO_PKG_VERSION"),
+        passed: summary.passed(),
+        exit_code: summary.exit_code(),
+        snapshots: match mode {
+            SnapshotMode::Check => "check",
+            SnapshotMode::WritePending => "write_pending",
+            SnapshotMode::Accept => "accept",
+        },
+        totals: Totals {
+            fixtures,
+            cases: summary.cases.0,
+            cases_passed: summary.cases.1,
+            cases_failed: summary.cases.0 - summary.cases.1,
+            checks: summary.checks.0,
+            checks_failed: summary.checks.0 - summary.checks.1,
+        },
+        tools,
+        failures: summary
+            .failures
+            .iter()
+            .map(|verdict| Failure {
+                name: &verdict.name,
+                tool: verdict.tool.as_deref(),
+                class: verdict.class.map(|class| class.as_str()),
+                version: verdict.version.as_deref(),
+                observed: verdict.observed.as_deref(),
+                reproduce: verdict.reproduce.as_deref(),
+                problems: &verdict.problems,
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&report).expect("the report always serializes");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,1054 @@
+//! The contract suite: every fixture against every contract version it names, each as a case that
+//! goes through the gate's public API exactly as production does, plus the suite-wide checks
+//! (structure, coverage, stale snapshots, the contract lock).
+//!
+//! `toolgate test` and `cargo test` (tests/fixtures.rs) both run this, one case at a time, so a
+//! failure in one never stops the others.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolgate_gate::{Contract, Decision, Layer, Outcome, Response, failure_envelope};
+
+use crate::error::UsageError;
+use crate::fixture::{
+    self, Coverage, ExpectedOutcome, Fixture, FixtureClass, Sidecar, StructureProblem,
+};
+use crate::leak;
+use crate::lock;
+use crate::repo::{Repository, VersionDir};
+use crate::request::{RequestSpec, parse_time, read_request_file};
+use crate::snapshot::{self, Snapshot, SnapshotCheck, SnapshotMode};
+use crate::verdict::{Problem, ProblemKind, Verdict};
+
+/// How a run treats snapshots and colour.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The repository root.
+    pub root: PathBuf,
+    /// Check, write pending, or accept.
+    pub mode: SnapshotMode,
+    /// Colour diffs.
+    pub color: bool,
+}
+
+/// One tool's contract versions, each compiled once.
+#[derive(Debug)]
+struct ToolContracts {
+    tool: String,
+    versions: Vec<(VersionDir, Result<Arc<Contract>, String>)>,
+    /// Why the tool's contract folder could not even be listed, if it could not.
+    layout_error: Option<String>,
+}
+
+/// Everything `toolgate test` will run.
+#[derive(Debug)]
+pub struct Suite {
+    root: PathBuf,
+    tools: Vec<ToolContracts>,
+    fixtures: Vec<Arc<Fixture>>,
+    structure: Vec<StructureProblem>,
+    /// The cases, in tool, class, case, version order.
+    pub cases: Vec<Case>,
+}
+
+/// One fixture against one contract version.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// `tool::class::case`, with `@vN` when the fixture runs against several versions.
+    pub name: String,
+    /// The fixture.
+    pub fixture: Arc<Fixture>,
+    /// The version, unless the sidecar could not be read (then the case reports that).
+    pub version: Option<String>,
+    contract: Result<Arc<Contract>, String>,
+    twin: Option<Result<Arc<Fixture>, String>>,
+}
+
+/// A suite-wide check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    /// The fixture tree's structure, and that there is at least one fixture.
+    Structure,
+    /// A tool's contract versions compile.
+    Contracts,
+    /// A tool's fixtures cover every class and listed case.
+    Coverage,
+    /// No snapshot file without a fixture.
+    StaleSnapshots,
+    /// Published contract versions are locked and unchanged.
+    ContractLock,
+}
+
+/// A named suite-wide check.
+#[derive(Debug, Clone)]
+pub struct SuiteCheck {
+    /// `suite::structure`, `<tool>::contracts`, `<tool>::coverage`, ...
+    pub name: String,
+    /// The tool, for per-tool checks.
+    pub tool: Option<String>,
+    /// What it checks.
+    pub kind: CheckKind,
+}
+
+impl Suite {
+    /// Discovers contracts and fixtures under `root`. Fails only when there is no repository at
+    /// all (no `contracts/`); every other problem becomes a failing case or check.
+    pub fn discover(root: impl Into<PathBuf>) -> Result<Suite, UsageError> {
+        let root = root.into();
+        let repository = Repository::open(&root)?;
+        let mut tools = Vec::new();
+        for tool in repository.tools()? {
+            match repository.versions(&tool) {
+                Ok(versions) => {
+                    let versions = versions
+                        .into_iter()
+                        .map(|version| {
+                            let compiled = repository
+                                .compile(&tool, &version)
+                                .map(Arc::new)
+                                .map_err(|error| error.to_string());
+                            (version, compiled)
+                        })
+                        .collect();
+                    tools.push(ToolContracts {
+                        tool,
+                        versions,
+                        layout_error: None,
+                    });
+                }
+                Err(error) => tools.push(ToolContracts {
+                    tool,
+                    versions: Vec::new(),
+                    layout_error: Some(error.to_string()),
+                }),
+            }
+        }
+        let tool_names: Vec<String> = tools.iter().map(|tool| tool.tool.clone()).collect();
+        let discovery = fixture::discover(&root, &tool_names);
+        let fixtures: Vec<Arc<Fixture>> = discovery.fixtures.into_iter().map(Arc::new).collect();
+        let mut suite = Suite {
+            root,
+            tools,
+            fixtures,
+            structure: discovery.problems,
+            cases: Vec::new(),
+        };
+        suite.cases = suite.build_cases();
+        Ok(suite)
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The tools with a contract folder, sorted.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| tool.tool.as_str()).collect()
+    }
+
+    /// The number of fixtures found.
+    pub fn fixture_count(&self) -> usize {
+        self.fixtures.len()
+    }
+
+    fn build_cases(&self) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for fixture in &self.fixtures {
+            let Some(tool) = self.tools.iter().find(|tool| tool.tool == fixture.tool) else {
+                continue;
+            };
+            let Ok(spec) = &fixture.spec else {
+                cases.push(Case {
+                    name: fixture.name(),
+                    fixture: Arc::clone(fixture),
+                    version: None,
+                    contract: Err(String::new()),
+                    twin: None,
+                });
+                continue;
+            };
+            let published: Vec<String> = tool
+                .versions
+                .iter()
+                .map(|(version, _)| version.name())
+                .collect();
+            let wanted = spec.versions.clone().unwrap_or_else(|| published.clone());
+            let twin = spec.twin.as_ref().map(|twin| self.twin_of(fixture, twin));
+            for version in &wanted {
+                let name = if wanted.len() > 1 {
+                    format!("{}@{version}", fixture.name())
+                } else {
+                    fixture.name()
+                };
+                let contract = match tool
+                    .versions
+                    .iter()
+                    .find(|(candidate, _)| candidate.name() == *version)
+                {
+                    Some((_, compiled)) => compiled.clone(),
+                    None => Err(format!(
+                        "{}: `versions` names {version}, which is not a published version of {} ({})",
+                        fixture.sidecar.display(),
+                        fixture.tool,
+                        if published.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            published.join(", ")
+                        }
+                    )),
+                };
+                cases.push(Case {
+                    name,
+                    fixture: Arc::clone(fixture),
+                    version: Some(version.clone()),
+                    contract,
+                    twin: twin.clone(),
+                });
+            }
+        }
+        cases
+    }
+
+    fn twin_of(&self, fixture: &Fixture, twin: &str) -> Result<Arc<Fixture>, String> {
+        self.fixtures
+            .iter()
+            .find(|candidate| {
+                candidate.tool == fixture.tool
+                    && candidate.class == FixtureClass::Accepted
+                    && candidate.case == twin
+            })
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "{}: `twin: {twin}` names no fixture in fixtures/{}/accepted/",
+                    fixture.sidecar.display(),
+                    fixture.tool
+                )
+            })
+    }
+
+    /// The suite-wide checks, in the order they run.
+    pub fn checks(&self) -> Vec<SuiteCheck> {
+        let mut checks = vec![SuiteCheck {
+            name: "suite::structure".to_owned(),
+            tool: None,
+            kind: CheckKind::Structure,
+        }];
+        for tool in &self.tools {
+            for kind in [CheckKind::Contracts, CheckKind::Coverage] {
+                let suffix = if kind == CheckKind::Contracts {
+                    "contracts"
+                } else {
+                    "coverage"
+                };
+                checks.push(SuiteCheck {
+                    name: format!("{}::{suffix}", tool.tool),
+                    tool: Some(tool.tool.clone()),
+                    kind,
+                });
+            }
+        }
+        checks.push(SuiteCheck {
+            name: "suite::stale_snapshots".to_owned(),
+            tool: None,
+            kind: CheckKind::StaleSnapshots,
+        });
+        checks.push(SuiteCheck {
+            name: "suite::contract_lock".to_owned(),
+            tool: None,
+            kind: CheckKind::ContractLock,
+        });
+        checks
+    }
+
+    /// Runs one suite-wide check.
+    pub fn run_check(&self, check: &SuiteCheck, context: &RunContext) -> Verdict {
+        let mut verdict = Verdict::named(&check.name);
+        verdict.tool = check.tool.clone();
+        verdict.problems = match check.kind {
+            CheckKind::Structure => self.structure_problems(),
+            CheckKind::Contracts => {
+                self.contract_problems(check.tool.as_deref().unwrap_or_default())
+            }
+            CheckKind::Coverage => {
+                self.coverage_problems(check.tool.as_deref().unwrap_or_default())
+            }
+            CheckKind::StaleSnapshots => self.stale_problems(context),
+            CheckKind::ContractLock => {
+                let versions: Vec<(String, VersionDir)> = self
+                    .tools
+                    .iter()
+                    .flat_map(|tool| {
+                        tool.versions
+                            .iter()
+                            .map(|(version, _)| (tool.tool.clone(), version.clone()))
+                    })
+                    .collect();
+                lock::check(&self.root, &versions, context.mode == SnapshotMode::Accept)
+            }
+        };
+        verdict
+    }
+
+    fn structure_problems(&self) -> Vec<Problem> {
+        let mut problems: Vec<Problem> = self
+            .structure
+            .iter()
+            .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
+            .collect();
+        if self.fixtures.is_empty() {
+            problems.push(Problem::new(
+                ProblemKind::Structure,
+                "found no fixtures at all: a suite that checks nothing must not pass; add fixtures/<tool>/<class>/<case>.json and <case>.expect.yaml",
+            ));
+        }
+        problems
+    }
+
+    fn contract_problems(&self, tool: &str) -> Vec<Problem> {
+        let Some(contracts) = self.tools.iter().find(|candidate| candidate.tool == tool) else {
+            return Vec::new();
+        };
+        let mut problems: Vec<Problem> = contracts
+            .layout_error
+            .iter()
+            .map(|error| Problem::new(ProblemKind::Contract, error.clone()))
+            .collect();
+        for (_, compiled) in &contracts.versions {
+            if let Err(error) = compiled {
+                problems.extend(
+                    error
+                        .lines()
+                        .map(|line| Problem::new(ProblemKind::Contract, line)),
+                );
+            }
+        }
+        problems
+    }
+
+    fn coverage_problems(&self, tool: &str) -> Vec<Problem> {
+        let Some(contracts) = self.tools.iter().find(|candidate| candidate.tool == tool) else {
+            return Vec::new();
+        };
+        let Some((_, Ok(newest))) = contracts.versions.last() else {
+            return Vec::new(); // `<tool>::contracts` reports why
+        };
+        let fixtures: Vec<&Arc<Fixture>> = self
+            .fixtures
+            .iter()
+            .filter(|fixture| fixture.tool == tool)
+            .collect();
+        let legacy_shapes: BTreeSet<String> = contracts
+            .versions
+            .iter()
+            .filter_map(|(_, compiled)| compiled.as_ref().ok())
+            .flat_map(|contract| contract.shape_names().skip(1).map(str::to_owned))
+            .collect();
+        let mut applicable = vec![FixtureClass::Accepted, FixtureClass::NearMiss];
+        if !newest.is_text() {
+            applicable.push(FixtureClass::DuplicateKey);
+        }
+        if !legacy_shapes.is_empty() {
+            applicable.push(FixtureClass::Legacy);
+        }
+        let mut problems = Vec::new();
+        for class in &applicable {
+            if !fixtures.iter().any(|fixture| fixture.class == *class) {
+                let why = match class {
+                    FixtureClass::Legacy => {
+                        format!(
+                            ", and its contract still admits legacy shapes ({})",
+                            legacy_shapes.iter().cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    }
+                    _ => String::new(),
+                };
+                problems.push(Problem::new(
+                    ProblemKind::Coverage,
+                    format!("tool `{tool}` has no fixture in fixtures/{tool}/{class}/{why}"),
+                ));
+            }
+        }
+        for fixture in fixtures
+            .iter()
+            .filter(|fixture| !applicable.contains(&fixture.class))
+        {
+            problems.push(Problem::new(
+                ProblemKind::Coverage,
+                format!(
+                    "{}: the `{}` class does not apply to tool `{tool}`",
+                    fixture.raw.display(),
+                    fixture.class
+                ),
+            ));
+        }
+        if newest.is_text() {
+            return problems;
+        }
+        for (class, required) in [
+            (FixtureClass::NearMiss, &Coverage::NEAR_MISS[..]),
+            (FixtureClass::DuplicateKey, &Coverage::DUPLICATE_KEY[..]),
+        ] {
+            let mut covered = BTreeSet::new();
+            for fixture in fixtures.iter().filter(|fixture| fixture.class == class) {
+                let Ok(spec) = &fixture.spec else { continue };
+                for claim in &spec.covers {
+                    match self.verify_claim(fixture, spec, *claim, newest) {
+                        Ok(()) => {
+                            covered.insert(*claim);
+                        }
+                        Err(reason) => problems.push(Problem::new(
+                            ProblemKind::Coverage,
+                            format!(
+                                "{}: claims `{}`, but {reason}",
+                                fixture.sidecar.display(),
+                                claim.as_str()
+                            ),
+                        )),
+                    }
+                }
+            }
+            let missing: Vec<&str> = required
+                .iter()
+                .filter(|case| !covered.contains(case))
+                .map(|case| case.as_str())
+                .collect();
+            if !missing.is_empty() {
+                problems.push(Problem::new(
+                    ProblemKind::Coverage,
+                    format!(
+                        "tool `{tool}`: no {class} fixture covers {}; add one and say so with `covers: [{}]` in its sidecar",
+                        missing.join(", "),
+                        missing.join(", ")
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+
+    /// Checks a coverage claim against the fixture's class and expectation and, for duplicate
+    /// keys, against what the gate actually finds in the raw bytes.
+    fn verify_claim(
+        &self,
+        fixture: &Fixture,
+        spec: &Sidecar,
+        claim: Coverage,
+        contract: &Contract,
+    ) -> Result<(), String> {
+        let expect = &spec.expect;
+        let is_duplicate_claim = Coverage::DUPLICATE_KEY.contains(&claim);
+        let right_class = if is_duplicate_claim {
+            FixtureClass::DuplicateKey
+        } else {
+            FixtureClass::NearMiss
+        };
+        if fixture.class != right_class {
+            return Err(format!(
+                "it is a {} fixture, and the claim belongs to {right_class}",
+                fixture.class
+            ));
+        }
+        let layers: &[Layer] = match claim {
+            Coverage::OversizedString => &[Layer::Transport, Layer::Schema],
+            _ if is_duplicate_claim => &[Layer::Parse],
+            _ => &[Layer::Schema],
+        };
+        if expect.outcome != ExpectedOutcome::Rejected
+            || !expect.layer().is_some_and(|layer| layers.contains(&layer))
+        {
+            let names: Vec<&str> = layers.iter().map(|layer| layer.as_str()).collect();
+            return Err(format!(
+                "it does not expect a rejection at {}",
+                names.join(" or ")
+            ));
+        }
+        if !is_duplicate_claim {
+            return Ok(());
+        }
+        let admitted = admit_fixture(&self.root, fixture, spec, contract)
+            .map_err(|problem| problem.message)?;
+        let record = admitted.decision.operator_record();
+        let Some(record) = record.filter(|record| record.rule() == "duplicate_member") else {
+            return Err("the gate does not reject it as a duplicate member".to_owned());
+        };
+        let depth = record
+            .instance_path()
+            .unwrap_or_default()
+            .matches('/')
+            .count();
+        match claim {
+            Coverage::DuplicateTopLevel if depth != 1 => Err(format!(
+                "its duplicate is at {}, not in the top-level object",
+                record.instance_path().unwrap_or_default()
+            )),
+            Coverage::DuplicateNested if depth < 2 => {
+                Err("its duplicate is in the top-level object, not a nested one".to_owned())
+            }
+            Coverage::DuplicateEscaped if !has_escaped_member_name(&admitted.raw) => {
+                Err("no member name in it is spelled with an escape (\\u....)".to_owned())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn stale_problems(&self, context: &RunContext) -> Vec<Problem> {
+        let mut expected = BTreeSet::new();
+        let mut owned = BTreeSet::new();
+        for case in &self.cases {
+            let fixture = &case.fixture;
+            match &case.version {
+                Some(version) => {
+                    expected.insert(snapshot::snapshot_path(
+                        &fixture.tool,
+                        fixture.class.as_str(),
+                        &fixture.case,
+                        version,
+                    ));
+                }
+                None => {
+                    let prefix = snapshot::snapshot_path(
+                        &fixture.tool,
+                        fixture.class.as_str(),
+                        &fixture.case,
+                        "",
+                    );
+                    owned.insert(
+                        prefix
+                            .to_string_lossy()
+                            .trim_end_matches(".snap")
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+        let stale = snapshot::stale(&self.root, &expected, &owned);
+        if context.mode == SnapshotMode::Accept {
+            return stale
+                .into_iter()
+                .filter_map(|path| {
+                    std::fs::remove_file(self.root.join(&path))
+                        .err()
+                        .map(|error| {
+                            Problem::new(
+                                ProblemKind::Stale,
+                                format!("{}: cannot remove: {error}", path.display()),
+                            )
+                        })
+                })
+                .collect();
+        }
+        stale
+            .into_iter()
+            .map(|path| {
+                Problem::new(
+                    ProblemKind::Stale,
+                    format!("{}: no fixture produces this snapshot; delete it, or run `toolgate test --accept` to remove stale snapshots", path.display()),
+                )
+            })
+            .collect()
+    }
+}
+
+/// A fixture's raw bytes, request and the gate's decision on them.
+struct Admitted {
+    raw: Vec<u8>,
+    request: RequestSpec,
+    decision: Decision,
+}
+
+/// Loads a fixture's request and raw bytes and runs them through the gate's public API.
+fn admit_fixture(
+    root: &Path,
+    fixture: &Fixture,
+    spec: &Sidecar,
+    contract: &Contract,
+) -> Result<Admitted, Problem> {
+    let load = |message: String| Problem::new(ProblemKind::Load, message);
+    let request_path = fixture.request_file();
+    let mut request = read_request_file(&root.join(&request_path)).map_err(|error| {
+        load(error.to_string().replace(
+            &root.join(&request_path).display().to_string(),
+            &request_path.display().to_string(),
+        ))
+    })?;
+    if let Some(id) = &spec.request_id {
+        request.request_id = id.clone();
+    }
+    if let Some(now) = &spec.now {
+        request.now = Some(now.clone());
+    }
+    if let Some(status) = spec.upstream_status {
+        request.upstream_status = Some(status);
+    }
+    if request.request_id.is_empty() {
+        return Err(load(format!(
+            "{}: no request_id (in the request file or the sidecar)",
+            fixture.sidecar.display()
+        )));
+    }
+    let now = match &request.now {
+        Some(text) => parse_time(text)
+            .map_err(|error| load(format!("{}: `now`: {error}", fixture.sidecar.display())))?,
+        None => {
+            return Err(load(format!(
+                "{}: no `now`: a fixture must pin its decision time, in its request file or sidecar",
+                fixture.sidecar.display()
+            )));
+        }
+    };
+    let raw = std::fs::read(root.join(&fixture.raw))
+        .map_err(|error| load(format!("{}: cannot read: {error}", fixture.raw.display())))?;
+    let mut response = Response::body(&raw);
+    if let Some(status) = request.upstream_status {
+        response = response.with_status(status);
+    }
+    let decision = contract.admit_response(response, &request.to_request(), now);
+    Ok(Admitted {
+        raw,
+        request,
+        decision,
+    })
+}
+
+fn has_escaped_member_name(raw: &[u8]) -> bool {
+    // A `"...\u....": ` token: a member name written with a \u escape.
+    let text = String::from_utf8_lossy(raw);
+    let mut rest = text.as_ref();
+    while let Some(start) = rest.find('"') {
+        let after = &rest[start + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (offset, ch) in after.char_indices() {
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    end = Some(offset);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { return false };
+        let literal = &after[..end];
+        let following = after[end + 1..].trim_start();
+        if literal.contains("\\u") && following.starts_with(':') {
+            return true;
+        }
+        rest = &after[end + 1..];
+    }
+    false
+}
+
+impl Case {
+    /// Runs the case: the gate's decision against the expectation, the envelope and leakage
+    /// checks, the legacy twin, and the snapshot.
+    pub fn run(&self, context: &RunContext) -> Verdict {
+        let fixture = &self.fixture;
+        let mut verdict = Verdict::named(&self.name);
+        verdict.tool = Some(fixture.tool.clone());
+        verdict.class = Some(fixture.class);
+        verdict.version = self.version.clone();
+        let spec = match &fixture.spec {
+            Ok(spec) => spec,
+            Err(message) => {
+                verdict
+                    .problems
+                    .push(Problem::new(ProblemKind::Load, message.clone()));
+                return verdict;
+            }
+        };
+        if let Err(message) = class_consistency(fixture.class, spec) {
+            verdict.problems.push(Problem::new(
+                ProblemKind::Load,
+                format!("{}: {message}", fixture.sidecar.display()),
+            ));
+        }
+        let contract = match &self.contract {
+            Ok(contract) => contract,
+            Err(message) => {
+                verdict.problems.push(Problem::new(
+                    ProblemKind::Contract,
+                    message.lines().next().unwrap_or_default(),
+                ));
+                return verdict;
+            }
+        };
+        let admitted = match admit_fixture(&context.root, fixture, spec, contract) {
+            Ok(admitted) => admitted,
+            Err(problem) => {
+                verdict.problems.push(problem);
+                return verdict;
+            }
+        };
+        let decision = &admitted.decision;
+        let version = contract.version();
+        verdict.outcome = Some(decision.outcome().as_str());
+        verdict.observed = Some(describe(decision));
+        verdict.reproduce = Some(reproduce(fixture, spec, version));
+
+        verdict
+            .problems
+            .extend(expectation_problems(&spec.expect, decision));
+        verdict
+            .problems
+            .extend(class_problems(fixture.class, decision));
+        verdict
+            .problems
+            .extend(agent_view_problems(contract, &admitted, &spec.canaries));
+        if let Some(twin) = &self.twin {
+            verdict
+                .problems
+                .extend(twin_problems(&context.root, contract, decision, twin));
+        }
+        let expected = Snapshot {
+            fixture: fixture.raw.to_string_lossy().replace('\\', "/"),
+            description: format!(
+                "{} {version}, {}: {}",
+                fixture.tool,
+                fixture.class,
+                describe_stable(decision)
+            ),
+            expression: verdict.reproduce.clone().unwrap_or_default(),
+            body: String::from_utf8_lossy(decision.agent_bytes()).into_owned(),
+        };
+        let path = snapshot::snapshot_path(
+            &fixture.tool,
+            fixture.class.as_str(),
+            &fixture.case,
+            version,
+        );
+        if let Some(problem) = snapshot_problem(context, &path, &expected) {
+            verdict.problems.push(problem);
+        }
+        verdict
+    }
+}
+
+fn class_consistency(class: FixtureClass, spec: &Sidecar) -> Result<(), String> {
+    let expect = &spec.expect;
+    match class {
+        FixtureClass::Accepted if expect.outcome == ExpectedOutcome::Rejected => {
+            Err("an accepted fixture must expect `admitted` or `admitted_failure`; a response that must be rejected belongs in near-miss/".to_owned())
+        }
+        FixtureClass::NearMiss if expect.outcome != ExpectedOutcome::Rejected => {
+            Err("a near-miss fixture must expect `rejected`; a response that must be admitted belongs in accepted/".to_owned())
+        }
+        FixtureClass::Legacy if expect.outcome != ExpectedOutcome::Admitted => {
+            Err("a legacy fixture must expect `admitted`: it is an older shape the contract still supports".to_owned())
+        }
+        FixtureClass::DuplicateKey if expect.outcome != ExpectedOutcome::Rejected || expect.layer() != Some(Layer::Parse) => {
+            Err("a duplicate-key fixture must expect `rejected` at layer `parse`: duplicates are the parser's to catch".to_owned())
+        }
+        _ if spec.twin.is_some() && class != FixtureClass::Legacy => Err("only legacy fixtures name a `twin`".to_owned()),
+        _ => Ok(()),
+    }
+}
+
+/// What the gate decided, in words (for people).
+fn describe(decision: &Decision) -> String {
+    match decision.outcome() {
+        Outcome::Admitted => format!("admitted (shape {})", decision.shape().unwrap_or_default()),
+        Outcome::AdmittedFailure { code, retryable } => format!(
+            "admitted failure {code}, {} (shape {})",
+            retry_words(*retryable),
+            decision.shape().unwrap_or_default()
+        ),
+        Outcome::Rejected(rejection) => format!(
+            "rejected at {}, rule {}: {}, {}",
+            rejection.layer(),
+            rejection.rule(),
+            rejection.code(),
+            retry_words(rejection.retryable())
+        ),
+    }
+}
+
+/// The same, for the snapshot header: without the schema keyword, which depends on how the
+/// validator orders its errors rather than on anything the agent sees.
+fn describe_stable(decision: &Decision) -> String {
+    match decision.outcome() {
+        Outcome::Rejected(rejection) if rejection.layer() == Layer::Schema => {
+            format!(
+                "rejected at schema: {}, {}",
+                rejection.code(),
+                retry_words(rejection.retryable())
+            )
+        }
+        _ => describe(decision),
+    }
+}
+
+fn retry_words(retryable: bool) -> &'static str {
+    if retryable {
+        "retryable"
+    } else {
+        "not retryable"
+    }
+}
+
+fn reproduce(fixture: &Fixture, spec: &Sidecar, version: &str) -> String {
+    let mut command = format!(
+        "toolgate check {} {} --request {} --contract-version {version}",
+        fixture.tool,
+        fixture.raw.display(),
+        fixture.request_file().display()
+    );
+    if let Some(id) = &spec.request_id {
+        command.push_str(&format!(" --request-id {id}"));
+    }
+    if let Some(now) = &spec.now {
+        command.push_str(&format!(" --now {now}"));
+    }
+    if let Some(status) = spec.upstream_status {
+        command.push_str(&format!(" --upstream-status {status}"));
+    }
+    command.push_str(" --explain");
+    command
+}
+
+fn expectation_problems(expect: &fixture::Expectation, decision: &Decision) -> Vec<Problem> {
+    let wanted = match expect.outcome {
+        ExpectedOutcome::Admitted => "admitted".to_owned(),
+        ExpectedOutcome::AdmittedFailure => format!(
+            "admitted failure {}, {}",
+            expect.code.as_deref().unwrap_or_default(),
+            retry_words(expect.retryable.unwrap_or_default())
+        ),
+        ExpectedOutcome::Rejected => format!(
+            "rejected at {}{}: {}, {}",
+            expect.layer.as_deref().unwrap_or_default(),
+            expect
+                .rule
+                .as_deref()
+                .map(|rule| format!(", rule {rule}"))
+                .unwrap_or_default(),
+            expect.code.as_deref().unwrap_or_default(),
+            retry_words(expect.retryable.unwrap_or_default())
+        ),
+    };
+    let matches = match (expect.outcome, decision.outcome()) {
+        (ExpectedOutcome::Admitted, Outcome::Admitted) => true,
+        (ExpectedOutcome::AdmittedFailure, Outcome::AdmittedFailure { code, retryable }) => {
+            expect.code() == Some(*code) && expect.retryable == Some(*retryable)
+        }
+        (ExpectedOutcome::Rejected, Outcome::Rejected(rejection)) => {
+            expect.layer() == Some(rejection.layer())
+                && expect.code() == Some(rejection.code())
+                && expect.retryable == Some(rejection.retryable())
+                && expect
+                    .rule
+                    .as_deref()
+                    .is_none_or(|rule| rule == rejection.rule())
+        }
+        _ => false,
+    };
+    if matches {
+        return Vec::new();
+    }
+    vec![Problem::new(
+        ProblemKind::Expectation,
+        format!("{wanted}, but the gate decided: {}", describe(decision)),
+    )]
+}
+
+fn class_problems(class: FixtureClass, decision: &Decision) -> Vec<Problem> {
+    let problem = match class {
+        FixtureClass::Legacy if decision.shape() == Some(toolgate_gate::CURRENT_SHAPE) => Some(
+            "a legacy fixture was admitted by the current shape, so it tests no legacy shape; move it to accepted/".to_owned(),
+        ),
+        FixtureClass::DuplicateKey if decision.rejection().is_some_and(|rejection| rejection.rule() != "duplicate_member") => {
+            Some(format!("a duplicate-key fixture must be rejected as `duplicate_member`; the gate said {}", describe(decision)))
+        }
+        _ => None,
+    };
+    problem
+        .map(|message| Problem::new(ProblemKind::Expectation, message))
+        .into_iter()
+        .collect()
+}
+
+/// The agent bytes are exactly the failure envelope or a success the agent-visible schema
+/// accepts; no unpromised raw string and no canary appears in them.
+fn agent_view_problems(
+    contract: &Contract,
+    admitted: &Admitted,
+    canaries: &[String],
+) -> Vec<Problem> {
+    let decision = &admitted.decision;
+    let agent = decision.agent_bytes();
+    let request_id = &admitted.request.request_id;
+    let mut problems = Vec::new();
+    let failure = match decision.outcome() {
+        Outcome::Admitted => None,
+        Outcome::AdmittedFailure { code, retryable } => Some((*code, *retryable)),
+        Outcome::Rejected(rejection) => Some((rejection.code(), rejection.retryable())),
+    };
+    match failure {
+        Some((code, retryable)) => {
+            let envelope = failure_envelope(contract.tool(), request_id, code, retryable);
+            if agent != envelope.as_slice() {
+                problems.push(Problem::new(
+                    ProblemKind::Envelope,
+                    format!(
+                        "a failure must be exactly the fixed envelope {}, but the agent got {}",
+                        String::from_utf8_lossy(&envelope),
+                        String::from_utf8_lossy(agent)
+                    ),
+                ));
+            }
+        }
+        None if !contract.agent_view_accepts(agent) => problems.push(Problem::new(
+            ProblemKind::Envelope,
+            format!(
+                "the admitted output does not validate against the contract's agent_schema: {}",
+                String::from_utf8_lossy(agent)
+            ),
+        )),
+        None => {}
+    }
+    let admitted_document = match decision.outcome() {
+        Outcome::Admitted => match serde_json::from_slice::<Value>(&admitted.raw) {
+            Ok(document) => Some(document),
+            // A text tool's captures are not recoverable from the raw bytes; what its output may
+            // hold is pinned by the agent schema check above.
+            Err(_) => serde_json::from_slice::<Value>(agent)
+                .ok()
+                .and_then(|output| output.get("data").cloned()),
+        },
+        _ => None,
+    };
+    let shape = decision.shape().unwrap_or_default();
+    let allowed = match (&admitted_document, contract.promised_pointers(shape)) {
+        (Some(document), Some(_)) if serde_json::from_slice::<Value>(&admitted.raw).is_ok() => {
+            leak::allowed_strings(contract, request_id, Some((document, shape)))
+        }
+        (Some(captures), _) => {
+            let mut allowed = leak::allowed_strings(contract, request_id, None);
+            if let Some(members) = captures.as_object() {
+                allowed.extend(
+                    members
+                        .values()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned),
+                );
+            }
+            allowed
+        }
+        _ => leak::allowed_strings(contract, request_id, None),
+    };
+    for leaked in leak::leaks(&admitted.raw, agent, &allowed) {
+        problems.push(Problem::new(
+            ProblemKind::Leak,
+            format!("{leaked:?} from the raw input reached the agent, but the contract does not promise it"),
+        ));
+    }
+    let agent_text = String::from_utf8_lossy(agent);
+    for canary in canaries {
+        let encoded = serde_json::to_string(canary).unwrap_or_default();
+        if agent_text.contains(canary.as_str()) || agent_text.contains(encoded.trim_matches('"')) {
+            problems.push(Problem::new(
+                ProblemKind::Canary,
+                format!("canary {canary:?} reached the agent"),
+            ));
+        }
+    }
+    problems
+}
+
+/// A legacy fixture must give the agent exactly what its current-shape twin gives.
+fn twin_problems(
+    root: &Path,
+    contract: &Contract,
+    decision: &Decision,
+    twin: &Result<Arc<Fixture>, String>,
+) -> Vec<Problem> {
+    let twin = match twin {
+        Ok(twin) => twin,
+        Err(message) => return vec![Problem::new(ProblemKind::Load, message.clone())],
+    };
+    let Ok(twin_spec) = &twin.spec else {
+        return vec![Problem::new(
+            ProblemKind::Twin,
+            format!("its twin {} does not load", twin.name()),
+        )];
+    };
+    match admit_fixture(root, twin, twin_spec, contract) {
+        Ok(twin_admitted) if twin_admitted.decision.agent_bytes() == decision.agent_bytes() => {
+            Vec::new()
+        }
+        Ok(twin_admitted) => vec![
+            Problem::new(
+                ProblemKind::Twin,
+                format!(
+                    "the agent bytes differ from those of its current-shape twin {}",
+                    twin.name()
+                ),
+            )
+            .with_detail(crate::diff::unified(
+                &String::from_utf8_lossy(twin_admitted.decision.agent_bytes()),
+                &String::from_utf8_lossy(decision.agent_bytes()),
+                false,
+            )),
+        ],
+        Err(problem) => vec![problem],
+    }
+}
+
+fn snapshot_problem(context: &RunContext, path: &Path, expected: &Snapshot) -> Option<Problem> {
+    let accept = "accept it with `toolgate test --accept` (or `cargo insta review`)";
+    match snapshot::check(&context.root, path, expected, context.mode, context.color) {
+        SnapshotCheck::Matches | SnapshotCheck::Accepted => None,
+        SnapshotCheck::Missing {
+            pending: Some(pending),
+        } => Some(Problem::new(
+            ProblemKind::Snapshot,
+            format!(
+                "no snapshot at {} yet; wrote {} for review: {accept}",
+                path.display(),
+                pending.display()
+            ),
+        )),
+        SnapshotCheck::Missing { pending: None } => Some(Problem::new(
+            ProblemKind::Snapshot,
+            format!(
+                "no snapshot at {} (nothing is written in CI): run `toolgate test --accept` locally and commit the snapshot",
+                path.display()
+            ),
+        )),
+        SnapshotCheck::Drift { diff, pending } => {
+            let written = pending
+                .map(|pending| format!("; wrote {} for review", pending.display()))
+                .unwrap_or_default();
+            Some(
+                Problem::new(
+                    ProblemKind::Snapshot,
+                    format!("what the agent sees changed from {}{written}: if the change is intended, {accept}", path.display()),
+                )
+                .with_detail(diff),
+            )
+        }
+        SnapshotCheck::Unreadable(message) => Some(Problem::new(ProblemKind::Snapshot, message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaped_member_names_are_recognized() {
+        assert!(has_escaped_member_name(br#"{"a":1,"\u0061":2}"#));
+        assert!(has_escaped_member_name(br#"{"x":{"st\u0061te": "a"}}"#));
+        assert!(
+            !has_escaped_member_name(br#"{"a":"\u0061"}"#),
+            "an escaped value is not an escaped name"
+        );
+        assert!(!has_escaped_member_name(br#"{"a":1,"a":2}"#));
+    }
+}

@@ -1,0 +1,53 @@
+//! Every fixture as its own libtest trial (`tool::class::case`, `@vN` when several versions
+//! apply), plus the suite checks, so `cargo test -- review_status::near-miss`, `--list`, `--exact`
+//! and `cargo nextest run --partition hash:1/3` all work on fixtures.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use toolgate::snapshot::SnapshotMode;
+use toolgate::suite::{RunContext, Suite};
+use toolgate::verdict::Verdict;
+
+fn main() -> ExitCode {
+    let arguments = Arguments::from_args();
+    let root = std::env::var_os("TOOLGATE_ROOT")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let suite = match Suite::discover(&root) {
+        Ok(suite) => Arc::new(suite),
+        Err(error) => {
+            eprintln!("toolgate: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+    let context = Arc::new(RunContext {
+        root,
+        mode: SnapshotMode::from_env(),
+        color,
+    });
+    let mut trials = Vec::new();
+    for case in suite.cases.iter().cloned() {
+        let context = Arc::clone(&context);
+        trials.push(Trial::test(case.name.clone(), move || {
+            outcome(case.run(&context))
+        }));
+    }
+    for check in suite.checks() {
+        let (suite, context) = (Arc::clone(&suite), Arc::clone(&context));
+        trials.push(Trial::test(check.name.clone(), move || {
+            outcome(suite.run_check(&check, &context))
+        }));
+    }
+    libtest_mimic::run(&arguments, trials).exit_code()
+}
+
+fn outcome(verdict: Verdict) -> Result<(), Failed> {
+    if verdict.passed() {
+        Ok(())
+    } else {
+        Err(verdict.failure_text().into())
+    }
+}
