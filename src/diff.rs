@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
 
-/// A unified diff from `old` to `new`. One-line JSON documents are compared pretty-printed, so the
-/// changed member stands out; if they differ only in bytes pretty-printing hides (order,
-/// whitespace), the raw lines are compared instead.
+/// A unified diff from `old` to `new`. One-line JSON documents are compared re-indented (members
+/// kept in their order), so the changed member stands out; if they differ only in bytes
+/// re-indenting hides (whitespace), the raw lines are compared instead.
 pub fn unified(old: &str, new: &str, color: bool) -> String {
     let (old_text, new_text) = match (pretty(old), pretty(new)) {
         (Some(old_pretty), Some(new_pretty)) if old_pretty != new_pretty => {
@@ -44,11 +44,61 @@ pub fn unified(old: &str, new: &str, color: bool) -> String {
     out
 }
 
+/// Re-indents a JSON document two spaces per level, keeping members in their order.
 fn pretty(text: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    serde_json::to_string_pretty(&value)
-        .ok()
-        .map(|pretty| pretty + "\n")
+    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let mut chars = text.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    while let Some(ch) = chars.next() {
+        if in_string {
+            out.push(ch);
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => {
+                in_string = true;
+                out.push(ch);
+            }
+            '{' | '[' => {
+                out.push(ch);
+                while chars.peek().is_some_and(|next| next.is_whitespace()) {
+                    chars.next();
+                }
+                if chars.peek().is_some_and(|next| matches!(next, '}' | ']')) {
+                    out.extend(chars.next());
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(ch);
+            }
+            ',' => {
+                out.push(ch);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            _ if ch.is_whitespace() => {}
+            _ => out.push(ch),
+        }
+    }
+    out.push('\n');
+    Some(out)
 }
 
 #[cfg(test)]
@@ -66,10 +116,24 @@ mod tests {
     }
 
     #[test]
-    fn byte_differences_pretty_printing_hides_show_as_raw_lines() {
+    fn member_order_is_kept_when_re_indenting() {
+        let expected = "{\n  \"z\": {\n    \"b\": [\n      1,\n      {}\n    ],\n    \"a\": \"x,{y}\"\n  },\n  \"e\": []\n}\n";
+        assert_eq!(
+            pretty(r#"{"z":{"b":[1,{}],"a":"x,{y}"},"e":[]}"#).unwrap(),
+            expected
+        );
         let diff = unified(r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#, false);
         assert!(
-            diff.contains(r#"-{"a":1,"b":2}"#) && diff.contains(r#"+{"b":2,"a":1}"#),
+            diff.contains("-  \"a\": 1,") && diff.contains("+  \"a\": 1"),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn byte_differences_re_indenting_hides_show_as_raw_lines() {
+        let diff = unified(r#"{"a":1}"#, r#"{"a": 1}"#, false);
+        assert!(
+            diff.contains(r#"-{"a":1}"#) && diff.contains(r#"+{"a": 1}"#),
             "{diff}"
         );
     }

@@ -1,0 +1,578 @@
+//! The contract harness end to end, on temporary copies of the repository's fixture tree: both
+//! `toolgate test` and the `cargo test` trial runner (tests/fixtures.rs) must catch drift, leakage,
+//! a missing snapshot in CI, and every kind of broken structure.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use toolgate::leak;
+use toolgate_gate::{Contract, ContractSource, Request};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A private copy of contracts/, fixtures/ and snapshots/.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["contracts", "fixtures", "snapshots"] {
+        copy(&repo_root().join(folder), &dir.path().join(folder));
+    }
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy(&entry.path(), &target);
+        } else if !entry.file_name().to_string_lossy().ends_with(".snap.new") {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn command(program: &Path, args: &[&str], ci: bool) -> Run {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_remove("INSTA_UPDATE")
+        .env("NO_COLOR", "1");
+    if ci {
+        command.env("CI", "true");
+    } else {
+        command.env_remove("CI");
+    }
+    let output = command.output().expect("runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `toolgate test --root <root> ...`.
+fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
+    let mut args = vec!["test", "--root", root.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    command(Path::new(env!("CARGO_BIN_EXE_toolgate")), &args, ci)
+}
+
+/// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on `root`.
+fn cargo_trials(root: &Path, ci: bool) -> Run {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let binary = fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("fixtures-")
+                && path.extension().is_none_or(|extension| extension == "exe")
+        })
+        .max_by_key(|path| fs::metadata(path).and_then(|meta| meta.modified()).ok())
+        .expect("cargo builds the fixtures test binary before running tests");
+    let mut command = Command::new(binary);
+    command
+        .env("TOOLGATE_ROOT", root)
+        .env_remove("INSTA_UPDATE")
+        .env("NO_COLOR", "1")
+        .arg("--test-threads=2");
+    if ci {
+        command.env("CI", "true");
+    } else {
+        command.env_remove("CI");
+    }
+    let output = command.output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn assert_fails_with(run: &Run, code: i32, expected: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for text in expected {
+        assert!(
+            run.stdout.contains(text),
+            "missing {text:?} in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn the_committed_tree_passes_both_runners_in_ci() {
+    let dir = tree();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("test result: ok."), "{}", run.stdout);
+    let trials = cargo_trials(dir.path(), true);
+    assert_eq!(trials.code, 0, "{}{}", trials.stdout, trials.stderr);
+}
+
+#[test]
+fn one_changed_snapshot_byte_fails_both_with_a_diff() {
+    let dir = tree();
+    let snapshot = dir
+        .path()
+        .join("snapshots/job_status/accepted/failed_run@v1.snap");
+    let text = fs::read_to_string(&snapshot).unwrap();
+    fs::write(
+        &snapshot,
+        text.replacen("\"state\":\"failed\"", "\"state\":\"faileD\"", 1),
+    )
+    .unwrap();
+
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED job_status::accepted::failed_run",
+            "what the agent sees changed",
+            "-    \"state\": \"faileD\"",
+            "+    \"state\": \"failed\"",
+            "toolgate test --accept",
+        ],
+    );
+    let trials = cargo_trials(dir.path(), true);
+    assert_ne!(trials.code, 0);
+    assert!(
+        trials.stdout.contains("job_status::accepted::failed_run")
+            && trials.stdout.contains("+    \"state\": \"failed\""),
+        "{}",
+        trials.stdout
+    );
+    assert!(
+        !snapshot.with_extension("snap.new").exists(),
+        "CI never writes"
+    );
+}
+
+#[test]
+fn an_accepted_fixture_with_an_unpromised_field_fails_both() {
+    let dir = tree();
+    let accepted = dir.path().join("fixtures/review_status/accepted");
+    fs::write(
+        accepted.join("sneaky.json"),
+        r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1","decision":"approved","reviewed_by":"x","escalate_to":"root"}}"#,
+    )
+    .unwrap();
+    fs::write(
+        accepted.join("sneaky.expect.yaml"),
+        "expect: { outcome: admitted }\n",
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED review_status::accepted::sneaky",
+            "admitted, but the gate decided: rejected at schema, rule additionalProperties",
+        ],
+    );
+    let trials = cargo_trials(dir.path(), true);
+    assert_ne!(trials.code, 0);
+    assert!(
+        trials.stdout.contains("review_status::accepted::sneaky"),
+        "{}",
+        trials.stdout
+    );
+}
+
+#[test]
+fn a_deleted_snapshot_fails_in_ci_and_nothing_is_written() {
+    let dir = tree();
+    let snapshot = dir
+        .path()
+        .join("snapshots/close_ticket/near-miss/ticket_8_other_tenant@v1.snap");
+    fs::remove_file(&snapshot).unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "close_ticket::near-miss::ticket_8_other_tenant",
+            "nothing is written in CI",
+        ],
+    );
+    assert!(!snapshot.exists() && !snapshot.with_extension("snap.new").exists());
+    assert_ne!(cargo_trials(dir.path(), true).code, 0);
+    assert!(!snapshot.with_extension("snap.new").exists());
+}
+
+#[test]
+fn locally_a_missing_snapshot_is_written_pending_and_accept_makes_it_the_truth() {
+    let dir = tree();
+    let snapshot = dir
+        .path()
+        .join("snapshots/close_ticket/near-miss/ticket_8_other_tenant@v1.snap");
+    let committed = fs::read_to_string(&snapshot).unwrap();
+    fs::remove_file(&snapshot).unwrap();
+    let pending = snapshot.with_extension("snap.new");
+
+    let run = toolgate_test(dir.path(), &[], false);
+    assert_fails_with(
+        &run,
+        1,
+        &["wrote snapshots/close_ticket/near-miss/ticket_8_other_tenant@v1.snap.new for review"],
+    );
+    assert_eq!(
+        fs::read_to_string(&pending).unwrap(),
+        committed,
+        "the pending file is what would be committed"
+    );
+    assert!(
+        insta::Snapshot::from_file(&pending).is_ok(),
+        "cargo insta can read it"
+    );
+
+    let accepted = toolgate_test(dir.path(), &["--accept"], false);
+    assert_eq!(accepted.code, 0, "{}", accepted.stdout);
+    assert_eq!(fs::read_to_string(&snapshot).unwrap(), committed);
+    assert!(!pending.exists(), "accepting clears the pending file");
+    assert_eq!(toolgate_test(dir.path(), &[], true).code, 0);
+}
+
+#[test]
+fn stale_snapshots_are_reported_and_accept_removes_them() {
+    let dir = tree();
+    let stale = dir
+        .path()
+        .join("snapshots/review_status/near-miss/removed_fixture@v1.snap");
+    fs::copy(
+        dir.path()
+            .join("snapshots/review_status/near-miss/null_data@v1.snap"),
+        &stale,
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED suite::stale_snapshots",
+            "removed_fixture@v1.snap: no fixture produces this snapshot",
+        ],
+    );
+    assert_eq!(toolgate_test(dir.path(), &["--accept"], false).code, 0);
+    assert!(!stale.exists());
+}
+
+#[test]
+fn structure_problems_name_their_path_and_the_run_goes_on() {
+    let dir = tree();
+    let fixtures = dir.path().join("fixtures");
+    fs::create_dir_all(fixtures.join("review_status/accepted-ish")).unwrap();
+    fs::create_dir_all(fixtures.join("no_such_tool/accepted")).unwrap();
+    fs::write(fixtures.join("job_status/near-miss/orphan.json"), "{}").unwrap();
+    fs::write(fixtures.join("job_status/near-miss/broken.json"), "{}").unwrap();
+    fs::write(
+        fixtures.join("job_status/near-miss/broken.expect.yaml"),
+        "expect: { outcome: rejected, layer: schema\n",
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        2,
+        &[
+            "fixtures/review_status/accepted-ish: unknown fixture class folder `accepted-ish`",
+            "fixtures/no_such_tool: fixtures for tool `no_such_tool`, which has no contract",
+            "fixtures/job_status/near-miss/orphan.json: a raw fixture without its sidecar orphan.expect.yaml",
+            "FAILED job_status::near-miss::broken",
+            "fixtures/job_status/near-miss/broken.expect.yaml:",
+            "104 of 105 cases passed",
+        ],
+    );
+}
+
+#[test]
+fn a_sidecar_with_an_incomplete_expectation_fails_its_own_case() {
+    let dir = tree();
+    let sidecar = dir
+        .path()
+        .join("fixtures/job_status/near-miss/impossible_date.expect.yaml");
+    fs::write(&sidecar, "expect: { outcome: rejected, layer: schema }\n").unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        2,
+        &[
+            "FAILED job_status::near-miss::impossible_date",
+            "needs `layer`, `code` and `retryable`",
+        ],
+    );
+}
+
+#[test]
+fn an_expectation_at_the_wrong_layer_fails() {
+    let dir = tree();
+    let sidecar = dir
+        .path()
+        .join("fixtures/review_status/duplicate-key/decision_nested.expect.yaml");
+    let text = fs::read_to_string(&sidecar).unwrap();
+    fs::write(
+        &sidecar,
+        text.replace(
+            "layer: parse, rule: duplicate_member",
+            "layer: parse, rule: syntax",
+        ),
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "rejected at parse, rule syntax",
+            "but the gate decided: rejected at parse, rule duplicate_member",
+        ],
+    );
+}
+
+#[test]
+fn finding_zero_fixtures_fails() {
+    let dir = tree();
+    fs::remove_dir_all(dir.path().join("fixtures")).unwrap();
+    fs::create_dir_all(dir.path().join("fixtures")).unwrap();
+    fs::remove_dir_all(dir.path().join("snapshots")).unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stdout.contains("found no fixtures at all"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn coverage_names_the_missing_case_and_tool() {
+    let dir = tree();
+    for extension in ["json", "expect.yaml"] {
+        fs::remove_file(dir.path().join(format!(
+            "fixtures/release_status/near-miss/null_data.{extension}"
+        )))
+        .unwrap();
+    }
+    fs::remove_file(
+        dir.path()
+            .join("snapshots/release_status/near-miss/null_data@v1.snap"),
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED release_status::coverage",
+            "tool `release_status`: no near-miss fixture covers null_for_object",
+        ],
+    );
+}
+
+#[test]
+fn a_false_coverage_claim_is_caught() {
+    let dir = tree();
+    let sidecar = dir
+        .path()
+        .join("fixtures/job_status/duplicate-key/outcome_top_level.expect.yaml");
+    let text = fs::read_to_string(&sidecar).unwrap();
+    fs::write(
+        &sidecar,
+        text.replace(
+            "covers: [duplicate_top_level]",
+            "covers: [duplicate_top_level, duplicate_escaped]",
+        ),
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &["claims `duplicate_escaped`, but no member name in it is spelled with an escape"],
+    );
+}
+
+#[test]
+fn changing_a_locked_contract_version_fails() {
+    let dir = tree();
+    let contract = dir.path().join("contracts/review_status/v1/contract.yaml");
+    let text = fs::read_to_string(&contract).unwrap();
+    fs::write(
+        &contract,
+        text.replace("max_attempts: 2", "max_attempts: 3"),
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &["--accept"], false);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED suite::contract_lock",
+            "contracts/review_status/v1 changed after it was published",
+        ],
+    );
+}
+
+#[test]
+fn a_legacy_fixture_must_match_its_twin() {
+    let dir = tree();
+    let raw = dir
+        .path()
+        .join("fixtures/release_status/legacy/bare_degraded_production.json");
+    let text = fs::read_to_string(&raw).unwrap();
+    fs::write(&raw, text.replace("\"degraded\"", "\"healthy\"")).unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "the agent bytes differ from those of its current-shape twin release_status::accepted::degraded_production",
+        ],
+    );
+}
+
+#[test]
+fn json_and_junit_reports_are_machine_readable() {
+    let dir = tree();
+    let run = toolgate_test(dir.path(), &["--format", "json"], true);
+    assert_eq!(run.code, 0);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["passed"], true);
+    assert_eq!(report["totals"]["cases"], 104);
+    assert_eq!(
+        report["tools"]["release_status"]["legacy"]["outcomes"]["admitted"],
+        2
+    );
+    assert_eq!(report["failures"], Value::Array(Vec::new()));
+
+    fs::write(
+        dir.path()
+            .join("snapshots/job_status/accepted/not_found@v1.snap"),
+        "---\n---\n{}\n",
+    )
+    .unwrap();
+    let failing: Value =
+        serde_json::from_str(&toolgate_test(dir.path(), &["--format", "json"], true).stdout)
+            .unwrap();
+    assert_eq!(failing["exit_code"], 1);
+    assert_eq!(
+        failing["failures"][0]["name"],
+        "job_status::accepted::not_found"
+    );
+    assert_eq!(failing["failures"][0]["problems"][0]["kind"], "snapshot");
+
+    let junit = toolgate_test(dir.path(), &["--format", "junit"], true);
+    assert_eq!(junit.code, 1);
+    assert!(junit.stdout.starts_with("<?xml"), "{}", junit.stdout);
+    assert_eq!(junit.stdout.matches("<testcase ").count(), 104 + 11);
+    assert!(
+        junit.stdout.contains("<failure")
+            && junit.stdout.contains("job_status::accepted::not_found")
+    );
+}
+
+#[test]
+fn a_filter_runs_matching_cases_and_no_match_fails() {
+    let dir = tree();
+    let run = toolgate_test(
+        dir.path(),
+        &["close_ticket::near-miss", "--format", "json"],
+        true,
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["totals"]["cases"], 16);
+    assert_eq!(report["totals"]["checks"], 0);
+    let nothing = toolgate_test(dir.path(), &["no_such_case"], true);
+    assert_eq!(nothing.code, 1);
+    assert!(nothing.stdout.contains("no case ran"), "{}", nothing.stdout);
+}
+
+#[test]
+fn a_missing_contracts_folder_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.starts_with("toolgate: error: ")
+            && run.stderr.contains("no contracts folder here"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The leakage detector, against an open contract (its schema lets a `debug` member through but
+/// its projection promises only `state`): the real gate's output is clean, and a deliberately
+/// leaky projection (the naive "serialize what was validated") is caught.
+#[test]
+fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
+    let contract = Contract::compile(
+        &ContractSource::new(
+            "tool: probe\nversion: 1\ndirection: result\nshape:\n  schema: open.json\n  fields: [{ name: state, from: /state }]\nagent_schema: agent.json\n",
+        )
+        .with_schema("open.json", r#"{"type": "object", "required": ["state"], "properties": {"state": {"enum": ["ok", "degraded"]}}}"#)
+        .with_schema("agent.json", r#"{"type": "object"}"#),
+    )
+    .unwrap();
+    let raw =
+        br#"{"state":"ok","debug":"Traceback: token=s3cr3t at worker-7","hint":"restart prod"}"#;
+    let request = Request::new("req.00000001");
+    let decision = contract.admit(raw, &request, std::time::SystemTime::UNIX_EPOCH);
+    assert!(decision.is_admitted());
+    let document: Value = serde_json::from_slice(raw).unwrap();
+    let allowed = leak::allowed_strings(
+        &contract,
+        request.id(),
+        Some((&document, decision.shape().unwrap())),
+    );
+
+    assert!(
+        leak::leaks(raw, decision.agent_bytes(), &allowed).is_empty(),
+        "the gate's own projection is clean"
+    );
+
+    let leaky = serde_json::to_vec(&serde_json::json!({
+        "tool": "probe", "request_id": "req.00000001", "outcome": "success", "data": document
+    }))
+    .unwrap();
+    let found: BTreeSet<String> = leak::leaks(raw, &leaky, &allowed).into_iter().collect();
+    let expected: BTreeSet<String> = [
+        "debug",
+        "Traceback: token=s3cr3t at worker-7",
+        "hint",
+        "restart prod",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    assert_eq!(found, expected);
+
+    let paraphrased = br#"{"tool":"probe","request_id":"req.00000001","outcome":"success","data":{"state":"ok","note":"see Traceback: token=s3cr3t at worker-7"}}"#;
+    assert!(
+        leak::leaks(raw, paraphrased, &allowed)
+            .contains(&"Traceback: token=s3cr3t at worker-7".to_owned())
+    );
+}
