@@ -576,3 +576,57 @@ fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
             .contains(&"Traceback: token=s3cr3t at worker-7".to_owned())
     );
 }
+
+#[test]
+fn a_new_contract_version_runs_every_fixture_against_both_versions() {
+    let dir = tree();
+    let contracts = dir.path().join("contracts/review_status");
+    copy(&contracts.join("v1"), &contracts.join("v2"));
+    let contract = contracts.join("v2/contract.yaml");
+    fs::write(
+        &contract,
+        fs::read_to_string(&contract)
+            .unwrap()
+            .replace("version: 1", "version: 2"),
+    )
+    .unwrap();
+
+    let first = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &first,
+        1,
+        &[
+            "contracts/review_status/v2 is not in contracts/contracts.lock yet",
+            "review_status::accepted::approved@v2",
+        ],
+    );
+    assert_eq!(toolgate_test(dir.path(), &["--accept"], false).code, 0);
+    assert!(
+        dir.path()
+            .join("snapshots/review_status/accepted/approved@v2.snap")
+            .exists()
+    );
+    assert!(
+        fs::read_to_string(dir.path().join("contracts/contracts.lock"))
+            .unwrap()
+            .contains("review_status v2 sha256:")
+    );
+
+    let report: Value =
+        serde_json::from_str(&toolgate_test(dir.path(), &["--format", "json"], true).stdout)
+            .unwrap();
+    assert_eq!(report["passed"], true);
+    assert_eq!(report["totals"]["cases"], 104 + 30);
+    let trials = cargo_trials(dir.path(), true);
+    assert_eq!(trials.code, 0, "{}", trials.stdout);
+    assert!(
+        trials
+            .stdout
+            .contains("review_status::near-miss::null_data@v1")
+            && trials
+                .stdout
+                .contains("review_status::near-miss::null_data@v2"),
+        "{}",
+        trials.stdout
+    );
+}
