@@ -4,13 +4,13 @@
 //! the command (the operator record with `--explain`) goes to stderr.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use toolgate_gate::{AuditSink, Decision, JsonLinesSink, Outcome, Response, read_capped};
 
-use crate::error::UsageError;
+use crate::error::{UsageError, write_output};
 use crate::repo::Repository;
 use crate::request::{RequestSpec, parse_time, read_request_file};
 
@@ -52,7 +52,7 @@ pub fn run(
     let contract = repository.load(&options.tool, options.contract_version.as_deref())?;
 
     let spec = request_spec(options)?;
-    let now = match options.now.as_deref().or(spec.now.as_deref()) {
+    let now = match spec.now.as_deref() {
         Some(text) => {
             parse_time(text).map_err(|error| UsageError::new(format!("--now: {error}")))?
         }
@@ -79,7 +79,7 @@ pub fn run(
 
     let raw = read_raw(options.raw.as_deref(), stdin, contract.max_bytes())?;
     let mut response = Response::body(&raw);
-    if let Some(status) = options.upstream_status.or(spec.upstream_status) {
+    if let Some(status) = spec.upstream_status {
         response = response.with_status(status);
     }
     let request = spec.to_request();
@@ -97,7 +97,9 @@ pub fn run(
             )
         })?;
     }
-    write_ignoring_closed_pipe(stdout, decision.agent_bytes())?;
+    let mut line = decision.agent_bytes().to_vec();
+    line.push(b'\n');
+    write_output(stdout, &line)?;
     if options.explain {
         // stderr is for the person at the terminal; if it is gone there is no one to tell.
         let _ = writeln!(
@@ -119,9 +121,11 @@ fn request_spec(options: &CheckOptions) -> Result<RequestSpec, UsageError> {
         Some(path) => read_request_file(path)?,
         None => RequestSpec::default(),
     };
-    if let Some(id) = &options.request_id {
-        spec.request_id = id.clone();
-    }
+    spec.override_with(
+        options.request_id.as_deref(),
+        options.now.as_deref(),
+        options.upstream_status,
+    );
     if spec.request_id.is_empty() {
         return Err(UsageError::new(
             "no outstanding request: pass --request FILE ({\"request_id\", \"now\", \"context\"}) or --request-id ID",
@@ -171,22 +175,6 @@ fn retain(folder: &Path, raw: &[u8], decision: &Decision) -> Result<(), UsageErr
         .map_err(|error| UsageError::io(folder, "create the retention folder", &error))?;
     let path = folder.join(decision.audit_event().raw_sha256().to_hex());
     fs::write(&path, raw).map_err(|error| UsageError::io(&path, "retain the raw bytes", &error))
-}
-
-fn write_ignoring_closed_pipe(
-    stdout: &mut impl Write,
-    agent_bytes: &[u8],
-) -> Result<(), UsageError> {
-    let written = stdout
-        .write_all(agent_bytes)
-        .and_then(|()| stdout.write_all(b"\n"))
-        .and_then(|()| stdout.flush());
-    match written {
-        // A reader that stopped reading (`| head -c 10`) is not an error of ours.
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(error) => Err(UsageError::io(Path::new("<stdout>"), "write", &error)),
-        Ok(()) => Ok(()),
-    }
 }
 
 fn explain(decision: &Decision, tool: &str, version: &str, retained: Option<&Path>) -> String {

@@ -37,6 +37,16 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Writes a command's output. A reader that stopped reading (`| head`) is not an error of ours.
+pub fn write_output(out: &mut impl std::io::Write, bytes: &[u8]) -> Result<(), UsageError> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(UsageError::new(format!("cannot write the output: {error}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl From<toolgate_gate::CompileErrors> for UsageError {
     fn from(errors: toolgate_gate::CompileErrors) -> UsageError {
         UsageError::new(errors.to_string())

@@ -33,6 +33,24 @@ pub struct RequestSpec {
 }
 
 impl RequestSpec {
+    /// Replaces the fields given (by command-line flags or a fixture's sidecar).
+    pub fn override_with(
+        &mut self,
+        request_id: Option<&str>,
+        now: Option<&str>,
+        upstream_status: Option<u16>,
+    ) {
+        if let Some(id) = request_id {
+            self.request_id = id.to_owned();
+        }
+        if let Some(now) = now {
+            self.now = Some(now.to_owned());
+        }
+        if let Some(status) = upstream_status {
+            self.upstream_status = Some(status);
+        }
+    }
+
     /// The gate's request.
     pub fn to_request(&self) -> Request {
         let request = Request::new(&self.request_id).with_context_map(self.context.clone());

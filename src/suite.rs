@@ -576,15 +576,11 @@ fn admit_fixture(
             &request_path.display().to_string(),
         ))
     })?;
-    if let Some(id) = &spec.request_id {
-        request.request_id = id.clone();
-    }
-    if let Some(now) = &spec.now {
-        request.now = Some(now.clone());
-    }
-    if let Some(status) = spec.upstream_status {
-        request.upstream_status = Some(status);
-    }
+    request.override_with(
+        spec.request_id.as_deref(),
+        spec.now.as_deref(),
+        spec.upstream_status,
+    );
     if request.request_id.is_empty() {
         return Err(load(format!(
             "{}: no request_id (in the request file or the sidecar)",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use crate::error::UsageError;
+use crate::error::{UsageError, write_output};
 use crate::report::{self, Summary};
 use crate::snapshot::SnapshotMode;
 use crate::suite::{Case, RunContext, Suite};
@@ -88,12 +88,7 @@ pub fn run(options: &TestOptions, out: &mut impl Write) -> Result<u8, UsageError
         ReportFormat::Json => report::json::render(&summary, suite.fixture_count(), mode),
         ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
     };
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(UsageError::new(format!("cannot write the report: {error}")));
-        }
-        _ => {}
-    }
+    write_output(out, text.as_bytes())?;
     Ok(summary.exit_code())
 }
 

@@ -1,43 +1,22 @@
 //! `toolgate check` end to end: the seeds' scenarios through the real binary, and its usage errors.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use common::{Run, run};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn toolgate_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolgate runs");
-    let mut pipe = child.stdin.take().unwrap();
-    let input = stdin.to_vec();
-    // Write from a thread: the child may stop reading early (a rejected oversized body).
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Run {
-        code: output.status.code().expect("exited normally"),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(args).current_dir(dir);
+    run(command, stdin)
 }
 
 fn toolgate(args: &[&str], stdin: &[u8]) -> Run {

@@ -2,20 +2,17 @@
 //! `toolgate test` and the `cargo test` trial runner (tests/fixtures.rs) must catch drift, leakage,
 //! a missing snapshot in CI, and every kind of broken structure.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{Run, run, snapshot_env};
 use serde_json::Value;
 use toolgate::leak;
 use toolgate_gate::{Contract, ContractSource, Request};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,30 +40,14 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
-fn command(program: &Path, args: &[&str], ci: bool) -> Run {
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .env_remove("INSTA_UPDATE")
-        .env("NO_COLOR", "1");
-    if ci {
-        command.env("CI", "true");
-    } else {
-        command.env_remove("CI");
-    }
-    let output = command.output().expect("runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
 /// `toolgate test --root <root> ...`.
 fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
-    let mut args = vec!["test", "--root", root.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    command(Path::new(env!("CARGO_BIN_EXE_toolgate")), &args, ci)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["test", "--root", root.to_str().unwrap()])
+        .args(extra);
+    snapshot_env(&mut command, ci);
+    run(command, b"")
 }
 
 /// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on `root`.
