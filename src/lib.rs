@@ -10,6 +10,7 @@ pub mod cli;
 pub mod diff;
 pub mod error;
 pub mod fixture;
+pub mod invariants;
 pub mod leak;
 pub mod lock;
 pub mod repo;

@@ -9,14 +9,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
-use toolgate_gate::{Contract, Decision, Layer, Outcome, Response, failure_envelope};
+use toolgate_gate::{Contract, Decision, Layer, Outcome, Response};
 
 use crate::error::UsageError;
 use crate::fixture::{
     self, Coverage, ExpectedOutcome, Fixture, FixtureClass, Sidecar, StructureProblem,
 };
-use crate::leak;
+use crate::invariants;
 use crate::lock;
 use crate::repo::{Repository, VersionDir};
 use crate::request::{RequestSpec, parse_time, read_request_file};
@@ -694,9 +693,15 @@ impl Case {
         verdict
             .problems
             .extend(class_problems(fixture.class, decision));
+        verdict.problems.extend(invariants::agent_view_problems(
+            contract,
+            &admitted.raw,
+            &admitted.request.request_id,
+            decision,
+        ));
         verdict
             .problems
-            .extend(agent_view_problems(contract, &admitted, &spec.canaries));
+            .extend(canary_problems(decision.agent_bytes(), &spec.canaries));
         if let Some(twin) = &self.twin {
             verdict
                 .problems
@@ -869,92 +874,21 @@ fn class_problems(class: FixtureClass, decision: &Decision) -> Vec<Problem> {
         .collect()
 }
 
-/// The agent bytes are exactly the failure envelope or a success the agent-visible schema
-/// accepts; no unpromised raw string and no canary appears in them.
-fn agent_view_problems(
-    contract: &Contract,
-    admitted: &Admitted,
-    canaries: &[String],
-) -> Vec<Problem> {
-    let decision = &admitted.decision;
-    let agent = decision.agent_bytes();
-    let request_id = &admitted.request.request_id;
-    let mut problems = Vec::new();
-    let failure = match decision.outcome() {
-        Outcome::Admitted => None,
-        Outcome::AdmittedFailure { code, retryable } => Some((*code, *retryable)),
-        Outcome::Rejected(rejection) => Some((rejection.code(), rejection.retryable())),
-    };
-    match failure {
-        Some((code, retryable)) => {
-            let envelope = failure_envelope(contract.tool(), request_id, code, retryable);
-            if agent != envelope.as_slice() {
-                problems.push(Problem::new(
-                    ProblemKind::Envelope,
-                    format!(
-                        "a failure must be exactly the fixed envelope {}, but the agent got {}",
-                        String::from_utf8_lossy(&envelope),
-                        String::from_utf8_lossy(agent)
-                    ),
-                ));
-            }
-        }
-        None if !contract.agent_view_accepts(agent) => problems.push(Problem::new(
-            ProblemKind::Envelope,
-            format!(
-                "the admitted output does not validate against the contract's agent_schema: {}",
-                String::from_utf8_lossy(agent)
-            ),
-        )),
-        None => {}
-    }
-    let admitted_document = match decision.outcome() {
-        Outcome::Admitted => match serde_json::from_slice::<Value>(&admitted.raw) {
-            Ok(document) => Some(document),
-            // A text tool's captures are not recoverable from the raw bytes; what its output may
-            // hold is pinned by the agent schema check above.
-            Err(_) => serde_json::from_slice::<Value>(agent)
-                .ok()
-                .and_then(|output| output.get("data").cloned()),
-        },
-        _ => None,
-    };
-    let shape = decision.shape().unwrap_or_default();
-    let allowed = match (&admitted_document, contract.promised_pointers(shape)) {
-        (Some(document), Some(_)) if serde_json::from_slice::<Value>(&admitted.raw).is_ok() => {
-            leak::allowed_strings(contract, request_id, Some((document, shape)))
-        }
-        (Some(captures), _) => {
-            let mut allowed = leak::allowed_strings(contract, request_id, None);
-            if let Some(members) = captures.as_object() {
-                allowed.extend(
-                    members
-                        .values()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned),
-                );
-            }
-            allowed
-        }
-        _ => leak::allowed_strings(contract, request_id, None),
-    };
-    for leaked in leak::leaks(&admitted.raw, agent, &allowed) {
-        problems.push(Problem::new(
-            ProblemKind::Leak,
-            format!("{leaked:?} from the raw input reached the agent, but the contract does not promise it"),
-        ));
-    }
+fn canary_problems(agent: &[u8], canaries: &[String]) -> Vec<Problem> {
     let agent_text = String::from_utf8_lossy(agent);
-    for canary in canaries {
-        let encoded = serde_json::to_string(canary).unwrap_or_default();
-        if agent_text.contains(canary.as_str()) || agent_text.contains(encoded.trim_matches('"')) {
-            problems.push(Problem::new(
+    canaries
+        .iter()
+        .filter(|canary| {
+            let encoded = serde_json::to_string(canary).unwrap_or_default();
+            agent_text.contains(canary.as_str()) || agent_text.contains(encoded.trim_matches('"'))
+        })
+        .map(|canary| {
+            Problem::new(
                 ProblemKind::Canary,
                 format!("canary {canary:?} reached the agent"),
-            ));
-        }
-    }
-    problems
+            )
+        })
+        .collect()
 }
 
 /// A legacy fixture must give the agent exactly what its current-shape twin gives.
