@@ -126,7 +126,7 @@ pub fn main() -> ExitCode {
                 accept: args.accept,
                 color,
             };
-            test_cmd::run(&options, &mut stdout.lock())
+            test_cmd::run(&options, &mut stdout.lock(), &mut stderr.lock())
         }
     };
     match result {

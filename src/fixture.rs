@@ -210,16 +210,15 @@ impl Sidecar {
         let sidecar: Sidecar =
             serde_saphyr::from_str_with_options(text, options).map_err(|error| {
                 let message = error.to_string();
-                let message = message.lines().next().unwrap_or_default().to_owned();
+                let line = message.lines().next().unwrap_or_default();
+                let line = line.rfind(" at line ").map_or(line, |cut| &line[..cut]);
+                let line = match line.split_once(", set DuplicateKeyPolicy") {
+                    Some((before, _)) => format!("{before} (each key may appear once)"),
+                    None => line.to_owned(),
+                };
                 match error.location() {
-                    Some(location) => {
-                        let message = match message.rfind(" at line ") {
-                            Some(cut) => message[..cut].to_owned(),
-                            None => message,
-                        };
-                        format!("{}:{}: {message}", location.line(), location.column())
-                    }
-                    None => message,
+                    Some(location) => format!("{}:{}: {line}", location.line(), location.column()),
+                    None => line,
                 }
             })?;
         sidecar.expect.validate()?;

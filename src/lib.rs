@@ -13,6 +13,7 @@ pub mod fixture;
 pub mod invariants;
 pub mod leak;
 pub mod lock;
+pub mod mutate;
 pub mod repo;
 pub mod report;
 pub mod request;

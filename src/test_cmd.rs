@@ -39,9 +39,14 @@ pub struct TestOptions {
     pub color: bool,
 }
 
-/// Runs the suite and writes the report to `out`. Returns the exit code: 0 all passed, 1 a
-/// failure, 2 a configuration problem (a fixture or contract that could not be loaded).
-pub fn run(options: &TestOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+/// Runs the suite and writes the report to `out`; configuration problems (a fixture, sidecar or
+/// contract that could not be loaded) are also written to `err`, one `toolgate: error:` line each.
+/// Returns the exit code: 0 all passed, 1 a failure, 2 a configuration problem.
+pub fn run(
+    options: &TestOptions,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<u8, UsageError> {
     let suite = Suite::discover(&options.root)?;
     let mode = if options.accept {
         SnapshotMode::Accept
@@ -89,6 +94,15 @@ pub fn run(options: &TestOptions, out: &mut impl Write) -> Result<u8, UsageError
         ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
     };
     write_output(out, text.as_bytes())?;
+    let configuration = summary
+        .failures
+        .iter()
+        .flat_map(|verdict| &verdict.problems)
+        .filter(|problem| problem.kind.is_configuration());
+    for problem in configuration {
+        // stderr is for the person or the CI log; if it is gone there is no one left to tell.
+        let _ = writeln!(err, "toolgate: error: {}", problem.message);
+    }
     Ok(summary.exit_code())
 }
 

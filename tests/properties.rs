@@ -9,6 +9,9 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use toolgate::invariants::agent_view_problems;
+use toolgate::mutate::{
+    object_pointers, text_with_duplicate, value_pointers, with_member, with_value,
+};
 use toolgate::repo::Repository;
 use toolgate::request::{RequestSpec, parse_time, read_request_file};
 use toolgate_gate::{Contract, Decision, Layer};
@@ -71,79 +74,6 @@ fn admit(tool: &Tool, raw: &[u8]) -> Decision {
     decision
 }
 
-/// Pointers to every object in `value` (the root included when it is one).
-fn objects(value: &Value, at: String, into: &mut Vec<String>) {
-    match value {
-        Value::Object(members) => {
-            into.push(at.clone());
-            for (key, member) in members {
-                objects(
-                    member,
-                    format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")),
-                    into,
-                );
-            }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                objects(item, format!("{at}/{index}"), into);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Pointers to every value in `value`.
-fn values(value: &Value, at: String, into: &mut Vec<String>) {
-    into.push(at.clone());
-    match value {
-        Value::Object(members) => members
-            .iter()
-            .for_each(|(key, member)| values(member, format!("{at}/{key}"), into)),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .for_each(|(index, item)| values(item, format!("{at}/{index}"), into)),
-        _ => {}
-    }
-}
-
-/// Writes `value` as JSON text, repeating member `duplicate.1` of the object at `duplicate.0`
-/// with the value `duplicate.2` (a duplicate no `Value` could represent).
-fn text_with_duplicate(value: &Value, at: &str, duplicate: &(String, String, Value)) -> String {
-    match value {
-        Value::Object(members) => {
-            let mut parts: Vec<String> = members
-                .iter()
-                .map(|(key, member)| {
-                    format!(
-                        "{}:{}",
-                        Value::from(key.as_str()),
-                        text_with_duplicate(member, &format!("{at}/{key}"), duplicate)
-                    )
-                })
-                .collect();
-            if at == duplicate.0 {
-                parts.push(format!(
-                    "{}:{}",
-                    Value::from(duplicate.1.as_str()),
-                    duplicate.2
-                ));
-            }
-            format!("{{{}}}", parts.join(","))
-        }
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .enumerate()
-                .map(|(index, item)| text_with_duplicate(item, &format!("{at}/{index}"), duplicate))
-                .collect();
-            format!("[{}]", parts.join(","))
-        }
-        scalar => scalar.to_string(),
-    }
-}
-
 fn arbitrary_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
@@ -177,12 +107,9 @@ proptest! {
         value in arbitrary_json(),
     ) {
         let tool = &tools()[tool];
-        let mut document = document.get(&tool.documents).clone();
-        let mut pointers = Vec::new();
-        objects(&document, String::new(), &mut pointers);
-        let target = object.get(&pointers).clone();
-        document.pointer_mut(&target).unwrap().as_object_mut().unwrap().insert(name, value);
-        let raw = serde_json::to_vec(&document).unwrap();
+        let document = document.get(&tool.documents);
+        let target = object.get(&object_pointers(document)).clone();
+        let raw = serde_json::to_vec(&with_member(document, &target, &name, value).unwrap()).unwrap();
         let decision = admit(tool, &raw);
         prop_assert!(!decision.is_admitted(), "an unknown member was admitted: {}", String::from_utf8_lossy(&raw));
     }
@@ -197,14 +124,12 @@ proptest! {
     ) {
         let tool = &tools()[tool];
         let document = document.get(&tool.documents);
-        let mut pointers = Vec::new();
-        objects(document, String::new(), &mut pointers);
-        let target = object.get(&pointers).clone();
+        let target = object.get(&object_pointers(document)).clone();
         let names: Vec<String> = document.pointer(&target).unwrap().as_object().unwrap().keys().cloned().collect();
         prop_assume!(!names.is_empty());
         let name = member.get(&names).clone();
         let scalar = !value.is_object() && !value.is_array();
-        let raw = text_with_duplicate(document, "", &(target, name, value));
+        let raw = text_with_duplicate(document, &target, &name, &value);
         let decision = admit(tool, raw.as_bytes());
         let rejection = decision.rejection().expect("a duplicate is never admitted");
         // A nested duplicate value may hit the depth limit first; that is the parser refusing too.
@@ -222,12 +147,9 @@ proptest! {
         replacement in prop_oneof![arbitrary_json(), (0usize..20_000).prop_map(|len| Value::String("A".repeat(len)))],
     ) {
         let tool = &tools()[tool];
-        let mut document = document.get(&tool.documents).clone();
-        let mut pointers = Vec::new();
-        values(&document, String::new(), &mut pointers);
-        let target = target.get(&pointers).clone();
-        *document.pointer_mut(&target).unwrap() = replacement;
-        let raw = serde_json::to_vec(&document).unwrap();
+        let document = document.get(&tool.documents);
+        let target = target.get(&value_pointers(document)).clone();
+        let raw = serde_json::to_vec(&with_value(document, &target, replacement).unwrap()).unwrap();
         admit(tool, &raw);
     }
 }

@@ -197,11 +197,13 @@ pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileErro
     })
 }
 
-/// serde-saphyr appends the location in prose; the CompileError carries it as `file:line:col`.
+/// serde-saphyr appends the location in prose (the CompileError carries it as `file:line:col`)
+/// and, for duplicate keys, advice meant for the Rust programmer rather than the author.
 fn first_line(message: &str) -> String {
     let line = message.lines().next().unwrap_or(message);
-    match line.rfind(" at line ") {
-        Some(cut) => line[..cut].to_owned(),
+    let line = line.rfind(" at line ").map_or(line, |cut| &line[..cut]);
+    match line.split_once(", set DuplicateKeyPolicy") {
+        Some((before, _)) => format!("{before} (each key may appear once)"),
         None => line.to_owned(),
     }
 }

@@ -1,0 +1,153 @@
+//! Mutation primitives for near-miss inputs: inject a member, duplicate one, replace a value.
+//! Used by the property tests and the structure-aware fuzz target to derive hostile variants
+//! of valid fixtures.
+
+use serde_json::Value;
+
+/// JSON pointers to every object in `document` (the root included when it is one).
+pub fn object_pointers(document: &Value) -> Vec<String> {
+    let mut pointers = Vec::new();
+    walk(document, String::new(), &mut |pointer, value| {
+        if value.is_object() {
+            pointers.push(pointer.to_owned());
+        }
+    });
+    pointers
+}
+
+/// JSON pointers to every value in `document`, the root included.
+pub fn value_pointers(document: &Value) -> Vec<String> {
+    let mut pointers = Vec::new();
+    walk(document, String::new(), &mut |pointer, _| {
+        pointers.push(pointer.to_owned())
+    });
+    pointers
+}
+
+fn walk(value: &Value, at: String, visit: &mut impl FnMut(&str, &Value)) {
+    visit(&at, value);
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                walk(member, format!("{at}/{}", escape(key)), visit);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                walk(item, format!("{at}/{index}"), visit);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// `document` with `member: value` added to the object at `pointer` (replacing a member of that
+/// name). Returns `None` when `pointer` is not an object.
+pub fn with_member(document: &Value, pointer: &str, member: &str, value: Value) -> Option<Value> {
+    let mut mutated = document.clone();
+    mutated
+        .pointer_mut(pointer)?
+        .as_object_mut()?
+        .insert(member.to_owned(), value);
+    Some(mutated)
+}
+
+/// `document` with the value at `pointer` replaced. Returns `None` when there is no such value.
+pub fn with_value(document: &Value, pointer: &str, replacement: Value) -> Option<Value> {
+    let mut mutated = document.clone();
+    *mutated.pointer_mut(pointer)? = replacement;
+    Some(mutated)
+}
+
+/// `document` as compact JSON text in which the object at `pointer` carries member `name` once
+/// more, with `value`: a duplicate member name, which no parsed value can represent.
+pub fn text_with_duplicate(document: &Value, pointer: &str, name: &str, value: &Value) -> String {
+    let mut out = String::new();
+    write_with_duplicate(document, "", (pointer, name, value), &mut out);
+    out
+}
+
+fn write_with_duplicate(
+    value: &Value,
+    at: &str,
+    duplicate: (&str, &str, &Value),
+    out: &mut String,
+) {
+    match value {
+        Value::Object(members) => {
+            out.push('{');
+            for (index, (key, member)) in members.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_with_duplicate(member, &format!("{at}/{}", escape(key)), duplicate, out);
+            }
+            if at == duplicate.0 {
+                if !members.is_empty() {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(duplicate.1).to_string());
+                out.push(':');
+                out.push_str(&duplicate.2.to_string());
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_with_duplicate(item, &format!("{at}/{index}"), duplicate, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pointers_reach_every_object_and_value() {
+        let document = json!({"a": {"b/c": [1, {"d": 2}]}});
+        assert_eq!(object_pointers(&document), vec!["", "/a", "/a/b~1c/1"]);
+        assert_eq!(value_pointers(&document).len(), 6);
+    }
+
+    #[test]
+    fn a_duplicate_is_written_into_the_chosen_object() {
+        let document = json!({"data": {"state": "failed"}});
+        assert_eq!(
+            text_with_duplicate(&document, "/data", "state", &json!("succeeded")),
+            r#"{"data":{"state":"failed","state":"succeeded"}}"#
+        );
+        assert_eq!(
+            text_with_duplicate(&json!({}), "", "a", &json!(1)),
+            r#"{"a":1}"#
+        );
+    }
+
+    #[test]
+    fn members_and_values_are_replaced_where_pointed() {
+        let document = json!({"data": {"state": "failed"}});
+        assert_eq!(
+            with_member(&document, "/data", "x", json!(true)).unwrap(),
+            json!({"data": {"state": "failed", "x": true}})
+        );
+        assert_eq!(
+            with_value(&document, "/data/state", json!(null)).unwrap(),
+            json!({"data": {"state": null}})
+        );
+        assert!(with_member(&document, "/data/state", "x", json!(1)).is_none());
+    }
+}
