@@ -14,6 +14,7 @@ use crate::error::{CompileError, CompileErrors};
 use crate::fault::Fault;
 use crate::operator::{Finding, OperatorRecord};
 use crate::parse;
+use crate::pointer::JsonPointer;
 use crate::projection::{self, FieldSource};
 use crate::request::Request;
 use crate::retry::RetryPolicy;
@@ -63,14 +64,14 @@ struct Shape {
     text: Option<TextPattern>,
     outcome: Option<OutcomeSelector>,
     correlation: Correlation,
-    error_code: Option<String>,
+    error_code: Option<JsonPointer>,
     /// Aligned with `Contract::field_names`.
     fields: Vec<FieldSource>,
 }
 
 #[derive(Debug)]
 struct OutcomeSelector {
-    pointer: String,
+    pointer: JsonPointer,
     success: String,
     failure: String,
 }
@@ -294,17 +295,7 @@ impl Contract {
                 code,
             });
         }
-        for rule in &self.rules {
-            let source = &shape.fields[rule.field];
-            let value = document.pointer(&source.pointer);
-            rule.evaluate(
-                value,
-                &self.field_names[rule.field],
-                &source.pointer,
-                request,
-                now,
-            )?;
-        }
+        self.check_rules(shape, document, request, now)?;
         let output = projection::project(
             self.direction,
             &self.tool,
@@ -317,6 +308,28 @@ impl Contract {
             shape: Arc::clone(&shape.name),
             output,
         })
+    }
+
+    /// G5: every semantic rule, in contract order, on the shape's fields.
+    fn check_rules(
+        &self,
+        shape: &Shape,
+        document: &Value,
+        request: &Request,
+        now: SystemTime,
+    ) -> Result<(), Fault> {
+        for rule in &self.rules {
+            let source = &shape.fields[rule.field];
+            let value = source.pointer.resolve(document);
+            rule.evaluate(
+                value,
+                &self.field_names[rule.field],
+                source.pointer.as_str(),
+                request,
+                now,
+            )?;
+        }
+        Ok(())
     }
 
     fn decide(
@@ -428,9 +441,47 @@ impl Contract {
     }
 }
 
+/// The stages one at a time, for `crate::stages` (benchmarks).
+impl Contract {
+    pub(crate) fn stage_limits(&self, response: &Response<'_>) -> bool {
+        transport::check(&self.limits, response).is_ok()
+    }
+
+    pub(crate) fn stage_parse(&self, raw: &[u8]) -> Option<Value> {
+        parse::parse_json(raw, self.limits.max_depth).ok()
+    }
+
+    pub(crate) fn stage_schema(&self, document: &Value) -> bool {
+        self.shapes[0].schema.is_valid(document)
+    }
+
+    pub(crate) fn stage_semantic(
+        &self,
+        document: &Value,
+        request: &Request,
+        now: SystemTime,
+    ) -> bool {
+        let shape = &self.shapes[0];
+        correlation::check(&shape.correlation, document, &self.tool, request).is_ok()
+            && self.check_rules(shape, document, request, now).is_ok()
+    }
+
+    pub(crate) fn stage_projection(&self, document: &Value, request: &Request) -> Option<Vec<u8>> {
+        projection::project(
+            self.direction,
+            &self.tool,
+            request,
+            &self.field_names,
+            &self.shapes[0].fields,
+            document,
+        )
+        .ok()
+    }
+}
+
 impl OutcomeSelector {
     fn is_failure(&self, document: &Value) -> Result<bool, Fault> {
-        match document.pointer(&self.pointer).and_then(Value::as_str) {
+        match self.pointer.resolve(document).and_then(Value::as_str) {
             Some(value) if value == self.success => Ok(false),
             Some(value) if value == self.failure => Ok(true),
             other => Err(Fault::new(
@@ -438,19 +489,23 @@ impl OutcomeSelector {
                 "outcome",
                 format!(
                     "the schema admitted outcome {other:?} at {}, which the contract maps to neither success ({:?}) nor failure ({:?})",
-                    self.pointer, self.success, self.failure
+                    self.pointer.as_str(), self.success, self.failure
                 ),
                 "a contract bug: constrain the outcome member in the schema (const/enum) to the two values the contract names",
             )
-            .at(&self.pointer)),
+            .at(self.pointer.as_str())),
         }
     }
 }
 
 impl Shape {
     fn error_code_of(&self, document: &Value) -> Result<ErrorCode, Fault> {
-        let pointer = self.error_code.as_deref().unwrap_or_default();
-        let found = document.pointer(pointer).and_then(Value::as_str);
+        let pointer = self.error_code.as_ref().map_or("", JsonPointer::as_str);
+        let found = self
+            .error_code
+            .as_ref()
+            .and_then(|code| code.resolve(document))
+            .and_then(Value::as_str);
         found.and_then(ErrorCode::from_wire).ok_or_else(|| {
             Fault::new(
                 Layer::Projection,
@@ -848,7 +903,7 @@ fn compile_retry(file: &ContractFile, errors: &mut Vec<CompileError>) -> RetryPo
 }
 
 /// A JSON pointer as RFC 6901 writes it: empty, or `/`-separated with only `~0` and `~1` escapes.
-fn pointer(spanned: &Spanned<String>) -> Result<String, CompileError> {
+fn pointer(spanned: &Spanned<String>) -> Result<JsonPointer, CompileError> {
     let text = &spanned.value;
     let well_formed = text.is_empty()
         || (text.starts_with('/') && {
@@ -862,7 +917,7 @@ fn pointer(spanned: &Spanned<String>) -> Result<String, CompileError> {
             ok
         });
     if well_formed {
-        Ok(text.clone())
+        Ok(JsonPointer::new(text))
     } else {
         Err(error_at(
             spanned,

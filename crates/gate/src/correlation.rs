@@ -7,14 +7,15 @@ use serde_json::Value;
 
 use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::pointer::JsonPointer;
 use crate::request::Request;
 
 /// Where a shape carries the tool name and the request id (absent for shapes that carry neither,
 /// such as a legacy bare object; then the adapter's own knowledge stands in).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Correlation {
-    pub tool: Option<String>,
-    pub request_id: Option<String>,
+    pub tool: Option<JsonPointer>,
+    pub request_id: Option<JsonPointer>,
 }
 
 pub(crate) fn check(
@@ -24,7 +25,7 @@ pub(crate) fn check(
     request: &Request,
 ) -> Result<(), Fault> {
     if let Some(pointer) = &correlation.tool {
-        let found = document.pointer(pointer);
+        let found = pointer.resolve(document);
         if found.and_then(Value::as_str) != Some(tool) {
             return Err(Fault::new(
                 Layer::Correlation,
@@ -32,11 +33,11 @@ pub(crate) fn check(
                 format!("the response names tool {}, but this contract is for {tool:?}", shown(found)),
                 "a dispatcher routed another tool's answer here; never accept one tool's result as another's",
             )
-            .at(pointer));
+            .at(pointer.as_str()));
         }
     }
     if let Some(pointer) = &correlation.request_id {
-        let found = document.pointer(pointer);
+        let found = pointer.resolve(document);
         if found.and_then(Value::as_str) != Some(request.id()) {
             return Err(Fault::new(
                 Layer::Correlation,
@@ -48,7 +49,7 @@ pub(crate) fn check(
                 ),
                 "a late, replayed or misrouted response: the connector must echo the request id the adapter sent",
             )
-            .at(pointer));
+            .at(pointer.as_str()));
         }
     }
     Ok(())
@@ -65,8 +66,8 @@ mod tests {
 
     fn correlation() -> Correlation {
         Correlation {
-            tool: Some("/tool".into()),
-            request_id: Some("/request_id".into()),
+            tool: Some(JsonPointer::new("/tool")),
+            request_id: Some(JsonPointer::new("/request_id")),
         }
     }
 

@@ -66,6 +66,7 @@ mod error;
 mod fault;
 mod operator;
 mod parse;
+mod pointer;
 mod projection;
 mod request;
 mod retry;
@@ -73,6 +74,8 @@ mod schema;
 mod semantic;
 mod source;
 mod spec;
+#[doc(hidden)]
+pub mod stages;
 mod text;
 mod transport;
 mod wire;

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::pointer::JsonPointer;
 use crate::request::Request;
 use crate::spec::Direction;
 use crate::wire;
@@ -15,7 +16,7 @@ use crate::wire;
 /// Where one promised field comes from in a shape.
 #[derive(Debug, Clone)]
 pub(crate) struct FieldSource {
-    pub pointer: String,
+    pub pointer: JsonPointer,
     pub optional: bool,
 }
 
@@ -30,17 +31,17 @@ pub(crate) fn project(
 ) -> Result<Vec<u8>, Fault> {
     let mut fields = Vec::with_capacity(names.len());
     for (name, source) in names.iter().zip(sources) {
-        match document.pointer(&source.pointer) {
+        match source.pointer.resolve(document) {
             Some(value) => fields.push((name.as_str(), value)),
             None if source.optional => {}
             None => {
                 return Err(Fault::new(
                     Layer::Projection,
                     "missing_field",
-                    format!("promised field `{name}` is not at {} in the admitted document", source.pointer),
+                    format!("promised field `{name}` is not at {} in the admitted document", source.pointer.as_str()),
                     "the contract promises a field its schema does not require: make the schema require it, or mark the field optional",
                 )
-                .at(&source.pointer));
+                .at(source.pointer.as_str()));
             }
         }
     }
@@ -63,7 +64,7 @@ mod tests {
         pointers
             .iter()
             .map(|pointer| FieldSource {
-                pointer: (*pointer).into(),
+                pointer: JsonPointer::new(pointer),
                 optional: false,
             })
             .collect()

@@ -1,0 +1,30 @@
+//! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
+//! Usage: profile_admit [success|extra_property|...] [iterations]
+
+use std::hint::black_box;
+
+use toolgate_bench::{Kind, job_status, now, request, small};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let kind = match args.next().as_deref().unwrap_or("success") {
+        "extra_property" => Kind::ExtraProperty,
+        "wrong_type" => Kind::WrongType,
+        "bad_pattern" => Kind::BadPattern,
+        "bad_date" => Kind::BadDate,
+        "duplicate_key" => Kind::DuplicateKey,
+        "failure" => Kind::Failure,
+        _ => Kind::Success,
+    };
+    let iterations: usize = args
+        .next()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(1_000_000);
+    let contract = job_status();
+    let request = request();
+    let now = now();
+    let raw = small(kind, 7);
+    for _ in 0..iterations {
+        black_box(contract.admit(black_box(&raw), &request, now));
+    }
+}

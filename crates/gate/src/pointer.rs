@@ -1,0 +1,92 @@
+//! JSON pointers (RFC 6901) parsed once, when the contract compiles, instead of on every lookup
+//! (`serde_json::Value::pointer` unescapes every token of the pointer each time it is called).
+
+use serde_json::Value;
+
+/// A pointer into an admitted document, ready to resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JsonPointer {
+    text: String,
+    tokens: Vec<Token>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Token {
+    /// The member name, unescaped (`~1` → `/`, `~0` → `~`).
+    name: String,
+    /// The array index the token denotes, when it is one (RFC 6901: no leading zeros).
+    index: Option<usize>,
+}
+
+impl JsonPointer {
+    /// Parses a well-formed pointer (the caller has checked the syntax).
+    pub fn new(text: &str) -> JsonPointer {
+        let tokens = text
+            .split('/')
+            .skip(1)
+            .map(|raw| {
+                let name = raw.replace("~1", "/").replace("~0", "~");
+                let canonical_index = !raw.is_empty() && (raw == "0" || !raw.starts_with('0'));
+                let index = if canonical_index && raw.bytes().all(|byte| byte.is_ascii_digit()) {
+                    raw.parse().ok()
+                } else {
+                    None
+                };
+                Token { name, index }
+            })
+            .collect();
+        JsonPointer {
+            text: text.to_owned(),
+            tokens,
+        }
+    }
+
+    /// The pointer as written in the contract.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The value the pointer names in `document`, if any.
+    pub fn resolve<'d>(&self, document: &'d Value) -> Option<&'d Value> {
+        self.tokens
+            .iter()
+            .try_fold(document, |value, token| match value {
+                Value::Object(members) => members.get(&token.name),
+                Value::Array(items) => token.index.and_then(|index| items.get(index)),
+                _ => None,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resolves_exactly_like_serde_json() {
+        let document =
+            json!({"a/b": {"~k": [10, {"01": "x", "1": "y"}]}, "": {"": 1}, "arr": [0, 1]});
+        for pointer in [
+            "",
+            "/a~1b",
+            "/a~1b/~0k",
+            "/a~1b/~0k/0",
+            "/a~1b/~0k/1/01",
+            "/a~1b/~0k/1/1",
+            "/",
+            "//",
+            "/arr/01",
+            "/arr/1",
+            "/arr/-",
+            "/missing",
+            "/arr/9",
+        ] {
+            assert_eq!(
+                JsonPointer::new(pointer).resolve(&document),
+                document.pointer(pointer),
+                "{pointer}"
+            );
+        }
+    }
+}

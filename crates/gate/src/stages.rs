@@ -1,0 +1,35 @@
+//! Each pipeline stage on its own, for the per-stage benchmarks. Not part of the supported API:
+//! adapters call [`Contract::admit`](crate::Contract::admit), which runs them all, in order.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::contract::Contract;
+use crate::request::Request;
+use crate::transport::Response;
+
+/// G1: the transport checks. `true` when they pass.
+pub fn limits(contract: &Contract, raw: &[u8]) -> bool {
+    contract.stage_limits(&Response::body(raw))
+}
+
+/// G2: the strict parse with the contract's depth limit.
+pub fn parse(contract: &Contract, raw: &[u8]) -> Option<Value> {
+    contract.stage_parse(raw)
+}
+
+/// G3: the current shape's schema, decided with `is_valid`.
+pub fn schema(contract: &Contract, document: &Value) -> bool {
+    contract.stage_schema(document)
+}
+
+/// G4 + G5: correlation and every semantic rule, against the current shape.
+pub fn semantic(contract: &Contract, document: &Value, request: &Request, now: SystemTime) -> bool {
+    contract.stage_semantic(document, request, now)
+}
+
+/// G6: the projection of the current shape's fields.
+pub fn projection(contract: &Contract, document: &Value, request: &Request) -> Option<Vec<u8>> {
+    contract.stage_projection(document, request)
+}
