@@ -106,14 +106,14 @@ pub fn small(kind: Kind, variant: usize) -> Vec<u8> {
     );
     let data = match kind {
         Kind::Failure => {
-            let code = if variant % 2 == 0 {
+            let code = if variant.is_multiple_of(2) {
                 "NOT_FOUND"
             } else {
                 "UPSTREAM_UNAVAILABLE"
             };
             return format!(
                 r#"{{ "tool": "job_status", "request_id": "{REQUEST_ID}", "outcome": "failure", "error": {{ "code": "{code}", "retryable": {} }} }}"#,
-                variant % 3 == 0
+                variant.is_multiple_of(3)
             )
             .into_bytes();
         }
@@ -177,31 +177,29 @@ pub fn small_mix(count: usize) -> Vec<(Kind, Vec<u8>)> {
 /// A `run_history` contract: a large envelope (a project's whole run history) of which the agent
 /// sees the project, the observation time and the latest run only.
 pub fn run_history() -> Contract {
-    let contract = format!(
-        r#"
+    let contract = r#"
 tool: run_history
 version: 1
 direction: result
-limits: {{ max_bytes: 16777216, max_depth: 6 }}
+limits: { max_bytes: 16777216, max_depth: 6 }
 shape:
   schema: history.schema.json
-  outcome: {{ pointer: /outcome, success: success, failure: failure }}
+  outcome: { pointer: /outcome, success: success, failure: failure }
   error_code: /error/code
-  correlation: {{ tool: /tool, request_id: /request_id }}
+  correlation: { tool: /tool, request_id: /request_id }
   fields:
-    - {{ name: project_id, from: /data/project_id }}
-    - {{ name: observed_at, from: /data/observed_at }}
-    - {{ name: latest_run, from: /data/runs/0 }}
+    - { name: project_id, from: /data/project_id }
+    - { name: observed_at, from: /data/observed_at }
+    - { name: latest_run, from: /data/runs/0 }
 agent_schema: agent.schema.json
 rules:
   - name: project_binding
-    binding: {{ field: project_id, context: project_id }}
+    binding: { field: project_id, context: project_id }
     retryable: false
   - name: observed_at_fresh
-    freshness: {{ field: observed_at, max_age: 15m, max_future: 2m }}
+    freshness: { field: observed_at, max_age: 15m, max_future: 2m }
     retryable: true
-"#
-    );
+"#;
     let schema = history_schema();
     let source = ContractSource::new(contract)
         .with_schema_value("history.schema.json", schema)
