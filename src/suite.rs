@@ -763,7 +763,7 @@ fn describe(decision: &Decision) -> String {
         Outcome::Rejected(rejection) => format!(
             "rejected at {}, rule {}: {}, {}",
             rejection.layer(),
-            rejection.rule(),
+            decision.rule().unwrap_or_default(),
             rejection.code(),
             retry_words(rejection.retryable())
         ),
@@ -845,7 +845,7 @@ fn expectation_problems(expect: &fixture::Expectation, decision: &Decision) -> V
                 && expect
                     .rule
                     .as_deref()
-                    .is_none_or(|rule| rule == rejection.rule())
+                    .is_none_or(|rule| Some(rule) == decision.rule())
         }
         _ => false,
     };
@@ -863,7 +863,7 @@ fn class_problems(class: FixtureClass, decision: &Decision) -> Vec<Problem> {
         FixtureClass::Legacy if decision.shape() == Some(toolgate_gate::CURRENT_SHAPE) => Some(
             "a legacy fixture was admitted by the current shape, so it tests no legacy shape; move it to accepted/".to_owned(),
         ),
-        FixtureClass::DuplicateKey if decision.rejection().is_some_and(|rejection| rejection.rule() != "duplicate_member") => {
+        FixtureClass::DuplicateKey if decision.rejection().is_some() && decision.rule() != Some("duplicate_member") => {
             Some(format!("a duplicate-key fixture must be rejected as `duplicate_member`; the gate said {}", describe(decision)))
         }
         _ => None,

@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::decision::{ErrorCode, Layer};
+use crate::contract::GATE_VERSION;
+use crate::decision::{ErrorCode, Facts, Layer, Outcome};
 
 /// A SHA-256 digest, written as lowercase hex.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,6 +63,9 @@ pub struct AuditEvent {
     /// `current`, or the name of the legacy shape that admitted the bytes.
     pub(crate) shape: Option<Arc<str>>,
     pub(crate) layer: Option<Layer>,
+    /// The rejecting rule, for layers whose rule is known without explaining the rejection
+    /// (everything but a schema keyword, which the operator record carries).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) rule: Option<String>,
     pub(crate) code: Option<ErrorCode>,
     pub(crate) retryable: bool,
@@ -78,6 +82,40 @@ fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::
 }
 
 impl AuditEvent {
+    pub(crate) fn new(
+        facts: &Facts,
+        outcome: &Outcome,
+        rule: Option<String>,
+        agent_sha256: Sha256Digest,
+    ) -> AuditEvent {
+        let (layer, code, retryable) = match outcome {
+            Outcome::Admitted => (None, None, false),
+            Outcome::AdmittedFailure { code, retryable } => (None, Some(*code), *retryable),
+            Outcome::Rejected(rejection) => (
+                Some(rejection.layer),
+                Some(rejection.code),
+                rejection.retryable,
+            ),
+        };
+        AuditEvent {
+            time: facts.time,
+            request_id: facts.request_id.clone(),
+            tool: Arc::clone(&facts.tool),
+            contract_version: Arc::clone(&facts.contract_version),
+            gate_version: GATE_VERSION,
+            upstream: facts.upstream.clone(),
+            outcome: outcome.as_str(),
+            shape: facts.shape.clone(),
+            layer,
+            rule,
+            code,
+            retryable,
+            raw_len: facts.raw_len,
+            raw_sha256: facts.raw_sha256,
+            agent_sha256,
+        }
+    }
+
     /// The event as one JSON object followed by `\n`.
     pub fn to_json_line(&self) -> Vec<u8> {
         let mut line = serde_json::to_vec(self).expect("an audit event always serializes");

@@ -1,15 +1,15 @@
 //! A compiled contract, and `admit`: the pipeline G1–G6 in its fixed order.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use crate::audit::{AuditEvent, Sha256Digest};
+use crate::audit::Sha256Digest;
 use crate::correlation::{self, Correlation};
-use crate::decision::{Decision, ErrorCode, Layer, Outcome, Rejection};
+use crate::decision::{Decision, Detail, ErrorCode, Facts, Layer, Outcome, Rejection};
 use crate::error::{CompileError, CompileErrors};
 use crate::fault::Fault;
 use crate::operator::{Finding, OperatorRecord};
@@ -45,7 +45,7 @@ pub struct Contract {
     limits: Limits,
     text_input: bool,
     /// The current shape first, then legacy shapes in the order the contract lists them.
-    shapes: Vec<Shape>,
+    shapes: Arc<[Shape]>,
     field_names: Vec<String>,
     agent_schema: CompiledSchema,
     rules: Vec<Rule>,
@@ -201,65 +201,31 @@ impl Contract {
         response: &Response<'_>,
         request: &Request,
         now: SystemTime,
-    ) -> Result<Admitted, Fault> {
+    ) -> Result<Admitted, Refusal> {
         transport::check(&self.limits, response)?;
         if self.text_input {
             let text = parse::utf8(response.body)?;
             let (shape, document) = self.match_text(text)?;
-            self.conclude(shape, &document, request, now)
-        } else {
-            let document = parse::parse_json(response.body, self.limits.max_depth)?;
-            let shape = self.match_shape(&document)?;
-            self.conclude(shape, &document, request, now)
+            return Ok(self.conclude(shape, &document, request, now)?);
         }
-    }
-
-    /// G3: the first shape whose schema accepts the document (the current shape first).
-    fn match_shape(&self, document: &Value) -> Result<&Shape, Fault> {
-        if let Some(shape) = self
+        let document = parse::parse_json(response.body, self.limits.max_depth)?;
+        // G3: the first shape whose schema accepts the document (the current shape first).
+        // `is_valid` decides; the validator's detailed errors wait until someone asks.
+        match self
             .shapes
             .iter()
-            .find(|shape| shape.schema.is_valid(document))
+            .find(|shape| shape.schema.is_valid(&document))
         {
-            return Ok(shape);
+            Some(shape) => Ok(self.conclude(shape, &document, request, now)?),
+            None => Err(Refusal::Schema(document)),
         }
-        Err(self.closest_shape_fault(document))
-    }
-
-    /// Explains a document no shape accepts by the shape it came closest to (fewest problems,
-    /// the current shape on a tie), and says in one line why each other shape did not match.
-    fn closest_shape_fault(&self, document: &Value) -> Fault {
-        let mut faults: Vec<(&Shape, Fault)> = self
-            .shapes
-            .iter()
-            .map(|shape| (shape, shape.schema.fault(document)))
-            .collect();
-        if faults.len() == 1 {
-            return faults.remove(0).1;
-        }
-        let closest = (0..faults.len())
-            .min_by_key(|index| faults[*index].1.findings.len())
-            .unwrap_or_default();
-        let (shape, mut fault) = faults.remove(closest);
-        fault.message = format!("closest to shape `{}`: {}", shape.name, fault.message);
-        for (other, other_fault) in faults {
-            fault.findings.push(Finding::new(
-                "",
-                &format!("shape `{}`", other.name),
-                &format!(
-                    "does not match shape `{}` either: {}",
-                    other.name, other_fault.message
-                ),
-            ));
-        }
-        fault
     }
 
     /// G2 + G3 for text: the first shape whose pattern matches the whole output and whose schema
     /// accepts the captures.
     fn match_text(&self, text: &str) -> Result<(&Shape, Value), Fault> {
         let mut schema_fault = None;
-        for shape in &self.shapes {
+        for shape in self.shapes.iter() {
             let Some(document) = shape
                 .text
                 .as_ref()
@@ -337,107 +303,85 @@ impl Contract {
         response: &Response<'_>,
         request: &Request,
         now: SystemTime,
-        verdict: Result<Admitted, Fault>,
+        verdict: Result<Admitted, Refusal>,
     ) -> Decision {
-        let raw_sha256 = Sha256Digest::of(response.body);
-        let (outcome, agent_bytes, shape, operator) = match verdict {
-            Ok(Admitted::Success { shape, output }) => {
-                (Outcome::Admitted, output, Some(shape), None)
-            }
-            Ok(Admitted::Failure { shape, code }) => {
-                let retryable = self.retry.is_retryable(code);
-                let bytes = wire::failure_envelope(&self.tool, request.id(), code, retryable);
-                (
-                    Outcome::AdmittedFailure { code, retryable },
-                    bytes,
-                    Some(shape),
-                    None,
-                )
-            }
-            Err(fault) => {
-                let retryable = fault
-                    .retryable
-                    .unwrap_or_else(|| self.retry.is_retryable(fault.code));
-                let bytes = wire::failure_envelope(&self.tool, request.id(), fault.code, retryable);
-                let rejection = Rejection {
-                    layer: fault.layer,
-                    rule: fault.rule.to_string(),
-                    code: fault.code,
-                    retryable,
-                };
-                let record = self.operator_record(fault, retryable, response, request, raw_sha256);
-                (
-                    Outcome::Rejected(rejection),
-                    bytes,
-                    None,
-                    Some(Box::new(record)),
-                )
-            }
-        };
-        let rejection = match &outcome {
-            Outcome::Rejected(rejection) => Some(rejection),
-            _ => None,
-        };
-        let audit = AuditEvent {
+        let mut facts = Facts {
             time: now,
             request_id: request.id().to_owned(),
             tool: Arc::clone(&self.tool),
             contract_version: Arc::clone(&self.version),
-            gate_version: GATE_VERSION,
             upstream: request.upstream().map(str::to_owned),
-            outcome: outcome.as_str(),
-            shape,
-            layer: rejection.map(Rejection::layer),
-            rule: rejection.map(|rejection| rejection.rule.clone()),
-            code: match &outcome {
-                Outcome::Admitted => None,
-                Outcome::AdmittedFailure { code, .. } => Some(*code),
-                Outcome::Rejected(rejection) => Some(rejection.code),
-            },
-            retryable: match &outcome {
-                Outcome::Admitted => false,
-                Outcome::AdmittedFailure { retryable, .. } => *retryable,
-                Outcome::Rejected(rejection) => rejection.retryable,
-            },
+            upstream_status: response.status,
+            shape: None,
             raw_len: response.body.len(),
-            raw_sha256,
-            agent_sha256: Sha256Digest::of(&agent_bytes),
+            raw_sha256: Sha256Digest::of(response.body),
+        };
+        let (outcome, agent_bytes, detail) = match verdict {
+            Ok(Admitted::Success { shape, output }) => {
+                facts.shape = Some(shape);
+                (Outcome::Admitted, output, None)
+            }
+            Ok(Admitted::Failure { shape, code }) => {
+                facts.shape = Some(shape);
+                let retryable = self.retry.is_retryable(code);
+                let bytes = wire::failure_envelope(&self.tool, request.id(), code, retryable);
+                (Outcome::AdmittedFailure { code, retryable }, bytes, None)
+            }
+            Err(Refusal::Fault(fault)) => {
+                let retryable = fault
+                    .retryable
+                    .unwrap_or_else(|| self.retry.is_retryable(fault.code));
+                let rejection = Rejection {
+                    layer: fault.layer,
+                    code: fault.code,
+                    retryable,
+                };
+                let record = OperatorRecord::build(fault, retryable, &facts);
+                self.rejected(rejection, request, Detail::Ready(Box::new(record)))
+            }
+            Err(Refusal::Schema(document)) => {
+                let code = ErrorCode::InvalidResponse;
+                let rejection = Rejection {
+                    layer: Layer::Schema,
+                    code,
+                    retryable: self.retry.is_retryable(code),
+                };
+                let explanation = PendingExplanation {
+                    shapes: Arc::clone(&self.shapes),
+                    document,
+                };
+                self.rejected(
+                    rejection,
+                    request,
+                    Detail::Pending {
+                        explanation,
+                        record: OnceLock::new(),
+                    },
+                )
+            }
         };
         Decision {
             outcome,
             agent_bytes,
-            operator,
-            audit,
+            facts,
+            detail,
+            audit: OnceLock::new(),
         }
     }
 
-    fn operator_record(
+    fn rejected(
         &self,
-        fault: Fault,
-        retryable: bool,
-        response: &Response<'_>,
+        rejection: Rejection,
         request: &Request,
-        raw_sha256: Sha256Digest,
-    ) -> OperatorRecord {
-        let fault = fault.into_detail();
-        OperatorRecord {
-            tool: self.tool.to_string(),
-            contract_version: self.version.to_string(),
-            gate_version: GATE_VERSION,
-            request_id: request.id().to_owned(),
-            layer: fault.layer,
-            rule: fault.rule.into_owned(),
-            code: fault.code,
-            retryable,
-            message: fault.message,
-            instance_path: fault.instance_path,
-            keyword_location: fault.keyword_location,
-            findings: fault.findings,
-            hint: fault.hint.into_owned(),
-            upstream_status: response.status,
-            raw_len: response.body.len(),
-            raw_sha256: raw_sha256.to_hex(),
-        }
+        detail: Detail,
+    ) -> (Outcome, Vec<u8>, Option<Detail>) {
+        let bytes = wire::failure_envelope(
+            &self.tool,
+            request.id(),
+            rejection.code,
+            rejection.retryable,
+        );
+        (Outcome::Rejected(rejection), bytes, Some(detail))
     }
 }
 
@@ -477,6 +421,67 @@ impl Contract {
         )
         .ok()
     }
+}
+
+/// Why `evaluate` refused: a fault already explained, or a document no shape's schema accepts,
+/// to be explained only when the operator record is read.
+enum Refusal {
+    Fault(Fault),
+    Schema(Value),
+}
+
+impl From<Fault> for Refusal {
+    fn from(fault: Fault) -> Refusal {
+        Refusal::Fault(fault)
+    }
+}
+
+/// A schema rejection's document, kept with the shapes that refused it so the explanation can
+/// be built on demand.
+#[derive(Clone)]
+pub(crate) struct PendingExplanation {
+    shapes: Arc<[Shape]>,
+    document: Value,
+}
+
+impl PendingExplanation {
+    pub(crate) fn explain(&self) -> Fault {
+        closest_shape_fault(&self.shapes, &self.document)
+    }
+}
+
+impl std::fmt::Debug for PendingExplanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingExplanation").finish_non_exhaustive()
+    }
+}
+
+/// Explains a document no shape accepts by the shape it came closest to (fewest problems,
+/// the current shape on a tie), and says in one line why each other shape did not match.
+fn closest_shape_fault(shapes: &[Shape], document: &Value) -> Fault {
+    let mut faults: Vec<(&Shape, Fault)> = shapes
+        .iter()
+        .map(|shape| (shape, shape.schema.fault(document)))
+        .collect();
+    if faults.len() == 1 {
+        return faults.remove(0).1;
+    }
+    let closest = (0..faults.len())
+        .min_by_key(|index| faults[*index].1.findings.len())
+        .unwrap_or_default();
+    let (shape, mut fault) = faults.remove(closest);
+    fault.message = format!("closest to shape `{}`: {}", shape.name, fault.message);
+    for (other, other_fault) in faults {
+        fault.findings.push(Finding::new(
+            "",
+            &format!("shape `{}`", other.name),
+            &format!(
+                "does not match shape `{}` either: {}",
+                other.name, other_fault.message
+            ),
+        ));
+    }
+    fault
 }
 
 impl OutcomeSelector {
@@ -643,7 +648,7 @@ fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
                 description: file.description,
                 limits,
                 text_input,
-                shapes,
+                shapes: shapes.into(),
                 field_names,
                 agent_schema,
                 rules,

@@ -1,8 +1,11 @@
 //! What `admit` answers: the outcome, the agent-visible bytes, the operator record, the audit event.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
 
-use crate::audit::AuditEvent;
+use crate::audit::{AuditEvent, Sha256Digest};
+use crate::contract::PendingExplanation;
 use crate::operator::OperatorRecord;
 
 /// The finite set of failure codes an agent can see. Nothing else ever appears in the `code`
@@ -101,11 +104,11 @@ impl fmt::Display for Layer {
     }
 }
 
-/// Why the gate refused: the layer, the rule within it, the code and retryable flag the agent sees.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why the gate refused: the layer, and the code and retryable flag the agent sees. The rule within
+/// the layer is [`Decision::rule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rejection {
     pub(crate) layer: Layer,
-    pub(crate) rule: String,
     pub(crate) code: ErrorCode,
     pub(crate) retryable: bool,
 }
@@ -114,13 +117,6 @@ impl Rejection {
     /// The layer that refused.
     pub fn layer(&self) -> Layer {
         self.layer
-    }
-
-    /// The rule within the layer: a limit (`max_bytes`), a parse check (`duplicate_member`), a
-    /// schema keyword (`additionalProperties`), a correlation member (`request_id`) or the
-    /// contract's own name for a semantic rule (`project_binding`).
-    pub fn rule(&self) -> &str {
-        &self.rule
     }
 
     /// The code the agent sees.
@@ -166,13 +162,40 @@ impl Outcome {
 /// Everything one call to [`Contract::admit`](crate::Contract::admit) decided.
 ///
 /// The agent-visible bytes are the only part meant for the agent. The operator record and audit
-/// event are for people and logs, never for a model's context.
+/// event are for people and logs, never for a model's context. Both are built when first asked
+/// for: a schema rejection is decided by the fast `is_valid` path, and the validator's detailed
+/// errors are only collected if someone reads the record.
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub(crate) outcome: Outcome,
     pub(crate) agent_bytes: Vec<u8>,
-    pub(crate) operator: Option<Box<OperatorRecord>>,
-    pub(crate) audit: AuditEvent,
+    pub(crate) facts: Facts,
+    pub(crate) detail: Option<Detail>,
+    pub(crate) audit: OnceLock<AuditEvent>,
+}
+
+/// What the decision knew about the call, for the audit event and the operator record.
+#[derive(Debug, Clone)]
+pub(crate) struct Facts {
+    pub time: SystemTime,
+    pub request_id: String,
+    pub tool: Arc<str>,
+    pub contract_version: Arc<str>,
+    pub upstream: Option<String>,
+    pub upstream_status: Option<u16>,
+    pub shape: Option<Arc<str>>,
+    pub raw_len: usize,
+    pub raw_sha256: Sha256Digest,
+}
+
+/// A rejection's operator detail: built already, or to be built from the rejected document.
+#[derive(Debug, Clone)]
+pub(crate) enum Detail {
+    Ready(Box<OperatorRecord>),
+    Pending {
+        explanation: PendingExplanation,
+        record: OnceLock<Box<OperatorRecord>>,
+    },
 }
 
 impl Decision {
@@ -206,6 +229,14 @@ impl Decision {
         }
     }
 
+    /// The rule within the rejecting layer: a limit (`max_bytes`), a parse check
+    /// (`duplicate_member`), a schema keyword (`additionalProperties`), a correlation member
+    /// (`request_id`) or the contract's own name for a semantic rule (`project_binding`).
+    /// For a schema rejection this builds the operator record.
+    pub fn rule(&self) -> Option<&str> {
+        self.operator_record().map(OperatorRecord::rule)
+    }
+
     /// Whether the agent is told that asking again may help (false for a success).
     pub fn retryable(&self) -> bool {
         match &self.outcome {
@@ -215,19 +246,48 @@ impl Decision {
         }
     }
 
-    /// The detailed record for the operator, present on every rejection.
-    pub fn operator_record(&self) -> Option<&OperatorRecord> {
-        self.operator.as_deref()
-    }
-
     /// The shape that admitted the bytes: `current`, or a legacy shape's name. `None` on rejection.
     pub fn shape(&self) -> Option<&str> {
-        self.audit.shape.as_deref()
+        self.facts.shape.as_deref()
+    }
+
+    /// The detailed record for the operator, present on every rejection.
+    pub fn operator_record(&self) -> Option<&OperatorRecord> {
+        match self.detail.as_ref()? {
+            Detail::Ready(record) => Some(record),
+            Detail::Pending {
+                explanation,
+                record,
+            } => Some(record.get_or_init(|| {
+                let rejection = self
+                    .rejection()
+                    .copied()
+                    .expect("only rejections carry detail");
+                Box::new(OperatorRecord::build(
+                    explanation.explain(),
+                    rejection.retryable,
+                    &self.facts,
+                ))
+            })),
+        }
     }
 
     /// The audit event of this decision (every decision has one).
     pub fn audit_event(&self) -> &AuditEvent {
-        &self.audit
+        self.audit.get_or_init(|| {
+            // The schema keyword is operator detail: the audit event names the layer and code
+            // (and the rule when it is known without explaining the rejection).
+            let rule = match self.detail.as_ref() {
+                Some(Detail::Ready(record)) => Some(record.rule.clone()),
+                _ => None,
+            };
+            AuditEvent::new(
+                &self.facts,
+                &self.outcome,
+                rule,
+                Sha256Digest::of(&self.agent_bytes),
+            )
+        })
     }
 }
 

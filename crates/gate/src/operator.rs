@@ -9,7 +9,9 @@ use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 
-use crate::decision::{ErrorCode, Layer};
+use crate::contract::GATE_VERSION;
+use crate::decision::{ErrorCode, Facts, Layer};
+use crate::fault::Fault;
 
 /// Longest validator message kept, in characters.
 pub(crate) const MESSAGE_CAP: usize = 400;
@@ -77,6 +79,29 @@ pub struct OperatorRecord {
 }
 
 impl OperatorRecord {
+    /// The record of `fault`, with what the decision knew about the call.
+    pub(crate) fn build(fault: Fault, retryable: bool, facts: &Facts) -> OperatorRecord {
+        let fault = fault.into_detail();
+        OperatorRecord {
+            tool: facts.tool.to_string(),
+            contract_version: facts.contract_version.to_string(),
+            gate_version: GATE_VERSION,
+            request_id: facts.request_id.clone(),
+            layer: fault.layer,
+            rule: fault.rule.into_owned(),
+            code: fault.code,
+            retryable,
+            message: fault.message,
+            instance_path: fault.instance_path,
+            keyword_location: fault.keyword_location,
+            findings: fault.findings,
+            hint: fault.hint.into_owned(),
+            upstream_status: facts.upstream_status,
+            raw_len: facts.raw_len,
+            raw_sha256: facts.raw_sha256.to_hex(),
+        }
+    }
+
     /// The layer that refused.
     pub fn layer(&self) -> Layer {
         self.layer

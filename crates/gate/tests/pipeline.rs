@@ -7,7 +7,7 @@ use toolgate_gate::{ErrorCode, Layer, Outcome, Response};
 
 fn rejected_at(decision: &toolgate_gate::Decision) -> (Layer, String) {
     let rejection = decision.rejection().expect("a rejection");
-    (rejection.layer(), rejection.rule().to_owned())
+    (rejection.layer(), decision.rule().unwrap().to_owned())
 }
 
 #[test]
