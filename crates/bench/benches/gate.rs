@@ -15,6 +15,10 @@ use toolgate_bench::{
 };
 use toolgate_gate::stages;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct NoRemotes;
 
 impl jsonschema::Retrieve for NoRemotes {
@@ -60,6 +64,16 @@ fn bench_small_mix(criterion: &mut Criterion) {
         bench.iter(|| {
             for (_, raw) in &mix {
                 black_box(contract.admit(black_box(raw), &request, now));
+            }
+        })
+    });
+    // What an adapter that logs every decision pays on top: the audit event (with both SHA-256
+    // digests) serialized as its JSON line.
+    group.bench_function("admit_and_audit_line", |bench| {
+        bench.iter(|| {
+            for (_, raw) in &mix {
+                let decision = contract.admit(black_box(raw), &request, now);
+                black_box(decision.audit_event().to_json_line());
             }
         })
     });
@@ -180,8 +194,13 @@ fn mean_ns(output: &Path, group: &str, function: &str) -> Option<f64> {
 }
 
 fn print_ratios(output: &Path) {
+    let allocator = if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else {
+        "the system allocator"
+    };
     println!(
-        "\n== toolgate gate: ratios (lower is better; from the last run of each benchmark) =="
+        "\n== toolgate gate with {allocator}: ratios, lower is better (from the last run of each benchmark) =="
     );
     let ratio = |group: &str, over: &str, under: &str| -> Option<f64> {
         Some(mean_ns(output, group, over)? / mean_ns(output, group, under)?)
@@ -191,22 +210,28 @@ fn print_ratios(output: &Path) {
         ("medium_64k", "medium (~64 KB)"),
         ("large_8m", "large (~8 MB)"),
     ] {
-        if let (Some(admit), Some(valid)) = (
-            ratio(group, "admit", "parse_only"),
-            ratio(group, "parse_is_valid", "parse_only"),
-        ) {
-            println!(
-                "{label:28} admit / parse-only = {admit:.2}x   (parse + is_valid / parse-only = {valid:.2}x)"
-            );
+        let Some(parse) = mean_ns(output, group, "parse_only") else {
+            continue;
+        };
+        println!("{label}: parse-only {:.3} ms on this machine", parse / 1e6);
+        for (function, words) in [
+            ("parse_is_valid", "parse + is_valid"),
+            ("admit", "admit"),
+            ("admit_and_audit_line", "admit + audit line"),
+        ] {
+            if let Some(value) = ratio(group, function, "parse_only") {
+                println!("    {words:20} / parse-only = {value:.2}x");
+            }
         }
     }
     if let Some(success) = mean_ns(output, "paths", "success") {
+        println!("admission path (a valid success): {success:.0} ns on this machine");
         let mut worst = ("", 0.0f64);
         for kind in &PATH_KINDS[1..] {
             if let Some(time) = mean_ns(output, "paths", kind.name()) {
                 let ratio = time / success;
                 println!(
-                    "rejection path {:16} / admission path = {ratio:.2}x",
+                    "    rejection path {:16} / admission path = {ratio:.2}x",
                     kind.name()
                 );
                 if ratio > worst.1 {
@@ -215,11 +240,14 @@ fn print_ratios(output: &Path) {
             }
         }
         println!(
-            "worst rejection path ({}) / admission path = {:.2}x",
+            "    worst rejection path ({}) / admission path = {:.2}x",
             worst.0, worst.1
         );
     }
     if let Some(parse) = mean_ns(output, "stages", "serde_json_parse") {
+        println!(
+            "stages on one valid ~250 B success (serde_json parse: {parse:.0} ns on this machine):"
+        );
         for stage in [
             "limits",
             "parse",
@@ -230,7 +258,7 @@ fn print_ratios(output: &Path) {
         ] {
             if let Some(time) = mean_ns(output, "stages", stage) {
                 println!(
-                    "stage {stage:10} {time:9.0} ns  = {:.2}x serde_json parse",
+                    "    {stage:10} {time:7.0} ns = {:.2}x serde_json parse",
                     time / parse
                 );
             }

@@ -1,6 +1,5 @@
 //! Audit events: one JSON line per decision, accepted or not, and a sink that keeps lines whole.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -12,6 +11,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::contract::GATE_VERSION;
 use crate::decision::{ErrorCode, Facts, Layer, Outcome};
+use crate::timestamp;
 
 /// A SHA-256 digest, written as lowercase hex.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,11 +25,18 @@ impl Sha256Digest {
 
     /// Lowercase hex, 64 characters.
     pub fn to_hex(&self) -> String {
-        let mut hex = String::with_capacity(64);
-        for byte in self.0 {
-            let _ = write!(hex, "{byte:02x}");
-        }
-        hex
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let hex: Vec<u8> = self
+            .0
+            .iter()
+            .flat_map(|byte| {
+                [
+                    DIGITS[usize::from(byte >> 4)],
+                    DIGITS[usize::from(byte & 0x0f)],
+                ]
+            })
+            .collect();
+        String::from_utf8(hex).expect("hex digits are ASCII")
     }
 }
 
@@ -54,11 +61,11 @@ impl Serialize for Sha256Digest {
 pub struct AuditEvent {
     #[serde(serialize_with = "rfc3339")]
     pub(crate) time: SystemTime,
-    pub(crate) request_id: String,
+    pub(crate) request_id: Arc<str>,
     pub(crate) tool: Arc<str>,
     pub(crate) contract_version: Arc<str>,
     pub(crate) gate_version: &'static str,
-    pub(crate) upstream: Option<String>,
+    pub(crate) upstream: Option<Arc<str>>,
     pub(crate) outcome: &'static str,
     /// `current`, or the name of the legacy shape that admitted the bytes.
     pub(crate) shape: Option<Arc<str>>,
@@ -75,9 +82,13 @@ pub struct AuditEvent {
 }
 
 fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
-    let formatted = OffsetDateTime::from(*time)
-        .format(&Rfc3339)
-        .map_err(serde::ser::Error::custom)?;
+    let formatted = match timestamp::format_utc(timestamp::unix_nanos(*time)) {
+        Some(formatted) => formatted,
+        // Outside the years 0 to 9999 the time crate says why it cannot write RFC 3339.
+        None => OffsetDateTime::from(*time)
+            .format(&Rfc3339)
+            .map_err(serde::ser::Error::custom)?,
+    };
     serializer.serialize_str(&formatted)
 }
 
@@ -110,8 +121,8 @@ impl AuditEvent {
             rule,
             code,
             retryable,
-            raw_len: facts.raw_len,
-            raw_sha256: facts.raw_sha256,
+            raw_len: facts.raw.len(),
+            raw_sha256: facts.raw.digest(),
             agent_sha256,
         }
     }

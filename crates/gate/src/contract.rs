@@ -9,10 +9,12 @@ use serde_saphyr::Spanned;
 
 use crate::audit::Sha256Digest;
 use crate::correlation::{self, Correlation};
-use crate::decision::{Decision, Detail, ErrorCode, Facts, Layer, Outcome, Rejection};
+use crate::decision::{
+    Decision, Detail, ErrorCode, Explanation, Facts, Layer, Outcome, RawEvidence, Rejection,
+};
 use crate::error::{CompileError, CompileErrors};
 use crate::fault::Fault;
-use crate::operator::{Finding, OperatorRecord};
+use crate::operator::Finding;
 use crate::parse;
 use crate::pointer::JsonPointer;
 use crate::projection::{self, FieldSource};
@@ -28,6 +30,9 @@ use crate::wire;
 
 /// The version of this gate, recorded in every audit event and operator record.
 pub const GATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Bodies at least this large are hashed on a second thread while they are parsed.
+const HASH_ALONGSIDE_FROM: usize = 1 << 20;
 
 /// The name audit events give the current (non-legacy) shape.
 pub const CURRENT_SHAPE: &str = "current";
@@ -108,8 +113,34 @@ impl Contract {
         request: &Request,
         now: SystemTime,
     ) -> Decision {
-        let verdict = self.evaluate(&response, request, now);
-        self.decide(&response, request, now, verdict)
+        if response.body.len() < HASH_ALONGSIDE_FROM {
+            let verdict = self.evaluate(&response, request, now);
+            return self.decide(
+                &response,
+                request,
+                now,
+                verdict,
+                RawEvidence::new(response.body),
+            );
+        }
+        // A large body's digest takes as long as a good part of its parse: compute it on a second
+        // core meanwhile. If no thread can be had, hash in line; the answer is the same.
+        std::thread::scope(|scope| {
+            let hasher =
+                std::thread::Builder::new().spawn_scoped(scope, || Sha256Digest::of(response.body));
+            let verdict = self.evaluate(&response, request, now);
+            let digest = match hasher.map(|hasher| hasher.join()) {
+                Ok(Ok(digest)) => digest,
+                _ => Sha256Digest::of(response.body),
+            };
+            self.decide(
+                &response,
+                request,
+                now,
+                verdict,
+                RawEvidence::hashed(response.body.len(), digest),
+            )
+        })
     }
 
     /// The tool this contract is for.
@@ -304,17 +335,17 @@ impl Contract {
         request: &Request,
         now: SystemTime,
         verdict: Result<Admitted, Refusal>,
+        raw: RawEvidence,
     ) -> Decision {
         let mut facts = Facts {
             time: now,
-            request_id: request.id().to_owned(),
+            request_id: request.shared_id(),
             tool: Arc::clone(&self.tool),
             contract_version: Arc::clone(&self.version),
-            upstream: request.upstream().map(str::to_owned),
+            upstream: request.shared_upstream(),
             upstream_status: response.status,
             shape: None,
-            raw_len: response.body.len(),
-            raw_sha256: Sha256Digest::of(response.body),
+            raw,
         };
         let (outcome, agent_bytes, detail) = match verdict {
             Ok(Admitted::Success { shape, output }) => {
@@ -336,8 +367,7 @@ impl Contract {
                     code: fault.code,
                     retryable,
                 };
-                let record = OperatorRecord::build(fault, retryable, &facts);
-                self.rejected(rejection, request, Detail::Ready(Box::new(record)))
+                self.rejected(rejection, request, Detail::new(Explanation::Fault(fault)))
             }
             Err(Refusal::Schema(document)) => {
                 let code = ErrorCode::InvalidResponse;
@@ -353,10 +383,7 @@ impl Contract {
                 self.rejected(
                     rejection,
                     request,
-                    Detail::Pending {
-                        explanation,
-                        record: OnceLock::new(),
-                    },
+                    Detail::new(Explanation::Schema(explanation)),
                 )
             }
         };

@@ -1,11 +1,13 @@
 //! What `admit` answers: the outcome, the agent-visible bytes, the operator record, the audit event.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use crate::audit::{AuditEvent, Sha256Digest};
 use crate::contract::PendingExplanation;
+use crate::fault::Fault;
 use crate::operator::OperatorRecord;
 
 /// The finite set of failure codes an agent can see. Nothing else ever appears in the `code`
@@ -178,24 +180,94 @@ pub struct Decision {
 #[derive(Debug, Clone)]
 pub(crate) struct Facts {
     pub time: SystemTime,
-    pub request_id: String,
+    pub request_id: Arc<str>,
     pub tool: Arc<str>,
     pub contract_version: Arc<str>,
-    pub upstream: Option<String>,
+    pub upstream: Option<Arc<str>>,
     pub upstream_status: Option<u16>,
     pub shape: Option<Arc<str>>,
-    pub raw_len: usize,
-    pub raw_sha256: Sha256Digest,
+    pub raw: RawEvidence,
 }
 
-/// A rejection's operator detail: built already, or to be built from the rejected document.
+/// What the audit event and the operator record say about the raw bytes: their length and
+/// SHA-256. The digest is computed when first needed; until then a small body is kept (copying
+/// 64 KiB costs a fraction of hashing it), and a larger one is hashed at once so a decision never
+/// holds a large response.
 #[derive(Debug, Clone)]
-pub(crate) enum Detail {
-    Ready(Box<OperatorRecord>),
-    Pending {
-        explanation: PendingExplanation,
-        record: OnceLock<Box<OperatorRecord>>,
-    },
+pub(crate) struct RawEvidence {
+    len: usize,
+    kept: Option<Box<[u8]>>,
+    digest: OnceLock<Sha256Digest>,
+}
+
+impl RawEvidence {
+    const KEEP_AT_MOST: usize = 64 * 1024;
+
+    pub fn new(raw: &[u8]) -> RawEvidence {
+        if raw.len() <= RawEvidence::KEEP_AT_MOST {
+            RawEvidence {
+                len: raw.len(),
+                kept: Some(raw.into()),
+                digest: OnceLock::new(),
+            }
+        } else {
+            RawEvidence {
+                len: raw.len(),
+                kept: None,
+                digest: OnceLock::from(Sha256Digest::of(raw)),
+            }
+        }
+    }
+
+    /// Evidence whose digest is already known.
+    pub fn hashed(len: usize, digest: Sha256Digest) -> RawEvidence {
+        RawEvidence {
+            len,
+            kept: None,
+            digest: OnceLock::from(digest),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn digest(&self) -> Sha256Digest {
+        *self
+            .digest
+            .get_or_init(|| Sha256Digest::of(self.kept.as_deref().unwrap_or_default()))
+    }
+}
+
+/// A rejection's operator detail, turned into an [`OperatorRecord`] only when someone reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct Detail {
+    /// The rule, when it is known without explaining the rejection (every layer but the schema's).
+    pub known_rule: Option<Cow<'static, str>>,
+    pub explanation: Explanation,
+    pub record: OnceLock<Box<OperatorRecord>>,
+}
+
+/// What explains a rejection: a fault a stage already described, or a document the schema
+/// refused, whose errors the validator collects on demand.
+#[derive(Debug, Clone)]
+pub(crate) enum Explanation {
+    Fault(Fault),
+    Schema(PendingExplanation),
+}
+
+impl Detail {
+    pub fn new(explanation: Explanation) -> Detail {
+        let known_rule = match &explanation {
+            Explanation::Fault(fault) => Some(fault.rule.clone()),
+            Explanation::Schema(_) => None,
+        };
+        Detail {
+            known_rule,
+            explanation,
+            record: OnceLock::new(),
+        }
+    }
 }
 
 impl Decision {
@@ -234,7 +306,10 @@ impl Decision {
     /// (`request_id`) or the contract's own name for a semantic rule (`project_binding`).
     /// For a schema rejection this builds the operator record.
     pub fn rule(&self) -> Option<&str> {
-        self.operator_record().map(OperatorRecord::rule)
+        match self.detail.as_ref()?.known_rule.as_deref() {
+            Some(rule) => Some(rule),
+            None => self.operator_record().map(OperatorRecord::rule),
+        }
     }
 
     /// Whether the agent is told that asking again may help (false for a success).
@@ -253,23 +328,15 @@ impl Decision {
 
     /// The detailed record for the operator, present on every rejection.
     pub fn operator_record(&self) -> Option<&OperatorRecord> {
-        match self.detail.as_ref()? {
-            Detail::Ready(record) => Some(record),
-            Detail::Pending {
-                explanation,
-                record,
-            } => Some(record.get_or_init(|| {
-                let rejection = self
-                    .rejection()
-                    .copied()
-                    .expect("only rejections carry detail");
-                Box::new(OperatorRecord::build(
-                    explanation.explain(),
-                    rejection.retryable,
-                    &self.facts,
-                ))
-            })),
-        }
+        let detail = self.detail.as_ref()?;
+        let record = detail.record.get_or_init(|| {
+            let fault = match &detail.explanation {
+                Explanation::Fault(fault) => fault.clone(),
+                Explanation::Schema(pending) => pending.explain(),
+            };
+            Box::new(OperatorRecord::build(fault, self.retryable(), &self.facts))
+        });
+        Some(record)
     }
 
     /// The audit event of this decision (every decision has one).
@@ -277,10 +344,10 @@ impl Decision {
         self.audit.get_or_init(|| {
             // The schema keyword is operator detail: the audit event names the layer and code
             // (and the rule when it is known without explaining the rejection).
-            let rule = match self.detail.as_ref() {
-                Some(Detail::Ready(record)) => Some(record.rule.clone()),
-                _ => None,
-            };
+            let rule = self
+                .detail
+                .as_ref()
+                .and_then(|detail| detail.known_rule.as_deref().map(str::to_owned));
             AuditEvent::new(
                 &self.facts,
                 &self.outcome,

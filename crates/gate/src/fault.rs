@@ -8,11 +8,11 @@ use crate::operator::{FINDINGS_CAP, Finding, MESSAGE_CAP, PATH_CAP, sanitize};
 
 /// Why one stage said no. Boxed: it travels up every stage's `Result`, and the admission path
 /// should not pay for moving the rejection path's detail around.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Fault(Box<FaultDetail>);
 
 /// The detail of a fault. Strings here may quote attacker text; they are sanitized when stored.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct FaultDetail {
     pub layer: Layer,
     pub rule: Cow<'static, str>,

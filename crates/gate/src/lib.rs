@@ -77,6 +77,7 @@ mod spec;
 #[doc(hidden)]
 pub mod stages;
 mod text;
+mod timestamp;
 mod transport;
 mod wire;
 

@@ -86,7 +86,7 @@ impl OperatorRecord {
             tool: facts.tool.to_string(),
             contract_version: facts.contract_version.to_string(),
             gate_version: GATE_VERSION,
-            request_id: facts.request_id.clone(),
+            request_id: facts.request_id.to_string(),
             layer: fault.layer,
             rule: fault.rule.into_owned(),
             code: fault.code,
@@ -97,8 +97,8 @@ impl OperatorRecord {
             findings: fault.findings,
             hint: fault.hint.into_owned(),
             upstream_status: facts.upstream_status,
-            raw_len: facts.raw_len,
-            raw_sha256: facts.raw_sha256.to_hex(),
+            raw_len: facts.raw.len(),
+            raw_sha256: facts.raw.digest().to_hex(),
         }
     }
 

@@ -29,28 +29,28 @@ pub(crate) fn project(
     sources: &[FieldSource],
     document: &Value,
 ) -> Result<Vec<u8>, Fault> {
-    let mut fields = Vec::with_capacity(names.len());
-    for (name, source) in names.iter().zip(sources) {
-        match source.pointer.resolve(document) {
-            Some(value) => fields.push((name.as_str(), value)),
-            None if source.optional => {}
-            None => {
-                return Err(Fault::new(
-                    Layer::Projection,
-                    "missing_field",
-                    format!("promised field `{name}` is not at {} in the admitted document", source.pointer.as_str()),
-                    "the contract promises a field its schema does not require: make the schema require it, or mark the field optional",
-                )
-                .at(source.pointer.as_str()));
+    let fill = |members: &mut wire::Members<'_>| {
+        for (name, source) in names.iter().zip(sources) {
+            match source.pointer.resolve(document) {
+                Some(value) => members.push(name, value),
+                None if source.optional => {}
+                None => {
+                    return Err(Fault::new(
+                        Layer::Projection,
+                        "missing_field",
+                        format!("promised field `{name}` is not at {} in the admitted document", source.pointer.as_str()),
+                        "the contract promises a field its schema does not require: make the schema require it, or mark the field optional",
+                    )
+                    .at(source.pointer.as_str()));
+                }
             }
         }
-    }
-    let mut out = Vec::with_capacity(128);
+        Ok(())
+    };
+    let mut out = Vec::with_capacity(96 + tool.len() + request.id().len() + 48 * names.len());
     match direction {
-        Direction::Result => {
-            wire::write_success_envelope(&mut out, tool, request.id(), fields.into_iter())
-        }
-        Direction::Action => wire::write_fields(&mut out, fields.into_iter()),
+        Direction::Result => wire::write_success_envelope(&mut out, tool, request.id(), fill)?,
+        Direction::Action => wire::write_object(&mut out, fill)?,
     }
     Ok(out)
 }

@@ -1,5 +1,7 @@
 //! The outstanding request: what the adapter asked for, and the trusted context to check against.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 /// The request a response answers, created by the adapter before it called the tool.
@@ -9,16 +11,17 @@ use serde_json::{Map, Value};
 /// response or the model's proposal being checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    id: String,
+    // Shared rather than copied: every decision records them.
+    id: Arc<str>,
     context: Map<String, Value>,
-    upstream: Option<String>,
+    upstream: Option<Arc<str>>,
 }
 
 impl Request {
     /// A request with this id and an empty context.
     pub fn new(id: impl Into<String>) -> Request {
         Request {
-            id: id.into(),
+            id: Arc::from(id.into()),
             context: Map::new(),
             upstream: None,
         }
@@ -38,7 +41,7 @@ impl Request {
 
     /// Names the upstream endpoint or command, for the audit event.
     pub fn with_upstream(mut self, upstream: impl Into<String>) -> Request {
-        self.upstream = Some(upstream.into());
+        self.upstream = Some(Arc::from(upstream.into()));
         self
     }
 
@@ -55,5 +58,13 @@ impl Request {
     /// The upstream endpoint or command, if the adapter named one.
     pub fn upstream(&self) -> Option<&str> {
         self.upstream.as_deref()
+    }
+
+    pub(crate) fn shared_id(&self) -> Arc<str> {
+        Arc::clone(&self.id)
+    }
+
+    pub(crate) fn shared_upstream(&self) -> Option<Arc<str>> {
+        self.upstream.clone()
     }
 }

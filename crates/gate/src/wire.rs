@@ -39,37 +39,53 @@ pub(crate) fn write_failure(
     out.extend_from_slice(b"}}");
 }
 
-/// A result contract's success: the envelope around exactly the projected fields.
-pub(crate) fn write_success_envelope<'v>(
+/// A result contract's success: the envelope around exactly the members `fill` writes.
+pub(crate) fn write_success_envelope<E>(
     out: &mut Vec<u8>,
     tool: &str,
     request_id: &str,
-    fields: impl Iterator<Item = (&'v str, &'v Value)>,
-) {
+    fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     out.extend_from_slice(b"{\"tool\":");
     write_string(out, tool);
     out.extend_from_slice(b",\"request_id\":");
     write_string(out, request_id);
     out.extend_from_slice(b",\"outcome\":\"success\",\"data\":");
-    write_fields(out, fields);
+    write_object(out, fill)?;
     out.push(b'}');
+    Ok(())
 }
 
-/// An action contract's admitted call: exactly the projected fields, nothing around them.
-pub(crate) fn write_fields<'v>(
+/// An object holding exactly the members `fill` writes (an action contract's admitted call).
+pub(crate) fn write_object<E>(
     out: &mut Vec<u8>,
-    fields: impl Iterator<Item = (&'v str, &'v Value)>,
-) {
+    fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     out.push(b'{');
-    for (index, (name, value)) in fields.enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        write_string(out, name);
-        out.push(b':');
-        write_canonical(out, value);
-    }
+    fill(&mut Members {
+        out: &mut *out,
+        written: 0,
+    })?;
     out.push(b'}');
+    Ok(())
+}
+
+/// Writes the members of an object, in the order they are pushed.
+pub(crate) struct Members<'o> {
+    out: &'o mut Vec<u8>,
+    written: usize,
+}
+
+impl Members<'_> {
+    pub(crate) fn push(&mut self, name: &str, value: &Value) {
+        if self.written > 0 {
+            self.out.push(b',');
+        }
+        write_string(self.out, name);
+        self.out.push(b':');
+        write_canonical(self.out, value);
+        self.written += 1;
+    }
 }
 
 fn write_string(out: &mut Vec<u8>, text: &str) {
@@ -140,7 +156,11 @@ mod tests {
     fn nested_objects_are_written_with_sorted_keys() {
         let value = json!({"b": 1, "a": [true, null, {"d": "x", "c": 2.5}]});
         let mut out = Vec::new();
-        write_fields(&mut out, [("v", &value)].into_iter());
+        write_object(&mut out, |members| {
+            members.push("v", &value);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
             r#"{"v":{"a":[true,null,{"c":2.5,"d":"x"}],"b":1}}"#

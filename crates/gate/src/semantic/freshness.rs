@@ -4,17 +4,16 @@
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::Violation;
 use crate::error::CompileError;
 use crate::spec::{FreshnessSpec, error_at};
+use crate::timestamp::{self, UnixNanos};
 
 #[derive(Debug)]
 pub(crate) struct Freshness {
-    max_age: time::Duration,
-    max_future: time::Duration,
+    max_age: Duration,
+    max_future: Duration,
 }
 
 impl Freshness {
@@ -28,8 +27,8 @@ impl Freshness {
     #[cfg(test)]
     fn new(max_age: Duration, max_future: Duration) -> Freshness {
         Freshness {
-            max_age: time::Duration::try_from(max_age).unwrap(),
-            max_future: time::Duration::try_from(max_future).unwrap(),
+            max_age,
+            max_future,
         }
     }
 
@@ -40,29 +39,29 @@ impl Freshness {
                 "make the schema declare the field as a string with format date-time",
             ));
         };
-        let observed = parse_rfc3339(text).map_err(|reason| {
+        let observed = timestamp::parse(text).map_err(|reason| {
             Violation::new(
                 format!("`{field}` is {value}, which is not a valid RFC 3339 timestamp ({reason})"),
                 "the upstream's clock or formatting is broken; the evidence cannot be dated",
             )
         })?;
-        let age = OffsetDateTime::from(now) - observed;
-        if age > self.max_age {
+        let age: UnixNanos = timestamp::unix_nanos(now) - observed;
+        if age > self.max_age.as_nanos() as i128 {
             return Err(Violation::new(
                 format!(
                     "`{field}` is {text}, {} old; the contract accepts at most {}",
                     human(age),
-                    human(self.max_age)
+                    human_duration(self.max_age)
                 ),
                 "stale evidence: fetch it again rather than act on an old observation",
             ));
         }
-        if -age > self.max_future {
+        if -age > self.max_future.as_nanos() as i128 {
             return Err(Violation::new(
                 format!(
                     "`{field}` is {text}, {} in the future; the contract tolerates {} of clock skew",
                     human(-age),
-                    human(self.max_future)
+                    human_duration(self.max_future)
                 ),
                 "the upstream's clock is wrong or the value is fabricated; a future observation proves nothing",
             ));
@@ -71,27 +70,22 @@ impl Freshness {
     }
 }
 
-/// Parses an RFC 3339 `date-time` strictly, with the `time` crate.
-pub(crate) fn parse_rfc3339(text: &str) -> Result<OffsetDateTime, String> {
-    // The `time` crate also takes the space separator RFC 3339 allows "for readability";
-    // JSON Schema's `date-time` (RFC 3339 section 5.6 proper) does not, and neither do we.
-    if text
-        .as_bytes()
-        .get(10)
-        .is_some_and(|separator| !matches!(separator, b'T' | b't'))
-    {
-        return Err("date and time must be joined by `T`".to_owned());
-    }
-    OffsetDateTime::parse(text, &Rfc3339).map_err(|error| error.to_string())
-}
-
 /// Parses an RFC 3339 timestamp exactly as freshness rules do (e.g. for a request's `now`).
 pub fn parse_timestamp(text: &str) -> Result<SystemTime, String> {
-    parse_rfc3339(text).map(SystemTime::from)
+    let nanos = timestamp::parse(text)?;
+    let magnitude = u64::try_from(nanos.unsigned_abs())
+        .map(Duration::from_nanos)
+        .map_err(|_| "out of range".to_owned())?;
+    let time = if nanos >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        SystemTime::UNIX_EPOCH.checked_sub(magnitude)
+    };
+    time.ok_or_else(|| "out of this system's time range".to_owned())
 }
 
-fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<time::Duration, CompileError> {
-    let parsed: Duration = humantime::parse_duration(&spanned.value).map_err(|error| {
+fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<Duration, CompileError> {
+    humantime::parse_duration(&spanned.value).map_err(|error| {
         error_at(
             spanned,
             format!(
@@ -99,18 +93,17 @@ fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<time::Duration, C
                 spanned.value
             ),
         )
-    })?;
-    time::Duration::try_from(parsed).map_err(|_| {
-        error_at(
-            spanned,
-            format!("`{}` is too long a duration", spanned.value),
-        )
     })
 }
 
-fn human(duration: time::Duration) -> String {
-    let whole = Duration::from_secs(duration.whole_seconds().unsigned_abs());
-    humantime::format_duration(whole).to_string()
+fn human(nanos: UnixNanos) -> String {
+    human_duration(Duration::from_secs(
+        u64::try_from(nanos.unsigned_abs() / 1_000_000_000).unwrap_or(u64::MAX),
+    ))
+}
+
+fn human_duration(duration: Duration) -> String {
+    humantime::format_duration(Duration::from_secs(duration.as_secs())).to_string()
 }
 
 #[cfg(test)]
@@ -119,7 +112,7 @@ mod tests {
     use serde_json::json;
 
     fn at(text: &str) -> SystemTime {
-        OffsetDateTime::parse(text, &Rfc3339).unwrap().into()
+        parse_timestamp(text).unwrap()
     }
 
     fn rule() -> Freshness {
