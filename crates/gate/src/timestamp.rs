@@ -225,7 +225,7 @@ mod tests {
             // Years 0 to 9999, with whole seconds a third of the time.
             let nanos =
                 i128::from(state % 315_537_897_600_000_000) * 1_000 - 62_167_219_200_000_000_000;
-            let nanos = if state % 3 == 0 {
+            let nanos = if state.is_multiple_of(3) {
                 nanos - nanos.rem_euclid(1_000_000_000)
             } else {
                 nanos
