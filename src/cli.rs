@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
+use crate::scale;
 use crate::test_cmd::{self, ReportFormat, TestOptions};
 
 /// Exit code: everything passed / the gate admitted.
@@ -37,6 +38,19 @@ enum Command {
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
     /// contract that cannot be loaded).
     Test(TestArgs),
+    /// Write a synthetic repository of TOOLS tools x FIXTURES fixtures, with snapshots, for
+    /// measuring the harness at scale (see BENCHMARKS.md).
+    #[command(hide = true)]
+    GenerateScaleSuite {
+        /// The folder to create.
+        dir: PathBuf,
+        /// How many tools.
+        #[arg(long, default_value_t = 200)]
+        tools: usize,
+        /// How many fixtures per tool.
+        #[arg(long, default_value_t = 50)]
+        fixtures: usize,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -113,6 +127,11 @@ pub fn main() -> ExitCode {
             &mut stderr.lock(),
         )
         .map(|admitted| if admitted { EXIT_OK } else { EXIT_REJECTED }),
+        Command::GenerateScaleSuite {
+            dir,
+            tools,
+            fixtures,
+        } => scale::generate(&dir, tools, fixtures).map(|()| EXIT_OK),
         Command::Test(args) => {
             let color = anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
             let options = TestOptions {

@@ -341,7 +341,7 @@ impl fmt::Display for StructureProblem {
     }
 }
 
-/// Everything found under `fixtures/`.
+/// Everything found under `fixtures/` (or one tool's part of it).
 #[derive(Debug, Default)]
 pub struct Discovery {
     /// The fixtures, sorted by tool, class and case.
@@ -350,12 +350,32 @@ pub struct Discovery {
     pub problems: Vec<StructureProblem>,
 }
 
-/// The files found for one case name: its raw files (exactly one is right) and its sidecar.
-type CaseFiles = (Vec<PathBuf>, Option<PathBuf>);
+/// What `fixtures/` itself holds: problems at its top level, and how many fixtures lie below.
+#[derive(Debug, Default)]
+pub struct RootDiscovery {
+    /// Folders for tools without a contract, loose files, a missing `fixtures/`.
+    pub problems: Vec<StructureProblem>,
+    /// The sidecars below the tools' folders, counted without being read.
+    pub fixture_count: usize,
+}
 
-/// Walks `<root>/fixtures`. `tools` are the tools that have a contract.
+/// Everything under `<root>/fixtures`: the top level, then every tool's folder.
 pub fn discover(root: &Path, tools: &[String]) -> Discovery {
-    let mut discovery = Discovery::default();
+    let mut discovery = Discovery {
+        fixtures: Vec::new(),
+        problems: discover_root(root, tools).problems,
+    };
+    for tool in tools {
+        let part = discover_tool(root, tool);
+        discovery.fixtures.extend(part.fixtures);
+        discovery.problems.extend(part.problems);
+    }
+    discovery
+}
+
+/// The top level of `<root>/fixtures`. `tools` are the tools that have a contract.
+pub fn discover_root(root: &Path, tools: &[String]) -> RootDiscovery {
+    let mut discovery = RootDiscovery::default();
     let base = root.join(FIXTURES_DIR);
     if !base.is_dir() {
         discovery.problems.push(StructureProblem {
@@ -364,18 +384,73 @@ pub fn discover(root: &Path, tools: &[String]) -> Discovery {
         });
         return discovery;
     }
-    let mut groups: BTreeMap<(String, FixtureClass), BTreeMap<String, CaseFiles>> = BTreeMap::new();
-    let walker = WalkDir::new(&base)
+    for entry in WalkDir::new(&base)
         .min_depth(1)
         .max_depth(3)
-        .sort_by_file_name();
-    for entry in walker {
+        .sort_by_file_name()
+    {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                if error.depth() <= 1 {
+                    let path = error
+                        .path()
+                        .map_or_else(|| PathBuf::from(FIXTURES_DIR), |path| relative(root, path));
+                    discovery.problems.push(StructureProblem {
+                        path,
+                        message: format!("cannot read: {error}"),
+                    });
+                }
+                continue;
+            }
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = relative(root, entry.path());
+        let tool = path
+            .components()
+            .nth(1)
+            .map(|part| part.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match (entry.depth(), entry.file_type().is_dir()) {
+            _ if name.starts_with('.') => {}
+            (1, true) if tools.contains(&tool) => {}
+            (1, true) => discovery.problems.push(StructureProblem {
+                path,
+                message: format!("fixtures for tool `{tool}`, which has no contract under contracts/ (known tools: {})", tools.join(", ")),
+            }),
+            (1, false) => discovery.problems.push(StructureProblem {
+                path,
+                message: "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/".to_owned(),
+            }),
+            (3, false) if tools.contains(&tool) && name.ends_with(SIDECAR_SUFFIX) => discovery.fixture_count += 1,
+            _ => {}
+        }
+    }
+    discovery
+}
+
+/// The files found for one case name: its raw files (exactly one is right) and its sidecar.
+type CaseFiles = (Vec<PathBuf>, Option<PathBuf>);
+
+/// One tool's folder, `<root>/fixtures/<tool>`: its fixtures, and what is wrong in it.
+pub fn discover_tool(root: &Path, tool: &str) -> Discovery {
+    let mut discovery = Discovery::default();
+    let base = root.join(FIXTURES_DIR).join(tool);
+    if !base.is_dir() {
+        return discovery;
+    }
+    let mut groups: BTreeMap<FixtureClass, BTreeMap<String, CaseFiles>> = BTreeMap::new();
+    for entry in WalkDir::new(&base)
+        .min_depth(1)
+        .max_depth(2)
+        .sort_by_file_name()
+    {
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
                 let path = error
                     .path()
-                    .map_or_else(|| PathBuf::from(FIXTURES_DIR), |path| relative(root, path));
+                    .map_or_else(|| relative(root, &base), |path| relative(root, path));
                 discovery.problems.push(StructureProblem {
                     path,
                     message: format!("cannot read: {error}"),
@@ -388,42 +463,31 @@ pub fn discover(root: &Path, tools: &[String]) -> Discovery {
             continue;
         }
         let path = relative(root, entry.path());
-        let is_dir = entry.file_type().is_dir();
-        let mut components = path
+        let class_name = path
             .components()
-            .skip(1)
-            .map(|part| part.as_os_str().to_string_lossy().into_owned());
-        let tool = components.next().unwrap_or_default();
-        match (entry.depth(), is_dir) {
-            (1, true) if tools.contains(&tool) => {}
+            .nth(2)
+            .map(|part| part.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match (entry.depth(), entry.file_type().is_dir()) {
+            (1, true) if FixtureClass::from_dir_name(&name).is_some() => {}
             (1, true) => discovery.problems.push(StructureProblem {
-                path,
-                message: format!("fixtures for tool `{tool}`, which has no contract under contracts/ (known tools: {})", tools.join(", ")),
-            }),
-            (1, false) => discovery.problems.push(StructureProblem {
-                path,
-                message: "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/".to_owned(),
-            }),
-            (2, true) if FixtureClass::from_dir_name(&name).is_some() => {}
-            (2, true) => discovery.problems.push(StructureProblem {
                 path,
                 message: format!("unknown fixture class folder `{name}`; a tool's fixtures live in accepted/, near-miss/, legacy/ or duplicate-key/"),
             }),
-            (2, false) if name.ends_with(".json") => {} // a request file
-            (2, false) => discovery.problems.push(StructureProblem {
+            (1, false) if name.ends_with(".json") => {} // a request file
+            (1, false) => discovery.problems.push(StructureProblem {
                 path,
                 message: "only request files (*.json) and class folders belong in a tool's fixture folder".to_owned(),
             }),
-            (3, true) => discovery.problems.push(StructureProblem {
+            (_, true) => discovery.problems.push(StructureProblem {
                 path,
                 message: "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned(),
             }),
-            (_, _) => {
-                let class_name = components.next().unwrap_or_default();
-                let (Some(class), true) = (FixtureClass::from_dir_name(&class_name), tools.contains(&tool)) else {
-                    continue; // already reported at its folder
+            (_, false) => {
+                let Some(class) = FixtureClass::from_dir_name(&class_name) else {
+                    continue; // its folder is already reported
                 };
-                let group = groups.entry((tool, class)).or_default();
+                let group = groups.entry(class).or_default();
                 if let Some(case) = name.strip_suffix(SIDECAR_SUFFIX) {
                     group.entry(case.to_owned()).or_default().1 = Some(path);
                 } else {
@@ -433,7 +497,7 @@ pub fn discover(root: &Path, tools: &[String]) -> Discovery {
             }
         }
     }
-    for ((tool, class), cases) in groups {
+    for (class, cases) in groups {
         for (case, (mut raws, sidecar)) in cases {
             let Some(sidecar) = sidecar else {
                 for raw in raws {
@@ -482,7 +546,7 @@ pub fn discover(root: &Path, tools: &[String]) -> Discovery {
                     }
                 });
             discovery.fixtures.push(Fixture {
-                tool: tool.clone(),
+                tool: tool.to_owned(),
                 class,
                 case,
                 raw: raws.remove(0),

@@ -17,6 +17,7 @@ pub mod mutate;
 pub mod repo;
 pub mod report;
 pub mod request;
+pub mod scale;
 pub mod snapshot;
 pub mod suite;
 pub mod test_cmd;

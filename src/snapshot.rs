@@ -222,26 +222,37 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
-/// Snapshot files (and pending files) under `snapshots/` that no case produces, relative to the root.
-/// `expected` holds the `.snap` paths the cases use; `owned` holds `snapshots/<tool>/<class>/<case>@`
-/// prefixes of fixtures whose versions are unknown (their sidecar did not load), which are not stale.
-pub fn stale(root: &Path, expected: &BTreeSet<PathBuf>, owned: &BTreeSet<String>) -> Vec<PathBuf> {
-    let base = root.join(SNAPSHOTS_DIR);
+/// Snapshot files (and pending files) under `under` (relative to the root) that no case
+/// produces, skipping the top-level folders named in `skip`. `expected` holds the `.snap` paths
+/// the cases use; `owned` holds `snapshots/<tool>/<class>/<case>@` prefixes of fixtures whose
+/// versions are unknown (their sidecar did not load), which are not stale.
+pub fn stale(
+    root: &Path,
+    under: &Path,
+    skip: &[String],
+    expected: &BTreeSet<PathBuf>,
+    owned: &BTreeSet<String>,
+) -> Vec<PathBuf> {
+    let base = root.join(under);
     let mut stale = Vec::new();
-    for entry in WalkDir::new(&base)
+    let walker = WalkDir::new(&base)
         .sort_by_file_name()
         .into_iter()
-        .filter_map(Result::ok)
-    {
+        .filter_entry(|entry| {
+            let skipped = entry.depth() == 1
+                && entry.file_type().is_dir()
+                && skip.iter().any(|name| entry.file_name() == name.as_str());
+            !skipped
+        });
+    for entry in walker.filter_map(Result::ok) {
         if !entry.file_type().is_file() {
             continue;
         }
         let path = relative(root, entry.path());
         let text = path.to_string_lossy();
-        let snap = if let Some(stripped) = text.strip_suffix(".new") {
-            PathBuf::from(stripped)
-        } else {
-            path.clone()
+        let snap = match text.strip_suffix(".new") {
+            Some(stripped) => PathBuf::from(stripped),
+            None => path.clone(),
         };
         let is_snapshot = snap
             .extension()

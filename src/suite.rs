@@ -5,7 +5,7 @@
 //! `toolgate test` and `cargo test` (tests/fixtures.rs) both run this, one case at a time, so a
 //! failure in one never stops the others.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,13 +42,60 @@ struct ToolContracts {
     layout_error: Option<String>,
 }
 
-/// Everything `toolgate test` will run.
+impl ToolContracts {
+    /// Lists a tool's version folders and compiles each contract once.
+    fn compile(repository: &Repository, tool: &str) -> ToolContracts {
+        match repository.versions(tool) {
+            Ok(versions) => ToolContracts {
+                tool: tool.to_owned(),
+                versions: versions
+                    .into_iter()
+                    .map(|version| {
+                        let compiled = repository
+                            .compile(tool, &version)
+                            .map(Arc::new)
+                            .map_err(|error| error.to_string());
+                        (version, compiled)
+                    })
+                    .collect(),
+                layout_error: None,
+            },
+            Err(error) => ToolContracts {
+                tool: tool.to_owned(),
+                versions: Vec::new(),
+                layout_error: Some(error.to_string()),
+            },
+        }
+    }
+}
+
+/// Which part of a repository a suite covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every tool's cases and checks, and the repository-wide checks (what `cargo test` runs).
+    Everything,
+    /// One tool's cases and checks: `toolgate test` runs tool after tool, so its memory holds one
+    /// tool's fixtures at a time, however many tools there are.
+    Tool(String),
+    /// Only the repository-wide checks: the top of `fixtures/`, snapshots outside any tool's
+    /// folder, the contract lock.
+    Repository,
+}
+
+/// Everything a run covers.
 #[derive(Debug)]
 pub struct Suite {
     root: PathBuf,
+    scope: Scope,
+    /// Every tool with a contract folder.
+    all_tools: Vec<String>,
+    /// The tools in scope, their contracts compiled.
     tools: Vec<ToolContracts>,
     fixtures: Vec<Arc<Fixture>>,
-    structure: Vec<StructureProblem>,
+    fixture_count: usize,
+    root_problems: Vec<StructureProblem>,
+    tool_problems: BTreeMap<String, Vec<StructureProblem>>,
+    requests: Arc<RequestFiles>,
     /// The cases, in tool, class, case, version order.
     pub cases: Vec<Case>,
 }
@@ -64,18 +111,23 @@ pub struct Case {
     pub version: Option<String>,
     contract: Result<Arc<Contract>, String>,
     twin: Option<Result<Arc<Fixture>, String>>,
+    requests: Arc<RequestFiles>,
 }
 
 /// A suite-wide check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckKind {
-    /// The fixture tree's structure, and that there is at least one fixture.
+    /// The top of the fixture tree, and that there is at least one fixture.
     Structure,
+    /// A tool's fixture folder: class folders, raw files with their sidecars.
+    ToolStructure,
     /// A tool's contract versions compile.
     Contracts,
     /// A tool's fixtures cover every class and listed case.
     Coverage,
-    /// No snapshot file without a fixture.
+    /// No snapshot file in a tool's folder without a fixture.
+    ToolSnapshots,
+    /// No snapshot file outside the tools' folders.
     StaleSnapshots,
     /// Published contract versions are locked and unchanged.
     ContractLock,
@@ -93,46 +145,57 @@ pub struct SuiteCheck {
 }
 
 impl Suite {
-    /// Discovers contracts and fixtures under `root`. Fails only when there is no repository at
-    /// all (no `contracts/`); every other problem becomes a failing case or check.
+    /// Discovers every contract and fixture under `root`. Fails only when there is no repository
+    /// at all (no `contracts/`); every other problem becomes a failing case or check.
     pub fn discover(root: impl Into<PathBuf>) -> Result<Suite, UsageError> {
+        Suite::discover_scoped(root, Scope::Everything)
+    }
+
+    /// Discovers the part of the repository `scope` names.
+    pub fn discover_scoped(root: impl Into<PathBuf>, scope: Scope) -> Result<Suite, UsageError> {
         let root = root.into();
         let repository = Repository::open(&root)?;
-        let mut tools = Vec::new();
-        for tool in repository.tools()? {
-            match repository.versions(&tool) {
-                Ok(versions) => {
-                    let versions = versions
-                        .into_iter()
-                        .map(|version| {
-                            let compiled = repository
-                                .compile(&tool, &version)
-                                .map(Arc::new)
-                                .map_err(|error| error.to_string());
-                            (version, compiled)
-                        })
-                        .collect();
-                    tools.push(ToolContracts {
-                        tool,
-                        versions,
-                        layout_error: None,
-                    });
-                }
-                Err(error) => tools.push(ToolContracts {
-                    tool,
-                    versions: Vec::new(),
-                    layout_error: Some(error.to_string()),
-                }),
-            }
+        let all_tools = repository.tools()?;
+        let in_scope: Vec<String> = match &scope {
+            Scope::Everything => all_tools.clone(),
+            Scope::Tool(tool) => all_tools
+                .iter()
+                .filter(|candidate| *candidate == tool)
+                .cloned()
+                .collect(),
+            Scope::Repository => Vec::new(),
+        };
+        let tools: Vec<ToolContracts> = in_scope
+            .iter()
+            .map(|tool| ToolContracts::compile(&repository, tool))
+            .collect();
+        let root_discovery = match scope {
+            Scope::Tool(_) => fixture::RootDiscovery::default(),
+            Scope::Everything | Scope::Repository => fixture::discover_root(&root, &all_tools),
+        };
+        let mut fixtures = Vec::new();
+        let mut tool_problems = BTreeMap::new();
+        for tool in &in_scope {
+            let discovery = fixture::discover_tool(&root, tool);
+            fixtures.extend(discovery.fixtures.into_iter().map(Arc::new));
+            tool_problems.insert(tool.clone(), discovery.problems);
         }
-        let tool_names: Vec<String> = tools.iter().map(|tool| tool.tool.clone()).collect();
-        let discovery = fixture::discover(&root, &tool_names);
-        let fixtures: Vec<Arc<Fixture>> = discovery.fixtures.into_iter().map(Arc::new).collect();
+        let fixture_count = if scope == Scope::Repository {
+            root_discovery.fixture_count
+        } else {
+            fixtures.len()
+        };
+        let requests = Arc::new(RequestFiles::load(&root, &fixtures));
         let mut suite = Suite {
             root,
+            scope,
+            all_tools,
             tools,
             fixtures,
-            structure: discovery.problems,
+            fixture_count,
+            root_problems: root_discovery.problems,
+            tool_problems,
+            requests,
             cases: Vec::new(),
         };
         suite.cases = suite.build_cases();
@@ -144,14 +207,14 @@ impl Suite {
         &self.root
     }
 
-    /// The tools with a contract folder, sorted.
+    /// Every tool with a contract folder, sorted.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|tool| tool.tool.as_str()).collect()
+        self.all_tools.iter().map(String::as_str).collect()
     }
 
-    /// The number of fixtures found.
+    /// The number of fixtures in scope (for the repository scope: below every tool's folder).
     pub fn fixture_count(&self) -> usize {
-        self.fixtures.len()
+        self.fixture_count
     }
 
     fn build_cases(&self) -> Vec<Case> {
@@ -167,6 +230,7 @@ impl Suite {
                     version: None,
                     contract: Err(String::new()),
                     twin: None,
+                    requests: Arc::clone(&self.requests),
                 });
                 continue;
             };
@@ -206,6 +270,7 @@ impl Suite {
                     version: Some(version.clone()),
                     contract,
                     twin: twin.clone(),
+                    requests: Arc::clone(&self.requests),
                 });
             }
         }
@@ -230,61 +295,84 @@ impl Suite {
             })
     }
 
-    /// The suite-wide checks, in the order they run.
+    /// The suite checks in scope, in the order they run.
     pub fn checks(&self) -> Vec<SuiteCheck> {
-        let mut checks = vec![SuiteCheck {
-            name: "suite::structure".to_owned(),
-            tool: None,
-            kind: CheckKind::Structure,
-        }];
+        let repository_wide = !matches!(self.scope, Scope::Tool(_));
+        let named = |name: String, tool: Option<&str>, kind| SuiteCheck {
+            name,
+            tool: tool.map(str::to_owned),
+            kind,
+        };
+        let mut checks = Vec::new();
+        if repository_wide {
+            checks.push(named(
+                "suite::structure".to_owned(),
+                None,
+                CheckKind::Structure,
+            ));
+        }
         for tool in &self.tools {
-            for kind in [CheckKind::Contracts, CheckKind::Coverage] {
-                let suffix = if kind == CheckKind::Contracts {
-                    "contracts"
-                } else {
-                    "coverage"
-                };
-                checks.push(SuiteCheck {
-                    name: format!("{}::{suffix}", tool.tool),
-                    tool: Some(tool.tool.clone()),
+            for (kind, suffix) in [
+                (CheckKind::ToolStructure, "structure"),
+                (CheckKind::Contracts, "contracts"),
+                (CheckKind::Coverage, "coverage"),
+                (CheckKind::ToolSnapshots, "snapshots"),
+            ] {
+                checks.push(named(
+                    format!("{}::{suffix}", tool.tool),
+                    Some(&tool.tool),
                     kind,
-                });
+                ));
             }
         }
-        checks.push(SuiteCheck {
-            name: "suite::stale_snapshots".to_owned(),
-            tool: None,
-            kind: CheckKind::StaleSnapshots,
-        });
-        checks.push(SuiteCheck {
-            name: "suite::contract_lock".to_owned(),
-            tool: None,
-            kind: CheckKind::ContractLock,
-        });
+        if repository_wide {
+            checks.push(named(
+                "suite::stale_snapshots".to_owned(),
+                None,
+                CheckKind::StaleSnapshots,
+            ));
+            checks.push(named(
+                "suite::contract_lock".to_owned(),
+                None,
+                CheckKind::ContractLock,
+            ));
+        }
         checks
     }
 
-    /// Runs one suite-wide check.
+    /// Runs one suite check.
     pub fn run_check(&self, check: &SuiteCheck, context: &RunContext) -> Verdict {
         let mut verdict = Verdict::named(&check.name);
         verdict.tool = check.tool.clone();
+        let tool = check.tool.as_deref().unwrap_or_default();
         verdict.problems = match check.kind {
             CheckKind::Structure => self.structure_problems(),
-            CheckKind::Contracts => {
-                self.contract_problems(check.tool.as_deref().unwrap_or_default())
-            }
-            CheckKind::Coverage => {
-                self.coverage_problems(check.tool.as_deref().unwrap_or_default())
-            }
-            CheckKind::StaleSnapshots => self.stale_problems(context),
+            CheckKind::ToolStructure => self
+                .tool_problems
+                .get(tool)
+                .into_iter()
+                .flatten()
+                .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
+                .collect(),
+            CheckKind::Contracts => self.contract_problems(tool),
+            CheckKind::Coverage => self.coverage_problems(tool),
+            CheckKind::ToolSnapshots => self.stale_problems(context, Some(tool)),
+            CheckKind::StaleSnapshots => self.stale_problems(context, None),
             CheckKind::ContractLock => {
+                let repository = Repository::open(&self.root);
                 let versions: Vec<(String, VersionDir)> = self
-                    .tools
+                    .all_tools
                     .iter()
                     .flat_map(|tool| {
-                        tool.versions
-                            .iter()
-                            .map(|(version, _)| (tool.tool.clone(), version.clone()))
+                        // A tool whose folder cannot be listed is reported by `<tool>::contracts`.
+                        let versions = repository
+                            .as_ref()
+                            .ok()
+                            .and_then(|repository| repository.versions(tool).ok());
+                        versions
+                            .into_iter()
+                            .flatten()
+                            .map(|version| (tool.clone(), version))
                     })
                     .collect();
                 lock::check(&self.root, &versions, context.mode == SnapshotMode::Accept)
@@ -295,11 +383,11 @@ impl Suite {
 
     fn structure_problems(&self) -> Vec<Problem> {
         let mut problems: Vec<Problem> = self
-            .structure
+            .root_problems
             .iter()
             .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
             .collect();
-        if self.fixtures.is_empty() {
+        if self.fixture_count == 0 {
             problems.push(Problem::new(
                 ProblemKind::Structure,
                 "found no fixtures at all: a suite that checks nothing must not pass; add fixtures/<tool>/<class>/<case>.json and <case>.expect.yaml",
@@ -469,7 +557,7 @@ impl Suite {
         if !is_duplicate_claim {
             return Ok(());
         }
-        let admitted = admit_fixture(&self.root, fixture, spec, contract)
+        let admitted = admit_fixture(&self.root, &self.requests, fixture, spec, contract)
             .map_err(|problem| problem.message)?;
         let record = admitted.decision.operator_record();
         let Some(record) = record.filter(|record| record.rule() == "duplicate_member") else {
@@ -495,10 +583,16 @@ impl Suite {
         }
     }
 
-    fn stale_problems(&self, context: &RunContext) -> Vec<Problem> {
+    /// Snapshot files no case produces: under `snapshots/<tool>/` for a tool, or elsewhere under
+    /// `snapshots/` (outside every tool's folder) for the repository.
+    fn stale_problems(&self, context: &RunContext, tool: Option<&str>) -> Vec<Problem> {
         let mut expected = BTreeSet::new();
         let mut owned = BTreeSet::new();
-        for case in &self.cases {
+        for case in self
+            .cases
+            .iter()
+            .filter(|case| Some(case.fixture.tool.as_str()) == tool)
+        {
             let fixture = &case.fixture;
             match &case.version {
                 Some(version) => {
@@ -525,7 +619,22 @@ impl Suite {
                 }
             }
         }
-        let stale = snapshot::stale(&self.root, &expected, &owned);
+        let stale = match tool {
+            Some(tool) => snapshot::stale(
+                &self.root,
+                &Path::new(snapshot::SNAPSHOTS_DIR).join(tool),
+                &[],
+                &expected,
+                &owned,
+            ),
+            None => snapshot::stale(
+                &self.root,
+                Path::new(snapshot::SNAPSHOTS_DIR),
+                &self.all_tools,
+                &expected,
+                &owned,
+            ),
+        };
         if context.mode == SnapshotMode::Accept {
             return stale
                 .into_iter()
@@ -553,6 +662,37 @@ impl Suite {
     }
 }
 
+/// The request files fixtures name, each read and checked once per run.
+#[derive(Debug, Default)]
+pub struct RequestFiles(BTreeMap<PathBuf, Result<RequestSpec, String>>);
+
+impl RequestFiles {
+    fn load(root: &Path, fixtures: &[Arc<Fixture>]) -> RequestFiles {
+        let mut files = BTreeMap::new();
+        for fixture in fixtures {
+            let path = fixture.request_file();
+            files.entry(path.clone()).or_insert_with(|| {
+                let full = root.join(&path);
+                // Name the file as the user knows it, relative to the repository.
+                read_request_file(&full).map_err(|error| {
+                    error
+                        .to_string()
+                        .replace(&full.display().to_string(), &path.display().to_string())
+                })
+            });
+        }
+        RequestFiles(files)
+    }
+
+    /// A copy of the request in `path` (relative to the root), for one fixture to adjust.
+    fn get(&self, path: &Path) -> Result<RequestSpec, String> {
+        match self.0.get(path) {
+            Some(loaded) => loaded.clone(),
+            None => Err(format!("{}: not loaded", path.display())),
+        }
+    }
+}
+
 /// A fixture's raw bytes, request and the gate's decision on them.
 struct Admitted {
     raw: Vec<u8>,
@@ -563,18 +703,13 @@ struct Admitted {
 /// Loads a fixture's request and raw bytes and runs them through the gate's public API.
 fn admit_fixture(
     root: &Path,
+    requests: &RequestFiles,
     fixture: &Fixture,
     spec: &Sidecar,
     contract: &Contract,
 ) -> Result<Admitted, Problem> {
     let load = |message: String| Problem::new(ProblemKind::Load, message);
-    let request_path = fixture.request_file();
-    let mut request = read_request_file(&root.join(&request_path)).map_err(|error| {
-        load(error.to_string().replace(
-            &root.join(&request_path).display().to_string(),
-            &request_path.display().to_string(),
-        ))
-    })?;
+    let mut request = requests.get(&fixture.request_file()).map_err(load)?;
     request.override_with(
         spec.request_id.as_deref(),
         spec.now.as_deref(),
@@ -674,7 +809,7 @@ impl Case {
                 return verdict;
             }
         };
-        let admitted = match admit_fixture(&context.root, fixture, spec, contract) {
+        let admitted = match admit_fixture(&context.root, &self.requests, fixture, spec, contract) {
             Ok(admitted) => admitted,
             Err(problem) => {
                 verdict.problems.push(problem);
@@ -703,9 +838,13 @@ impl Case {
             .problems
             .extend(canary_problems(decision.agent_bytes(), &spec.canaries));
         if let Some(twin) = &self.twin {
-            verdict
-                .problems
-                .extend(twin_problems(&context.root, contract, decision, twin));
+            verdict.problems.extend(twin_problems(
+                &context.root,
+                &self.requests,
+                contract,
+                decision,
+                twin,
+            ));
         }
         let expected = Snapshot {
             fixture: fixture.raw.to_string_lossy().replace('\\', "/"),
@@ -894,6 +1033,7 @@ fn canary_problems(agent: &[u8], canaries: &[String]) -> Vec<Problem> {
 /// A legacy fixture must give the agent exactly what its current-shape twin gives.
 fn twin_problems(
     root: &Path,
+    requests: &RequestFiles,
     contract: &Contract,
     decision: &Decision,
     twin: &Result<Arc<Fixture>, String>,
@@ -908,7 +1048,7 @@ fn twin_problems(
             format!("its twin {} does not load", twin.name()),
         )];
     };
-    match admit_fixture(root, twin, twin_spec, contract) {
+    match admit_fixture(root, requests, twin, twin_spec, contract) {
         Ok(twin_admitted) if twin_admitted.decision.agent_bytes() == decision.agent_bytes() => {
             Vec::new()
         }

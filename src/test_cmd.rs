@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use crate::error::{UsageError, write_output};
 use crate::report::{self, Summary};
 use crate::snapshot::SnapshotMode;
-use crate::suite::{Case, RunContext, Suite};
+use crate::suite::{Case, RunContext, Scope, Suite};
 use crate::verdict::Verdict;
 
 /// How the run reports.
@@ -47,50 +47,88 @@ pub fn run(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<u8, UsageError> {
-    let suite = Suite::discover(&options.root)?;
     let mode = if options.accept {
         SnapshotMode::Accept
     } else {
         SnapshotMode::from_env()
     };
     let color = options.color && options.format == ReportFormat::Human;
-    let context = RunContext {
-        root: suite.root().to_path_buf(),
-        mode,
-        color,
-    };
     let selected = |name: &str| {
         options
             .filter
             .as_deref()
             .is_none_or(|filter| name.contains(filter))
     };
-    let cases: Vec<&Case> = suite
-        .cases
-        .iter()
-        .filter(|case| selected(&case.name))
-        .collect();
-    let checks: Vec<_> = suite
-        .checks()
-        .into_iter()
-        .filter(|check| selected(&check.name))
-        .collect();
-
     let mut summary = Summary::new(options.format == ReportFormat::Junit);
-    run_cases(&cases, &context, |verdict| summary.record_case(verdict));
-    for check in &checks {
-        summary.record_check(suite.run_check(check, &context));
+
+    // The repository-wide checks list the tools; each tool is then discovered, run and checked
+    // on its own, tools in parallel, so the run holds only the tools in flight and memory does not
+    // grow with the number of fixtures.
+    let repository = Suite::discover_scoped(&options.root, Scope::Repository)?;
+    let context = RunContext {
+        root: repository.root().to_path_buf(),
+        mode,
+        color,
+    };
+    let tools: Vec<String> = repository
+        .tool_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let fixture_count = repository.fixture_count();
+    let one_tool = tools.len() == 1;
+    let run_tool = |tool: &String| -> Result<Vec<(bool, Verdict)>, UsageError> {
+        let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.clone()))?;
+        let cases: Vec<&Case> = suite
+            .cases
+            .iter()
+            .filter(|case| selected(&case.name))
+            .collect();
+        let mut verdicts = Vec::with_capacity(cases.len() + 4);
+        if one_tool {
+            run_cases(&cases, &context, |verdict| verdicts.push((true, verdict)));
+        } else {
+            verdicts.extend(cases.iter().map(|case| (true, case.run(&context))));
+        }
+        let checks = suite.checks();
+        verdicts.extend(
+            checks
+                .iter()
+                .filter(|check| selected(&check.name))
+                .map(|check| (false, suite.run_check(check, &context))),
+        );
+        Ok(verdicts)
+    };
+    let mut failed = None;
+    in_parallel(&tools, run_tool, |result| match result {
+        Ok(verdicts) => {
+            for (is_case, verdict) in verdicts {
+                if is_case {
+                    summary.record_case(verdict)
+                } else {
+                    summary.record_check(verdict)
+                }
+            }
+        }
+        Err(error) => failed = failed.take().or(Some(error)),
+    });
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    for check in repository
+        .checks()
+        .iter()
+        .filter(|check| selected(&check.name))
+    {
+        summary.record_check(repository.run_check(check, &context));
     }
 
     let text = match options.format {
-        ReportFormat::Human => report::human(
-            &summary,
-            suite.fixture_count(),
-            &suite.tool_names(),
-            mode,
-            color,
-        ),
-        ReportFormat::Json => report::json::render(&summary, suite.fixture_count(), mode),
+        ReportFormat::Human => {
+            let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+            report::human(&summary, fixture_count, &tools, mode, color)
+        }
+        ReportFormat::Json => report::json::render(&summary, fixture_count, mode),
         ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
     };
     write_output(out, text.as_bytes())?;
@@ -106,26 +144,35 @@ pub fn run(
     Ok(summary.exit_code())
 }
 
-/// Runs cases on every core and hands their verdicts to `sink` in case order, holding only the
-/// verdicts that finished ahead of their turn.
-fn run_cases(cases: &[&Case], context: &RunContext, mut sink: impl FnMut(Verdict)) {
+/// Runs cases on every core and hands their verdicts to `sink` in case order.
+fn run_cases(cases: &[&Case], context: &RunContext, sink: impl FnMut(Verdict)) {
+    in_parallel(cases, |case| case.run(context), sink);
+}
+
+/// Applies `work` to every item on every core and hands the results to `sink` in item order,
+/// holding only the results that finished ahead of their turn.
+fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    mut sink: impl FnMut(R),
+) {
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
-        .min(cases.len());
+        .min(items.len());
     if workers <= 1 {
-        cases.iter().for_each(|case| sink(case.run(context)));
+        items.iter().for_each(|item| sink(work(item)));
         return;
     }
     let next = AtomicUsize::new(0);
     let (sender, receiver) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            let (sender, next) = (sender.clone(), &next);
+            let (sender, next, work) = (sender.clone(), &next, &work);
             scope.spawn(move || {
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(case) = cases.get(index) else { return };
-                    if sender.send((index, case.run(context))).is_err() {
+                    let Some(item) = items.get(index) else { return };
+                    if sender.send((index, work(item))).is_err() {
                         return;
                     }
                 }
@@ -134,10 +181,10 @@ fn run_cases(cases: &[&Case], context: &RunContext, mut sink: impl FnMut(Verdict
         drop(sender);
         let mut early = BTreeMap::new();
         let mut turn = 0;
-        for (index, verdict) in receiver {
-            early.insert(index, verdict);
-            while let Some(verdict) = early.remove(&turn) {
-                sink(verdict);
+        for (index, result) in receiver {
+            early.insert(index, result);
+            while let Some(result) = early.remove(&turn) {
+                sink(result);
                 turn += 1;
             }
         }

@@ -254,12 +254,26 @@ fn stale_snapshots_are_reported_and_accept_removes_them() {
         &run,
         1,
         &[
-            "FAILED suite::stale_snapshots",
+            "FAILED review_status::snapshots",
             "removed_fixture@v1.snap: no fixture produces this snapshot",
         ],
     );
+
+    let loose = dir.path().join("snapshots/no_such_tool/accepted/x@v1.snap");
+    fs::create_dir_all(loose.parent().unwrap()).unwrap();
+    fs::write(&loose, "---\n---\n{}\n").unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED suite::stale_snapshots",
+            "snapshots/no_such_tool/accepted/x@v1.snap: no fixture produces this snapshot",
+        ],
+    );
+
     assert_eq!(toolgate_test(dir.path(), &["--accept"], false).code, 0);
-    assert!(!stale.exists());
+    assert!(!stale.exists() && !loose.exists());
 }
 
 #[test]
@@ -469,7 +483,7 @@ fn json_and_junit_reports_are_machine_readable() {
     let junit = toolgate_test(dir.path(), &["--format", "junit"], true);
     assert_eq!(junit.code, 1);
     assert!(junit.stdout.starts_with("<?xml"), "{}", junit.stdout);
-    assert_eq!(junit.stdout.matches("<testcase ").count(), 104 + 11);
+    assert_eq!(junit.stdout.matches("<testcase ").count(), 104 + 19);
     assert!(
         junit.stdout.contains("<failure")
             && junit.stdout.contains("job_status::accepted::not_found")

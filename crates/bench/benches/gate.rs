@@ -7,6 +7,7 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use criterion::{Criterion, Throughput};
 use serde_json::Value;
@@ -266,6 +267,109 @@ fn print_ratios(output: &Path) {
     }
 }
 
+/// The median, over `rounds` interleaved rounds, of `candidate`'s time over `baseline`'s. Timing
+/// the two back to back, alternating which goes first, keeps a shared machine's drift out of the
+/// ratio that separately measured benchmarks would let in.
+fn paired_ratio(rounds: usize, baseline: impl Fn(), candidate: impl Fn()) -> f64 {
+    let time = |work: &dyn Fn()| {
+        let start = Instant::now();
+        work();
+        start.elapsed().as_secs_f64()
+    };
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|round| {
+            if round % 2 == 0 {
+                let base = time(&baseline);
+                time(&candidate) / base
+            } else {
+                let candidate = time(&candidate);
+                candidate / time(&baseline)
+            }
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[rounds / 2]
+}
+
+fn print_paired_ratios() {
+    let allocator = if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else {
+        "the system allocator"
+    };
+    println!(
+        "\n== paired ratios with {allocator}: median of interleaved rounds (the figures BENCHMARKS.md reports) =="
+    );
+    let contract = job_status();
+    let request = request();
+    let now = now();
+    let mix = small_mix(1000);
+    let parse_mix = || {
+        for (_, raw) in &mix {
+            let _ = black_box(serde_json::from_slice::<Value>(black_box(raw)));
+        }
+    };
+    let admit_mix = || {
+        for (_, raw) in &mix {
+            black_box(contract.admit(black_box(raw), &request, now));
+        }
+    };
+    let audit_mix = || {
+        for (_, raw) in &mix {
+            black_box(
+                contract
+                    .admit(black_box(raw), &request, now)
+                    .audit_event()
+                    .to_json_line(),
+            );
+        }
+    };
+    println!(
+        "small mix:  admit / parse-only = {:.2}x",
+        paired_ratio(301, parse_mix, admit_mix)
+    );
+    println!(
+        "small mix:  admit + audit line / parse-only = {:.2}x",
+        paired_ratio(101, parse_mix, audit_mix)
+    );
+    let history_contract = run_history();
+    for (label, bytes, rounds) in [
+        ("medium:", 64 * 1024, 301),
+        ("large: ", 8 * 1024 * 1024, 21),
+    ] {
+        let raw = history(bytes);
+        let ratio = paired_ratio(
+            rounds,
+            || drop(black_box(serde_json::from_slice::<Value>(black_box(&raw)))),
+            || {
+                drop(black_box(history_contract.admit(
+                    black_box(&raw),
+                    &request,
+                    now,
+                )))
+            },
+        );
+        println!("{label}     admit / parse-only = {ratio:.2}x");
+    }
+    let success = small(Kind::Success, 7);
+    for kind in &PATH_KINDS[1..] {
+        let rejected = small(*kind, 7);
+        let ratio = paired_ratio(
+            2001,
+            || {
+                black_box(contract.admit(black_box(&success), &request, now));
+            },
+            || {
+                black_box(contract.admit(black_box(&rejected), &request, now));
+            },
+        );
+        println!(
+            "rejection path {:16} / admission path = {ratio:.2}x",
+            kind.name()
+        );
+    }
+}
+
 fn main() {
     let output = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("criterion");
     let mut criterion = Criterion::default()
@@ -278,4 +382,5 @@ fn main() {
     bench_paths(&mut criterion);
     criterion.final_summary();
     print_ratios(&output);
+    print_paired_ratios();
 }

@@ -168,7 +168,9 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => 29,
+        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,

@@ -1,9 +1,9 @@
 //! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
-//! Usage: profile_admit [success|extra_property|...] [iterations]
+//! Usage: profile_admit [mix|success|extra_property|...] [iterations]
 
 use std::hint::black_box;
 
-use toolgate_bench::{Kind, job_status, now, request, small};
+use toolgate_bench::{Kind, job_status, now, request, small, small_mix};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -23,8 +23,13 @@ fn main() {
     let contract = job_status();
     let request = request();
     let now = now();
-    let raw = small(kind, 7);
-    for _ in 0..iterations {
-        black_box(contract.admit(black_box(&raw), &request, now));
+    let inputs: Vec<Vec<u8>> = if std::env::args().nth(1).as_deref() == Some("mix") {
+        small_mix(1000).into_iter().map(|(_, raw)| raw).collect()
+    } else {
+        vec![small(kind, 7)]
+    };
+    for round in 0..iterations {
+        let raw = &inputs[round % inputs.len()];
+        black_box(contract.admit(black_box(raw), &request, now));
     }
 }
