@@ -8,14 +8,24 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use toolgate::snapshot::SnapshotMode;
-use toolgate::suite::{RunContext, Suite};
+use toolgate::suite::{RunContext, Scope, Suite};
 use toolgate::verdict::Verdict;
 
 fn main() -> ExitCode {
     let arguments = Arguments::from_args();
     let root = std::env::var_os("TOOLGATE_ROOT")
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    let suite = match Suite::discover(&root) {
+    // cargo-nextest runs each test in a process of its own (`--exact <name>`): discover only
+    // the part of the repository that test lives in, not every tool's contracts and fixtures.
+    let scope = match (&arguments.filter, arguments.exact, arguments.list) {
+        (Some(name), true, false) => match name.split_once("::") {
+            Some(("suite", _)) => Scope::Repository,
+            Some((tool, _)) => Scope::Tool(tool.to_owned()),
+            None => Scope::Everything,
+        },
+        _ => Scope::Everything,
+    };
+    let suite = match Suite::discover_scoped(&root, scope) {
         Ok(suite) => Arc::new(suite),
         Err(error) => {
             eprintln!("toolgate: error: {error}");
