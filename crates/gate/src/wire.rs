@@ -89,7 +89,20 @@ impl Members<'_> {
 }
 
 fn write_string(out: &mut Vec<u8>, text: &str) {
-    // serde_json's escaping is the reference JSON string encoder; writing to a Vec cannot fail.
+    // Most strings need no escaping (no control character, quote or backslash): copy those as
+    // they are. serde_json's encoder, the reference, writes every other one; a test checks the
+    // two agree.
+    // A fold without an early exit: the compiler vectorizes it.
+    let needs_escape = text.bytes().fold(false, |found, byte| {
+        found | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
+    });
+    if !needs_escape {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        return;
+    }
     serde_json::to_writer(&mut *out, text).expect("writing JSON to a Vec<u8> is infallible");
 }
 
@@ -120,6 +133,7 @@ fn write_canonical(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b'}');
         }
+        Value::String(text) => write_string(out, text),
         scalar => serde_json::to_writer(&mut *out, scalar)
             .expect("writing JSON to a Vec<u8> is infallible"),
     }
@@ -129,6 +143,34 @@ fn write_canonical(out: &mut Vec<u8>, value: &Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strings_are_written_exactly_as_serde_json_writes_them() {
+        let mut samples: Vec<String> = [
+            "",
+            "plain",
+            "Solicitação resolvida",
+            "日本",
+            "a\"b",
+            "back\\slash",
+            "tab\there",
+            "\u{0}",
+            "\u{1f}",
+            "\u{7f}",
+            "\u{2028}",
+            "emoji 🚀",
+            "</script>",
+        ]
+        .iter()
+        .map(|text| text.to_string())
+        .collect();
+        samples.extend((0u8..128).map(|byte| format!("x{}y", byte as char)));
+        for text in samples {
+            let mut ours = Vec::new();
+            write_string(&mut ours, &text);
+            assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+        }
+    }
 
     #[test]
     fn failure_envelope_has_the_fixed_shape() {

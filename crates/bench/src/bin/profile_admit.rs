@@ -1,5 +1,5 @@
 //! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
-//! Usage: profile_admit [mix|success|extra_property|...] [iterations]
+//! Usage: profile_admit [mix|mix-parse-only|success|extra_property|...] [iterations]
 
 use std::hint::black_box;
 
@@ -23,13 +23,18 @@ fn main() {
     let contract = job_status();
     let request = request();
     let now = now();
-    let inputs: Vec<Vec<u8>> = if std::env::args().nth(1).as_deref() == Some("mix") {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let inputs: Vec<Vec<u8>> = if mode.starts_with("mix") {
         small_mix(1000).into_iter().map(|(_, raw)| raw).collect()
     } else {
         vec![small(kind, 7)]
     };
     for round in 0..iterations {
         let raw = &inputs[round % inputs.len()];
-        black_box(contract.admit(black_box(raw), &request, now));
+        if mode == "mix-parse-only" {
+            let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(raw)));
+        } else {
+            black_box(contract.admit(black_box(raw), &request, now));
+        }
     }
 }
