@@ -33,3 +33,14 @@ pub fn semantic(contract: &Contract, document: &Value, request: &Request, now: S
 pub fn projection(contract: &Contract, document: &Value, request: &Request) -> Option<Vec<u8>> {
     contract.stage_projection(document, request)
 }
+
+/// The freshness rule's fast RFC 3339 path: nanoseconds since the epoch, or `None` when it
+/// defers to the `time` crate.
+pub fn timestamp_fast(text: &str) -> Option<i128> {
+    crate::timestamp::fast(text.as_bytes())
+}
+
+/// The reference RFC 3339 parse (the `time` crate), as nanoseconds since the epoch.
+pub fn timestamp_reference(text: &str) -> Option<i128> {
+    crate::timestamp::reference(text).ok()
+}
