@@ -2,16 +2,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{Run, run};
+use common::{Run, repo_root, run};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn toolgate_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));

@@ -6,39 +6,13 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{Run, run, snapshot_env};
+use common::{Run, copy, run, snapshot_env, tree};
 use serde_json::Value;
 use toolgate::leak;
 use toolgate_gate::{Contract, ContractSource, Request};
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A private copy of contracts/, fixtures/ and snapshots/.
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for folder in ["contracts", "fixtures", "snapshots"] {
-        copy(&repo_root().join(folder), &dir.path().join(folder));
-    }
-    dir
-}
-
-fn copy(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else if !entry.file_name().to_string_lossy().ends_with(".snap.new") {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// `toolgate test --root <root> ...`.
 fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {

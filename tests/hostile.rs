@@ -7,38 +7,12 @@ mod common;
 use std::fs;
 use std::io::Write;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Run, run, snapshot_env};
+use common::{Run, repo_root, run, snapshot_env, tree};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn copy(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// A private copy of the repository's contracts, fixtures and snapshots.
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for folder in ["contracts", "fixtures", "snapshots"] {
-        copy(&repo_root().join(folder), &dir.path().join(folder));
-    }
-    dir
-}
 
 fn toolgate(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -68,6 +42,19 @@ fn assert_usage_error(run: &Run, first_line: &str) {
         "full stderr:\n{}",
         run.stderr
     );
+}
+
+fn check_ticket(dir: &Path, body: &[u8]) -> Run {
+    toolgate(
+        dir,
+        &[
+            "check",
+            "close_ticket",
+            "--request",
+            "fixtures/close_ticket/request.json",
+        ],
+        body,
+    )
 }
 
 fn check_job(dir: &Path, extra: &[&str]) -> Run {
@@ -210,16 +197,7 @@ fn a_ref_escaping_the_contract_folder() {
     );
     let body = br#"{"action":"close_ticket","ticket_id":7,"reason":"x"}"#;
     assert_usage_error(
-        &toolgate(
-            dir.path(),
-            &[
-                "check",
-                "close_ticket",
-                "--request",
-                "fixtures/close_ticket/request.json",
-            ],
-            body,
-        ),
+        &check_ticket(dir.path(), body),
         "contracts/close_ticket/v1/proposal.schema.json: cannot resolve `$ref` to toolgate://contract/review_status/v1/envelope.schema.json: it points outside the contract folder; a contract version must be self-contained, so copy the schema into its folder",
     );
 }
@@ -235,16 +213,7 @@ fn a_schema_written_for_another_draft() {
     );
     let body = br#"{"action":"close_ticket","ticket_id":7,"reason":"x"}"#;
     assert_usage_error(
-        &toolgate(
-            dir.path(),
-            &[
-                "check",
-                "close_ticket",
-                "--request",
-                "fixtures/close_ticket/request.json",
-            ],
-            body,
-        ),
+        &check_ticket(dir.path(), body),
         "contracts/close_ticket/v1/proposal.schema.json at /$schema: `$schema` is \"http://json-schema.org/draft-07/schema#\"; toolgate reads every schema as Draft 2020-12 (`https://json-schema.org/draft/2020-12/schema`) (fix: rewrite the schema for 2020-12, or drop `$schema`)",
     );
 }

@@ -1,8 +1,38 @@
 //! Running the built binaries from end-to-end tests.
-#![allow(dead_code)]
+#![allow(dead_code)] // each test file uses its own subset
 
+use std::fs;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// The repository this crate lives in.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A private copy of the repository's contracts, fixtures and snapshots, to break on purpose.
+pub fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    for folder in ["contracts", "fixtures", "snapshots"] {
+        copy(&repo_root().join(folder), &dir.path().join(folder));
+    }
+    dir
+}
+
+/// Copies a folder recursively, leaving out pending snapshots.
+pub fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy(&entry.path(), &target);
+        } else if !entry.file_name().to_string_lossy().ends_with(".snap.new") {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
 
 /// What a finished process left behind.
 pub struct Run {
