@@ -9,7 +9,6 @@ use common::{Run, repo_root, run};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
 
-
 fn toolgate_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     command.args(args).current_dir(dir);
