@@ -206,21 +206,9 @@ pub struct Sidecar {
 impl Sidecar {
     /// Reads a sidecar, checking that its expectation is complete and consistent.
     pub fn parse(text: &str) -> Result<Sidecar, String> {
-        let options = serde_saphyr::options! { strict_booleans: true, with_snippet: false };
+        // The repository's one YAML dialect, shared with contract.yaml.
         let sidecar: Sidecar =
-            serde_saphyr::from_str_with_options(text, options).map_err(|error| {
-                let message = error.to_string();
-                let line = message.lines().next().unwrap_or_default();
-                let line = line.rfind(" at line ").map_or(line, |cut| &line[..cut]);
-                let line = match line.split_once(", set DuplicateKeyPolicy") {
-                    Some((before, _)) => format!("{before} (each key may appear once)"),
-                    None => line.to_owned(),
-                };
-                match error.location() {
-                    Some(location) => format!("{}:{}: {line}", location.line(), location.column()),
-                    None => line,
-                }
-            })?;
+            toolgate_gate::read_strict_yaml(text).map_err(|error| error.to_string())?;
         sidecar.expect.validate()?;
         Ok(sidecar)
     }

@@ -19,6 +19,12 @@ fn toolgate(args: &[&str], stdin: &[u8]) -> Run {
     toolgate_in(&repo_root(), args, stdin)
 }
 
+/// `toolgate check TOOL --request fixtures/TOOL/request.json --explain` on `raw`.
+fn explain(tool: &str, raw: &[u8]) -> Run {
+    let request = format!("fixtures/{tool}/request.json");
+    toolgate(&["check", tool, "--request", &request, "--explain"], raw)
+}
+
 fn check(tool: &str, raw: &str) -> Run {
     let request = format!("fixtures/{tool}/request.json");
     toolgate(&["check", tool, "--request", &request], raw.as_bytes())
@@ -82,16 +88,7 @@ fn the_seeds_first_test_through_the_binary() {
 
 #[test]
 fn the_duplicate_approved_is_rejected_at_parse() {
-    let run = toolgate(
-        &[
-            "check",
-            "review_status",
-            "--request",
-            "fixtures/review_status/request.json",
-            "--explain",
-        ],
-        br#"{"approved": false, "approved": true}"#,
-    );
+    let run = explain("review_status", br#"{"approved": false, "approved": true}"#);
     assert_rejected(&run, "review_status", false);
     assert!(
         run.stderr
@@ -137,14 +134,8 @@ fn stale_and_future_observations_are_rejected_stale_as_retryable() {
 
 #[test]
 fn an_impossible_date_is_rejected() {
-    let run = toolgate(
-        &[
-            "check",
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--explain",
-        ],
+    let run = explain(
+        "job_status",
         job("bluebird", "2026-02-30T11:55:00Z").as_bytes(),
     );
     assert_rejected(&run, "job_status", false);
@@ -186,14 +177,8 @@ fn close_ticket_7_is_the_one_call_and_8_9_and_string_7_are_refused() {
 
 #[test]
 fn explain_tells_the_connector_owner_what_to_fix() {
-    let run = toolgate(
-        &[
-            "check",
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--explain",
-        ],
+    let run = explain(
+        "job_status",
         job("copperhead", "2026-11-29T11:55:00Z").as_bytes(),
     );
     for expected in [
@@ -211,14 +196,8 @@ fn explain_tells_the_connector_owner_what_to_fix() {
             run.stderr
         );
     }
-    let run = toolgate(
-        &[
-            "check",
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--explain",
-        ],
+    let run = explain(
+        "job_status",
         job("bluebird", "2026-11-29T11:55:00Z").as_bytes(),
     );
     assert!(

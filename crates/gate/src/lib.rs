@@ -91,6 +91,6 @@ pub use retry::RetryPolicy;
 pub use schema::{DIALECT, compile_options};
 pub use semantic::parse_timestamp;
 pub use source::ContractSource;
-pub use spec::{CONTRACT_FILE, Direction};
+pub use spec::{CONTRACT_FILE, Direction, YamlError, read_strict_yaml};
 pub use transport::{Response, read_capped};
 pub use wire::failure_envelope;

@@ -26,7 +26,7 @@ fn validator() -> jsonschema::Validator {
 }
 
 fn yaml(text: &str) -> Value {
-    serde_saphyr::from_str(text).expect("test YAML parses")
+    toolgate_gate::read_strict_yaml(text).expect("test YAML parses")
 }
 
 #[test]
