@@ -208,7 +208,7 @@ impl Sidecar {
     pub fn parse(text: &str) -> Result<Sidecar, String> {
         // The repository's one YAML dialect, shared with contract.yaml.
         let sidecar: Sidecar =
-            toolgate_gate::read_strict_yaml(text).map_err(|error| error.to_string())?;
+            toolgate_gate::internals::read_strict_yaml(text).map_err(|error| error.to_string())?;
         sidecar.expect.validate()?;
         Ok(sidecar)
     }

@@ -6,7 +6,8 @@
 //! on generated and mutated inputs.
 
 use serde_json::Value;
-use toolgate_gate::{Contract, Decision, Outcome, failure_envelope};
+use toolgate_gate::internals::failure_envelope;
+use toolgate_gate::{Contract, Decision, Outcome};
 
 use crate::leak;
 use crate::verdict::{Problem, ProblemKind};

@@ -80,7 +80,7 @@ pub fn read_request_file(path: &Path) -> Result<RequestSpec, UsageError> {
 
 /// Parses an RFC 3339 timestamp exactly as the gate's freshness rules do.
 pub fn parse_time(text: &str) -> Result<SystemTime, String> {
-    toolgate_gate::parse_timestamp(text).map_err(|reason| {
+    toolgate_gate::internals::parse_timestamp(text).map_err(|reason| {
         format!("{text:?} is not an RFC 3339 timestamp ({reason}); write e.g. 2026-11-29T12:00:00Z")
     })
 }

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_gate::stages::{timestamp_fast, timestamp_reference};
+use toolgate_gate::internals::stages::{timestamp_fast, timestamp_reference};
 
 fuzz_target!(|text: &str| {
     if let Some(fast) = timestamp_fast(text) {

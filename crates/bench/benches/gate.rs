@@ -14,7 +14,7 @@ use serde_json::Value;
 use toolgate_bench::{
     Kind, history, job_status, job_status_schema, now, request, run_history, small, small_mix,
 };
-use toolgate_gate::stages;
+use toolgate_gate::internals::stages;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -32,7 +32,7 @@ impl jsonschema::Retrieve for NoRemotes {
 }
 
 fn validator(schema: &Value) -> jsonschema::Validator {
-    toolgate_gate::compile_options(NoRemotes)
+    toolgate_gate::internals::compile_options(NoRemotes)
         .build(schema)
         .expect("the schema compiles")
 }

@@ -16,7 +16,7 @@ pub const PROJECT: &str = "bluebird";
 
 /// The decision time, parsed.
 pub fn now() -> SystemTime {
-    toolgate_gate::parse_timestamp(NOW).expect("a valid timestamp")
+    toolgate_gate::internals::parse_timestamp(NOW).expect("a valid timestamp")
 }
 
 /// The repository root.

@@ -5,52 +5,12 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::contract::GATE_VERSION;
-use crate::decision::{ErrorCode, Facts, Layer, Outcome};
+use crate::facts::{Facts, GATE_VERSION, Sha256Digest};
+use crate::outcome::{ErrorCode, Layer, Outcome};
 use crate::timestamp;
-
-/// A SHA-256 digest, written as lowercase hex.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Sha256Digest([u8; 32]);
-
-impl Sha256Digest {
-    /// Digests `bytes`.
-    pub fn of(bytes: &[u8]) -> Sha256Digest {
-        Sha256Digest(Sha256::digest(bytes).into())
-    }
-
-    /// Lowercase hex, 64 characters.
-    pub fn to_hex(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let hex: Vec<u8> = self
-            .0
-            .iter()
-            .flat_map(|byte| {
-                [
-                    DIGITS[usize::from(byte >> 4)],
-                    DIGITS[usize::from(byte & 0x0f)],
-                ]
-            })
-            .collect();
-        String::from_utf8(hex).expect("hex digits are ASCII")
-    }
-}
-
-impl std::fmt::Debug for Sha256Digest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl Serialize for Sha256Digest {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_hex())
-    }
-}
 
 /// The audit record of one decision. Serialize it with [`AuditEvent::to_json_line`] or hand it
 /// to an [`AuditSink`].

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::outcome::Layer;
 use crate::pointer::JsonPointer;
 use crate::request::Request;
 

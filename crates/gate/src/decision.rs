@@ -1,165 +1,15 @@
 //! What `admit` answers: the outcome, the agent-visible bytes, the operator record, the audit event.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::sync::{Arc, OnceLock};
-use std::time::SystemTime;
+use std::sync::OnceLock;
 
-use crate::audit::{AuditEvent, Sha256Digest};
-use crate::contract::PendingExplanation;
+use crate::audit::AuditEvent;
+use crate::facts::{Facts, Sha256Digest};
 use crate::fault::Fault;
 use crate::operator::OperatorRecord;
-
-/// The finite set of failure codes an agent can see. Nothing else ever appears in the `code`
-/// member of an agent-visible failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    /// The upstream answered, validly, that the thing asked about does not exist.
-    NotFound,
-    /// The upstream could not be reached or said it was unavailable.
-    UpstreamUnavailable,
-    /// The bytes did not meet the contract (any gate layer said no).
-    InvalidResponse,
-}
-
-impl ErrorCode {
-    /// Every code, in a stable order.
-    pub const ALL: [ErrorCode; 3] = [
-        ErrorCode::NotFound,
-        ErrorCode::UpstreamUnavailable,
-        ErrorCode::InvalidResponse,
-    ];
-
-    /// The wire spelling, e.g. `INVALID_RESPONSE`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
-            ErrorCode::InvalidResponse => "INVALID_RESPONSE",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn from_wire(text: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL
-            .into_iter()
-            .find(|code| code.as_str() == text)
-    }
-}
-
-impl fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The gate's layers, in the order they run (SPEC G1–G6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Layer {
-    /// G1: byte limit, upstream status.
-    Transport,
-    /// G2: strict JSON parse (duplicates, depth, encoding) or the text pattern.
-    Parse,
-    /// G3: JSON Schema 2020-12 with format assertions.
-    Schema,
-    /// G4: tool and request id against the outstanding request.
-    Correlation,
-    /// G5: binding, freshness, membership and lookup rules against trusted context.
-    Semantic,
-    /// G6: building the agent-visible object.
-    Projection,
-}
-
-impl Layer {
-    /// Every layer, in pipeline order.
-    pub const ALL: [Layer; 6] = [
-        Layer::Transport,
-        Layer::Parse,
-        Layer::Schema,
-        Layer::Correlation,
-        Layer::Semantic,
-        Layer::Projection,
-    ];
-
-    /// The lowercase name used in fixtures, audit events and operator records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layer::Transport => "transport",
-            Layer::Parse => "parse",
-            Layer::Schema => "schema",
-            Layer::Correlation => "correlation",
-            Layer::Semantic => "semantic",
-            Layer::Projection => "projection",
-        }
-    }
-
-    /// Parses the lowercase name.
-    pub fn from_name(name: &str) -> Option<Layer> {
-        Layer::ALL.into_iter().find(|layer| layer.as_str() == name)
-    }
-}
-
-impl fmt::Display for Layer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why the gate refused: the layer, and the code and retryable flag the agent sees. The rule within
-/// the layer is [`Decision::rule`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rejection {
-    pub(crate) layer: Layer,
-    pub(crate) code: ErrorCode,
-    pub(crate) retryable: bool,
-}
-
-impl Rejection {
-    /// The layer that refused.
-    pub fn layer(&self) -> Layer {
-        self.layer
-    }
-
-    /// The code the agent sees.
-    pub fn code(&self) -> ErrorCode {
-        self.code
-    }
-
-    /// Whether the agent is told that asking again may help.
-    pub fn retryable(&self) -> bool {
-        self.retryable
-    }
-}
-
-/// The three things a decision can be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The response met the contract; the agent sees the projected success (or, for an action
-    /// contract, the executor receives the projected call).
-    Admitted,
-    /// The upstream answered with a failure the contract allows (e.g. `NOT_FOUND`); the agent sees
-    /// that failure, rebuilt by the gate.
-    AdmittedFailure {
-        /// The upstream's code, one of the finite set.
-        code: ErrorCode,
-        /// The contract's retry verdict for that code (never the upstream's claim).
-        retryable: bool,
-    },
-    /// The gate refused; the agent sees the fixed failure envelope.
-    Rejected(Rejection),
-}
-
-impl Outcome {
-    /// `admitted`, `admitted_failure` or `rejected`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::Admitted => "admitted",
-            Outcome::AdmittedFailure { .. } => "admitted_failure",
-            Outcome::Rejected(_) => "rejected",
-        }
-    }
-}
+use crate::outcome::{Outcome, Rejection};
+use crate::shape::PendingExplanation;
+use crate::wire::AgentBytes;
 
 /// Everything one call to [`Contract::admit`](crate::Contract::admit) decided.
 ///
@@ -170,73 +20,10 @@ impl Outcome {
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub(crate) outcome: Outcome,
-    pub(crate) agent_bytes: Vec<u8>,
+    pub(crate) agent_bytes: AgentBytes,
     pub(crate) facts: Facts,
     pub(crate) detail: Option<Detail>,
     pub(crate) audit: OnceLock<AuditEvent>,
-}
-
-/// What the decision knew about the call, for the audit event and the operator record.
-#[derive(Debug, Clone)]
-pub(crate) struct Facts {
-    pub time: SystemTime,
-    pub request_id: Arc<str>,
-    pub tool: Arc<str>,
-    pub contract_version: Arc<str>,
-    pub upstream: Option<Arc<str>>,
-    pub upstream_status: Option<u16>,
-    pub shape: Option<Arc<str>>,
-    pub raw: RawEvidence,
-}
-
-/// What the audit event and the operator record say about the raw bytes: their length and
-/// SHA-256. The digest is computed when first needed; until then a small body is kept (copying
-/// 64 KiB costs a fraction of hashing it), and a larger one is hashed at once so a decision never
-/// holds a large response.
-#[derive(Debug, Clone)]
-pub(crate) struct RawEvidence {
-    len: usize,
-    kept: Option<Box<[u8]>>,
-    digest: OnceLock<Sha256Digest>,
-}
-
-impl RawEvidence {
-    const KEEP_AT_MOST: usize = 64 * 1024;
-
-    pub fn new(raw: &[u8]) -> RawEvidence {
-        if raw.len() <= RawEvidence::KEEP_AT_MOST {
-            RawEvidence {
-                len: raw.len(),
-                kept: Some(raw.into()),
-                digest: OnceLock::new(),
-            }
-        } else {
-            RawEvidence {
-                len: raw.len(),
-                kept: None,
-                digest: OnceLock::from(Sha256Digest::of(raw)),
-            }
-        }
-    }
-
-    /// Evidence whose digest is already known.
-    pub fn hashed(len: usize, digest: Sha256Digest) -> RawEvidence {
-        RawEvidence {
-            len,
-            kept: None,
-            digest: OnceLock::from(digest),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn digest(&self) -> Sha256Digest {
-        *self
-            .digest
-            .get_or_init(|| Sha256Digest::of(self.kept.as_deref().unwrap_or_default()))
-    }
 }
 
 /// A rejection's operator detail, turned into an [`OperatorRecord`] only when someone reads it.
@@ -279,7 +66,7 @@ impl Decision {
     /// The exact bytes the agent may see: one compact JSON object, no trailing newline. Either the
     /// projected success, or the fixed failure envelope.
     pub fn agent_bytes(&self) -> &[u8] {
-        &self.agent_bytes
+        self.agent_bytes.as_slice()
     }
 
     /// The projected output only when the outcome is [`Outcome::Admitted`]. For an action contract
@@ -352,20 +139,8 @@ impl Decision {
                 &self.facts,
                 &self.outcome,
                 rule,
-                Sha256Digest::of(&self.agent_bytes),
+                Sha256Digest::of(self.agent_bytes.as_slice()),
             )
         })
-    }
-}
-
-impl serde::Serialize for ErrorCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl serde::Serialize for Layer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
     }
 }

@@ -3,6 +3,11 @@
 use std::fmt;
 use std::path::Path;
 
+use serde_saphyr::Spanned;
+
+/// The file name of a contract inside its version folder, which errors in it are reported against.
+pub const CONTRACT_FILE: &str = "contract.yaml";
+
 /// One problem in a contract: which file, where in it, what is wrong, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompileError {
@@ -133,3 +138,9 @@ impl fmt::Display for CompileErrors {
 }
 
 impl std::error::Error for CompileErrors {}
+
+/// A line-located error about a value written in `contract.yaml`.
+pub(crate) fn error_at<T>(spanned: &Spanned<T>, message: impl Into<String>) -> CompileError {
+    CompileError::in_file(CONTRACT_FILE, message)
+        .at_line(spanned.referenced.line(), spanned.referenced.column())
+}

@@ -3,8 +3,10 @@
 
 use std::borrow::Cow;
 
-use crate::decision::{ErrorCode, Layer};
-use crate::operator::{FINDINGS_CAP, Finding, MESSAGE_CAP, PATH_CAP, sanitize};
+use serde::Serialize;
+
+use crate::outcome::{ErrorCode, Layer};
+use crate::sanitize::{FINDINGS_CAP, MESSAGE_CAP, PATH_CAP, sanitize};
 
 /// Why one stage said no. Boxed: it travels up every stage's `Result`, and the admission path
 /// should not pay for moving the rejection path's detail around.
@@ -88,5 +90,38 @@ impl std::ops::Deref for Fault {
 impl std::ops::DerefMut for Fault {
     fn deref_mut(&mut self) -> &mut FaultDetail {
         &mut self.0
+    }
+}
+
+/// One problem found in the response, beyond the first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub(crate) instance_path: String,
+    pub(crate) keyword_location: String,
+    pub(crate) message: String,
+}
+
+impl Finding {
+    pub(crate) fn new(instance_path: &str, keyword_location: &str, message: &str) -> Finding {
+        Finding {
+            instance_path: sanitize(instance_path, PATH_CAP),
+            keyword_location: sanitize(keyword_location, PATH_CAP),
+            message: sanitize(message, MESSAGE_CAP),
+        }
+    }
+
+    /// JSON pointer into the response (escaped, capped).
+    pub fn instance_path(&self) -> &str {
+        &self.instance_path
+    }
+
+    /// JSON pointer into the schema (escaped, capped).
+    pub fn keyword_location(&self) -> &str {
+        &self.keyword_location
+    }
+
+    /// The validator's own message (escaped, capped).
+    pub fn message(&self) -> &str {
+        &self.message
     }
 }

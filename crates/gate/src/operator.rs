@@ -5,53 +5,13 @@
 //! the upstream), so every such string is escaped and length-capped on the way in: a record can be
 //! printed to a terminal or a log without control sequences, and cannot grow without bound.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde::Serialize;
 
-use crate::contract::GATE_VERSION;
-use crate::decision::{ErrorCode, Facts, Layer};
-use crate::fault::Fault;
-
-/// Longest validator message kept, in characters.
-pub(crate) const MESSAGE_CAP: usize = 400;
-/// Longest instance path or keyword location kept, in characters.
-pub(crate) const PATH_CAP: usize = 200;
-/// Most additional findings kept per record.
-pub(crate) const FINDINGS_CAP: usize = 12;
-
-/// One problem found in the response, beyond the first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub(crate) instance_path: String,
-    pub(crate) keyword_location: String,
-    pub(crate) message: String,
-}
-
-impl Finding {
-    pub(crate) fn new(instance_path: &str, keyword_location: &str, message: &str) -> Finding {
-        Finding {
-            instance_path: sanitize(instance_path, PATH_CAP),
-            keyword_location: sanitize(keyword_location, PATH_CAP),
-            message: sanitize(message, MESSAGE_CAP),
-        }
-    }
-
-    /// JSON pointer into the response (escaped, capped).
-    pub fn instance_path(&self) -> &str {
-        &self.instance_path
-    }
-
-    /// JSON pointer into the schema (escaped, capped).
-    pub fn keyword_location(&self) -> &str {
-        &self.keyword_location
-    }
-
-    /// The validator's own message (escaped, capped).
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
+use crate::facts::{Facts, GATE_VERSION};
+use crate::fault::{Fault, Finding};
+use crate::outcome::{ErrorCode, Layer};
 
 /// Everything an operator needs to understand and fix a rejection. Serializes to JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -215,62 +175,5 @@ impl fmt::Display for OperatorRecord {
             self.request_id, self.gate_version
         )?;
         write!(f, "  fix:      {}", self.hint)
-    }
-}
-
-/// Escapes control, format and bidirectional-override characters as `\u{..}` and caps the result
-/// at `cap` characters, saying how much was cut. Quotes and backslashes are kept as they are:
-/// the result is for display, and JSON serialization escapes it again.
-pub(crate) fn sanitize(text: &str, cap: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(cap + 16));
-    for (written, (offset, ch)) in text.char_indices().enumerate() {
-        if written >= cap {
-            let _ = write!(out, "… ({} more bytes)", text.len() - offset);
-            return out;
-        }
-        if needs_escape(ch) {
-            let _ = write!(out, "\\u{{{:04x}}}", ch as u32);
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-fn needs_escape(ch: char) -> bool {
-    ch.is_control()
-        || matches!(ch,
-            '\u{200b}'..='\u{200f}'   // zero-width and directional marks
-            | '\u{2028}' | '\u{2029}' // line and paragraph separators
-            | '\u{202a}'..='\u{202e}' // bidirectional embeddings and overrides
-            | '\u{2066}'..='\u{2069}' // bidirectional isolates
-            | '\u{feff}')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_and_bidi_characters_are_escaped() {
-        assert_eq!(
-            sanitize("a\u{1b}[31mb\nc\u{202e}d", 100),
-            "a\\u{001b}[31mb\\u{000a}c\\u{202e}d"
-        );
-    }
-
-    #[test]
-    fn long_text_is_capped_and_says_how_much_was_cut() {
-        let long = "x".repeat(1000);
-        let capped = sanitize(&long, 10);
-        assert_eq!(capped, format!("{}… (990 more bytes)", "x".repeat(10)));
-    }
-
-    #[test]
-    fn short_text_is_unchanged() {
-        assert_eq!(
-            sanitize("plain \"quoted\" text", 100),
-            "plain \"quoted\" text"
-        );
     }
 }

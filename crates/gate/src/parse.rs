@@ -19,8 +19,8 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::outcome::Layer;
 
 /// Parses `bytes` as one strict JSON document no deeper than `max_depth` containers.
 pub(crate) fn parse_json(bytes: &[u8], max_depth: usize) -> Result<Value, Fault> {

@@ -19,7 +19,26 @@ struct Token {
 }
 
 impl JsonPointer {
-    /// Parses a well-formed pointer (the caller has checked the syntax).
+    /// Parses a pointer as RFC 6901 writes it: empty, or `/`-separated tokens in which `~` only
+    /// starts the escapes `~0` and `~1`. The error says what is wrong, in one line.
+    pub fn parse(text: &str) -> Result<JsonPointer, String> {
+        let mut chars = text.chars();
+        let mut well_formed = text.is_empty() || text.starts_with('/');
+        while let Some(ch) = chars.next() {
+            if ch == '~' && !matches!(chars.next(), Some('0' | '1')) {
+                well_formed = false;
+            }
+        }
+        if well_formed {
+            Ok(JsonPointer::new(text))
+        } else {
+            Err(format!(
+                "{text:?} is not a JSON pointer (RFC 6901): write /data/project_id"
+            ))
+        }
+    }
+
+    /// Parses a pointer whose syntax is known to be right (see [`JsonPointer::parse`]).
     pub fn new(text: &str) -> JsonPointer {
         let tokens = text
             .split('/')
@@ -62,6 +81,17 @@ impl JsonPointer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_rfc_6901_pointers_parse() {
+        for good in ["", "/", "/a~0b~1c", "/data/0", "//"] {
+            assert!(JsonPointer::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["data", "/a~2", "/a~", "~0"] {
+            let error = JsonPointer::parse(bad).unwrap_err();
+            assert!(error.contains("not a JSON pointer"), "{bad}: {error}");
+        }
+    }
 
     #[test]
     fn resolves_exactly_like_serde_json() {

@@ -6,12 +6,12 @@
 
 use serde_json::Value;
 
-use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::outcome::Layer;
 use crate::pointer::JsonPointer;
 use crate::request::Request;
 use crate::spec::Direction;
-use crate::wire;
+use crate::wire::{self, AgentBytes};
 
 /// Where one promised field comes from in a shape.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub(crate) fn project(
     names: &[String],
     sources: &[FieldSource],
     document: &Value,
-) -> Result<Vec<u8>, Fault> {
+) -> Result<AgentBytes, Fault> {
     let fill = |members: &mut wire::Members<'_>| {
         for (name, source) in names.iter().zip(sources) {
             match source.pointer.resolve(document) {
@@ -47,12 +47,11 @@ pub(crate) fn project(
         }
         Ok(())
     };
-    let mut out = Vec::with_capacity(96 + tool.len() + request.id().len() + 48 * names.len());
+    let capacity = 96 + tool.len() + request.id().len() + 48 * names.len();
     match direction {
-        Direction::Result => wire::write_success_envelope(&mut out, tool, request.id(), fill)?,
-        Direction::Action => wire::write_object(&mut out, fill)?,
+        Direction::Result => wire::success_envelope(tool, request.id(), capacity, fill),
+        Direction::Action => wire::action_call(capacity, fill),
     }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -83,7 +82,10 @@ mod tests {
             &document,
         )
         .unwrap();
-        assert_eq!(std::str::from_utf8(&out).unwrap(), r#"{"b":2,"a":1}"#);
+        assert_eq!(
+            std::str::from_utf8(out.as_slice()).unwrap(),
+            r#"{"b":2,"a":1}"#
+        );
     }
 
     #[test]
@@ -100,7 +102,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            std::str::from_utf8(&out).unwrap(),
+            std::str::from_utf8(out.as_slice()).unwrap(),
             r#"{"tool":"job_status","request_id":"req.1","outcome":"success","data":{"state":"ok"}}"#
         );
     }
@@ -130,6 +132,6 @@ mod tests {
             &document,
         )
         .unwrap();
-        assert_eq!(std::str::from_utf8(&out).unwrap(), r#"{"a":1}"#);
+        assert_eq!(std::str::from_utf8(out.as_slice()).unwrap(), r#"{"a":1}"#);
     }
 }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use crate::decision::{Decision, ErrorCode, Outcome};
+use crate::decision::Decision;
+use crate::outcome::{ErrorCode, Outcome};
 
 /// How often, for how long, and on which codes an adapter may ask the upstream again.
 ///

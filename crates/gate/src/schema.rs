@@ -16,10 +16,10 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
 use serde_json::Value;
 
-use crate::decision::Layer;
 use crate::error::CompileError;
-use crate::fault::Fault;
-use crate::operator::{FINDINGS_CAP, Finding};
+use crate::fault::{Fault, Finding};
+use crate::outcome::Layer;
+use crate::sanitize::FINDINGS_CAP;
 
 /// The dialect every contract schema is read in.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::error::{CompileError, CompileErrors};
-use crate::spec::CONTRACT_FILE;
+use crate::error::{CONTRACT_FILE, CompileError, CompileErrors};
 
 /// The files of one contract version: `contract.yaml` and its JSON Schema files.
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! The contract file (`contract.yaml`) as written by people: serde types and the YAML reader.
+//! The contract file (`contract.yaml`) as written by people: its serde types, read strictly.
 //!
 //! The format is documented in the README and published as a JSON Schema
 //! (`contracts/contract.schema.json`); unknown keys are errors, duplicate YAML keys are errors
@@ -6,16 +6,13 @@
 //! Values that need checking after deserialization carry their line (`Spanned`) so a bad pointer
 //! or an unknown field name is reported where it was written.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::decision::ErrorCode;
-use crate::error::CompileError;
-
-/// The file name of a contract inside its version folder.
-pub const CONTRACT_FILE: &str = "contract.yaml";
+use crate::error::{CONTRACT_FILE, CompileError};
+use crate::outcome::ErrorCode;
+use crate::semantic::RuleSpec;
+use crate::yaml::read_strict_yaml;
 
 /// Which way the gated bytes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -115,62 +112,6 @@ pub(crate) struct FieldSpec {
     pub optional: bool,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RuleSpec {
-    pub name: Spanned<String>,
-    pub retryable: bool,
-    #[serde(default)]
-    pub binding: Option<BindingSpec>,
-    #[serde(default)]
-    pub freshness: Option<FreshnessSpec>,
-    #[serde(default)]
-    pub membership: Option<MembershipSpec>,
-    #[serde(default)]
-    pub lookup: Option<LookupSpec>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct BindingSpec {
-    pub field: Spanned<String>,
-    pub context: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FreshnessSpec {
-    pub field: Spanned<String>,
-    pub max_age: Spanned<String>,
-    pub max_future: Spanned<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct MembershipSpec {
-    pub field: Spanned<String>,
-    pub context: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct LookupSpec {
-    pub field: Spanned<String>,
-    pub context: String,
-    #[serde(default)]
-    pub require: BTreeMap<String, ExpectSpec>,
-}
-
-/// What one member of a looked-up record must equal: a context value, or a constant.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ExpectSpec {
-    #[serde(default)]
-    pub context: Option<String>,
-    #[serde(default)]
-    pub equals: Option<serde_json::Value>,
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RetrySpec {
@@ -191,56 +132,4 @@ pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileErro
             None => located,
         }
     })
-}
-
-/// Why a YAML document could not be read: what is wrong, and where, when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct YamlError {
-    /// 1-based line and column.
-    pub line: Option<(u64, u64)>,
-    /// What is wrong, in one line.
-    pub message: String,
-}
-
-impl std::fmt::Display for YamlError {
-    /// `line:column: message`, ready to follow a file name and a colon.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some((line, column)) => write!(f, "{line}:{column}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-/// Reads YAML as strictly as contracts are read: unknown keys (with `deny_unknown_fields`) and
-/// duplicate keys are errors, only `true`/`false` are booleans. Harnesses use it for their own
-/// files (fixture sidecars) so that every YAML file of a repository follows one dialect.
-pub fn read_strict_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlError> {
-    let options = serde_saphyr::options! {
-        strict_booleans: true,
-        with_snippet: false,
-    };
-    serde_saphyr::from_str_with_options(text, options).map_err(|error| {
-        // serde-saphyr appends the location in prose (kept here as numbers) and, for duplicate
-        // keys, advice meant for the Rust programmer rather than the author.
-        let message = error.to_string();
-        let line = message.lines().next().unwrap_or_default();
-        let line = line.rfind(" at line ").map_or(line, |cut| &line[..cut]);
-        let message = match line.split_once(", set DuplicateKeyPolicy") {
-            Some((before, _)) => format!("{before} (each key may appear once)"),
-            None => line.to_owned(),
-        };
-        YamlError {
-            line: error
-                .location()
-                .map(|location| (location.line(), location.column())),
-            message,
-        }
-    })
-}
-
-/// A line-located error about a value written in `contract.yaml`.
-pub(crate) fn error_at<T>(spanned: &Spanned<T>, message: impl Into<String>) -> CompileError {
-    CompileError::in_file(CONTRACT_FILE, message)
-        .at_line(spanned.referenced.line(), spanned.referenced.column())
 }

@@ -7,8 +7,8 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::decision::Layer;
 use crate::fault::Fault;
+use crate::outcome::Layer;
 
 #[derive(Debug)]
 pub(crate) struct TextPattern {

@@ -5,7 +5,7 @@
 //! crate, which is the reference: the fast path may only ever agree with it or step aside, which
 //! `tests` below and the `rfc3339` fuzz target check.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -19,6 +19,20 @@ pub(crate) fn parse(text: &str) -> Result<UnixNanos, String> {
         Some(nanos) => Ok(nanos),
         None => reference(text),
     }
+}
+
+/// Parses an RFC 3339 timestamp exactly as freshness rules do (e.g. for a request's `now`).
+pub fn parse_timestamp(text: &str) -> Result<SystemTime, String> {
+    let nanos = parse(text)?;
+    let magnitude = u64::try_from(nanos.unsigned_abs())
+        .map(Duration::from_nanos)
+        .map_err(|_| "out of range".to_owned())?;
+    let time = if nanos >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        SystemTime::UNIX_EPOCH.checked_sub(magnitude)
+    };
+    time.ok_or_else(|| "out of this system's time range".to_owned())
 }
 
 /// The reference parse, with the `time` crate.

@@ -2,8 +2,8 @@
 
 use std::io::{self, Read};
 
-use crate::decision::{ErrorCode, Layer};
 use crate::fault::Fault;
+use crate::outcome::{ErrorCode, Layer};
 
 /// What a tool call produced, as the adapter hands it to the gate.
 #[derive(Debug, Clone, Copy)]

@@ -7,57 +7,88 @@
 //! Output is canonical: compact, members in the order the contract lists them, nested objects
 //! with keys sorted, so two inputs that differ only in key order or whitespace give identical bytes.
 
+use std::fmt;
+
 use serde_json::Value;
 
-use crate::decision::ErrorCode;
+use crate::outcome::ErrorCode;
+
+/// Bytes an agent (or, for an action, an executor) may see.
+///
+/// Architecture invariant held by the type: the field is private to this module, so every value
+/// of this type was written by one of the functions below: the fixed failure envelope, or an
+/// object holding exactly the members projection pushed. Nothing else in the crate can turn a
+/// `Vec<u8>` into agent-visible bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct AgentBytes(Vec<u8>);
+
+impl AgentBytes {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+impl fmt::Debug for AgentBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentBytes({})", String::from_utf8_lossy(&self.0))
+    }
+}
 
 /// The fixed failure envelope the agent sees for every rejection and every admitted upstream
 /// failure: `{"tool","request_id","outcome":"failure","error":{"code","retryable"}}`.
-///
-/// Exposed so harnesses and adapters can compare against the exact bytes.
-pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96 + tool.len() + request_id.len());
-    write_failure(&mut out, tool, request_id, code, retryable);
-    out
-}
-
-pub(crate) fn write_failure(
-    out: &mut Vec<u8>,
+pub(crate) fn failure(
     tool: &str,
     request_id: &str,
     code: ErrorCode,
     retryable: bool,
-) {
+) -> AgentBytes {
+    let mut out = Vec::with_capacity(96 + tool.len() + request_id.len());
     out.extend_from_slice(b"{\"tool\":");
-    write_string(out, tool);
+    write_string(&mut out, tool);
     out.extend_from_slice(b",\"request_id\":");
-    write_string(out, request_id);
+    write_string(&mut out, request_id);
     out.extend_from_slice(b",\"outcome\":\"failure\",\"error\":{\"code\":\"");
     out.extend_from_slice(code.as_str().as_bytes());
     out.extend_from_slice(b"\",\"retryable\":");
     out.extend_from_slice(if retryable { b"true" } else { b"false" });
     out.extend_from_slice(b"}}");
+    AgentBytes(out)
 }
 
-/// A result contract's success: the envelope around exactly the members `fill` writes.
-pub(crate) fn write_success_envelope<E>(
-    out: &mut Vec<u8>,
+/// A result contract's success: the envelope around exactly the members `fill` pushes.
+/// `capacity` is a guess at the final length, to allocate once.
+pub(crate) fn success_envelope<E>(
     tool: &str,
     request_id: &str,
+    capacity: usize,
     fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<AgentBytes, E> {
+    let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"tool\":");
-    write_string(out, tool);
+    write_string(&mut out, tool);
     out.extend_from_slice(b",\"request_id\":");
-    write_string(out, request_id);
+    write_string(&mut out, request_id);
     out.extend_from_slice(b",\"outcome\":\"success\",\"data\":");
-    write_object(out, fill)?;
+    write_object(&mut out, fill)?;
     out.push(b'}');
-    Ok(())
+    Ok(AgentBytes(out))
 }
 
-/// An object holding exactly the members `fill` writes (an action contract's admitted call).
-pub(crate) fn write_object<E>(
+/// An action contract's admitted call: an object holding exactly the members `fill` pushes.
+pub(crate) fn action_call<E>(
+    capacity: usize,
+    fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
+) -> Result<AgentBytes, E> {
+    let mut out = Vec::with_capacity(capacity);
+    write_object(&mut out, fill)?;
+    Ok(AgentBytes(out))
+}
+
+fn write_object<E>(
     out: &mut Vec<u8>,
     fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -174,37 +205,39 @@ mod tests {
 
     #[test]
     fn failure_envelope_has_the_fixed_shape() {
-        let bytes = failure_envelope(
+        let bytes = failure(
             "review_status",
             "req.J7q94MkP",
             ErrorCode::InvalidResponse,
             false,
         );
         assert_eq!(
-            std::str::from_utf8(&bytes).unwrap(),
+            std::str::from_utf8(bytes.as_slice()).unwrap(),
             r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#
         );
     }
 
     #[test]
     fn strings_are_escaped_by_the_json_encoder() {
-        let bytes = failure_envelope("t", "a\"b\n\u{1b}", ErrorCode::NotFound, true);
-        let parsed: Value = serde_json::from_slice(&bytes).unwrap();
+        let bytes = failure("t", "a\"b\n\u{1b}", ErrorCode::NotFound, true);
+        let parsed: Value = serde_json::from_slice(bytes.as_slice()).unwrap();
         assert_eq!(parsed["request_id"], "a\"b\n\u{1b}");
-        assert!(!bytes.contains(&b'\n'), "agent bytes are one line");
+        assert!(
+            !bytes.as_slice().contains(&b'\n'),
+            "agent bytes are one line"
+        );
     }
 
     #[test]
     fn nested_objects_are_written_with_sorted_keys() {
         let value = json!({"b": 1, "a": [true, null, {"d": "x", "c": 2.5}]});
-        let mut out = Vec::new();
-        write_object(&mut out, |members| {
+        let out = action_call(0, |members| {
             members.push("v", &value);
             Ok::<(), ()>(())
         })
         .unwrap();
         assert_eq!(
-            std::str::from_utf8(&out).unwrap(),
+            std::str::from_utf8(out.as_slice()).unwrap(),
             r#"{"v":{"a":[true,null,{"c":2.5,"d":"x"}],"b":1}}"#
         );
     }

@@ -3,7 +3,7 @@
 mod common;
 
 use serde_json::Value;
-use toolgate_gate::compile_options;
+use toolgate_gate::internals::compile_options;
 
 struct Offline;
 
@@ -26,7 +26,7 @@ fn validator() -> jsonschema::Validator {
 }
 
 fn yaml(text: &str) -> Value {
-    toolgate_gate::read_strict_yaml(text).expect("test YAML parses")
+    toolgate_gate::internals::read_strict_yaml(text).expect("test YAML parses")
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! JSON-Schema-Test-Suite, Draft 2020-12 (vendored under corpora/), through the schema layer
-//! compiled exactly as the gate compiles contract schemas: `toolgate_gate::compile_options` (2020-12
+//! compiled exactly as the gate compiles contract schemas: `toolgate_gate::internals::compile_options` (2020-12
 //! forced, format assertions on, unknown formats refused, the linear-time regex engine), with the
 //! suite's remotes served from the vendored folder and every other reference refused.
 //!
@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use toolgate_gate::compile_options;
+use toolgate_gate::internals::compile_options;
 
 const REMOTE_BASE: &str = "http://localhost:1234/";
 

@@ -1,24 +1,52 @@
 //! Binding: a field must equal a trusted context value (the project asked about, not another).
 
+use std::time::SystemTime;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_saphyr::Spanned;
 
-use super::{Violation, context_value};
+use super::{Check, KindSpec, Violation, context_value};
+use crate::error::CompileError;
 use crate::request::Request;
-use crate::spec::BindingSpec;
 
-#[derive(Debug)]
-pub(crate) struct Binding {
+/// `binding: { field, context }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BindingSpec {
+    pub field: Spanned<String>,
     pub context: String,
 }
 
-impl Binding {
-    pub fn compile(spec: &BindingSpec) -> Binding {
-        Binding {
-            context: spec.context.clone(),
-        }
+impl KindSpec for BindingSpec {
+    fn field(&self) -> &Spanned<String> {
+        &self.field
     }
 
-    pub fn check(&self, value: &Value, field: &str, request: &Request) -> Result<(), Violation> {
+    fn compile(&self, _rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
+        Ok(Box::new(Binding {
+            context: self.context.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Binding {
+    context: String,
+}
+
+impl Check for Binding {
+    fn context_keys(&self) -> Vec<&str> {
+        vec![self.context.as_str()]
+    }
+
+    fn check(
+        &self,
+        value: &Value,
+        field: &str,
+        request: &Request,
+        _now: SystemTime,
+    ) -> Result<(), Violation> {
         let expected = context_value(request, &self.context)?;
         if value == expected {
             return Ok(());
@@ -46,11 +74,21 @@ mod tests {
         let request = Request::new("r").with_context("project_id", "bluebird");
         assert!(
             binding
-                .check(&json!("bluebird"), "project_id", &request)
+                .check(
+                    &json!("bluebird"),
+                    "project_id",
+                    &request,
+                    SystemTime::UNIX_EPOCH
+                )
                 .is_ok()
         );
         let violation = binding
-            .check(&json!("copperhead"), "project_id", &request)
+            .check(
+                &json!("copperhead"),
+                "project_id",
+                &request,
+                SystemTime::UNIX_EPOCH,
+            )
             .unwrap_err();
         assert!(violation.message.contains("copperhead") && violation.message.contains("bluebird"));
     }
@@ -61,7 +99,11 @@ mod tests {
             context: "n".into(),
         };
         let request = Request::new("r").with_context("n", 7);
-        assert!(binding.check(&json!("7"), "n", &request).is_err());
+        assert!(
+            binding
+                .check(&json!("7"), "n", &request, SystemTime::UNIX_EPOCH)
+                .is_err()
+        );
     }
 
     #[test]
@@ -71,7 +113,12 @@ mod tests {
         };
         assert!(
             binding
-                .check(&json!("bluebird"), "project_id", &Request::new("r"))
+                .check(
+                    &json!("bluebird"),
+                    "project_id",
+                    &Request::new("r"),
+                    SystemTime::UNIX_EPOCH
+                )
                 .is_err()
         );
     }

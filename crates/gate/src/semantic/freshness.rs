@@ -3,12 +3,36 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde::Deserialize;
 use serde_json::Value;
+use serde_saphyr::Spanned;
 
-use super::Violation;
-use crate::error::CompileError;
-use crate::spec::{FreshnessSpec, error_at};
+use super::{Check, KindSpec, Violation};
+use crate::error::{CompileError, error_at};
+use crate::request::Request;
 use crate::timestamp::{self, UnixNanos};
+
+/// `freshness: { field, max_age, max_future }`, durations as humantime writes them (`15m`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FreshnessSpec {
+    pub field: Spanned<String>,
+    pub max_age: Spanned<String>,
+    pub max_future: Spanned<String>,
+}
+
+impl KindSpec for FreshnessSpec {
+    fn field(&self) -> &Spanned<String> {
+        &self.field
+    }
+
+    fn compile(&self, _rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
+        Ok(Box::new(Freshness {
+            max_age: duration(&self.max_age)?,
+            max_future: duration(&self.max_future)?,
+        }))
+    }
+}
 
 #[derive(Debug)]
 pub(crate) struct Freshness {
@@ -16,23 +40,18 @@ pub(crate) struct Freshness {
     max_future: Duration,
 }
 
-impl Freshness {
-    pub fn compile(spec: &FreshnessSpec) -> Result<Freshness, CompileError> {
-        Ok(Freshness {
-            max_age: duration(&spec.max_age)?,
-            max_future: duration(&spec.max_future)?,
-        })
+impl Check for Freshness {
+    fn context_keys(&self) -> Vec<&str> {
+        Vec::new()
     }
 
-    #[cfg(test)]
-    fn new(max_age: Duration, max_future: Duration) -> Freshness {
-        Freshness {
-            max_age,
-            max_future,
-        }
-    }
-
-    pub fn check(&self, value: &Value, field: &str, now: SystemTime) -> Result<(), Violation> {
+    fn check(
+        &self,
+        value: &Value,
+        field: &str,
+        _request: &Request,
+        now: SystemTime,
+    ) -> Result<(), Violation> {
         let Some(text) = value.as_str() else {
             return Err(Violation::new(
                 format!("`{field}` is {value}, not an RFC 3339 timestamp string"),
@@ -70,20 +89,6 @@ impl Freshness {
     }
 }
 
-/// Parses an RFC 3339 timestamp exactly as freshness rules do (e.g. for a request's `now`).
-pub fn parse_timestamp(text: &str) -> Result<SystemTime, String> {
-    let nanos = timestamp::parse(text)?;
-    let magnitude = u64::try_from(nanos.unsigned_abs())
-        .map(Duration::from_nanos)
-        .map_err(|_| "out of range".to_owned())?;
-    let time = if nanos >= 0 {
-        SystemTime::UNIX_EPOCH.checked_add(magnitude)
-    } else {
-        SystemTime::UNIX_EPOCH.checked_sub(magnitude)
-    };
-    time.ok_or_else(|| "out of this system's time range".to_owned())
-}
-
 fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<Duration, CompileError> {
     humantime::parse_duration(&spanned.value).map_err(|error| {
         error_at(
@@ -112,45 +117,36 @@ mod tests {
     use serde_json::json;
 
     fn at(text: &str) -> SystemTime {
-        parse_timestamp(text).unwrap()
+        timestamp::parse_timestamp(text).unwrap()
     }
 
     fn rule() -> Freshness {
-        Freshness::new(Duration::from_secs(15 * 60), Duration::from_secs(120))
+        Freshness {
+            max_age: Duration::from_secs(15 * 60),
+            max_future: Duration::from_secs(120),
+        }
+    }
+
+    impl Freshness {
+        fn at(&self, value: &Value, now: SystemTime) -> Result<(), Violation> {
+            self.check(value, "observed_at", &Request::new("r"), now)
+        }
     }
 
     #[test]
     fn inside_the_window_passes() {
         let now = at("2026-11-29T12:00:00Z");
-        assert!(
-            rule()
-                .check(&json!("2026-11-29T11:50:00Z"), "observed_at", now)
-                .is_ok()
-        );
-        assert!(
-            rule()
-                .check(&json!("2026-11-29T12:01:30Z"), "observed_at", now)
-                .is_ok()
-        );
-        assert!(
-            rule()
-                .check(&json!("2026-11-29T13:55:00+01:55"), "observed_at", now)
-                .is_ok()
-        );
+        assert!(rule().at(&json!("2026-11-29T11:50:00Z"), now).is_ok());
+        assert!(rule().at(&json!("2026-11-29T12:01:30Z"), now).is_ok());
+        assert!(rule().at(&json!("2026-11-29T13:55:00+01:55"), now).is_ok());
     }
 
     #[test]
     fn stale_and_future_values_fail() {
         let now = at("2026-11-29T12:00:00Z");
-        let stale = rule()
-            .check(&json!("2026-11-29T11:44:59Z"), "observed_at", now)
-            .unwrap_err();
+        let stale = rule().at(&json!("2026-11-29T11:44:59Z"), now).unwrap_err();
         assert!(stale.message.contains("15m"), "{}", stale.message);
-        assert!(
-            rule()
-                .check(&json!("2026-11-29T12:02:01Z"), "observed_at", now)
-                .is_err()
-        );
+        assert!(rule().at(&json!("2026-11-29T12:02:01Z"), now).is_err());
     }
 
     #[test]
@@ -162,15 +158,8 @@ mod tests {
             "yesterday",
             "2026-11-29T12:00:00",
         ] {
-            assert!(
-                rule().check(&json!(bad), "observed_at", now).is_err(),
-                "{bad}"
-            );
+            assert!(rule().at(&json!(bad), now).is_err(), "{bad}");
         }
-        assert!(
-            rule()
-                .check(&json!(1764417600), "observed_at", now)
-                .is_err()
-        );
+        assert!(rule().at(&json!(1764417600), now).is_err());
     }
 }

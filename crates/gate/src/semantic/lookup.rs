@@ -2,31 +2,44 @@
 //! exists, belongs to the signed-in tenant, and is resolved.
 
 use std::collections::BTreeMap;
+use std::time::SystemTime;
 
+use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use super::{Violation, context_value};
-use crate::error::CompileError;
+use super::{Check, KindSpec, Violation, context_value};
+use crate::error::{CompileError, error_at};
 use crate::request::Request;
-use crate::spec::{LookupSpec, error_at};
 
-#[derive(Debug)]
-pub(crate) struct Lookup {
-    context: String,
-    require: BTreeMap<String, Expected>,
+/// `lookup: { field, context, require: { member: { context | equals } } }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LookupSpec {
+    pub field: Spanned<String>,
+    pub context: String,
+    #[serde(default)]
+    pub require: BTreeMap<String, ExpectSpec>,
 }
 
-#[derive(Debug)]
-enum Expected {
-    Context(String),
-    Constant(Value),
+/// What one member of a looked-up record must equal: a context value, or a constant.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpectSpec {
+    #[serde(default)]
+    pub context: Option<String>,
+    #[serde(default)]
+    pub equals: Option<Value>,
 }
 
-impl Lookup {
-    pub fn compile(spec: &LookupSpec, rule_name: &Spanned<String>) -> Result<Lookup, CompileError> {
+impl KindSpec for LookupSpec {
+    fn field(&self) -> &Spanned<String> {
+        &self.field
+    }
+
+    fn compile(&self, rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
         let mut require = BTreeMap::new();
-        for (member, expected) in &spec.require {
+        for (member, expected) in &self.require {
             let expected = match (&expected.context, &expected.equals) {
                 (Some(key), None) => Expected::Context(key.clone()),
                 (None, Some(value)) => Expected::Constant(value.clone()),
@@ -41,13 +54,27 @@ impl Lookup {
             };
             require.insert(member.clone(), expected);
         }
-        Ok(Lookup {
-            context: spec.context.clone(),
+        Ok(Box::new(Lookup {
+            context: self.context.clone(),
             require,
-        })
+        }))
     }
+}
 
-    pub fn context_keys(&self) -> Vec<&str> {
+#[derive(Debug)]
+pub(crate) struct Lookup {
+    context: String,
+    require: BTreeMap<String, Expected>,
+}
+
+#[derive(Debug)]
+enum Expected {
+    Context(String),
+    Constant(Value),
+}
+
+impl Check for Lookup {
+    fn context_keys(&self) -> Vec<&str> {
         let mut keys = vec![self.context.as_str()];
         keys.extend(self.require.values().filter_map(|expected| match expected {
             Expected::Context(key) => Some(key.as_str()),
@@ -56,7 +83,13 @@ impl Lookup {
         keys
     }
 
-    pub fn check(&self, value: &Value, field: &str, request: &Request) -> Result<(), Violation> {
+    fn check(
+        &self,
+        value: &Value,
+        field: &str,
+        request: &Request,
+        _now: SystemTime,
+    ) -> Result<(), Violation> {
         let Some(table) = context_value(request, &self.context)?.as_object() else {
             return Err(Violation::new(
                 format!(
@@ -138,14 +171,20 @@ mod tests {
 
     #[test]
     fn a_resolved_ticket_of_the_tenant_passes() {
-        assert!(lookup().check(&json!(7), "ticket_id", &request()).is_ok());
+        assert!(
+            lookup()
+                .check(&json!(7), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
+                .is_ok()
+        );
     }
 
     #[test]
     fn other_tenant_open_and_unknown_tickets_fail() {
         for id in [json!(8), json!(9), json!(10)] {
             assert!(
-                lookup().check(&id, "ticket_id", &request()).is_err(),
+                lookup()
+                    .check(&id, "ticket_id", &request(), SystemTime::UNIX_EPOCH)
+                    .is_err(),
                 "{id}"
             );
         }
@@ -155,7 +194,7 @@ mod tests {
     fn no_coercion_from_floats() {
         assert!(
             lookup()
-                .check(&json!(7.0), "ticket_id", &request())
+                .check(&json!(7.0), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }

@@ -1,24 +1,52 @@
 //! Membership: a field's value must be one of a trusted list (a run of this project).
 
+use std::time::SystemTime;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_saphyr::Spanned;
 
-use super::{Violation, context_value};
+use super::{Check, KindSpec, Violation, context_value};
+use crate::error::CompileError;
 use crate::request::Request;
-use crate::spec::MembershipSpec;
 
-#[derive(Debug)]
-pub(crate) struct Membership {
+/// `membership: { field, context }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MembershipSpec {
+    pub field: Spanned<String>,
     pub context: String,
 }
 
-impl Membership {
-    pub fn compile(spec: &MembershipSpec) -> Membership {
-        Membership {
-            context: spec.context.clone(),
-        }
+impl KindSpec for MembershipSpec {
+    fn field(&self) -> &Spanned<String> {
+        &self.field
     }
 
-    pub fn check(&self, value: &Value, field: &str, request: &Request) -> Result<(), Violation> {
+    fn compile(&self, _rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
+        Ok(Box::new(Membership {
+            context: self.context.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Membership {
+    context: String,
+}
+
+impl Check for Membership {
+    fn context_keys(&self) -> Vec<&str> {
+        vec![self.context.as_str()]
+    }
+
+    fn check(
+        &self,
+        value: &Value,
+        field: &str,
+        request: &Request,
+        _now: SystemTime,
+    ) -> Result<(), Violation> {
         let Some(members) = context_value(request, &self.context)?.as_array() else {
             return Err(Violation::new(
                 format!("the trusted context `{}` is not a list", self.context),
@@ -52,12 +80,12 @@ mod tests {
         let request = Request::new("r").with_context("runs", json!(["run_a", "run_b"]));
         assert!(
             membership
-                .check(&json!("run_b"), "run_id", &request)
+                .check(&json!("run_b"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_ok()
         );
         assert!(
             membership
-                .check(&json!("run_c"), "run_id", &request)
+                .check(&json!("run_c"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }
@@ -70,7 +98,7 @@ mod tests {
         let request = Request::new("r").with_context("runs", "run_a");
         assert!(
             membership
-                .check(&json!("run_a"), "run_id", &request)
+                .check(&json!("run_a"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }

@@ -4,29 +4,80 @@
 //! its own members onto the same fields). The comparison values come from the request's trusted
 //! context or from the contract, never from the response being checked. Each rule carries its own
 //! retryable flag: stale evidence may be fetched again, a wrong project will not fix itself.
+//!
+//! A rule kind is one file here: its part of `contract.yaml` (a `*Spec`), its compiled form, and
+//! its [`Check`]. Adding one touches that file, its field in [`RuleSpec`] and its line in
+//! [`RuleSpec::declared`] (see ARCHITECTURE.md, "Where to start").
 
 mod binding;
 mod freshness;
 mod lookup;
 mod membership;
 
+use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use crate::decision::Layer;
-use crate::error::CompileError;
+use crate::error::{CompileError, error_at};
 use crate::fault::Fault;
+use crate::outcome::Layer;
 use crate::request::Request;
-use crate::spec::{RuleSpec, error_at};
 
-pub(crate) use binding::Binding;
-pub(crate) use freshness::Freshness;
-pub use freshness::parse_timestamp;
-pub(crate) use lookup::Lookup;
-pub(crate) use membership::Membership;
+/// One rule as `contract.yaml` writes it: a name, its retryable flag, and exactly one kind.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RuleSpec {
+    pub name: Spanned<String>,
+    pub retryable: bool,
+    #[serde(default)]
+    pub binding: Option<binding::BindingSpec>,
+    #[serde(default)]
+    pub freshness: Option<freshness::FreshnessSpec>,
+    #[serde(default)]
+    pub membership: Option<membership::MembershipSpec>,
+    #[serde(default)]
+    pub lookup: Option<lookup::LookupSpec>,
+}
+
+/// A rule kind's spec: which field it checks, and how it compiles.
+trait KindSpec {
+    fn field(&self) -> &Spanned<String>;
+    fn compile(&self, rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError>;
+}
+
+/// A compiled rule kind: checks one field's value against trusted context and the clock.
+pub(crate) trait Check: Debug + Send + Sync {
+    fn check(
+        &self,
+        value: &Value,
+        field: &str,
+        request: &Request,
+        now: SystemTime,
+    ) -> Result<(), Violation>;
+
+    /// The trusted context keys the check reads.
+    fn context_keys(&self) -> Vec<&str>;
+}
+
+impl RuleSpec {
+    /// Every kind this rule declares (exactly one is valid).
+    fn declared(&self) -> Vec<&dyn KindSpec> {
+        let kinds: [Option<&dyn KindSpec>; 4] = [
+            self.binding.as_ref().map(|kind| kind as &dyn KindSpec),
+            self.freshness.as_ref().map(|kind| kind as &dyn KindSpec),
+            self.membership.as_ref().map(|kind| kind as &dyn KindSpec),
+            self.lookup.as_ref().map(|kind| kind as &dyn KindSpec),
+        ];
+        kinds.into_iter().flatten().collect()
+    }
+}
+
+/// The names of the rule kinds, as `contract.yaml` spells them.
+const KIND_NAMES: &str = "binding, freshness, membership, lookup";
 
 /// One compiled rule.
 #[derive(Debug)]
@@ -35,15 +86,7 @@ pub(crate) struct Rule {
     pub retryable: bool,
     /// Index into the contract's agent-visible fields.
     pub field: usize,
-    pub check: Check,
-}
-
-#[derive(Debug)]
-pub(crate) enum Check {
-    Binding(Binding),
-    Freshness(Freshness),
-    Membership(Membership),
-    Lookup(Lookup),
+    check: Box<dyn Check>,
 }
 
 /// Why a value broke a rule, for the operator.
@@ -67,49 +110,20 @@ impl Rule {
         spec: &RuleSpec,
         field_index: impl Fn(&Spanned<String>) -> Result<usize, CompileError>,
     ) -> Result<Rule, CompileError> {
-        let kinds = [
-            spec.binding.is_some(),
-            spec.freshness.is_some(),
-            spec.membership.is_some(),
-            spec.lookup.is_some(),
-        ];
-        if kinds.iter().filter(|declared| **declared).count() != 1 {
+        let [kind] = spec.declared()[..] else {
             return Err(error_at(
                 &spec.name,
                 format!(
-                    "rule `{}` must declare exactly one of binding, freshness, membership, lookup",
+                    "rule `{}` must declare exactly one of {KIND_NAMES}",
                     spec.name.value
                 ),
             ));
-        }
-        let (field, check) = if let Some(binding) = &spec.binding {
-            (
-                field_index(&binding.field)?,
-                Check::Binding(Binding::compile(binding)),
-            )
-        } else if let Some(freshness) = &spec.freshness {
-            (
-                field_index(&freshness.field)?,
-                Check::Freshness(Freshness::compile(freshness)?),
-            )
-        } else if let Some(membership) = &spec.membership {
-            (
-                field_index(&membership.field)?,
-                Check::Membership(Membership::compile(membership)),
-            )
-        } else if let Some(lookup) = &spec.lookup {
-            (
-                field_index(&lookup.field)?,
-                Check::Lookup(Lookup::compile(lookup, &spec.name)?),
-            )
-        } else {
-            unreachable!("exactly one kind was checked above")
         };
         Ok(Rule {
             name: Arc::from(spec.name.value.as_str()),
             retryable: spec.retryable,
-            field,
-            check,
+            field: field_index(kind.field())?,
+            check: kind.compile(&spec.name)?,
         })
     }
 
@@ -127,12 +141,7 @@ impl Rule {
                 format!("field `{field}` is absent, so the rule cannot hold"),
                 "make the schema require the field, or drop the rule",
             )),
-            Some(value) => match &self.check {
-                Check::Binding(binding) => binding.check(value, field, request),
-                Check::Freshness(freshness) => freshness.check(value, field, now),
-                Check::Membership(membership) => membership.check(value, field, request),
-                Check::Lookup(lookup) => lookup.check(value, field, request),
-            },
+            Some(value) => self.check.check(value, field, request, now),
         };
         outcome.map_err(|violation| {
             Fault::new(
@@ -148,12 +157,7 @@ impl Rule {
 
     /// The trusted context keys this rule reads.
     pub fn context_keys(&self) -> Vec<&str> {
-        match &self.check {
-            Check::Binding(binding) => vec![binding.context.as_str()],
-            Check::Freshness(_) => Vec::new(),
-            Check::Membership(membership) => vec![membership.context.as_str()],
-            Check::Lookup(lookup) => lookup.context_keys(),
-        }
+        self.check.context_keys()
     }
 }
 

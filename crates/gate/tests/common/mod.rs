@@ -22,7 +22,7 @@ pub fn bundled(tool: &str) -> Contract {
 
 /// The decision time every test uses.
 pub fn now() -> SystemTime {
-    toolgate_gate::parse_timestamp("2026-11-29T12:00:00Z").unwrap()
+    toolgate_gate::internals::parse_timestamp("2026-11-29T12:00:00Z").unwrap()
 }
 
 pub const REQUEST_ID: &str = "req.J7q94MkP";

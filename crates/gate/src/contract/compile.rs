@@ -1,0 +1,420 @@
+//! Compiling a contract version: read `contract.yaml`, compile every schema once, resolve every
+//! field, pointer and rule, and report every problem found, each at its file and line or pointer.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_saphyr::Spanned;
+
+use super::Contract;
+use crate::correlation::Correlation;
+use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
+use crate::parse;
+use crate::pointer::JsonPointer;
+use crate::projection::FieldSource;
+use crate::retry::RetryPolicy;
+use crate::schema::SchemaFiles;
+use crate::semantic::Rule;
+use crate::shape::{CURRENT_SHAPE, OutcomeSelector, Shape};
+use crate::source::{ContractSource, SchemaText};
+use crate::spec::{self, ContractFile, Direction, ShapeSpec};
+use crate::text::TextPattern;
+use crate::transport::Limits;
+
+pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
+    let file = spec::read_contract_file(&source.contract)?;
+    let mut errors = Vec::new();
+
+    let tool = file.tool.value.clone();
+    if !is_identifier(&tool, false) || tool.len() > 64 {
+        errors.push(error_at(&file.tool, format!("tool name {tool:?} must be lowercase letters, digits and _, starting with a letter, at most 64 characters")));
+    }
+    if file.version.value == 0 {
+        errors.push(error_at(&file.version, "version must be 1 or more"));
+    }
+    let version = format!("v{}", file.version.value);
+    let limits = compile_limits(&file, &mut errors);
+
+    let mut schema_files = SchemaFiles::new(format!("toolgate://contract/{tool}/{version}/"));
+    for (name, text) in &source.schemas {
+        let document = match text {
+            SchemaText::Value(value) => value.clone(),
+            SchemaText::Text(text) => {
+                match parse::parse_json(text.as_bytes(), Limits::MAX_DEPTH_CEILING) {
+                    Ok(value) => value,
+                    Err(fault) => {
+                        let error = CompileError::in_file(
+                            name,
+                            format!("not strict JSON ({}): {}", fault.rule, fault.message),
+                        );
+                        errors.push(match fault.instance_path.as_deref() {
+                            Some(pointer) if !pointer.is_empty() => error.pointer(pointer),
+                            _ => error,
+                        });
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Err(error) = schema_files.add(name, document) {
+            errors.push(error);
+        }
+    }
+
+    let mut shapes = Vec::new();
+    let field_names = field_names(&file.shape, &mut errors);
+    let text_input = file.shape.text_pattern.is_some();
+    for (index, spec) in std::iter::once(&file.shape)
+        .chain(&file.legacy_shapes)
+        .enumerate()
+    {
+        let legacy = index > 0;
+        if let Some(shape) = compile_shape(
+            spec,
+            legacy,
+            &file,
+            &field_names,
+            text_input,
+            &schema_files,
+            &mut errors,
+        ) {
+            shapes.push(shape);
+        }
+    }
+    let mut legacy_names = BTreeSet::new();
+    for shape in &shapes[usize::from(!shapes.is_empty())..] {
+        if !legacy_names.insert(Arc::clone(&shape.name)) {
+            errors.push(CompileError::in_file(
+                CONTRACT_FILE,
+                format!("two legacy shapes are named `{}`", shape.name),
+            ));
+        }
+    }
+
+    let agent_schema = collect(schema_files.compile(&file.agent_schema.value), &mut errors);
+    if !source.schemas.contains_key(&file.agent_schema.value) {
+        errors.push(error_at(
+            &file.agent_schema,
+            format!(
+                "agent_schema names `{}`, which is not a file of this contract",
+                file.agent_schema.value
+            ),
+        ));
+    }
+
+    let mut rules = Vec::new();
+    let mut rule_names = BTreeSet::new();
+    for spec in &file.rules {
+        if !rule_names.insert(spec.name.value.clone()) {
+            errors.push(error_at(
+                &spec.name,
+                format!("two rules are named `{}`", spec.name.value),
+            ));
+        }
+        let resolve = |field: &Spanned<String>| {
+            field_names
+                .iter()
+                .position(|name| *name == field.value)
+                .ok_or_else(|| {
+                    error_at(
+                        field,
+                        format!(
+                            "rule field `{}` is not one of the agent-visible fields ({})",
+                            field.value,
+                            field_names.join(", ")
+                        ),
+                    )
+                })
+        };
+        if let Some(rule) = collect(Rule::compile(spec, resolve), &mut errors) {
+            rules.push(rule);
+        }
+    }
+
+    let retry = compile_retry(&file, &mut errors);
+
+    match (errors.is_empty(), agent_schema) {
+        (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
+            Ok(Contract {
+                tool: Arc::from(tool),
+                version: Arc::from(version),
+                direction: file.direction,
+                description: file.description,
+                limits,
+                text_input,
+                shapes: shapes.into(),
+                field_names,
+                agent_schema,
+                rules,
+                retry,
+            })
+        }
+        _ => Err(CompileErrors(errors)),
+    }
+}
+
+fn collect<T>(result: Result<T, CompileError>, errors: &mut Vec<CompileError>) -> Option<T> {
+    result.map_err(|error| errors.push(error)).ok()
+}
+
+fn compile_limits(file: &ContractFile, errors: &mut Vec<CompileError>) -> Limits {
+    let mut limits = Limits {
+        max_bytes: Limits::DEFAULT_MAX_BYTES,
+        max_depth: Limits::DEFAULT_MAX_DEPTH,
+        unavailable_statuses: Limits::DEFAULT_UNAVAILABLE_STATUSES.to_vec(),
+    };
+    if let Some(max_bytes) = &file.limits.max_bytes {
+        match usize::try_from(max_bytes.value) {
+            Ok(bytes) if bytes > 0 => limits.max_bytes = bytes,
+            _ => errors.push(error_at(
+                max_bytes,
+                "max_bytes must be a positive number of bytes",
+            )),
+        }
+    }
+    if let Some(max_depth) = &file.limits.max_depth {
+        match usize::try_from(max_depth.value) {
+            Ok(depth) if (1..=Limits::MAX_DEPTH_CEILING).contains(&depth) => {
+                limits.max_depth = depth
+            }
+            _ => errors.push(error_at(
+                max_depth,
+                format!(
+                    "max_depth must be between 1 and {}",
+                    Limits::MAX_DEPTH_CEILING
+                ),
+            )),
+        }
+    }
+    if let Some(statuses) = &file.limits.unavailable_statuses {
+        limits.unavailable_statuses = statuses.clone();
+    }
+    limits
+}
+
+fn field_names(current: &ShapeSpec, errors: &mut Vec<CompileError>) -> Vec<String> {
+    let mut names = Vec::new();
+    for field in &current.fields {
+        let name = &field.name.value;
+        if !is_identifier(name, true) {
+            errors.push(error_at(
+                &field.name,
+                format!(
+                    "field name {name:?} must be letters, digits and _, starting with a letter"
+                ),
+            ));
+        }
+        if names.contains(name) {
+            errors.push(error_at(
+                &field.name,
+                format!("field `{name}` is listed twice"),
+            ));
+        }
+        names.push(name.clone());
+    }
+    if names.is_empty() {
+        errors.push(error_at(
+            &current.schema,
+            "the shape promises no fields; an agent-visible result needs at least one",
+        ));
+    }
+    names
+}
+
+fn compile_shape(
+    spec: &ShapeSpec,
+    legacy: bool,
+    file: &ContractFile,
+    field_names: &[String],
+    text_input: bool,
+    schema_files: &SchemaFiles,
+    errors: &mut Vec<CompileError>,
+) -> Option<Shape> {
+    let before = errors.len();
+    let name = match (&spec.name, legacy) {
+        (None, false) => CURRENT_SHAPE.to_owned(),
+        (Some(name), true) if is_identifier(&name.value, false) && name.value != CURRENT_SHAPE => {
+            name.value.clone()
+        }
+        (Some(name), true) => {
+            errors.push(error_at(
+                name,
+                format!(
+                    "legacy shape name {:?} must be a lowercase identifier other than `current`",
+                    name.value
+                ),
+            ));
+            name.value.clone()
+        }
+        (Some(name), false) => {
+            errors.push(error_at(
+                name,
+                "the current shape takes no name (legacy shapes do)",
+            ));
+            CURRENT_SHAPE.to_owned()
+        }
+        (None, true) => {
+            errors.push(error_at(
+                &spec.schema,
+                "every legacy shape needs a `name` (it is recorded in audit events)",
+            ));
+            String::new()
+        }
+    };
+
+    let schema = collect(schema_files.compile(&spec.schema.value), errors);
+    let text = match &spec.text_pattern {
+        Some(pattern) if text_input => collect(
+            TextPattern::compile(&pattern.value).map_err(|error| {
+                error_at(pattern, format!("text_pattern does not compile: {error}"))
+            }),
+            errors,
+        ),
+        Some(pattern) => {
+            errors.push(error_at(
+                pattern,
+                "only text contracts (whose current shape has a text_pattern) may use text_pattern",
+            ));
+            None
+        }
+        None if text_input => {
+            errors.push(error_at(
+                &spec.schema,
+                "every shape of a text contract needs a text_pattern",
+            ));
+            None
+        }
+        None => None,
+    };
+
+    let outcome = spec.outcome.as_ref().and_then(|outcome| {
+        let pointer = collect(pointer(&outcome.pointer), errors)?;
+        Some(OutcomeSelector {
+            pointer,
+            success: outcome.success.clone(),
+            failure: outcome.failure.clone(),
+        })
+    });
+    if file.direction == Direction::Action && spec.outcome.is_some() {
+        errors.push(error_at(
+            &spec.schema,
+            "an action contract gates a proposal, which has no upstream outcome; remove `outcome`",
+        ));
+    }
+    let error_code = match (&spec.outcome, &spec.error_code) {
+        (Some(_), Some(code)) => collect(pointer(code), errors),
+        (None, None) => None,
+        (Some(outcome), None) => {
+            errors.push(error_at(
+                &outcome.pointer,
+                "a shape with an `outcome` needs `error_code`: the pointer to a failure's code",
+            ));
+            None
+        }
+        (None, Some(code)) => {
+            errors.push(error_at(
+                code,
+                "`error_code` only means something with an `outcome`",
+            ));
+            None
+        }
+    };
+    let mut correlation = Correlation::default();
+    if let Some(spec) = &spec.correlation {
+        correlation.tool = spec
+            .tool
+            .as_ref()
+            .and_then(|tool| collect(pointer(tool), errors));
+        correlation.request_id = spec
+            .request_id
+            .as_ref()
+            .and_then(|id| collect(pointer(id), errors));
+    }
+
+    let shape_name = &name;
+    let mut fields = Vec::with_capacity(field_names.len());
+    for name in field_names {
+        match spec.fields.iter().find(|field| field.name.value == *name) {
+            Some(field) => {
+                if let Some(pointer) = collect(pointer(&field.from), errors) {
+                    fields.push(FieldSource { pointer, optional: field.optional });
+                }
+            }
+            None => errors.push(error_at(&spec.schema, format!("shape `{shape_name}` does not say where field `{name}` comes from; every shape must provide every agent-visible field"))),
+        }
+    }
+    for field in &spec.fields {
+        if !field_names.contains(&field.name.value) {
+            errors.push(error_at(
+                &field.name,
+                format!(
+                    "field `{}` is not an agent-visible field of the current shape ({})",
+                    field.name.value,
+                    field_names.join(", ")
+                ),
+            ));
+        }
+    }
+
+    if errors.len() > before {
+        return None;
+    }
+    Some(Shape {
+        name: Arc::from(name),
+        schema: schema?,
+        text,
+        outcome,
+        correlation,
+        error_code,
+        fields,
+    })
+}
+
+fn compile_retry(file: &ContractFile, errors: &mut Vec<CompileError>) -> RetryPolicy {
+    let mut policy = RetryPolicy::default();
+    if let Some(attempts) = file.retry.max_attempts {
+        if attempts == 0 {
+            errors.push(CompileError::in_file(
+                CONTRACT_FILE,
+                "retry.max_attempts must be at least 1 (the first attempt counts)",
+            ));
+        } else {
+            policy.max_attempts = attempts;
+        }
+    }
+    if let Some(budget) = &file.retry.time_budget {
+        match humantime::parse_duration(&budget.value) {
+            Ok(duration) if duration > Duration::ZERO => policy.time_budget = duration,
+            Ok(_) => errors.push(error_at(budget, "retry.time_budget must be more than zero")),
+            Err(error) => errors.push(error_at(
+                budget,
+                format!(
+                    "`{}` is not a duration ({error}); write e.g. 10s, 2m",
+                    budget.value
+                ),
+            )),
+        }
+    }
+    if let Some(codes) = &file.retry.retryable_codes {
+        policy.retryable_codes = codes.clone();
+    }
+    policy
+}
+
+/// A pointer written in `contract.yaml`, parsed once.
+fn pointer(spanned: &Spanned<String>) -> Result<JsonPointer, CompileError> {
+    JsonPointer::parse(&spanned.value).map_err(|message| error_at(spanned, message))
+}
+
+fn is_identifier(text: &str, allow_upper: bool) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|first| {
+        first.is_ascii_lowercase() || (allow_upper && first.is_ascii_alphabetic())
+    }) && chars.all(|ch| {
+        ch == '_'
+            || ch.is_ascii_digit()
+            || ch.is_ascii_lowercase()
+            || (allow_upper && ch.is_ascii_uppercase())
+    })
+}

@@ -1,0 +1,115 @@
+//! What a decision knew about the call, for the audit event and the operator record: when, for
+//! which request, tool and contract version, the upstream, and the raw bytes' length and digest.
+//!
+//! A leaf module: the decision, the audit event and the operator record all read these facts.
+
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The version of this gate, recorded in every audit event and operator record.
+pub const GATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A SHA-256 digest, written as lowercase hex.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256Digest([u8; 32]);
+
+impl Sha256Digest {
+    /// Digests `bytes`.
+    pub fn of(bytes: &[u8]) -> Sha256Digest {
+        Sha256Digest(Sha256::digest(bytes).into())
+    }
+
+    /// Lowercase hex, 64 characters.
+    pub fn to_hex(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let hex: Vec<u8> = self
+            .0
+            .iter()
+            .flat_map(|byte| {
+                [
+                    DIGITS[usize::from(byte >> 4)],
+                    DIGITS[usize::from(byte & 0x0f)],
+                ]
+            })
+            .collect();
+        String::from_utf8(hex).expect("hex digits are ASCII")
+    }
+}
+
+impl std::fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl Serialize for Sha256Digest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_hex())
+    }
+}
+
+/// What the decision knew about the call, for the audit event and the operator record.
+#[derive(Debug, Clone)]
+pub(crate) struct Facts {
+    pub time: SystemTime,
+    pub request_id: Arc<str>,
+    pub tool: Arc<str>,
+    pub contract_version: Arc<str>,
+    pub upstream: Option<Arc<str>>,
+    pub upstream_status: Option<u16>,
+    pub shape: Option<Arc<str>>,
+    pub raw: RawEvidence,
+}
+
+/// What the audit event and the operator record say about the raw bytes: their length and
+/// SHA-256. The digest is computed when first needed; until then a small body is kept (copying
+/// 64 KiB costs a fraction of hashing it), and a larger one is hashed at once so a decision never
+/// holds a large response.
+#[derive(Debug, Clone)]
+pub(crate) struct RawEvidence {
+    len: usize,
+    kept: Option<Box<[u8]>>,
+    digest: OnceLock<Sha256Digest>,
+}
+
+impl RawEvidence {
+    const KEEP_AT_MOST: usize = 64 * 1024;
+
+    pub fn new(raw: &[u8]) -> RawEvidence {
+        if raw.len() <= RawEvidence::KEEP_AT_MOST {
+            RawEvidence {
+                len: raw.len(),
+                kept: Some(raw.into()),
+                digest: OnceLock::new(),
+            }
+        } else {
+            RawEvidence {
+                len: raw.len(),
+                kept: None,
+                digest: OnceLock::from(Sha256Digest::of(raw)),
+            }
+        }
+    }
+
+    /// Evidence whose digest is already known.
+    pub fn hashed(len: usize, digest: Sha256Digest) -> RawEvidence {
+        RawEvidence {
+            len,
+            kept: None,
+            digest: OnceLock::from(digest),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn digest(&self) -> Sha256Digest {
+        *self
+            .digest
+            .get_or_init(|| Sha256Digest::of(self.kept.as_deref().unwrap_or_default()))
+    }
+}
