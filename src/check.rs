@@ -14,30 +14,39 @@ use crate::error::{UsageError, write_output};
 use crate::repo::Repository;
 use crate::request::{RequestSpec, parse_time, read_request_file};
 
-/// What `toolgate check` was asked to do.
-#[derive(Debug, Clone, Default)]
+/// What `toolgate check` was asked to do: its command-line arguments.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct CheckOptions {
-    /// The tool whose contract decides.
+    /// The tool whose contract decides (a folder under contracts/).
     pub tool: String,
-    /// The raw response; standard input when `None` or `-`.
+    /// The raw response file, byte for byte as received; standard input when absent or `-`.
     pub raw: Option<PathBuf>,
-    /// A request file.
+    /// The outstanding request: JSON {"request_id", "now" (RFC 3339), "context": {...}}.
+    #[arg(long, value_name = "FILE")]
     pub request: Option<PathBuf>,
-    /// The request id, overriding the request file's.
+    /// The outstanding request's id (overrides the request file's).
+    #[arg(long, value_name = "ID")]
     pub request_id: Option<String>,
-    /// The decision time (RFC 3339), overriding the request file's.
+    /// The decision time, RFC 3339 (overrides the request file's; default: the current time).
+    #[arg(long, value_name = "RFC3339")]
     pub now: Option<String>,
-    /// The upstream status, overriding the request file's.
+    /// The upstream status the adapter saw (e.g. 503).
+    #[arg(long, value_name = "STATUS")]
     pub upstream_status: Option<u16>,
-    /// `vN`; the newest version when `None`.
+    /// The contract version folder to use (default: the newest).
+    #[arg(long, value_name = "vN")]
     pub contract_version: Option<String>,
-    /// The repository root.
+    /// The repository root, holding contracts/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
-    /// Print the operator record (or the admission) on stderr.
+    /// Explain the decision on stderr: layer, rule, where, the validator's message, how to fix it.
+    #[arg(long)]
     pub explain: bool,
-    /// Append the audit event to this JSON-lines file.
+    /// Append the decision's audit event (one JSON line) to this file.
+    #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
     /// Keep the raw bytes in this folder, named by their SHA-256.
+    #[arg(long, value_name = "DIR")]
     pub retain: Option<PathBuf>,
 }
 

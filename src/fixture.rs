@@ -1,5 +1,5 @@
 //! Fixture discovery: `fixtures/<tool>/<class>/<case>.<ext>`, each raw file beside its sidecar
-//! `<case>.expect.yaml`, plus request files (`fixtures/<tool>/*.json`).
+//! `<case>.expect.yaml` (see `sidecar.rs`), plus request files (`fixtures/<tool>/*.json`).
 //!
 //! Raw files are kept byte for byte as received and are never parsed here; the sidecar says what
 //! the gate must decide. Wrong structure (an unknown class folder, fixtures for a tool without a
@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use toolgate_gate::{ErrorCode, Layer};
 use walkdir::WalkDir;
+
+use crate::sidecar::Sidecar;
 
 /// The folder under the root that holds one folder per tool.
 pub const FIXTURES_DIR: &str = "fixtures";
@@ -63,219 +63,6 @@ impl FixtureClass {
 impl fmt::Display for FixtureClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// The cases developers skip because they look obvious (seed 000, "Testes de contrato"), which
-/// every tool's near-miss and duplicate-key fixtures must cover. A sidecar claims the ones its
-/// fixture covers; the coverage lint checks the claim against the gate's actual decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Coverage {
-    /// A member the contract does not declare.
-    ExtraProperty,
-    /// `null` where an object belongs.
-    NullForObject,
-    /// An empty identifier.
-    EmptyIdentifier,
-    /// An array where an object belongs.
-    ArrayForObject,
-    /// A string (or body) over its limit.
-    OversizedString,
-    /// A success that also carries an error object.
-    SuccessWithError,
-    /// A repeated member name in the top-level object.
-    DuplicateTopLevel,
-    /// A repeated member name in a nested object.
-    DuplicateNested,
-    /// A repeated member name spelled with an escape (`"appr\u006fved"`).
-    DuplicateEscaped,
-}
-
-impl Coverage {
-    /// What every JSON tool's near-miss fixtures must cover.
-    pub const NEAR_MISS: [Coverage; 6] = [
-        Coverage::ExtraProperty,
-        Coverage::NullForObject,
-        Coverage::EmptyIdentifier,
-        Coverage::ArrayForObject,
-        Coverage::OversizedString,
-        Coverage::SuccessWithError,
-    ];
-    /// What every JSON tool's duplicate-key fixtures must cover.
-    pub const DUPLICATE_KEY: [Coverage; 3] = [
-        Coverage::DuplicateTopLevel,
-        Coverage::DuplicateNested,
-        Coverage::DuplicateEscaped,
-    ];
-
-    /// The sidecar spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Coverage::ExtraProperty => "extra_property",
-            Coverage::NullForObject => "null_for_object",
-            Coverage::EmptyIdentifier => "empty_identifier",
-            Coverage::ArrayForObject => "array_for_object",
-            Coverage::OversizedString => "oversized_string",
-            Coverage::SuccessWithError => "success_with_error",
-            Coverage::DuplicateTopLevel => "duplicate_top_level",
-            Coverage::DuplicateNested => "duplicate_nested",
-            Coverage::DuplicateEscaped => "duplicate_escaped",
-        }
-    }
-}
-
-/// What the gate must decide, as a sidecar writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expectation {
-    /// `admitted`, `admitted_failure` or `rejected`.
-    pub outcome: ExpectedOutcome,
-    /// The layer that rejects (rejected only).
-    #[serde(default)]
-    pub layer: Option<String>,
-    /// The agent-visible code (rejected and admitted_failure).
-    #[serde(default)]
-    pub code: Option<String>,
-    /// The agent-visible retryable flag (rejected and admitted_failure).
-    #[serde(default)]
-    pub retryable: Option<bool>,
-    /// The rule within the layer; required for the semantic layer.
-    #[serde(default)]
-    pub rule: Option<String>,
-}
-
-/// The outcome a sidecar expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExpectedOutcome {
-    /// A success (or, for an action, a call).
-    Admitted,
-    /// A contract-valid upstream failure.
-    AdmittedFailure,
-    /// A rejection.
-    Rejected,
-}
-
-impl ExpectedOutcome {
-    /// The spelling shared with the gate's `Outcome::as_str`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExpectedOutcome::Admitted => "admitted",
-            ExpectedOutcome::AdmittedFailure => "admitted_failure",
-            ExpectedOutcome::Rejected => "rejected",
-        }
-    }
-}
-
-/// The sidecar `<case>.expect.yaml`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sidecar {
-    /// What the fixture is, for people reading the report.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// A request file in `fixtures/<tool>/` (default `request.json`).
-    #[serde(default)]
-    pub request: Option<String>,
-    /// Overrides the request file's id.
-    #[serde(default)]
-    pub request_id: Option<String>,
-    /// Overrides the request file's decision time.
-    #[serde(default)]
-    pub now: Option<String>,
-    /// The upstream status the adapter saw.
-    #[serde(default)]
-    pub upstream_status: Option<u16>,
-    /// The contract versions it runs against (default: every published version).
-    #[serde(default)]
-    pub versions: Option<Vec<String>>,
-    /// What the gate must decide.
-    pub expect: Expectation,
-    /// The skipped-because-obvious cases this fixture covers.
-    #[serde(default)]
-    pub covers: Vec<Coverage>,
-    /// Strings that must never reach the agent.
-    #[serde(default)]
-    pub canaries: Vec<String>,
-    /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
-    #[serde(default)]
-    pub twin: Option<String>,
-}
-
-impl Sidecar {
-    /// Reads a sidecar, checking that its expectation is complete and consistent.
-    pub fn parse(text: &str) -> Result<Sidecar, String> {
-        // The repository's one YAML dialect, shared with contract.yaml.
-        let sidecar: Sidecar =
-            toolgate_gate::internals::read_strict_yaml(text).map_err(|error| error.to_string())?;
-        sidecar.expect.validate()?;
-        Ok(sidecar)
-    }
-}
-
-impl Expectation {
-    /// The expected layer, parsed.
-    pub fn layer(&self) -> Option<Layer> {
-        self.layer.as_deref().and_then(Layer::from_name)
-    }
-
-    /// The expected code, parsed.
-    pub fn code(&self) -> Option<ErrorCode> {
-        self.code.as_deref().and_then(ErrorCode::from_wire)
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        if let Some(layer) = &self.layer
-            && Layer::from_name(layer).is_none()
-        {
-            let known: Vec<&str> = Layer::ALL.iter().map(|layer| layer.as_str()).collect();
-            return Err(format!(
-                "expect.layer `{layer}` is not a layer ({})",
-                known.join(", ")
-            ));
-        }
-        if let Some(code) = &self.code
-            && ErrorCode::from_wire(code).is_none()
-        {
-            let known: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
-            return Err(format!(
-                "expect.code `{code}` is not an agent-visible code ({})",
-                known.join(", ")
-            ));
-        }
-        let outcome = self.outcome.as_str();
-        match self.outcome {
-            ExpectedOutcome::Admitted => {
-                if self.layer.is_some()
-                    || self.code.is_some()
-                    || self.retryable.is_some()
-                    || self.rule.is_some()
-                {
-                    return Err(
-                        "expect: an admitted outcome takes no layer, code, retryable or rule"
-                            .to_owned(),
-                    );
-                }
-            }
-            ExpectedOutcome::AdmittedFailure => {
-                if self.code.is_none() || self.retryable.is_none() {
-                    return Err(format!("expect: `{outcome}` needs `code` and `retryable`"));
-                }
-                if self.layer.is_some() || self.rule.is_some() {
-                    return Err(format!("expect: `{outcome}` takes no layer or rule"));
-                }
-            }
-            ExpectedOutcome::Rejected => {
-                if self.layer.is_none() || self.code.is_none() || self.retryable.is_none() {
-                    return Err("expect: `rejected` needs `layer`, `code` and `retryable` (so a schema test cannot silently pass at the parse layer)".to_owned());
-                }
-                if self.layer() == Some(Layer::Semantic) && self.rule.is_none() {
-                    return Err("expect: a semantic rejection needs `rule`: the name of the contract rule that fires".to_owned());
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -345,20 +132,6 @@ pub struct RootDiscovery {
     pub problems: Vec<StructureProblem>,
     /// The sidecars below the tools' folders, counted without being read.
     pub fixture_count: usize,
-}
-
-/// Everything under `<root>/fixtures`: the top level, then every tool's folder.
-pub fn discover(root: &Path, tools: &[String]) -> Discovery {
-    let mut discovery = Discovery {
-        fixtures: Vec::new(),
-        problems: discover_root(root, tools).problems,
-    };
-    for tool in tools {
-        let part = discover_tool(root, tool);
-        discovery.fixtures.extend(part.fixtures);
-        discovery.problems.extend(part.problems);
-    }
-    discovery
 }
 
 /// The top level of `<root>/fixtures`. `tools` are the tools that have a contract.
@@ -522,17 +295,15 @@ pub fn discover_tool(root: &Path, tool: &str) -> Discovery {
                 });
                 continue;
             }
-            let spec = std::fs::read_to_string(root.join(&sidecar))
-                .map_err(|error| format!("cannot read: {error}"))
-                .and_then(|text| Sidecar::parse(&text))
-                .map_err(|message| {
-                    // serde-saphyr locations come first as `line:col: `; put the file in front.
-                    if message.starts_with(|first: char| first.is_ascii_digit()) {
-                        format!("{}:{message}", sidecar.display())
-                    } else {
-                        format!("{}: {message}", sidecar.display())
+            let spec = match std::fs::read_to_string(root.join(&sidecar)) {
+                Err(error) => Err(format!("{}: cannot read: {error}", sidecar.display())),
+                Ok(text) => Sidecar::parse(&text).map_err(|error| match error.line {
+                    Some((line, column)) => {
+                        format!("{}:{line}:{column}: {}", sidecar.display(), error.message)
                     }
-                });
+                    None => format!("{}: {}", sidecar.display(), error.message),
+                }),
+            };
             discovery.fixtures.push(Fixture {
                 tool: tool.to_owned(),
                 class,
@@ -562,57 +333,6 @@ fn is_case_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_complete_rejection_parses() {
-        let sidecar = Sidecar::parse(
-            "expect: { outcome: rejected, layer: semantic, rule: project_binding, code: INVALID_RESPONSE, retryable: false }\ncovers: [extra_property]\n",
-        )
-        .unwrap();
-        assert_eq!(sidecar.expect.layer(), Some(Layer::Semantic));
-        assert_eq!(sidecar.covers, vec![Coverage::ExtraProperty]);
-    }
-
-    #[test]
-    fn incomplete_or_inconsistent_expectations_are_refused() {
-        for (text, expected) in [
-            (
-                "expect: { outcome: rejected, layer: schema }",
-                "needs `layer`, `code` and `retryable`",
-            ),
-            (
-                "expect: { outcome: rejected, layer: semantic, code: INVALID_RESPONSE, retryable: true }",
-                "needs `rule`",
-            ),
-            (
-                "expect: { outcome: admitted, layer: schema }",
-                "takes no layer",
-            ),
-            (
-                "expect: { outcome: rejected, layer: shema, code: INVALID_RESPONSE, retryable: false }",
-                "not a layer",
-            ),
-            (
-                "expect: { outcome: rejected, layer: schema, code: BAD, retryable: false }",
-                "not an agent-visible code",
-            ),
-            (
-                "expect: { outcome: admitted }\ncovers: [obvious]",
-                "obvious",
-            ),
-            (
-                "expect: { outcome: admitted }\nexpected: 1",
-                "unknown field",
-            ),
-            (
-                "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: no }",
-                "boolean",
-            ),
-        ] {
-            let error = Sidecar::parse(text).unwrap_err();
-            assert!(error.contains(expected), "{text:?} → {error}");
-        }
-    }
 
     #[test]
     fn case_names() {

@@ -2,8 +2,6 @@
 //! and the fixture runner. The gate itself is the `toolgate-gate` crate; this crate only drives it
 //! through its public API, exactly as a production adapter would.
 
-#![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod check;
 pub mod cli;
@@ -18,6 +16,7 @@ pub mod repo;
 pub mod report;
 pub mod request;
 pub mod scale;
+pub mod sidecar;
 pub mod snapshot;
 pub mod suite;
 pub mod test_cmd;

@@ -1,3 +1,5 @@
+//! The `toolgate` command: see the README, or `toolgate --help`.
+
 use std::process::ExitCode;
 
 // The harness allocates and frees a parsed tree per fixture; mimalloc makes that measurably

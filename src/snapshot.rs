@@ -222,11 +222,11 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
-/// Snapshot files (and pending files) under `under` (relative to the root) that no case
-/// produces, skipping the top-level folders named in `skip`. `expected` holds the `.snap` paths
+/// Finds (and never touches) the snapshot files (and pending files) under `under` (relative to
+/// the root) that no case produces, skipping the top-level folders named in `skip`. `expected` holds the `.snap` paths
 /// the cases use; `owned` holds `snapshots/<tool>/<class>/<case>@` prefixes of fixtures whose
 /// versions are unknown (their sidecar did not load), which are not stale.
-pub fn stale(
+pub fn find_stale(
     root: &Path,
     under: &Path,
     skip: &[String],
@@ -265,6 +265,19 @@ pub fn stale(
         }
     }
     stale
+}
+
+/// Removes the stale files `find_stale` found (paths relative to `root`); returns one message per
+/// file that could not be removed.
+pub fn remove_stale(root: &Path, stale: &[PathBuf]) -> Vec<String> {
+    stale
+        .iter()
+        .filter_map(|path| {
+            fs::remove_file(root.join(path))
+                .err()
+                .map(|error| format!("{}: cannot remove: {error}", path.display()))
+        })
+        .collect()
 }
 
 /// A YAML scalar as insta's emitter writes it: plain when unambiguous, else double-quoted.

@@ -13,29 +13,34 @@ use crate::suite::{Case, RunContext, Scope, Suite};
 use crate::verdict::Verdict;
 
 /// How the run reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ReportFormat {
-    /// A table per tool and class, then each failure with its reason, diff and reproduction.
+    /// A table per tool and class, then each failure with its diff and how to reproduce it.
     #[default]
     Human,
     /// A stable machine summary.
     Json,
-    /// JUnit XML.
+    /// JUnit XML, for CI dashboards.
     Junit,
 }
 
-/// What `toolgate test` was asked to do.
-#[derive(Debug, Clone, Default)]
+/// What `toolgate test` was asked to do: its command-line arguments.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct TestOptions {
-    /// The repository root.
-    pub root: PathBuf,
-    /// Run only cases and checks whose name contains this.
+    /// Run only cases and checks whose name contains this text, e.g. `review_status::near-miss`.
     pub filter: Option<String>,
+    /// The repository root, holding contracts/, fixtures/ and snapshots/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
     /// The report format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
-    /// Write snapshots (and lock new contract versions) instead of checking them.
+    /// Write new and changed snapshots as accepted, remove stale ones, and lock new contract
+    /// versions (a locked version is never rewritten).
+    #[arg(long)]
     pub accept: bool,
-    /// Colour the human report.
+    /// Colour the human report (decided from the terminal, not a flag).
+    #[arg(skip)]
     pub color: bool,
 }
 

@@ -55,8 +55,6 @@
 //! assert_eq!(decision.operator_record().unwrap().rule(), "additionalProperties");
 //! ```
 
-#![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 // In pipeline order, then what the decision is made of, then the contract around them. The
 // modules import each other without a cycle (tests/module_graph.rs checks it).

@@ -66,7 +66,7 @@ impl OperatorRecord {
     pub fn layer(&self) -> Layer {
         self.layer
     }
-    /// The rule within the layer (see [`Rejection::rule`](crate::Rejection::rule)).
+    /// The rule within the layer (see [`Decision::rule`](crate::Decision::rule)).
     pub fn rule(&self) -> &str {
         &self.rule
     }

@@ -102,7 +102,7 @@ impl fmt::Display for Layer {
 }
 
 /// Why the gate refused: the layer, and the code and retryable flag the agent sees. The rule within
-/// the layer is [`Decision::rule`].
+/// the layer is [`Decision::rule`](crate::Decision::rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rejection {
     pub(crate) layer: Layer,

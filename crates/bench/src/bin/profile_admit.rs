@@ -1,5 +1,5 @@
 //! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
-//! Usage: profile_admit [mix|mix-parse-only|success|extra_property|...] [iterations]
+//! Usage: `profile_admit [mix|mix-parse-only|success|extra_property|...] [iterations]`
 
 use std::hint::black_box;
 

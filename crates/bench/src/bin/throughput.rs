@@ -1,7 +1,7 @@
 //! The gate's throughput on the small mix, over inputs written to a folder so another
 //! implementation (compare/seeds_stack.py) can run the very same bytes.
 //!
-//! Usage: throughput <FOLDER> [--seconds S]
+//! Usage: `throughput <FOLDER> [--seconds S]`
 //! Writes FOLDER/inputs/NNNN.json, FOLDER/request.json and FOLDER/decisions.txt (one
 //! `admitted`/`rejected` per input), then prints one JSON line with the measured throughput.
 

@@ -89,7 +89,7 @@ impl Check for Freshness {
     }
 }
 
-fn duration(spanned: &serde_saphyr::Spanned<String>) -> Result<Duration, CompileError> {
+fn duration(spanned: &Spanned<String>) -> Result<Duration, CompileError> {
     humantime::parse_duration(&spanned.value).map_err(|error| {
         error_at(
             spanned,

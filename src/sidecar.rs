@@ -1,0 +1,403 @@
+//! The sidecar `<case>.expect.yaml`: the request a fixture runs under, the contract versions it
+//! runs against, and what the gate must decide, parsed once into types, every error at its line.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use toolgate_gate::internals::{YamlError, read_strict_yaml};
+use toolgate_gate::{Decision, ErrorCode, Layer, Outcome};
+
+/// What the gate must decide about a fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectation {
+    /// A success (or, for an action, a call).
+    Admitted,
+    /// A contract-valid upstream failure, with the code and retryable flag the agent sees.
+    AdmittedFailure {
+        /// The agent-visible code.
+        code: ErrorCode,
+        /// The agent-visible retryable flag.
+        retryable: bool,
+    },
+    /// A rejection at a named layer: a schema test cannot silently pass at the parse layer.
+    Rejected {
+        /// The layer that rejects.
+        layer: Layer,
+        /// The rule within the layer; always named for the semantic layer.
+        rule: Option<String>,
+        /// The agent-visible code.
+        code: ErrorCode,
+        /// The agent-visible retryable flag.
+        retryable: bool,
+    },
+}
+
+impl Expectation {
+    /// Whether `decision` is what this expects.
+    pub fn is_met_by(&self, decision: &Decision) -> bool {
+        match (self, decision.outcome()) {
+            (Expectation::Admitted, Outcome::Admitted) => true,
+            (
+                Expectation::AdmittedFailure { code, retryable },
+                Outcome::AdmittedFailure {
+                    code: decided,
+                    retryable: decided_retryable,
+                },
+            ) => code == decided && retryable == decided_retryable,
+            (
+                Expectation::Rejected {
+                    layer,
+                    rule,
+                    code,
+                    retryable,
+                },
+                Outcome::Rejected(rejection),
+            ) => {
+                *layer == rejection.layer()
+                    && *code == rejection.code()
+                    && *retryable == rejection.retryable()
+                    && rule
+                        .as_deref()
+                        .is_none_or(|rule| Some(rule) == decision.rule())
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this expects a rejection.
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, Expectation::Rejected { .. })
+    }
+
+    /// The layer a rejection is expected at.
+    pub fn layer(&self) -> Option<Layer> {
+        match self {
+            Expectation::Rejected { layer, .. } => Some(*layer),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Expectation {
+    /// In the words the report uses for what the gate decided.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expectation::Admitted => f.write_str("admitted"),
+            Expectation::AdmittedFailure { code, retryable } => {
+                write!(f, "admitted failure {code}, {}", retry_words(*retryable))
+            }
+            Expectation::Rejected {
+                layer,
+                rule,
+                code,
+                retryable,
+            } => {
+                write!(f, "rejected at {layer}")?;
+                if let Some(rule) = rule {
+                    write!(f, ", rule {rule}")?;
+                }
+                write!(f, ": {code}, {}", retry_words(*retryable))
+            }
+        }
+    }
+}
+
+/// `retryable` or `not retryable`.
+pub fn retry_words(retryable: bool) -> &'static str {
+    if retryable {
+        "retryable"
+    } else {
+        "not retryable"
+    }
+}
+
+/// The cases developers skip because they look obvious (seed 000, "Testes de contrato"), which
+/// every tool's near-miss and duplicate-key fixtures must cover. A sidecar claims the ones its
+/// fixture covers; the coverage check verifies the claim against the gate's actual decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// A member the contract does not declare.
+    ExtraProperty,
+    /// `null` where an object belongs.
+    NullForObject,
+    /// An empty identifier.
+    EmptyIdentifier,
+    /// An array where an object belongs.
+    ArrayForObject,
+    /// A string (or body) over its limit.
+    OversizedString,
+    /// A success that also carries an error object.
+    SuccessWithError,
+    /// A repeated member name in the top-level object.
+    DuplicateTopLevel,
+    /// A repeated member name in a nested object.
+    DuplicateNested,
+    /// A repeated member name spelled with an escape (`"appr\u006fved"`).
+    DuplicateEscaped,
+}
+
+impl Coverage {
+    /// What every JSON tool's near-miss fixtures must cover.
+    pub const NEAR_MISS: [Coverage; 6] = [
+        Coverage::ExtraProperty,
+        Coverage::NullForObject,
+        Coverage::EmptyIdentifier,
+        Coverage::ArrayForObject,
+        Coverage::OversizedString,
+        Coverage::SuccessWithError,
+    ];
+    /// What every JSON tool's duplicate-key fixtures must cover.
+    pub const DUPLICATE_KEY: [Coverage; 3] = [
+        Coverage::DuplicateTopLevel,
+        Coverage::DuplicateNested,
+        Coverage::DuplicateEscaped,
+    ];
+
+    /// The sidecar spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::ExtraProperty => "extra_property",
+            Coverage::NullForObject => "null_for_object",
+            Coverage::EmptyIdentifier => "empty_identifier",
+            Coverage::ArrayForObject => "array_for_object",
+            Coverage::OversizedString => "oversized_string",
+            Coverage::SuccessWithError => "success_with_error",
+            Coverage::DuplicateTopLevel => "duplicate_top_level",
+            Coverage::DuplicateNested => "duplicate_nested",
+            Coverage::DuplicateEscaped => "duplicate_escaped",
+        }
+    }
+}
+
+/// A parsed sidecar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sidecar {
+    /// What the fixture is, for people reading the report.
+    pub description: Option<String>,
+    /// A request file in `fixtures/<tool>/` (default `request.json`).
+    pub request: Option<String>,
+    /// Overrides the request file's id.
+    pub request_id: Option<String>,
+    /// Overrides the request file's decision time.
+    pub now: Option<String>,
+    /// The upstream status the adapter saw.
+    pub upstream_status: Option<u16>,
+    /// The contract versions it runs against (default: every published version).
+    pub versions: Option<Vec<String>>,
+    /// What the gate must decide.
+    pub expect: Expectation,
+    /// The skipped-because-obvious cases this fixture covers.
+    pub covers: Vec<Coverage>,
+    /// Strings that must never reach the agent.
+    pub canaries: Vec<String>,
+    /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
+    pub twin: Option<String>,
+}
+
+/// The sidecar as written, before its expectation is checked.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SidecarFile {
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    request: Option<String>,
+    #[serde(default)]
+    request_id: Option<String>,
+    #[serde(default)]
+    now: Option<String>,
+    #[serde(default)]
+    upstream_status: Option<u16>,
+    #[serde(default)]
+    versions: Option<Vec<String>>,
+    expect: Spanned<ExpectationFile>,
+    #[serde(default)]
+    covers: Vec<Coverage>,
+    #[serde(default)]
+    canaries: Vec<String>,
+    #[serde(default)]
+    twin: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectationFile {
+    outcome: OutcomeName,
+    #[serde(default)]
+    layer: Option<Spanned<String>>,
+    #[serde(default)]
+    code: Option<Spanned<String>>,
+    #[serde(default)]
+    retryable: Option<bool>,
+    #[serde(default)]
+    rule: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OutcomeName {
+    Admitted,
+    AdmittedFailure,
+    Rejected,
+}
+
+impl Sidecar {
+    /// Reads a sidecar's text, checking that its expectation is complete and consistent.
+    /// Errors carry the line and column they are about.
+    pub fn parse(text: &str) -> Result<Sidecar, YamlError> {
+        // The repository's one YAML dialect, shared with contract.yaml.
+        let file: SidecarFile = read_strict_yaml(text)?;
+        let expect = file.expect.value.check().map_err(|(message, at)| {
+            let at = at.unwrap_or(file.expect.referenced);
+            YamlError {
+                line: Some((at.line(), at.column())),
+                message,
+            }
+        })?;
+        Ok(Sidecar {
+            description: file.description,
+            request: file.request,
+            request_id: file.request_id,
+            now: file.now,
+            upstream_status: file.upstream_status,
+            versions: file.versions,
+            expect,
+            covers: file.covers,
+            canaries: file.canaries,
+            twin: file.twin,
+        })
+    }
+}
+
+type Located = (String, Option<serde_saphyr::Location>);
+
+impl ExpectationFile {
+    fn check(self) -> Result<Expectation, Located> {
+        let layer = match &self.layer {
+            None => None,
+            Some(layer) => Some(Layer::from_name(&layer.value).ok_or_else(|| {
+                let known: Vec<&str> = Layer::ALL.iter().map(|layer| layer.as_str()).collect();
+                (
+                    format!(
+                        "expect.layer `{}` is not a layer ({})",
+                        layer.value,
+                        known.join(", ")
+                    ),
+                    Some(layer.referenced),
+                )
+            })?),
+        };
+        let code = match &self.code {
+            None => None,
+            Some(code) => Some(ErrorCode::from_wire(&code.value).ok_or_else(|| {
+                let known: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+                (
+                    format!(
+                        "expect.code `{}` is not an agent-visible code ({})",
+                        code.value,
+                        known.join(", ")
+                    ),
+                    Some(code.referenced),
+                )
+            })?),
+        };
+        let whole = |message: &str| (message.to_owned(), None);
+        match (self.outcome, layer, code, self.retryable, self.rule) {
+            (OutcomeName::Admitted, None, None, None, None) => Ok(Expectation::Admitted),
+            (OutcomeName::Admitted, ..) => Err(whole(
+                "expect: an admitted outcome takes no layer, code, retryable or rule",
+            )),
+            (OutcomeName::AdmittedFailure, None, Some(code), Some(retryable), None) => {
+                Ok(Expectation::AdmittedFailure { code, retryable })
+            }
+            (OutcomeName::AdmittedFailure, None, _, _, None) => Err(whole(
+                "expect: `admitted_failure` needs `code` and `retryable`",
+            )),
+            (OutcomeName::AdmittedFailure, ..) => {
+                Err(whole("expect: `admitted_failure` takes no layer or rule"))
+            }
+            (OutcomeName::Rejected, Some(Layer::Semantic), Some(_), Some(_), None) => Err(whole(
+                "expect: a semantic rejection needs `rule`: the name of the contract rule that fires",
+            )),
+            (OutcomeName::Rejected, Some(layer), Some(code), Some(retryable), rule) => {
+                Ok(Expectation::Rejected {
+                    layer,
+                    rule,
+                    code,
+                    retryable,
+                })
+            }
+            (OutcomeName::Rejected, ..) => Err(whole(
+                "expect: `rejected` needs `layer`, `code` and `retryable` (so a schema test cannot silently pass at the parse layer)",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_complete_rejection_parses_into_its_variant() {
+        let sidecar = Sidecar::parse(
+            "expect: { outcome: rejected, layer: semantic, rule: project_binding, code: INVALID_RESPONSE, retryable: false }\ncovers: [extra_property]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            sidecar.expect,
+            Expectation::Rejected {
+                layer: Layer::Semantic,
+                rule: Some("project_binding".to_owned()),
+                code: ErrorCode::InvalidResponse,
+                retryable: false,
+            }
+        );
+        assert_eq!(sidecar.covers, vec![Coverage::ExtraProperty]);
+        assert_eq!(
+            sidecar.expect.to_string(),
+            "rejected at semantic, rule project_binding: INVALID_RESPONSE, not retryable"
+        );
+    }
+
+    #[test]
+    fn incomplete_or_inconsistent_expectations_are_refused_at_their_line() {
+        for (text, expected) in [
+            (
+                "expect: { outcome: rejected, layer: schema }",
+                "1:9: expect: `rejected` needs `layer`, `code` and `retryable`",
+            ),
+            (
+                "description: x\nexpect: { outcome: rejected, layer: semantic, code: INVALID_RESPONSE, retryable: true }",
+                "2:9: expect: a semantic rejection needs `rule`",
+            ),
+            (
+                "expect: { outcome: admitted, layer: schema }",
+                "takes no layer",
+            ),
+            (
+                "expect:\n  outcome: rejected\n  layer: shema\n  code: INVALID_RESPONSE\n  retryable: false",
+                "3:10: expect.layer `shema` is not a layer",
+            ),
+            (
+                "expect: { outcome: rejected, layer: schema, code: BAD, retryable: false }",
+                "not an agent-visible code",
+            ),
+            (
+                "expect: { outcome: admitted_failure, code: NOT_FOUND }",
+                "needs `code` and `retryable`",
+            ),
+            ("expect: { outcome: admitted }\ncovers: [obvious]", "obvious"),
+            ("expect: { outcome: admitted }\nexpected: 1", "unknown field"),
+            (
+                "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: no }",
+                "boolean",
+            ),
+        ] {
+            let error = Sidecar::parse(text).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text:?} → {error}");
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Loading what a fixture runs under (its request file, adjusted by its sidecar, and its raw
+//! bytes) and handing it to the gate's public API, exactly as production does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolgate_gate::{Contract, Decision, Response};
+
+use crate::fixture::Fixture;
+use crate::request::{RequestSpec, parse_time, read_request_file};
+use crate::sidecar::Sidecar;
+use crate::verdict::{Problem, ProblemKind};
+
+/// The request files fixtures name, each read and checked once per run.
+#[derive(Debug, Default)]
+pub struct RequestFiles(BTreeMap<PathBuf, Result<RequestSpec, String>>);
+
+impl RequestFiles {
+    pub(super) fn load(root: &Path, fixtures: &[Arc<Fixture>]) -> RequestFiles {
+        let mut files = BTreeMap::new();
+        for fixture in fixtures {
+            let path = fixture.request_file();
+            files.entry(path.clone()).or_insert_with(|| {
+                let full = root.join(&path);
+                // Name the file as the user knows it, relative to the repository.
+                read_request_file(&full).map_err(|error| {
+                    error
+                        .to_string()
+                        .replace(&full.display().to_string(), &path.display().to_string())
+                })
+            });
+        }
+        RequestFiles(files)
+    }
+
+    /// A copy of the request in `path` (relative to the root), for one fixture to adjust.
+    fn get(&self, path: &Path) -> Result<RequestSpec, String> {
+        match self.0.get(path) {
+            Some(loaded) => loaded.clone(),
+            None => Err(format!("{}: not loaded", path.display())),
+        }
+    }
+}
+
+/// A fixture's raw bytes, request and the gate's decision on them.
+pub(super) struct Admitted {
+    pub raw: Vec<u8>,
+    pub request: RequestSpec,
+    pub decision: Decision,
+}
+
+/// Loads a fixture's request and raw bytes and runs them through the gate's public API.
+pub(super) fn admit_fixture(
+    root: &Path,
+    requests: &RequestFiles,
+    fixture: &Fixture,
+    spec: &Sidecar,
+    contract: &Contract,
+) -> Result<Admitted, Problem> {
+    let load = |message: String| Problem::new(ProblemKind::Load, message);
+    let mut request = requests.get(&fixture.request_file()).map_err(load)?;
+    request.override_with(
+        spec.request_id.as_deref(),
+        spec.now.as_deref(),
+        spec.upstream_status,
+    );
+    if request.request_id.is_empty() {
+        return Err(load(format!(
+            "{}: no request_id (in the request file or the sidecar)",
+            fixture.sidecar.display()
+        )));
+    }
+    let now = match &request.now {
+        Some(text) => parse_time(text)
+            .map_err(|error| load(format!("{}: `now`: {error}", fixture.sidecar.display())))?,
+        None => {
+            return Err(load(format!(
+                "{}: no `now`: a fixture must pin its decision time, in its request file or sidecar",
+                fixture.sidecar.display()
+            )));
+        }
+    };
+    let raw = std::fs::read(root.join(&fixture.raw))
+        .map_err(|error| load(format!("{}: cannot read: {error}", fixture.raw.display())))?;
+    let mut response = Response::body(&raw);
+    if let Some(status) = request.upstream_status {
+        response = response.with_status(status);
+    }
+    let decision = contract.admit_response(response, &request.to_request(), now);
+    Ok(Admitted {
+        raw,
+        request,
+        decision,
+    })
+}

@@ -1,0 +1,365 @@
+//! The contract suite: every fixture against every contract version it names, each as a case that
+//! goes through the gate's public API exactly as production does, plus the suite-wide checks
+//! (structure, coverage, stale snapshots, the contract lock).
+//!
+//! `toolgate test` and `cargo test` (tests/fixtures.rs) both run this, one case at a time, so a
+//! failure in one never stops the others.
+//!
+//! This module finds what there is to run: the cases (fixture × version) and the suite checks.
+//! Running a case is `case.rs`; the suite-wide checks are `checks.rs`; loading a fixture's
+//! request and raw bytes and handing them to the gate is `admission.rs`, which both share.
+
+mod admission;
+mod case;
+mod checks;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolgate_gate::Contract;
+
+use crate::error::UsageError;
+use crate::fixture::{self, Fixture, FixtureClass, StructureProblem};
+use crate::repo::{Repository, VersionDir};
+use crate::snapshot::SnapshotMode;
+use crate::verdict::{Problem, ProblemKind, Verdict};
+
+use admission::RequestFiles;
+
+/// How a run treats snapshots and colour.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The repository root.
+    pub root: PathBuf,
+    /// Check, write pending, or accept.
+    pub mode: SnapshotMode,
+    /// Colour diffs.
+    pub color: bool,
+}
+
+/// One tool's contract versions, each compiled once.
+#[derive(Debug)]
+struct ToolContracts {
+    tool: String,
+    versions: Vec<(VersionDir, Result<Arc<Contract>, String>)>,
+    /// Why the tool's contract folder could not even be listed, if it could not.
+    layout_error: Option<String>,
+}
+
+impl ToolContracts {
+    /// Lists a tool's version folders and compiles each contract once.
+    fn compile(repository: &Repository, tool: &str) -> ToolContracts {
+        match repository.versions(tool) {
+            Ok(versions) => ToolContracts {
+                tool: tool.to_owned(),
+                versions: versions
+                    .into_iter()
+                    .map(|version| {
+                        let compiled = repository
+                            .compile(tool, &version)
+                            .map(Arc::new)
+                            .map_err(|error| error.to_string());
+                        (version, compiled)
+                    })
+                    .collect(),
+                layout_error: None,
+            },
+            Err(error) => ToolContracts {
+                tool: tool.to_owned(),
+                versions: Vec::new(),
+                layout_error: Some(error.to_string()),
+            },
+        }
+    }
+}
+
+/// Which part of a repository a suite covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every tool's cases and checks, and the repository-wide checks (what `cargo test` runs).
+    Everything,
+    /// One tool's cases and checks: `toolgate test` runs tool after tool, so its memory holds one
+    /// tool's fixtures at a time, however many tools there are.
+    Tool(String),
+    /// Only the repository-wide checks: the top of `fixtures/`, snapshots outside any tool's
+    /// folder, the contract lock.
+    Repository,
+}
+
+/// Everything a run covers.
+#[derive(Debug)]
+pub struct Suite {
+    root: PathBuf,
+    scope: Scope,
+    /// Every tool with a contract folder.
+    all_tools: Vec<String>,
+    /// The tools in scope, their contracts compiled.
+    tools: Vec<ToolContracts>,
+    fixtures: Vec<Arc<Fixture>>,
+    fixture_count: usize,
+    root_problems: Vec<StructureProblem>,
+    tool_problems: BTreeMap<String, Vec<StructureProblem>>,
+    requests: Arc<RequestFiles>,
+    /// The cases, in tool, class, case, version order.
+    pub cases: Vec<Case>,
+}
+
+/// One fixture against one contract version.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// `tool::class::case`, with `@vN` when the fixture runs against several versions.
+    pub name: String,
+    /// The fixture.
+    pub fixture: Arc<Fixture>,
+    /// The version, unless the sidecar could not be read (then the case reports that).
+    pub version: Option<String>,
+    contract: Result<Arc<Contract>, String>,
+    twin: Option<Result<Arc<Fixture>, String>>,
+    requests: Arc<RequestFiles>,
+}
+
+/// A suite-wide check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    /// The top of the fixture tree, and that there is at least one fixture.
+    Structure,
+    /// A tool's fixture folder: class folders, raw files with their sidecars.
+    ToolStructure,
+    /// A tool's contract versions compile.
+    Contracts,
+    /// A tool's fixtures cover every class and listed case.
+    Coverage,
+    /// No snapshot file in a tool's folder without a fixture.
+    ToolSnapshots,
+    /// No snapshot file outside the tools' folders.
+    StaleSnapshots,
+    /// Published contract versions are locked and unchanged.
+    ContractLock,
+}
+
+/// A named suite-wide check.
+#[derive(Debug, Clone)]
+pub struct SuiteCheck {
+    /// `suite::structure`, `<tool>::contracts`, `<tool>::coverage`, ...
+    pub name: String,
+    /// The tool, for per-tool checks.
+    pub tool: Option<String>,
+    /// What it checks.
+    pub kind: CheckKind,
+}
+
+impl Suite {
+    /// Discovers the part of the repository `scope` names. Fails only when there is no
+    /// repository at all (no `contracts/`); every other problem becomes a failing case or check.
+    pub fn discover_scoped(root: impl Into<PathBuf>, scope: Scope) -> Result<Suite, UsageError> {
+        let root = root.into();
+        let repository = Repository::open(&root)?;
+        let all_tools = repository.tools()?;
+        let in_scope: Vec<String> = match &scope {
+            Scope::Everything => all_tools.clone(),
+            Scope::Tool(tool) => all_tools
+                .iter()
+                .filter(|candidate| *candidate == tool)
+                .cloned()
+                .collect(),
+            Scope::Repository => Vec::new(),
+        };
+        let tools: Vec<ToolContracts> = in_scope
+            .iter()
+            .map(|tool| ToolContracts::compile(&repository, tool))
+            .collect();
+        let root_discovery = match scope {
+            Scope::Tool(_) => fixture::RootDiscovery::default(),
+            Scope::Everything | Scope::Repository => fixture::discover_root(&root, &all_tools),
+        };
+        let mut fixtures = Vec::new();
+        let mut tool_problems = BTreeMap::new();
+        for tool in &in_scope {
+            let discovery = fixture::discover_tool(&root, tool);
+            fixtures.extend(discovery.fixtures.into_iter().map(Arc::new));
+            tool_problems.insert(tool.clone(), discovery.problems);
+        }
+        let fixture_count = if scope == Scope::Repository {
+            root_discovery.fixture_count
+        } else {
+            fixtures.len()
+        };
+        let requests = Arc::new(RequestFiles::load(&root, &fixtures));
+        let mut suite = Suite {
+            root,
+            scope,
+            all_tools,
+            tools,
+            fixtures,
+            fixture_count,
+            root_problems: root_discovery.problems,
+            tool_problems,
+            requests,
+            cases: Vec::new(),
+        };
+        suite.cases = suite.build_cases();
+        Ok(suite)
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Every tool with a contract folder, sorted.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.all_tools.iter().map(String::as_str).collect()
+    }
+
+    /// The number of fixtures in scope (for the repository scope: below every tool's folder).
+    pub fn fixture_count(&self) -> usize {
+        self.fixture_count
+    }
+
+    fn build_cases(&self) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for fixture in &self.fixtures {
+            let Some(tool) = self.tools.iter().find(|tool| tool.tool == fixture.tool) else {
+                continue;
+            };
+            let Ok(spec) = &fixture.spec else {
+                cases.push(Case {
+                    name: fixture.name(),
+                    fixture: Arc::clone(fixture),
+                    version: None,
+                    contract: Err(String::new()),
+                    twin: None,
+                    requests: Arc::clone(&self.requests),
+                });
+                continue;
+            };
+            let published: Vec<String> = tool
+                .versions
+                .iter()
+                .map(|(version, _)| version.name())
+                .collect();
+            let wanted = spec.versions.clone().unwrap_or_else(|| published.clone());
+            let twin = spec.twin.as_ref().map(|twin| self.twin_of(fixture, twin));
+            for version in &wanted {
+                let name = if wanted.len() > 1 {
+                    format!("{}@{version}", fixture.name())
+                } else {
+                    fixture.name()
+                };
+                let contract = match tool
+                    .versions
+                    .iter()
+                    .find(|(candidate, _)| candidate.name() == *version)
+                {
+                    Some((_, compiled)) => compiled.clone(),
+                    None => Err(format!(
+                        "{}: `versions` names {version}, which is not a published version of {} ({})",
+                        fixture.sidecar.display(),
+                        fixture.tool,
+                        if published.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            published.join(", ")
+                        }
+                    )),
+                };
+                cases.push(Case {
+                    name,
+                    fixture: Arc::clone(fixture),
+                    version: Some(version.clone()),
+                    contract,
+                    twin: twin.clone(),
+                    requests: Arc::clone(&self.requests),
+                });
+            }
+        }
+        cases
+    }
+
+    fn twin_of(&self, fixture: &Fixture, twin: &str) -> Result<Arc<Fixture>, String> {
+        self.fixtures
+            .iter()
+            .find(|candidate| {
+                candidate.tool == fixture.tool
+                    && candidate.class == FixtureClass::Accepted
+                    && candidate.case == twin
+            })
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "{}: `twin: {twin}` names no fixture in fixtures/{}/accepted/",
+                    fixture.sidecar.display(),
+                    fixture.tool
+                )
+            })
+    }
+
+    /// The suite checks in scope, in the order they run.
+    pub fn checks(&self) -> Vec<SuiteCheck> {
+        let repository_wide = !matches!(self.scope, Scope::Tool(_));
+        let named = |name: String, tool: Option<&str>, kind| SuiteCheck {
+            name,
+            tool: tool.map(str::to_owned),
+            kind,
+        };
+        let mut checks = Vec::new();
+        if repository_wide {
+            checks.push(named(
+                "suite::structure".to_owned(),
+                None,
+                CheckKind::Structure,
+            ));
+        }
+        for tool in &self.tools {
+            for (kind, suffix) in [
+                (CheckKind::ToolStructure, "structure"),
+                (CheckKind::Contracts, "contracts"),
+                (CheckKind::Coverage, "coverage"),
+                (CheckKind::ToolSnapshots, "snapshots"),
+            ] {
+                checks.push(named(
+                    format!("{}::{suffix}", tool.tool),
+                    Some(&tool.tool),
+                    kind,
+                ));
+            }
+        }
+        if repository_wide {
+            checks.push(named(
+                "suite::stale_snapshots".to_owned(),
+                None,
+                CheckKind::StaleSnapshots,
+            ));
+            checks.push(named(
+                "suite::contract_lock".to_owned(),
+                None,
+                CheckKind::ContractLock,
+            ));
+        }
+        checks
+    }
+
+    /// Runs one suite check.
+    pub fn run_check(&self, check: &SuiteCheck, context: &RunContext) -> Verdict {
+        let mut verdict = Verdict::named(&check.name);
+        verdict.tool = check.tool.clone();
+        let tool = check.tool.as_deref().unwrap_or_default();
+        verdict.problems = match check.kind {
+            CheckKind::Structure => self.structure_problems(),
+            CheckKind::ToolStructure => self
+                .tool_problems
+                .get(tool)
+                .into_iter()
+                .flatten()
+                .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
+                .collect(),
+            CheckKind::Contracts => self.contract_problems(tool),
+            CheckKind::Coverage => self.coverage_problems(tool),
+            CheckKind::ToolSnapshots => self.stale_snapshot_problems(context, Some(tool)),
+            CheckKind::StaleSnapshots => self.stale_snapshot_problems(context, None),
+            CheckKind::ContractLock => self.lock_problems(context),
+        };
+        verdict
+    }
+}
