@@ -2,7 +2,6 @@
 //! and the fixture runner. The gate itself is the `toolgate-gate` crate; this crate only drives it
 //! through its public API, exactly as a production adapter would.
 
-
 pub mod check;
 pub mod cli;
 pub mod diff;

@@ -389,8 +389,14 @@ mod tests {
                 "expect: { outcome: admitted_failure, code: NOT_FOUND }",
                 "needs `code` and `retryable`",
             ),
-            ("expect: { outcome: admitted }\ncovers: [obvious]", "obvious"),
-            ("expect: { outcome: admitted }\nexpected: 1", "unknown field"),
+            (
+                "expect: { outcome: admitted }\ncovers: [obvious]",
+                "obvious",
+            ),
+            (
+                "expect: { outcome: admitted }\nexpected: 1",
+                "unknown field",
+            ),
             (
                 "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: no }",
                 "boolean",

@@ -181,8 +181,7 @@ impl Suite {
             _ if is_duplicate_claim => &[Layer::Parse],
             _ => &[Layer::Schema],
         };
-        if !expect.layer().is_some_and(|layer| layers.contains(&layer))
-        {
+        if !expect.layer().is_some_and(|layer| layers.contains(&layer)) {
             let names: Vec<&str> = layers.iter().map(|layer| layer.as_str()).collect();
             return Err(format!(
                 "it does not expect a rejection at {}",

@@ -55,7 +55,6 @@
 //! assert_eq!(decision.operator_record().unwrap().rule(), "additionalProperties");
 //! ```
 
-
 // In pipeline order, then what the decision is made of, then the contract around them. The
 // modules import each other without a cycle (tests/module_graph.rs checks it).
 mod correlation;
