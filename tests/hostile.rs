@@ -110,7 +110,7 @@ fn a_contract_with_a_yaml_1_1_boolean() {
     );
     assert_usage_error(
         &check_job(dir.path(), &[]),
-        "contracts/job_status/v1/contract.yaml:26:16: invalid boolean (strict mode expects true/false)",
+        "contracts/job_status/v1/contract.yaml:26:16 at /rules/0/retryable: retryable must be true or false; \"no\" is not a boolean (no quotes, no yes/no)",
     );
 }
 

@@ -18,3 +18,18 @@ use crate::outcome::ErrorCode;
 pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Vec<u8> {
     crate::wire::failure(tool, request_id, code, retryable).into_vec()
 }
+
+pub use crate::spec::CONTRACT_SCHEMA;
+
+/// Whether the contract schema alone accepts `contract_yaml` (read as strictly as contracts are).
+pub fn contract_schema_accepts(contract_yaml: &str) -> bool {
+    crate::spec::schema_accepts(contract_yaml)
+}
+
+/// Reads `contract.yaml` as `Contract::compile` does (schema, then the typed reader), without
+/// compiling the rest; the errors, one per line.
+pub fn read_contract_file(contract_yaml: &str) -> Result<(), String> {
+    crate::spec::read_contract_file(contract_yaml)
+        .map(drop)
+        .map_err(|errors| errors.to_string())
+}

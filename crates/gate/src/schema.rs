@@ -126,6 +126,18 @@ fn referencing_message(error: &jsonschema::ReferencingError) -> String {
     }
 }
 
+/// Refuses every `$ref` outside the schema itself (for schemas embedded in the gate).
+pub(crate) struct NoRetrieval;
+
+impl Retrieve for NoRetrieval {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!("{uri}: the gate never fetches schemas").into())
+    }
+}
+
 /// Serves a contract's own files to the schema compiler, and refuses everything else.
 struct ContractFiles {
     base: String,

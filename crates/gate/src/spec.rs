@@ -9,10 +9,17 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::error::{CONTRACT_FILE, CompileError};
+use std::sync::LazyLock;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+use crate::error::{CONTRACT_FILE, CompileError, CompileErrors};
 use crate::outcome::ErrorCode;
+use crate::schema;
 use crate::semantic::RuleSpec;
-use crate::yaml::read_strict_yaml;
+use crate::yaml::{YamlError, read_strict_yaml, read_yaml_tree};
 
 /// Which way the gated bytes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -123,13 +130,100 @@ pub(crate) struct RetrySpec {
     pub retryable_codes: Option<Vec<ErrorCode>>,
 }
 
-/// Reads `contract.yaml`, reporting the line and column of the first problem.
-pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileError> {
-    read_strict_yaml(text).map_err(|error| {
-        let located = CompileError::in_file(CONTRACT_FILE, error.message);
-        match error.line {
-            Some((line, column)) => located.at_line(line, column),
-            None => located,
+/// The JSON Schema of `contract.yaml` (published as `contracts/contract.schema.json`). Every
+/// contract is validated against it before it is read, so the schema and the reader cannot
+/// disagree about what a contract may say.
+pub const CONTRACT_SCHEMA: &str = include_str!("../contract.schema.json");
+
+/// The compiled [`CONTRACT_SCHEMA`], built once.
+fn contract_schema() -> &'static (Value, Validator) {
+    static SCHEMA: LazyLock<(Value, Validator)> = LazyLock::new(|| {
+        let schema: Value =
+            serde_json::from_str(CONTRACT_SCHEMA).expect("the embedded contract schema is JSON");
+        let validator = schema::compile_options(schema::NoRetrieval)
+            .build(&schema)
+            .expect("the embedded contract schema compiles (a test checks it)");
+        (schema, validator)
+    });
+    &SCHEMA
+}
+
+/// Reads `contract.yaml`: strict YAML, then the contract schema, then the typed reader. Every
+/// problem is reported at its line and column, in the order they appear in the file.
+pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileErrors> {
+    let tree = read_yaml_tree(text).map_err(yaml_error)?;
+    let (schema, validator) = contract_schema();
+    let mut errors: Vec<(Option<(u64, u64)>, CompileError)> = validator
+        .iter_errors(&tree.value)
+        .map(|error| {
+            let mut pointer = error.instance_path().to_string();
+            let mut at = tree.location(&pointer);
+            // An unknown member is reported at its name, not at the object that holds it.
+            if let ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } = error.kind()
+                && let Some(first) = unexpected.first()
+            {
+                pointer = format!("{pointer}/{}", first.replace('~', "~0").replace('/', "~1"));
+                at = tree.name_location(&pointer);
+            }
+            let mut located = CompileError::in_file(CONTRACT_FILE, schema_message(schema, &error));
+            if let Some((line, column)) = at {
+                located = located.at_line(line, column);
+            }
+            if !pointer.is_empty() {
+                located = located.pointer(&pointer);
+            }
+            (at, located)
+        })
+        .collect();
+    if !errors.is_empty() {
+        errors.sort_by_key(|(at, _)| *at);
+        return Err(CompileErrors(
+            errors.into_iter().map(|(_, error)| error).collect(),
+        ));
+    }
+    read_strict_yaml(text).map_err(|error| yaml_error(error).into())
+}
+
+/// Whether the contract schema alone accepts `text` (for the differential test of the reader).
+pub(crate) fn schema_accepts(text: &str) -> bool {
+    read_yaml_tree(text).is_ok_and(|tree| contract_schema().1.is_valid(&tree.value))
+}
+
+fn yaml_error(error: YamlError) -> CompileError {
+    let located = CompileError::in_file(CONTRACT_FILE, error.message);
+    match error.line {
+        Some((line, column)) => located.at_line(line, column),
+        None => located,
+    }
+}
+
+/// The schema's own words for a failed keyword (its `errorMessage`, as ajv-errors spells it), or
+/// the validator's. `{value}` in the schema's words stands for the offending value.
+fn schema_message(schema: &Value, error: &ValidationError<'_>) -> String {
+    let keyword_location = error
+        .absolute_keyword_location()
+        .map(|uri| uri.fragment().map(|fragment| fragment.as_str().to_owned()))
+        .unwrap_or_default()
+        .unwrap_or_default();
+    let decoded = keyword_location.replace("%24", "$");
+    let (owner, keyword) = decoded.rsplit_once('/').unwrap_or_default();
+    let custom = schema
+        .pointer(owner)
+        .and_then(|node| node.get("errorMessage"))
+        .and_then(|message| match message {
+            Value::String(text) => Some(text.as_str()),
+            Value::Object(by_keyword) => by_keyword.get(keyword).and_then(Value::as_str),
+            _ => None,
+        });
+    match custom {
+        Some(text) => {
+            let mut value = error.instance().to_string();
+            if value.chars().count() > 80 {
+                value = value.chars().take(80).collect::<String>() + "…";
+            }
+            text.replace("{value}", &value)
         }
-    })
+        None => error.to_string(),
+    }
 }

@@ -36,7 +36,10 @@ fn the_minimal_contract_compiles() {
 #[test]
 fn an_unknown_key_names_the_file_line_and_column() {
     let message = first(&contract(&minimal("limts:\n  max_bytes: 10\n")));
-    assert!(message.starts_with("contract.yaml:9:1: "), "{message}");
+    assert!(
+        message.starts_with("contract.yaml:9:1 at /limts: "),
+        "{message}"
+    );
     assert!(message.contains("limts"), "{message}");
 }
 
@@ -162,21 +165,44 @@ fn a_duplicate_key_in_a_schema_file_is_refused() {
 }
 
 #[test]
-fn bad_pointers_fields_and_rules_are_all_reported_with_their_lines() {
-    let yaml = "tool: t\nversion: 1\ndirection: result\nshape:\n  schema: s.json\n  fields:\n    - { name: a, from: data/a }\nagent_schema: agent.json\nrules:\n  - name: r\n    retryable: false\n    binding: { field: nope, context: x }\n  - name: f\n    retryable: true\n    freshness: { field: a, max_age: soon, max_future: 2m }\n";
+fn schema_problems_are_all_reported_first_then_every_meaning_problem() {
+    // The contract schema speaks first: every problem it sees, each at its line.
+    let yaml = "tool: t\nversion: 1\ndirection: result\nshape:\n  schema: s.json\n  fields:\n    - { name: a, from: data/a }\nagent_schema: agent.json\nlimits: { max_bytes: \"4096\" }\nrules:\n  - name: r\n    retryable: false\n    binding: { field: nope, context: x }\n  - name: f\n    retryable: \"true\"\n    freshness: { field: a, max_age: soon, max_future: 2m }\n";
     let all = errors(&contract(yaml)).to_string();
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 3, "{all}");
     assert!(
-        lines[0].starts_with("contract.yaml:7:") && lines[0].contains("JSON pointer"),
+        lines[0].starts_with(
+            "contract.yaml:7:24 at /shape/fields/0/from: \"data/a\" is not a JSON pointer"
+        ),
         "{all}"
     );
     assert!(
-        lines[1].starts_with("contract.yaml:12:") && lines[1].contains("nope"),
+        lines[1].starts_with(
+            "contract.yaml:9:22 at /limits/max_bytes: max_bytes must be a whole number"
+        ),
         "{all}"
     );
     assert!(
-        lines[2].starts_with("contract.yaml:15:") && lines[2].contains("soon"),
+        lines[2].starts_with(
+            "contract.yaml:15:16 at /rules/1/retryable: retryable must be true or false"
+        ),
+        "{all}"
+    );
+    // Once the shape is right, what only the compiler can tell: unknown fields, bad durations.
+    let yaml = yaml
+        .replace("data/a", "/data/a")
+        .replace("\"4096\"", "4096")
+        .replace("\"true\"", "true");
+    let all = errors(&contract(&yaml)).to_string();
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 2, "{all}");
+    assert!(
+        lines[0].starts_with("contract.yaml:13:") && lines[0].contains("nope"),
+        "{all}"
+    );
+    assert!(
+        lines[1].starts_with("contract.yaml:16:") && lines[1].contains("soon"),
         "{all}"
     );
 }
@@ -197,10 +223,13 @@ fn limits_are_bounded() {
 
 #[test]
 fn legacy_shapes_must_provide_every_field_and_a_name() {
-    let yaml = minimal("legacy_shapes:\n  - schema: s.json\n    fields: []\n");
+    let yaml = minimal("legacy_shapes:\n  - schema: s.json\n    fields: [{ name: b, from: /b }]\n");
+    let all = errors(&contract(&yaml)).to_string();
+    assert!(all.contains("needs a `name`"), "{all}");
+    let yaml = yaml.replace("- schema: s.json", "- name: old\n    schema: s.json");
     let all = errors(&contract(&yaml)).to_string();
     assert!(
-        all.contains("needs a `name`") && all.contains("field `a`"),
+        all.contains("field `a`") && all.contains("field `b`"),
         "{all}"
     );
 }
@@ -232,7 +261,10 @@ fn errors_from_a_folder_name_the_real_path() {
     let message = first(&source);
     std::fs::remove_dir_all(&folder).unwrap();
     assert!(
-        message.starts_with(&format!("{}:9:1: ", folder.join("contract.yaml").display())),
+        message.starts_with(&format!(
+            "{}:9:1 at /bogus: ",
+            folder.join("contract.yaml").display()
+        )),
         "{message}"
     );
 }
