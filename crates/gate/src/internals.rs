@@ -7,6 +7,7 @@
 
 pub mod stages;
 
+pub use crate::sanitize::escape_hidden;
 pub use crate::schema::{DIALECT, compile_options};
 pub use crate::timestamp::parse_timestamp;
 pub use crate::yaml::{YamlError, read_strict_yaml};

@@ -4,7 +4,11 @@
 //! chose, so every such string is escaped (no terminal control sequences, no bidi tricks) and
 //! length-capped on its way into a fault, a finding or an operator record.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 /// Longest validator message kept, in characters.
 pub(crate) const MESSAGE_CAP: usize = 400;
@@ -13,9 +17,10 @@ pub(crate) const PATH_CAP: usize = 200;
 /// Most additional findings kept per record.
 pub(crate) const FINDINGS_CAP: usize = 12;
 
-/// Escapes control, format and bidirectional-override characters as `\u{..}` and caps the result
-/// at `cap` characters, saying how much was cut. Quotes and backslashes are kept as they are:
-/// the result is for display, and JSON serialization escapes it again.
+/// Escapes every character a terminal or a reader would not show as itself (see [`is_hidden`])
+/// as `\u{..}` and caps the result at `cap` characters, saying how much was cut. Quotes and
+/// backslashes are kept as they are: the result is for display, and JSON serialization escapes
+/// it again.
 pub(crate) fn sanitize(text: &str, cap: usize) -> String {
     let mut out = String::with_capacity(text.len().min(cap + 16));
     for (written, (offset, ch)) in text.char_indices().enumerate() {
@@ -23,23 +28,46 @@ pub(crate) fn sanitize(text: &str, cap: usize) -> String {
             let _ = write!(out, "… ({} more bytes)", text.len() - offset);
             return out;
         }
-        if needs_escape(ch) {
-            let _ = write!(out, "\\u{{{:04x}}}", ch as u32);
-        } else {
-            out.push(ch);
-        }
+        push_shown(&mut out, ch);
     }
     out
 }
 
-fn needs_escape(ch: char) -> bool {
-    ch.is_control()
-        || matches!(ch,
-            '\u{200b}'..='\u{200f}'   // zero-width and directional marks
-            | '\u{2028}' | '\u{2029}' // line and paragraph separators
-            | '\u{202a}'..='\u{202e}' // bidirectional embeddings and overrides
-            | '\u{2066}'..='\u{2069}' // bidirectional isolates
-            | '\u{feff}')
+/// [`sanitize`] without the cap: for a harness printing names and values from a repository it
+/// does not trust (file names, sidecar values, raw bytes in a diff) to a terminal.
+pub fn escape_hidden(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        push_shown(&mut out, ch);
+    }
+    Cow::Owned(out)
+}
+
+fn push_shown(out: &mut String, ch: char) {
+    if is_hidden(ch) {
+        let _ = write!(out, "\\u{{{:04x}}}", ch as u32);
+    } else {
+        out.push(ch);
+    }
+}
+
+/// Whether `ch` would not be shown as itself: a control character (Cc: C0, C1, ESC, DEL), a
+/// format character (Cf: bidi embeddings and isolates, zero-width and soft hyphen, tags), a line
+/// or paragraph separator (Zl, Zp), a bidi control, anything Unicode marks default-ignorable
+/// (combining grapheme joiner, Hangul fillers, variation selectors), or an unassigned code point.
+/// By property, from the `regex` crate's Unicode tables, rather than a list that ages.
+fn is_hidden(ch: char) -> bool {
+    static HIDDEN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cn}\p{Bidi_Control}\p{Default_Ignorable_Code_Point}]$",
+        )
+        .expect("a valid character class")
+    });
+    // Printable ASCII is never hidden; everything else asks the Unicode tables.
+    !matches!(ch, ' '..='~') && HIDDEN.is_match(ch.encode_utf8(&mut [0; 4]))
 }
 
 #[cfg(test)]
@@ -52,6 +80,65 @@ mod tests {
             sanitize("a\u{1b}[31mb\nc\u{202e}d", 100),
             "a\\u{001b}[31mb\\u{000a}c\\u{202e}d"
         );
+    }
+
+    #[test]
+    fn everything_invisible_is_escaped_by_unicode_property() {
+        let hidden = [
+            '\u{0}',
+            '\u{1b}',
+            '\u{7f}',
+            '\u{85}',
+            '\u{9b}', // C0, ESC, DEL, C1 (NEL, CSI)
+            '\u{ad}',
+            '\u{34f}',
+            '\u{61c}',
+            '\u{115f}',
+            '\u{1160}',
+            '\u{180e}',
+            '\u{200b}',
+            '\u{200e}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{202e}',
+            '\u{2060}',
+            '\u{2064}',
+            '\u{2065}',
+            '\u{2066}',
+            '\u{206f}',
+            '\u{3164}',
+            '\u{fe0f}',
+            '\u{feff}',
+            '\u{ffa0}',
+            '\u{fff9}',
+            '\u{fffb}',
+            '\u{e0000}',
+            '\u{e0001}',
+            '\u{e0041}',
+            '\u{e007f}',
+            '\u{e0100}',
+        ];
+        for ch in hidden {
+            let shown = sanitize(&format!("a{ch}b"), 100);
+            assert_eq!(
+                shown,
+                format!("a\\u{{{:04x}}}b", ch as u32),
+                "U+{:04X}",
+                ch as u32
+            );
+            assert_eq!(escape_hidden(&format!("a{ch}b")), shown);
+        }
+        for visible in [
+            "plain",
+            "Solicitação",
+            "日本語",
+            "emoji 🚀",
+            "a\"b\\c",
+            "x~y",
+        ] {
+            assert_eq!(sanitize(visible, 100), visible);
+            assert!(matches!(escape_hidden(visible), Cow::Borrowed(_)));
+        }
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub(crate) enum SchemaText {
 }
 
 impl ContractSource {
+    /// The largest contract or schema file [`read_dir`](Self::read_dir) reads.
+    pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
     /// A contract from the text of its `contract.yaml`; add its schemas with
     /// [`with_schema`](Self::with_schema) (e.g. from `include_str!`).
     pub fn new(contract_yaml: impl Into<String>) -> ContractSource {
@@ -60,14 +63,15 @@ impl ContractSource {
     }
 
     /// Reads a contract version folder: `contract.yaml` and every `*.json` file directly in it.
-    /// Errors name the file that could not be read.
+    /// Only regular files are read (a FIFO or a device is an error, never a wait), each at most
+    /// [`ContractSource::MAX_FILE_BYTES`]. Errors name the file that could not be read.
     pub fn read_dir(folder: impl AsRef<Path>) -> Result<ContractSource, CompileErrors> {
         let folder = folder.as_ref();
         let unreadable = |file: &Path, error: std::io::Error| {
             CompileError::in_file(file.display().to_string(), format!("cannot read: {error}"))
         };
         let contract_path = folder.join(CONTRACT_FILE);
-        let contract = fs::read_to_string(&contract_path).map_err(|error| {
+        let contract = read_file(&contract_path).map_err(|error| {
             let error = unreadable(&contract_path, error);
             if folder.is_dir() {
                 error.hint(format!(
@@ -77,8 +81,7 @@ impl ContractSource {
                 error.hint("the contract folder does not exist")
             }
         })?;
-        let mut source = ContractSource::new(contract);
-        source.folder = Some(folder.to_path_buf());
+        let mut source = ContractSource::new(contract).in_folder(folder);
         let entries = fs::read_dir(folder).map_err(|error| unreadable(folder, error))?;
         let mut errors = Vec::new();
         for entry in entries {
@@ -92,7 +95,7 @@ impl ContractSource {
             let is_schema = path
                 .extension()
                 .is_some_and(|extension| extension == "json");
-            if !is_schema || !path.is_file() {
+            if !is_schema || path.is_dir() {
                 continue;
             }
             let name = path
@@ -100,7 +103,7 @@ impl ContractSource {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            match fs::read_to_string(&path) {
+            match read_file(&path) {
                 Ok(text) => source = source.with_schema(name, text),
                 Err(error) => errors.push(unreadable(&path, error)),
             }
@@ -112,6 +115,14 @@ impl ContractSource {
         }
     }
 
+    /// Names the folder this source's files came from, so compile errors name real paths (as
+    /// for [`read_dir`](Self::read_dir)). For sources read by other means, such as a harness
+    /// that reads the files itself.
+    pub fn in_folder(mut self, folder: impl Into<PathBuf>) -> ContractSource {
+        self.folder = Some(folder.into());
+        self
+    }
+
     /// The folder this source was read from, if any.
     pub fn folder(&self) -> Option<&Path> {
         self.folder.as_deref()
@@ -121,4 +132,27 @@ impl ContractSource {
     pub fn schema_files(&self) -> impl Iterator<Item = &str> {
         self.schemas.keys().map(String::as_str)
     }
+}
+
+/// One contract file as text: a regular file of at most `MAX_FILE_BYTES`.
+fn read_file(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    // Before opening: opening a FIFO waits for a writer that may never come.
+    if !fs::metadata(path)?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let file = fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(ContractSource::MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > ContractSource::MAX_FILE_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "larger than {} bytes; a contract file is never this large",
+                ContractSource::MAX_FILE_BYTES
+            ),
+        ));
+    }
+    Ok(text)
 }

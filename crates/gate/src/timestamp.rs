@@ -4,6 +4,10 @@
 //! else (a leap second, more than nine fractional digits, a malformed string) goes to the `time`
 //! crate, which is the reference: the fast path may only ever agree with it or step aside, which
 //! `tests` below and the `rfc3339` fuzz target check.
+//!
+//! A leap second (`23:59:60`, in UTC) is what JSON Schema's `date-time` accepts on any day; it is
+//! read as the last nanosecond of its minute, as the `time` crate reads the ones it knows of, so
+//! the schema and the freshness rule never disagree about whether a timestamp is well formed.
 
 use std::time::{Duration, SystemTime};
 
@@ -17,8 +21,27 @@ pub(crate) type UnixNanos = i128;
 pub(crate) fn parse(text: &str) -> Result<UnixNanos, String> {
     match fast(text.as_bytes()) {
         Some(nanos) => Ok(nanos),
-        None => reference(text),
+        None => reference(text).or_else(|error| leap_second(text).ok_or(error)),
     }
+}
+
+/// A leap second the `time` crate does not know of: `hh:mm:60[.fraction]` whose UTC time is
+/// 23:59:60, as the last nanosecond of 23:59:59. `None` for anything else.
+fn leap_second(text: &str) -> Option<UnixNanos> {
+    const NANOS_PER_SECOND: UnixNanos = 1_000_000_000;
+    if text.get(17..19)? != "60" {
+        return None;
+    }
+    // The same timestamp one second earlier, without the fraction.
+    let after_fraction = match text.as_bytes().get(19)? {
+        b'.' => 20 + text[20..].bytes().take_while(u8::is_ascii_digit).count(),
+        _ => 19,
+    };
+    let earlier = format!("{}59{}", &text[..17], &text[after_fraction..]);
+    let second = reference(&earlier).ok()?;
+    let second_of_day = second.div_euclid(NANOS_PER_SECOND).rem_euclid(86_400);
+    (second % NANOS_PER_SECOND == 0 && second_of_day == 86_399)
+        .then_some(second + NANOS_PER_SECOND - 1)
 }
 
 /// Parses an RFC 3339 timestamp exactly as freshness rules do (e.g. for a request's `now`).
@@ -309,6 +332,34 @@ mod tests {
             "",
         ] {
             agrees(text);
+        }
+    }
+
+    #[test]
+    fn leap_seconds_are_read_wherever_json_schema_accepts_them() {
+        let last_nanosecond = |text: &str| reference(text).unwrap() + 999_999_999;
+        // Not a month's end: the `time` crate refuses, the schema accepts, so do we.
+        assert_eq!(
+            parse("2026-11-29T23:59:60Z"),
+            Ok(last_nanosecond("2026-11-29T23:59:59Z"))
+        );
+        assert_eq!(
+            parse("2026-11-30T01:29:60.25+01:30"),
+            Ok(last_nanosecond("2026-11-29T23:59:59Z"))
+        );
+        // A month's end: the `time` crate's own reading, which ours matches.
+        assert_eq!(
+            parse("2016-12-31T23:59:60Z"),
+            Ok(last_nanosecond("2016-12-31T23:59:59Z"))
+        );
+        // Not 23:59 in UTC: no leap second, as for JSON Schema.
+        for bad in [
+            "2026-11-29T12:00:60Z",
+            "2026-11-29T23:59:60+01:00",
+            "2026-11-29T23:59:61Z",
+            "2026-11-29T23:59:60",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
         }
     }
 

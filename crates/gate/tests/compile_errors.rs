@@ -219,6 +219,10 @@ fn limits_are_bounded() {
         first(&contract(&minimal("limits: { max_depth: 500 }\n"))).contains("between 1 and 100")
     );
     assert!(first(&contract(&minimal("limits: { max_bytes: 0 }\n"))).contains("positive"));
+    assert!(
+        first(&contract(&minimal("limits: { max_bytes: 67108865 }\n")))
+            .contains("past the ceiling of 67108864")
+    );
 }
 
 #[test]

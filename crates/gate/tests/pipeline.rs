@@ -484,3 +484,29 @@ fn admitted_outputs_validate_against_the_agent_visible_schema() {
     assert!(contract.agent_view_accepts(decision.agent_bytes()));
     assert!(!contract.agent_view_accepts(br#"{"tool":"job_status"}"#));
 }
+
+#[test]
+fn a_leap_second_the_schema_accepts_is_dated_by_the_freshness_rule_too() {
+    let contract = bundled("job_status");
+    let at = |text: &str| toolgate_gate::internals::parse_timestamp(text).unwrap();
+    // 23:59:60 UTC on a day without a leap second: `date-time` accepts it, so freshness must
+    // date it (as the last nanosecond of 23:59:59) rather than call it malformed.
+    let raw = job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T23:59:60Z");
+    let shortly_after = contract.admit(raw.as_bytes(), &job_request(), at("2026-11-30T00:05:00Z"));
+    assert_eq!(shortly_after.outcome(), &Outcome::Admitted);
+    let hours_before = contract.admit(raw.as_bytes(), &job_request(), now());
+    assert_eq!(
+        rejected_at(&hours_before),
+        (Layer::Semantic, "observed_at_fresh".to_owned())
+    );
+    let record = hours_before.operator_record().unwrap();
+    assert!(
+        record.message().contains("in the future"),
+        "{}",
+        record.message()
+    );
+    // Anything else in second 60 is not a date-time at all: the schema refuses it.
+    let raw = job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T11:59:60Z");
+    let decision = contract.admit(raw.as_bytes(), &job_request(), now());
+    assert_eq!(rejected_at(&decision), (Layer::Schema, "format".to_owned()));
+}

@@ -166,10 +166,15 @@ fn compile_limits(file: &ContractFile, errors: &mut Vec<CompileError>) -> Limits
     };
     if let Some(max_bytes) = &file.limits.max_bytes {
         match usize::try_from(max_bytes.value) {
-            Ok(bytes) if bytes > 0 => limits.max_bytes = bytes,
+            Ok(bytes) if (1..=Limits::MAX_BYTES_CEILING).contains(&bytes) => {
+                limits.max_bytes = bytes
+            }
             _ => errors.push(error_at(
                 max_bytes,
-                "max_bytes must be a positive number of bytes",
+                format!(
+                    "max_bytes must be between 1 and {} (64 MiB)",
+                    Limits::MAX_BYTES_CEILING
+                ),
             )),
         }
     }
