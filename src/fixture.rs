@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use walkdir::WalkDir;
-
+use crate::confine::{Kind, RepoRoot};
 use crate::sidecar::Sidecar;
 
 /// The folder under the root that holds one folder per tool.
@@ -110,8 +109,32 @@ pub struct StructureProblem {
     pub message: String,
 }
 
+impl StructureProblem {
+    /// A problem whose message already names its path.
+    pub fn whole(message: String) -> StructureProblem {
+        StructureProblem {
+            path: PathBuf::new(),
+            message,
+        }
+    }
+
+    /// A problem whose message (from [`RepoRoot`]) already starts with the path it is about.
+    fn at(root: &RepoRoot, path: &Path, message: String) -> StructureProblem {
+        let prefix = format!("{}: ", root.shown(path).display());
+        StructureProblem {
+            path: path.to_path_buf(),
+            message: message
+                .strip_prefix(&prefix)
+                .map_or_else(|| message.clone(), str::to_owned),
+        }
+    }
+}
+
 impl fmt::Display for StructureProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.as_os_str().is_empty() {
+            return f.write_str(&self.message);
+        }
         write!(f, "{}: {}", self.path.display(), self.message)
     }
 }
@@ -135,127 +158,113 @@ pub struct RootDiscovery {
 }
 
 /// The top level of `<root>/fixtures`. `tools` are the tools that have a contract.
-pub fn discover_root(root: &Path, tools: &[String]) -> RootDiscovery {
+pub fn discover_root(root: &RepoRoot, tools: &[String]) -> RootDiscovery {
     let mut discovery = RootDiscovery::default();
-    let base = root.join(FIXTURES_DIR);
-    if !base.is_dir() {
-        discovery.problems.push(StructureProblem {
-            path: PathBuf::from(FIXTURES_DIR),
-            message: "no fixtures folder: add fixtures/<tool>/<class>/<case>.json with a <case>.expect.yaml beside it".to_owned(),
-        });
-        return discovery;
-    }
-    for entry in WalkDir::new(&base)
-        .min_depth(1)
-        .max_depth(3)
-        .sort_by_file_name()
-    {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                if error.depth() <= 1 {
-                    let path = error
-                        .path()
-                        .map_or_else(|| PathBuf::from(FIXTURES_DIR), |path| relative(root, path));
-                    discovery.problems.push(StructureProblem {
-                        path,
-                        message: format!("cannot read: {error}"),
-                    });
-                }
-                continue;
+    let base = Path::new(FIXTURES_DIR);
+    let entries = match root.kind(base) {
+        Ok(Kind::Dir) => match root.list(base) {
+            Ok(entries) => entries,
+            Err(message) => {
+                discovery
+                    .problems
+                    .push(StructureProblem::at(root, base, message));
+                return discovery;
             }
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = relative(root, entry.path());
-        let tool = path
-            .components()
-            .nth(1)
-            .map(|part| part.as_os_str().to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match (entry.depth(), entry.file_type().is_dir()) {
-            _ if name.starts_with('.') => {}
-            (1, true) if tools.contains(&tool) => {}
-            (1, true) => discovery.problems.push(StructureProblem {
-                path,
-                message: format!("fixtures for tool `{tool}`, which has no contract under contracts/ (known tools: {})", tools.join(", ")),
+        },
+        Ok(_) => {
+            discovery.problems.push(StructureProblem {
+                path: PathBuf::from(FIXTURES_DIR),
+                message: "no fixtures folder: add fixtures/<tool>/<class>/<case>.json with a <case>.expect.yaml beside it".to_owned(),
+            });
+            return discovery;
+        }
+        Err(message) => {
+            discovery
+                .problems
+                .push(StructureProblem::at(root, base, message));
+            return discovery;
+        }
+    };
+    for entry in entries {
+        if entry.name.starts_with('.') {
+            continue;
+        }
+        match entry.kind {
+            Err(message) => discovery
+                .problems
+                .push(StructureProblem::at(root, &entry.path, message)),
+            Ok(Kind::Dir) if tools.contains(&entry.name) => {
+                discovery.fixture_count += count_sidecars(root, &entry.path);
+            }
+            Ok(Kind::Dir) => discovery.problems.push(StructureProblem {
+                path: entry.path,
+                message: format!("fixtures for tool `{}`, which has no contract under contracts/ (known tools: {})", entry.name, tools.join(", ")),
             }),
-            (1, false) => discovery.problems.push(StructureProblem {
-                path,
+            Ok(_) => discovery.problems.push(StructureProblem {
+                path: entry.path,
                 message: "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/".to_owned(),
             }),
-            (3, false) if tools.contains(&tool) && name.ends_with(SIDECAR_SUFFIX) => discovery.fixture_count += 1,
-            _ => {}
         }
     }
     discovery
+}
+
+/// The sidecars in a tool's class folders, counted without being read.
+fn count_sidecars(root: &RepoRoot, tool: &Path) -> usize {
+    let classes = root.list(tool).unwrap_or_default();
+    classes
+        .iter()
+        .filter(|class| class.kind == Ok(Kind::Dir))
+        .flat_map(|class| root.list(&class.path).unwrap_or_default())
+        .filter(|file| file.kind == Ok(Kind::File) && file.name.ends_with(SIDECAR_SUFFIX))
+        .count()
 }
 
 /// The files found for one case name: its raw files (exactly one is right) and its sidecar.
 type CaseFiles = (Vec<PathBuf>, Option<PathBuf>);
 
 /// One tool's folder, `<root>/fixtures/<tool>`: its fixtures, and what is wrong in it.
-pub fn discover_tool(root: &Path, tool: &str) -> Discovery {
+pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
     let mut discovery = Discovery::default();
-    let base = root.join(FIXTURES_DIR).join(tool);
-    if !base.is_dir() {
-        return discovery;
-    }
+    let base = Path::new(FIXTURES_DIR).join(tool);
+    let entries = match root.kind(&base) {
+        Ok(Kind::Dir) => root.list(&base),
+        Ok(_) => return discovery,
+        Err(message) => Err(message),
+    };
+    let entries = match entries {
+        Ok(entries) => entries,
+        Err(message) => {
+            discovery
+                .problems
+                .push(StructureProblem::at(root, &base, message));
+            return discovery;
+        }
+    };
     let mut groups: BTreeMap<FixtureClass, BTreeMap<String, CaseFiles>> = BTreeMap::new();
-    for entry in WalkDir::new(&base)
-        .min_depth(1)
-        .max_depth(2)
-        .sort_by_file_name()
-    {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                let path = error
-                    .path()
-                    .map_or_else(|| relative(root, &base), |path| relative(root, path));
-                discovery.problems.push(StructureProblem {
-                    path,
-                    message: format!("cannot read: {error}"),
-                });
-                continue;
-            }
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
+    for entry in entries {
+        if entry.name.starts_with('.') {
             continue;
         }
-        let path = relative(root, entry.path());
-        let class_name = path
-            .components()
-            .nth(2)
-            .map(|part| part.as_os_str().to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match (entry.depth(), entry.file_type().is_dir()) {
-            (1, true) if FixtureClass::from_dir_name(&name).is_some() => {}
-            (1, true) => discovery.problems.push(StructureProblem {
-                path,
-                message: format!("unknown fixture class folder `{name}`; a tool's fixtures live in accepted/, near-miss/, legacy/ or duplicate-key/"),
-            }),
-            (1, false) if name.ends_with(".json") => {} // a request file
-            (1, false) => discovery.problems.push(StructureProblem {
-                path,
+        match entry.kind {
+            Err(message) => discovery
+                .problems
+                .push(StructureProblem::at(root, &entry.path, message)),
+            Ok(Kind::Dir) => match FixtureClass::from_dir_name(&entry.name) {
+                Some(class) => {
+                    let group = groups.entry(class).or_default();
+                    discover_class(root, &entry.path, group, &mut discovery.problems);
+                }
+                None => discovery.problems.push(StructureProblem {
+                    path: entry.path,
+                    message: format!("unknown fixture class folder `{}`; a tool's fixtures live in accepted/, near-miss/, legacy/ or duplicate-key/", entry.name),
+                }),
+            },
+            Ok(Kind::File) if entry.name.ends_with(".json") => {} // a request file
+            Ok(_) => discovery.problems.push(StructureProblem {
+                path: entry.path,
                 message: "only request files (*.json) and class folders belong in a tool's fixture folder".to_owned(),
             }),
-            (_, true) => discovery.problems.push(StructureProblem {
-                path,
-                message: "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned(),
-            }),
-            (_, false) => {
-                let Some(class) = FixtureClass::from_dir_name(&class_name) else {
-                    continue; // its folder is already reported
-                };
-                let group = groups.entry(class).or_default();
-                if let Some(case) = name.strip_suffix(SIDECAR_SUFFIX) {
-                    group.entry(case.to_owned()).or_default().1 = Some(path);
-                } else {
-                    let case = name.rsplit_once('.').map_or(name.as_str(), |(stem, _)| stem);
-                    group.entry(case.to_owned()).or_default().0.push(path);
-                }
-            }
         }
     }
     for (class, cases) in groups {
@@ -295,8 +304,8 @@ pub fn discover_tool(root: &Path, tool: &str) -> Discovery {
                 });
                 continue;
             }
-            let spec = match std::fs::read_to_string(root.join(&sidecar)) {
-                Err(error) => Err(format!("{}: cannot read: {error}", sidecar.display())),
+            let spec = match root.read_text(&sidecar) {
+                Err(message) => Err(message),
                 Ok(text) => Sidecar::parse(&text).map_err(|error| match error.line {
                     Some((line, column)) => {
                         format!("{}:{line}:{column}: {}", sidecar.display(), error.message)
@@ -317,9 +326,49 @@ pub fn discover_tool(root: &Path, tool: &str) -> Discovery {
     discovery
 }
 
-fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root)
-        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+/// One class folder's files, grouped by case name.
+fn discover_class(
+    root: &RepoRoot,
+    class_dir: &Path,
+    group: &mut BTreeMap<String, CaseFiles>,
+    problems: &mut Vec<StructureProblem>,
+) {
+    let files = match root.list(class_dir) {
+        Ok(files) => files,
+        Err(message) => {
+            problems.push(StructureProblem::at(root, class_dir, message));
+            return;
+        }
+    };
+    for file in files {
+        if file.name.starts_with('.') {
+            continue;
+        }
+        match file.kind {
+            Err(message) => problems.push(StructureProblem::at(root, &file.path, message)),
+            Ok(Kind::Dir) => problems.push(StructureProblem {
+                path: file.path,
+                message: "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned(),
+            }),
+            Ok(Kind::File) if !file.name_is_utf8 => problems.push(StructureProblem {
+                path: file.path,
+                message: "a file name that is not UTF-8; name fixtures with letters, digits, `_` and `-`".to_owned(),
+            }),
+            Ok(Kind::File) => {
+                if let Some(case) = file.name.strip_suffix(SIDECAR_SUFFIX) {
+                    group.entry(case.to_owned()).or_default().1 = Some(file.path);
+                } else {
+                    let name = file.name.as_str();
+                    let case = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+                    group.entry(case.to_owned()).or_default().0.push(file.path);
+                }
+            }
+            Ok(_) => problems.push(StructureProblem {
+                path: file.path,
+                message: "not a regular file (a FIFO, socket or device); a fixture is a regular file".to_owned(),
+            }),
+        }
+    }
 }
 
 fn is_case_name(name: &str) -> bool {

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod confine;
 pub mod diff;
 pub mod error;
 pub mod fixture;

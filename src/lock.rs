@@ -2,11 +2,11 @@
 //! silently. A breaking (or any) change to a published contract is a new version folder.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toolgate_gate::Sha256Digest;
 
+use crate::confine::{Kind, MAX_FILE_BYTES, RepoRoot};
 use crate::repo::{CONTRACTS_DIR, VersionDir};
 use crate::verdict::{Problem, ProblemKind};
 
@@ -16,22 +16,28 @@ pub const LOCK_FILE: &str = "contracts.lock";
 const HEADER: &str = "# toolgate contract lock: the digest of every published contract version.\n# A locked version never changes; publish the change as a new version folder instead.\n# New versions are added by `toolgate test --accept`.\n";
 
 /// The digest of a version folder: every regular file directly in it, by name and content.
-pub fn digest(folder: &Path) -> std::io::Result<Sha256Digest> {
-    let mut entries: Vec<PathBuf> = fs::read_dir(folder)?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file())
-        .collect();
-    entries.sort();
+/// Anything that is not a regular file inside the repository is an error, never followed.
+pub fn digest(root: &RepoRoot, folder: &Path) -> Result<Sha256Digest, String> {
     let mut material = Vec::new();
-    for path in entries {
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let content = fs::read(&path)?;
-        material.extend_from_slice(name.as_bytes());
+    for entry in root.list(folder)? {
+        match entry.kind? {
+            Kind::File => {}
+            Kind::Dir | Kind::Missing => continue,
+            Kind::Other => {
+                return Err(format!(
+                    "{}: not a regular file (a FIFO, socket or device); a contract folder holds files only",
+                    root.shown(&entry.path).display()
+                ));
+            }
+        }
+        let content = root.read_capped(&entry.path, MAX_FILE_BYTES)?;
+        if content.len() as u64 > MAX_FILE_BYTES {
+            return Err(format!(
+                "{}: larger than {MAX_FILE_BYTES} bytes; no contract file is this large",
+                root.shown(&entry.path).display()
+            ));
+        }
+        material.extend_from_slice(entry.name.as_bytes());
         material.push(0);
         material.extend_from_slice(&(content.len() as u64).to_le_bytes());
         material.extend_from_slice(&content);
@@ -41,12 +47,22 @@ pub fn digest(folder: &Path) -> std::io::Result<Sha256Digest> {
 
 /// Checks every version folder against the lock; with `record_new`, adds unlocked versions (a
 /// locked entry is never rewritten).
-pub fn check(root: &Path, versions: &[(String, VersionDir)], record_new: bool) -> Vec<Problem> {
-    let lock_path = root.join(CONTRACTS_DIR).join(LOCK_FILE);
-    let shown = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
+pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: bool) -> Vec<Problem> {
+    let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
+    let shown = root.shown(&lock_path);
     let mut problems = Vec::new();
     let mut locked: BTreeMap<(String, String), String> = BTreeMap::new();
-    if let Ok(text) = fs::read_to_string(&lock_path) {
+    let existing = match root.kind(&lock_path) {
+        Ok(Kind::Missing) => None,
+        _ => match root.read_text(&lock_path) {
+            Ok(text) => Some(text),
+            Err(message) => {
+                problems.push(Problem::new(ProblemKind::Lock, message));
+                return problems;
+            }
+        },
+    };
+    if let Some(text) = &existing {
         for (number, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -76,14 +92,11 @@ pub fn check(root: &Path, versions: &[(String, VersionDir)], record_new: bool) -
     for (tool, version) in versions {
         let key = (tool.clone(), version.name());
         present.push(key.clone());
-        let folder = Path::new(CONTRACTS_DIR).join(tool).join(version.name());
-        let actual = match digest(&version.path) {
+        let folder = root.shown(&version.path);
+        let actual = match digest(root, &version.path) {
             Ok(digest) => digest.to_hex(),
-            Err(error) => {
-                problems.push(Problem::new(
-                    ProblemKind::Lock,
-                    format!("{}: cannot read: {error}", folder.display()),
-                ));
+            Err(message) => {
+                problems.push(Problem::new(ProblemKind::Lock, message));
                 continue;
             }
         };
@@ -113,16 +126,13 @@ pub fn check(root: &Path, versions: &[(String, VersionDir)], record_new: bool) -
         }
     }
     if !added.is_empty() {
-        let mut text = fs::read_to_string(&lock_path).unwrap_or_else(|_| HEADER.to_owned());
+        let mut text = existing.unwrap_or_else(|| HEADER.to_owned());
         for line in added {
             text.push_str(&line);
             text.push('\n');
         }
-        if let Err(error) = fs::write(&lock_path, text) {
-            problems.push(Problem::new(
-                ProblemKind::Lock,
-                format!("{}: cannot write: {error}", shown.display()),
-            ));
+        if let Err(message) = root.write(&lock_path, text.as_bytes()) {
+            problems.push(Problem::new(ProblemKind::Lock, message));
         }
     }
     problems

@@ -1,20 +1,20 @@
 //! The repository layout users work in: `contracts/<tool>/v<N>/`, one folder per published version.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use toolgate_gate::{Contract, ContractSource};
+use toolgate_gate::{CONTRACT_FILE, Contract, ContractSource};
 
+use crate::confine::{Kind, RepoRoot};
 use crate::error::UsageError;
 
 /// The folder under the root that holds one folder per tool.
 pub const CONTRACTS_DIR: &str = "contracts";
 
 /// A repository root: the folder holding `contracts/` (and, for the harness, `fixtures/` and
-/// `snapshots/`).
+/// `snapshots/`). Everything under it is read through [`RepoRoot`], inside the root only.
 #[derive(Debug, Clone)]
 pub struct Repository {
-    root: PathBuf,
+    root: RepoRoot,
 }
 
 /// One published version folder of a tool's contract.
@@ -22,7 +22,7 @@ pub struct Repository {
 pub struct VersionDir {
     /// The number after `v`.
     pub number: u32,
-    /// The folder.
+    /// The folder, relative to the root.
     pub path: PathBuf,
 }
 
@@ -34,51 +34,84 @@ impl VersionDir {
 }
 
 impl Repository {
-    /// Opens a root, which must hold a `contracts/` folder.
-    pub fn open(root: impl Into<PathBuf>) -> Result<Repository, UsageError> {
-        let mut root = root.into();
-        // Messages read better as `contracts/x` than `./contracts/x`.
-        if root == Path::new(".") {
-            root = PathBuf::new();
-        }
-        let contracts = root.join(CONTRACTS_DIR);
-        if !contracts.is_dir() {
-            return Err(UsageError::new(format!(
+    /// Opens a root, which must hold a `contracts/` folder (inside it, not a symlink out of it).
+    pub fn open(root: impl AsRef<Path>) -> Result<Repository, UsageError> {
+        let root = root.as_ref();
+        let contracts_hint = || {
+            let shown = if root == Path::new(".") {
+                PathBuf::from(CONTRACTS_DIR)
+            } else {
+                root.join(CONTRACTS_DIR)
+            };
+            format!(
                 "{}: no contracts folder here (expected {CONTRACTS_DIR}/<tool>/v<N>/contract.yaml); pass --root with the repository's folder",
-                contracts.display()
-            )));
+                shown.display()
+            )
+        };
+        let root = RepoRoot::open(root).map_err(|_| UsageError::new(contracts_hint()))?;
+        match root
+            .kind(Path::new(CONTRACTS_DIR))
+            .map_err(UsageError::new)?
+        {
+            Kind::Dir => Ok(Repository { root }),
+            _ => Err(UsageError::new(contracts_hint())),
         }
-        Ok(Repository { root })
     }
 
-    /// The root folder.
-    pub fn root(&self) -> &Path {
+    /// The same repository, naming paths relative to its root in every message.
+    pub fn naming_relative(self) -> Repository {
+        Repository {
+            root: self.root.naming_relative(),
+        }
+    }
+
+    /// The root, through which every file is read and written.
+    pub fn root(&self) -> &RepoRoot {
         &self.root
     }
 
-    /// `<root>/contracts`.
+    /// `contracts/`, as the user knows it.
     pub fn contracts_dir(&self) -> PathBuf {
-        self.root.join(CONTRACTS_DIR)
+        self.root.shown(Path::new(CONTRACTS_DIR))
+    }
+
+    /// The tools that have a contract folder, sorted, and what is wrong at the top of
+    /// `contracts/` (a symlink out of the repository, a special file), one line each.
+    pub fn scan_tools(&self) -> Result<(Vec<String>, Vec<String>), UsageError> {
+        let mut tools = Vec::new();
+        let mut problems = Vec::new();
+        for entry in self
+            .root
+            .list(Path::new(CONTRACTS_DIR))
+            .map_err(UsageError::new)?
+        {
+            match entry.kind {
+                Ok(Kind::Dir) if entry.name_is_utf8 => tools.push(entry.name),
+                Ok(Kind::Dir) => problems.push(format!(
+                    "{}: a tool folder whose name is not UTF-8; name tools with lowercase letters, digits and _",
+                    self.root.shown(&entry.path).display()
+                )),
+                Ok(Kind::File | Kind::Missing) => {}
+                Ok(Kind::Other) => problems.push(format!(
+                    "{}: not a regular file or folder (a FIFO, socket or device); remove it",
+                    self.root.shown(&entry.path).display()
+                )),
+                Err(message) => problems.push(message),
+            }
+        }
+        Ok((tools, problems))
     }
 
     /// The tools that have a contract folder, sorted.
     pub fn tools(&self) -> Result<Vec<String>, UsageError> {
-        let dir = self.contracts_dir();
-        let mut tools = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|error| UsageError::io(&dir, "list", &error))? {
-            let entry = entry.map_err(|error| UsageError::io(&dir, "list", &error))?;
-            if entry.path().is_dir() {
-                tools.push(entry.file_name().to_string_lossy().into_owned());
-            }
-        }
-        tools.sort();
-        Ok(tools)
+        self.scan_tools().map(|(tools, _)| tools)
     }
 
     /// The version folders of a tool, oldest first. Anything else in the tool's folder is an error.
     pub fn versions(&self, tool: &str) -> Result<Vec<VersionDir>, UsageError> {
-        let dir = self.contracts_dir().join(tool);
-        if !dir.is_dir() {
+        let relative = Path::new(CONTRACTS_DIR).join(tool);
+        let dir = self.root.shown(&relative);
+        if self.root.kind(&relative).map_err(UsageError::new)? != Kind::Dir {
             let known = self.tools()?.join(", ");
             return Err(UsageError::new(format!(
                 "{}: no contract for tool `{tool}` (known tools: {})",
@@ -87,16 +120,17 @@ impl Repository {
             )));
         }
         let mut versions = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|error| UsageError::io(&dir, "list", &error))? {
-            let entry = entry.map_err(|error| UsageError::io(&dir, "list", &error))?;
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            match parse_version(&name) {
-                Some(number) if path.is_dir() => versions.push(VersionDir { number, path }),
+        for entry in self.root.list(&relative).map_err(UsageError::new)? {
+            let kind = entry.kind.map_err(UsageError::new)?;
+            match parse_version(&entry.name) {
+                Some(number) if kind == Kind::Dir => versions.push(VersionDir {
+                    number,
+                    path: entry.path,
+                }),
                 _ => {
                     return Err(UsageError::new(format!(
                         "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder)",
-                        path.display()
+                        self.root.shown(&entry.path).display()
                     )));
                 }
             }
@@ -141,12 +175,37 @@ impl Repository {
         }
     }
 
+    /// The files of a version folder: `contract.yaml` and every `*.json` beside it, each a
+    /// regular file inside the repository, bounded in size.
+    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, UsageError> {
+        let contract = self
+            .root
+            .read_text(&version.path.join(CONTRACT_FILE))
+            .map_err(UsageError::new)?;
+        let mut source = ContractSource::new(contract).in_folder(self.root.shown(&version.path));
+        let mut problems = Vec::new();
+        for entry in self.root.list(&version.path).map_err(UsageError::new)? {
+            if !entry.name.ends_with(".json") {
+                continue;
+            }
+            match self.root.read_text(&entry.path) {
+                Ok(text) => source = source.with_schema(entry.name, text),
+                Err(message) => problems.push(message),
+            }
+        }
+        if problems.is_empty() {
+            Ok(source)
+        } else {
+            Err(UsageError::new(problems.join("\n")))
+        }
+    }
+
     /// Compiles the contract in a version folder, checking that it names the folder's tool and
     /// version.
     pub fn compile(&self, tool: &str, version: &VersionDir) -> Result<Contract, UsageError> {
-        let source = ContractSource::read_dir(&version.path)?;
+        let source = self.read_source(version)?;
         let contract = Contract::compile(&source)?;
-        let file = version.path.join(toolgate_gate::CONTRACT_FILE);
+        let file = self.root.shown(&version.path.join(CONTRACT_FILE));
         if contract.tool() != tool {
             return Err(UsageError::new(format!(
                 "{}: says `tool: {}` but lives in the folder of tool `{tool}`",

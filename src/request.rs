@@ -3,6 +3,7 @@
 //! `{"request_id": "...", "now": "2026-11-29T12:00:00Z", "context": {...}, "upstream": "...",
 //! "upstream_status": 200}`; only `request_id` is required.
 
+use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -10,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolgate_gate::Request;
 
+use crate::confine::MAX_FILE_BYTES;
 use crate::error::UsageError;
 
 /// The outstanding request, as a connector owner writes it down to reproduce a decision.
@@ -61,19 +63,50 @@ impl RequestSpec {
     }
 }
 
-/// Reads and checks a request file, naming the file, line and column of any problem.
+/// Reads and checks a request file named on the command line: a regular file of at most
+/// [`MAX_FILE_BYTES`], naming the file, line and column of any problem.
 pub fn read_request_file(path: &Path) -> Result<RequestSpec, UsageError> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| UsageError::io(path, "read the request file", &error))?;
-    let spec: RequestSpec = serde_json::from_slice(&bytes).map_err(|error| {
+    let too_large = || {
         UsageError::new(format!(
-            "{}: not a request file: {error} (expected {{\"request_id\": ..., \"now\": RFC 3339, \"context\": {{...}}}})",
+            "{}: larger than {MAX_FILE_BYTES} bytes; a request file is never this large",
             path.display()
         ))
+    };
+    // Checked before opening: opening a FIFO waits for a writer that may never come.
+    let metadata = std::fs::metadata(path)
+        .map_err(|error| UsageError::io(path, "read the request file", &error))?;
+    if !metadata.is_file() {
+        return Err(UsageError::new(format!(
+            "{}: not a regular file; pass the request as a JSON file",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|error| UsageError::io(path, "read the request file", &error))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    parse_request_file(&bytes, path)
+}
+
+/// Parses and checks the bytes of a request file; `shown` names it in errors.
+pub fn parse_request_file(bytes: &[u8], shown: &Path) -> Result<RequestSpec, UsageError> {
+    let spec: RequestSpec = serde_json::from_slice(bytes).map_err(|error| {
+        UsageError::new(format!(
+            "{}: not a request file: {error} (expected {{\"request_id\": ..., \"now\": RFC 3339, \"context\": {{...}}}})",
+            shown.display()
+        ))
+    })?;
+    // Read as strictly as a response: a duplicate key in trusted context is refused, not
+    // resolved by whichever copy a parser happens to keep.
+    toolgate_gate::internals::parse_strict_json(bytes, 32).map_err(|message| {
+        UsageError::new(format!("{}: not strict JSON: {message}", shown.display()))
     })?;
     if let Some(now) = &spec.now {
         parse_time(now)
-            .map_err(|error| UsageError::new(format!("{}: `now`: {error}", path.display())))?;
+            .map_err(|error| UsageError::new(format!("{}: `now`: {error}", shown.display())))?;
     }
     Ok(spec)
 }

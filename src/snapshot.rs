@@ -6,11 +6,9 @@
 //! `cargo insta review` and `cargo insta accept` work on them. Like insta: CI never writes.
 
 use std::collections::BTreeSet;
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use walkdir::WalkDir;
-
+use crate::confine::{Kind, RepoRoot};
 use crate::diff;
 
 /// The folder under the root that holds the snapshots.
@@ -60,8 +58,11 @@ pub fn snapshot_path(tool: &str, class: &str, case: &str, version: &str) -> Path
 /// A snapshot as it should be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
-    /// The fixture's raw file, relative to the root.
+    /// The fixture's raw file, relative to the root (the header's `input_file`).
     pub fixture: String,
+    /// The header's `source`: the fixture's raw file too. A header that names another file is
+    /// drift, not a match.
+    pub source: String,
     /// One line: tool, version, class, outcome.
     pub description: String,
     /// The command that reproduces it.
@@ -75,7 +76,7 @@ impl Snapshot {
     pub fn render(&self) -> String {
         let mut text = String::from("---\n");
         for (key, value) in [
-            ("source", &self.fixture),
+            ("source", &self.source),
             ("description", &self.description),
             ("expression", &self.expression),
             ("input_file", &self.fixture),
@@ -115,25 +116,28 @@ pub enum SnapshotCheck {
     Unreadable(String),
 }
 
-/// Compares `expected` with the file at `path` (relative to `root`), and writes according to `mode`.
+/// Compares `expected` with the file at `path` (relative to the root), and writes according to
+/// `mode`. Every read and write stays inside the root; in [`SnapshotMode::Check`] nothing is
+/// written or deleted.
 pub fn check(
-    root: &Path,
+    root: &RepoRoot,
     path: &Path,
     expected: &Snapshot,
     mode: SnapshotMode,
     color: bool,
 ) -> SnapshotCheck {
-    let full = root.join(path);
-    let pending_path = pending_path(&full);
-    let found = if full.exists() {
-        Some(read(&full))
-    } else {
-        None
+    let pending_path = pending_path(path);
+    let found = match root.kind(path) {
+        Ok(Kind::Missing) => None,
+        Ok(_) => Some(read(root, path)),
+        Err(message) => return SnapshotCheck::Unreadable(message),
     };
     let verdict = match &found {
         Some(Ok(existing)) if existing == expected => {
-            // A pending file from an earlier run is now obsolete.
-            let _ = fs::remove_file(&pending_path);
+            // A pending file from an earlier run is now obsolete; in CI it is reported, not removed.
+            if mode != SnapshotMode::Check {
+                let _ = root.remove_file(&pending_path);
+            }
             return SnapshotCheck::Matches;
         }
         Some(Err(message)) if mode != SnapshotMode::Accept => {
@@ -141,25 +145,18 @@ pub fn check(
         }
         _ => found,
     };
-    let write = |target: &Path| -> Result<(), String> {
-        if let Some(folder) = target.parent() {
-            fs::create_dir_all(folder)
-                .map_err(|error| format!("{}: cannot create: {error}", folder.display()))?;
-        }
-        fs::write(target, expected.render())
-            .map_err(|error| format!("{}: cannot write: {error}", target.display()))
-    };
+    let write = |target: &Path| root.write(target, expected.render().as_bytes());
     match mode {
-        SnapshotMode::Accept => match write(&full) {
+        SnapshotMode::Accept => match write(path) {
             Ok(()) => {
-                let _ = fs::remove_file(&pending_path);
+                let _ = root.remove_file(&pending_path);
                 SnapshotCheck::Accepted
             }
             Err(message) => SnapshotCheck::Unreadable(message),
         },
         SnapshotMode::Check | SnapshotMode::WritePending => {
             let pending = (mode == SnapshotMode::WritePending && write(&pending_path).is_ok())
-                .then(|| relative(root, &pending_path));
+                .then_some(pending_path);
             match verdict {
                 Some(Ok(existing)) => SnapshotCheck::Drift {
                     diff: describe_drift(&existing, expected, color),
@@ -175,36 +172,81 @@ fn describe_drift(existing: &Snapshot, expected: &Snapshot, color: bool) -> Stri
     if existing.body != expected.body {
         return diff::unified(&existing.body, &expected.body, color);
     }
-    // Same bytes, different header: the outcome or the reproducing command changed.
-    diff::unified(
-        &format!(
-            "description: {}\nexpression: {}\nfixture: {}",
-            existing.description, existing.expression, existing.fixture
-        ),
-        &format!(
-            "description: {}\nexpression: {}\nfixture: {}",
-            expected.description, expected.expression, expected.fixture
-        ),
-        color,
-    )
+    // Same bytes, different header: the outcome, the reproducing command or the fixture changed.
+    let header = |snapshot: &Snapshot| {
+        format!(
+            "source: {}\ndescription: {}\nexpression: {}\ninput_file: {}",
+            snapshot.source, snapshot.description, snapshot.expression, snapshot.fixture
+        )
+    };
+    diff::unified(&header(existing), &header(expected), color)
 }
 
-/// Reads a `.snap` file with insta.
-fn read(path: &Path) -> Result<Snapshot, String> {
-    let snapshot = insta::Snapshot::from_file(path)
-        .map_err(|error| format!("{}: not a snapshot file: {error}", path.display()))?;
+/// The header keys insta writes in a `.snap` file.
+const HEADER_KEYS: [&str; 7] = [
+    "source",
+    "description",
+    "expression",
+    "input_file",
+    "info",
+    "assertion_line",
+    "snapshot_kind",
+];
+
+/// Checks that `text` is a snapshot in insta's current format with a flat header, so that insta
+/// reads it without a warning (a legacy file makes it print one) and without recursion (a deeply
+/// nested header could exhaust its parser's stack).
+fn check_format(text: &str) -> Result<(), String> {
+    if text.is_empty() {
+        return Err(
+            "an empty file, not a snapshot: delete it, or run `toolgate test --accept` to write it"
+                .to_owned(),
+        );
+    }
+    if text.starts_with('\u{feff}') {
+        return Err("starts with a byte-order mark; snapshots are plain UTF-8: delete it and run `toolgate test --accept`".to_owned());
+    }
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return Err("not in insta's current format (it must start with a `---` header line); insta calls this format legacy: delete it and run `toolgate test --accept`".to_owned());
+    }
+    for line in lines {
+        if line.trim_end() == "---" {
+            return Ok(());
+        }
+        let flat = line.split_once(": ").is_some_and(|(key, value)| {
+            HEADER_KEYS.contains(&key) && !value.starts_with(['[', '{', '|', '>', '&', '*', '!'])
+        });
+        if !flat {
+            return Err(format!(
+                "its header line {line:?} is not one of insta's `key: value` lines ({})",
+                HEADER_KEYS.join(", ")
+            ));
+        }
+    }
+    Err("its header is never closed by a `---` line".to_owned())
+}
+
+/// Reads a `.snap` file inside the root: bounded, checked, then parsed by insta itself.
+fn read(root: &RepoRoot, path: &Path) -> Result<Snapshot, String> {
+    let shown = root.shown(path);
+    let text = root.read_text(path)?;
+    check_format(&text).map_err(|message| format!("{}: {message}", shown.display()))?;
+    let snapshot = insta::Snapshot::from_file(&root.full(path))
+        .map_err(|error| format!("{}: not a snapshot file: {error}", shown.display()))?;
     let body = match snapshot.contents() {
         insta::internals::SnapshotContents::Text(text) => text.to_string(),
         insta::internals::SnapshotContents::Binary(_) => {
             return Err(format!(
                 "{}: a binary snapshot; toolgate snapshots are text",
-                path.display()
+                shown.display()
             ));
         }
     };
     let metadata = snapshot.metadata();
     Ok(Snapshot {
         fixture: metadata.input_file().unwrap_or_default().to_owned(),
+        source: metadata.source().map(str::to_owned).unwrap_or_default(),
         description: metadata.description().unwrap_or_default().to_owned(),
         expression: metadata.expression().unwrap_or_default().to_owned(),
         body,
@@ -217,65 +259,113 @@ fn pending_path(snapshot: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root)
-        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+/// What is under `snapshots/` (or a part of it) that no case produces.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct StaleScan {
+    /// Files no case produces (paths relative to the root).
+    pub stale: Vec<PathBuf>,
+    /// Pending `.snap.new` files beside a snapshot a case does produce: left from an earlier
+    /// local run, awaiting review.
+    pub pending: Vec<PathBuf>,
+    /// What cannot be inspected: a symlink out of the repository, a special file, a folder too
+    /// deep for a snapshot.
+    pub problems: Vec<String>,
 }
 
-/// Finds (and never touches) the snapshot files (and pending files) under `under` (relative to
-/// the root) that no case produces, skipping the top-level folders named in `skip`. `expected` holds the `.snap` paths
+/// Snapshots live at `snapshots/<tool>/<class>/<case>@vN.snap`: three levels below `snapshots/`.
+const SNAPSHOT_DEPTH: usize = 3;
+
+/// Finds (and never touches) the files under `under` (relative to the root) that no case
+/// produces, skipping the top-level folders named in `skip`. `expected` holds the `.snap` paths
 /// the cases use; `owned` holds `snapshots/<tool>/<class>/<case>@` prefixes of fixtures whose
 /// versions are unknown (their sidecar did not load), which are not stale.
 pub fn find_stale(
-    root: &Path,
+    root: &RepoRoot,
     under: &Path,
     skip: &[String],
     expected: &BTreeSet<PathBuf>,
     owned: &BTreeSet<String>,
-) -> Vec<PathBuf> {
-    let base = root.join(under);
-    let mut stale = Vec::new();
-    let walker = WalkDir::new(&base)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| {
-            let skipped = entry.depth() == 1
-                && entry.file_type().is_dir()
-                && skip.iter().any(|name| entry.file_name() == name.as_str());
-            !skipped
-        });
-    for entry in walker.filter_map(Result::ok) {
-        if !entry.file_type().is_file() {
-            continue;
+) -> StaleScan {
+    let mut scan = StaleScan::default();
+    match root.kind(under) {
+        Ok(Kind::Dir) => {}
+        Ok(Kind::Missing) => return scan,
+        Ok(_) => {
+            scan.problems.push(format!(
+                "{}: not a folder; snapshots live in folders",
+                root.shown(under).display()
+            ));
+            return scan;
         }
-        let path = relative(root, entry.path());
-        let text = path.to_string_lossy();
-        let snap = match text.strip_suffix(".new") {
-            Some(stripped) => PathBuf::from(stripped),
-            None => path.clone(),
-        };
-        let is_snapshot = snap
-            .extension()
-            .is_some_and(|extension| extension == "snap");
-        let owned_by_unloaded = owned
-            .iter()
-            .any(|prefix| snap.to_string_lossy().starts_with(prefix.as_str()));
-        if !is_snapshot || !(expected.contains(&snap) || owned_by_unloaded) {
-            stale.push(path);
+        Err(message) => {
+            scan.problems.push(message);
+            return scan;
         }
     }
-    stale
+    let depth = under.components().count().saturating_sub(1);
+    let mut folders = vec![(under.to_path_buf(), depth)];
+    while let Some((folder, depth)) = folders.pop() {
+        let entries = match root.list(&folder) {
+            Ok(entries) => entries,
+            Err(message) => {
+                scan.problems.push(message);
+                continue;
+            }
+        };
+        for entry in entries {
+            match entry.kind {
+                Err(message) => scan.problems.push(message),
+                Ok(Kind::Dir) if depth == 0 && skip.contains(&entry.name) => {}
+                Ok(Kind::Dir) if depth + 1 < SNAPSHOT_DEPTH => {
+                    folders.push((entry.path, depth + 1))
+                }
+                Ok(Kind::Dir) => scan.problems.push(format!(
+                    "{}: a folder where only snapshot files belong; remove it",
+                    root.shown(&entry.path).display()
+                )),
+                Ok(Kind::Missing) => {}
+                Ok(Kind::File | Kind::Other) => {
+                    let text = entry.path.to_string_lossy();
+                    let (snap, is_pending) = match text.strip_suffix(".new") {
+                        Some(stripped) => (PathBuf::from(stripped), true),
+                        None => (entry.path.clone(), false),
+                    };
+                    let is_snapshot = snap
+                        .extension()
+                        .is_some_and(|extension| extension == "snap");
+                    let owned_by_unloaded = owned
+                        .iter()
+                        .any(|prefix| snap.to_string_lossy().starts_with(prefix.as_str()));
+                    if !is_snapshot || !(expected.contains(&snap) || owned_by_unloaded) {
+                        scan.stale.push(entry.path);
+                    } else if is_pending {
+                        scan.pending.push(entry.path);
+                    }
+                }
+            }
+        }
+    }
+    scan.stale.sort();
+    scan.pending.sort();
+    scan
 }
 
-/// Removes the stale files `find_stale` found (paths relative to `root`); returns one message per
-/// file that could not be removed.
-pub fn remove_stale(root: &Path, stale: &[PathBuf]) -> Vec<String> {
+/// Removes stale files `find_stale` found: only regular `*.snap` and `*.snap.new` files under
+/// `snapshots/`; anything else is left alone and reported. One message per file not removed.
+pub fn remove_stale(root: &RepoRoot, stale: &[PathBuf]) -> Vec<String> {
     stale
         .iter()
         .filter_map(|path| {
-            fs::remove_file(root.join(path))
-                .err()
-                .map(|error| format!("{}: cannot remove: {error}", path.display()))
+            let name = path.to_string_lossy();
+            let ours = path.starts_with(SNAPSHOTS_DIR)
+                && (name.ends_with(".snap") || name.ends_with(".snap.new"));
+            if !ours {
+                return Some(format!(
+                    "{}: not a snapshot file, so toolgate does not remove it; delete it yourself if it does not belong here",
+                    root.shown(path).display()
+                ));
+            }
+            root.remove_file(path).err()
         })
         .collect()
 }
@@ -306,35 +396,35 @@ mod tests {
     fn snapshot() -> Snapshot {
         Snapshot {
             fixture: "fixtures/review_status/accepted/approved.json".into(),
+            source: "fixtures/review_status/accepted/approved.json".into(),
             description: "review_status v1, accepted: admitted (shape current)".into(),
             expression: "toolgate check review_status fixtures/review_status/accepted/approved.json --request fixtures/review_status/request.json --contract-version v1".into(),
             body: r#"{"tool":"review_status","request_id":"req.1","outcome":"success","data":{"decision":"approved"}}"#.into(),
         }
     }
 
+    fn root() -> (tempfile::TempDir, RepoRoot) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = RepoRoot::open(dir.path()).unwrap();
+        (dir, root)
+    }
+
     #[test]
     fn what_we_write_insta_reads_back_identically() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x@v1.snap");
-        fs::write(&path, snapshot().render()).unwrap();
-        assert_eq!(read(&path).unwrap(), snapshot());
+        let (dir, root) = root();
+        std::fs::write(dir.path().join("x@v1.snap"), snapshot().render()).unwrap();
+        assert_eq!(read(&root, Path::new("x@v1.snap")).unwrap(), snapshot());
     }
 
     #[test]
     fn check_mode_never_writes_and_pending_mode_writes_snap_new() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, root) = root();
         let path = Path::new("snapshots/t/accepted/x@v1.snap");
-        let missing = check(dir.path(), path, &snapshot(), SnapshotMode::Check, false);
+        let missing = check(&root, path, &snapshot(), SnapshotMode::Check, false);
         assert_eq!(missing, SnapshotCheck::Missing { pending: None });
         assert!(!dir.path().join("snapshots").exists());
 
-        let missing = check(
-            dir.path(),
-            path,
-            &snapshot(),
-            SnapshotMode::WritePending,
-            false,
-        );
+        let missing = check(&root, path, &snapshot(), SnapshotMode::WritePending, false);
         let pending = PathBuf::from("snapshots/t/accepted/x@v1.snap.new");
         assert_eq!(
             missing,
@@ -346,7 +436,7 @@ mod tests {
         assert!(!dir.path().join(path).exists());
 
         assert_eq!(
-            check(dir.path(), path, &snapshot(), SnapshotMode::Accept, false),
+            check(&root, path, &snapshot(), SnapshotMode::Accept, false),
             SnapshotCheck::Accepted
         );
         assert!(
@@ -354,19 +444,25 @@ mod tests {
             "accepting removes the pending file"
         );
         assert_eq!(
-            check(dir.path(), path, &snapshot(), SnapshotMode::Check, false),
+            check(&root, path, &snapshot(), SnapshotMode::Check, false),
             SnapshotCheck::Matches
         );
+        std::fs::write(dir.path().join(&pending), "left over").unwrap();
+        assert_eq!(
+            check(&root, path, &snapshot(), SnapshotMode::Check, false),
+            SnapshotCheck::Matches
+        );
+        assert!(dir.path().join(&pending).exists(), "CI deletes nothing");
     }
 
     #[test]
     fn one_changed_byte_is_drift_with_a_diff() {
-        let dir = tempfile::tempdir().unwrap();
+        let (_dir, root) = root();
         let path = Path::new("x@v1.snap");
-        check(dir.path(), path, &snapshot(), SnapshotMode::Accept, false);
+        check(&root, path, &snapshot(), SnapshotMode::Accept, false);
         let mut changed = snapshot();
         changed.body = changed.body.replace("approved", "rejected");
-        match check(dir.path(), path, &changed, SnapshotMode::Check, false) {
+        match check(&root, path, &changed, SnapshotMode::Check, false) {
             SnapshotCheck::Drift {
                 diff,
                 pending: None,
@@ -375,6 +471,34 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_header_naming_another_source_is_drift() {
+        let (dir, root) = root();
+        let path = Path::new("x@v1.snap");
+        let mut other = snapshot();
+        other.source = "fixtures/review_status/accepted/other.json".into();
+        std::fs::write(dir.path().join(path), other.render()).unwrap();
+        match check(&root, path, &snapshot(), SnapshotMode::Check, false) {
+            SnapshotCheck::Drift { diff, .. } => assert!(diff.contains("other.json"), "{diff}"),
+            found => panic!("{found:?}"),
+        }
+    }
+
+    #[test]
+    fn files_insta_would_warn_about_or_choke_on_are_refused_first() {
+        for (text, words) in [
+            ("", "an empty file"),
+            ("\u{feff}---\nsource: x\n---\nbody\n", "byte-order mark"),
+            ("expression: x\n\nbody\n", "legacy"),
+            ("---\nsource: [[[[[[\n---\nbody\n", "not one of insta's"),
+            ("---\nsource: x\ndescription: y\n", "never closed"),
+        ] {
+            let message = check_format(text).unwrap_err();
+            assert!(message.contains(words), "{text:?}: {message}");
+        }
+        assert_eq!(check_format(&snapshot().render()), Ok(()));
     }
 
     #[test]

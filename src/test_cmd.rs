@@ -71,7 +71,7 @@ pub fn run(
     // grow with the number of fixtures.
     let repository = Suite::discover_scoped(&options.root, Scope::Repository)?;
     let context = RunContext {
-        root: repository.root().to_path_buf(),
+        root: repository.root().clone(),
         mode,
         color,
     };

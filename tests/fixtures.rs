@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     };
     let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
     let context = Arc::new(RunContext {
-        root,
+        root: suite.root().clone(),
         mode: SnapshotMode::from_env(),
         color,
     });

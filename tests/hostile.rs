@@ -377,7 +377,7 @@ fn a_sidecar_naming_an_unpublished_version_or_a_missing_request_file() {
     fs::write(&sidecar, format!("{text}request: other.json\n")).unwrap();
     assert_usage_error(
         &toolgate(dir.path(), &["test"], b""),
-        "fixtures/close_ticket/other.json: cannot read the request file: No such file or directory (os error 2)",
+        "fixtures/close_ticket/other.json: no such request file (a sidecar's `request:` names it, or it is the tool's default request.json)",
     );
 }
 

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use toolgate_gate::{Contract, Decision, Response};
 
+use crate::confine::{Kind, RepoRoot};
 use crate::fixture::Fixture;
-use crate::request::{RequestSpec, parse_time, read_request_file};
+use crate::request::{RequestSpec, parse_request_file, parse_time};
 use crate::sidecar::Sidecar;
 use crate::verdict::{Problem, ProblemKind};
 
@@ -17,18 +18,20 @@ use crate::verdict::{Problem, ProblemKind};
 pub struct RequestFiles(BTreeMap<PathBuf, Result<RequestSpec, String>>);
 
 impl RequestFiles {
-    pub(super) fn load(root: &Path, fixtures: &[Arc<Fixture>]) -> RequestFiles {
+    pub(super) fn load(root: &RepoRoot, fixtures: &[Arc<Fixture>]) -> RequestFiles {
         let mut files = BTreeMap::new();
         for fixture in fixtures {
             let path = fixture.request_file();
             files.entry(path.clone()).or_insert_with(|| {
-                let full = root.join(&path);
-                // Name the file as the user knows it, relative to the repository.
-                read_request_file(&full).map_err(|error| {
-                    error
-                        .to_string()
-                        .replace(&full.display().to_string(), &path.display().to_string())
-                })
+                if root.kind(&path) == Ok(Kind::Missing) {
+                    return Err(format!(
+                        "{}: no such request file (a sidecar's `request:` names it, or it is the tool's default request.json)",
+                        root.shown(&path).display()
+                    ));
+                }
+                let text = root.read_text(&path)?;
+                parse_request_file(text.as_bytes(), &root.shown(&path))
+                    .map_err(|error| error.to_string())
             });
         }
         RequestFiles(files)
@@ -52,7 +55,7 @@ pub(super) struct Admitted {
 
 /// Loads a fixture's request and raw bytes and runs them through the gate's public API.
 pub(super) fn admit_fixture(
-    root: &Path,
+    root: &RepoRoot,
     requests: &RequestFiles,
     fixture: &Fixture,
     spec: &Sidecar,
@@ -81,8 +84,10 @@ pub(super) fn admit_fixture(
             )));
         }
     };
-    let raw = std::fs::read(root.join(&fixture.raw))
-        .map_err(|error| load(format!("{}: cannot read: {error}", fixture.raw.display())))?;
+    // Read as `toolgate check` reads a response: one byte past the contract's limit at most.
+    let raw = root
+        .read_capped(&fixture.raw, contract.max_bytes() as u64)
+        .map_err(load)?;
     let mut response = Response::body(&raw);
     if let Some(status) = request.upstream_status {
         response = response.with_status(status);

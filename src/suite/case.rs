@@ -8,6 +8,7 @@ use toolgate_gate::{Contract, Decision, Layer, Outcome};
 
 use super::admission::{RequestFiles, admit_fixture};
 use super::{Case, RunContext};
+use crate::confine::RepoRoot;
 use crate::fixture::{Fixture, FixtureClass};
 use crate::invariants;
 use crate::sidecar::{Expectation, Sidecar, retry_words};
@@ -85,8 +86,10 @@ impl Case {
                 twin,
             ));
         }
+        let fixture_path = fixture.raw.to_string_lossy().replace('\\', "/");
         let expected = Snapshot {
-            fixture: fixture.raw.to_string_lossy().replace('\\', "/"),
+            source: fixture_path.clone(),
+            fixture: fixture_path,
             description: format!(
                 "{} {version}, {}: {}",
                 fixture.tool,
@@ -228,7 +231,7 @@ fn canary_problems(agent: &[u8], canaries: &[String]) -> Vec<Problem> {
 
 /// A legacy fixture must give the agent exactly what its current-shape twin gives.
 fn twin_problems(
-    root: &Path,
+    root: &RepoRoot,
     requests: &RequestFiles,
     contract: &Contract,
     decision: &Decision,

@@ -11,7 +11,7 @@ use super::admission::admit_fixture;
 use super::{RunContext, Suite};
 use crate::fixture::{Fixture, FixtureClass};
 use crate::lock;
-use crate::repo::{Repository, VersionDir};
+use crate::repo::VersionDir;
 use crate::sidecar::{Coverage, Sidecar};
 use crate::snapshot::{self, SnapshotMode};
 use crate::verdict::{Problem, ProblemKind};
@@ -191,7 +191,7 @@ impl Suite {
         if !is_duplicate_claim {
             return Ok(());
         }
-        let admitted = admit_fixture(&self.root, &self.requests, fixture, spec, contract)
+        let admitted = admit_fixture(self.root(), &self.requests, fixture, spec, contract)
             .map_err(|problem| problem.message)?;
         let record = admitted.decision.operator_record();
         let Some(record) = record.filter(|record| record.rule() == "duplicate_member") else {
@@ -259,57 +259,72 @@ impl Suite {
         }
         let stale = match tool {
             Some(tool) => snapshot::find_stale(
-                &self.root,
+                self.root(),
                 &Path::new(snapshot::SNAPSHOTS_DIR).join(tool),
                 &[],
                 &expected,
                 &owned,
             ),
             None => snapshot::find_stale(
-                &self.root,
+                self.root(),
                 Path::new(snapshot::SNAPSHOTS_DIR),
                 &self.all_tools,
                 &expected,
                 &owned,
             ),
         };
-        if context.mode == SnapshotMode::Accept {
-            // Accepting makes the tree match the fixtures: stale files go.
-            return snapshot::remove_stale(&self.root, &stale)
-                .into_iter()
-                .map(|message| Problem::new(ProblemKind::Stale, message))
-                .collect();
-        }
-        stale
+        let mut problems: Vec<Problem> = stale
+            .problems
             .into_iter()
-            .map(|path| {
-                Problem::new(
-                    ProblemKind::Stale,
-                    format!("{}: no fixture produces this snapshot; delete it, or run `toolgate test --accept` to remove stale snapshots", path.display()),
-                )
-            })
-            .collect()
+            .map(|message| Problem::new(ProblemKind::Structure, message))
+            .collect();
+        match context.mode {
+            // Accepting makes the tree match the fixtures: stale and pending files go.
+            SnapshotMode::Accept => {
+                let removable: Vec<_> = stale.stale.into_iter().chain(stale.pending).collect();
+                problems.extend(
+                    snapshot::remove_stale(self.root(), &removable)
+                        .into_iter()
+                        .map(|message| Problem::new(ProblemKind::Stale, message)),
+                );
+            }
+            mode => {
+                problems.extend(stale.stale.into_iter().map(|path| {
+                    Problem::new(
+                        ProblemKind::Stale,
+                        format!("{}: no fixture produces this snapshot; delete it, or run `toolgate test --accept` to remove stale snapshots", path.display()),
+                    )
+                }));
+                // Locally a pending file is this run's own output; in CI it is a leftover that
+                // was never reviewed, and nothing there may delete it.
+                if mode == SnapshotMode::Check {
+                    problems.extend(stale.pending.into_iter().map(|path| {
+                        Problem::new(
+                            ProblemKind::Stale,
+                            format!("{}: a pending snapshot that was never reviewed; review it with `cargo insta review` (or `toolgate test --accept`) and commit the result, or delete it", path.display()),
+                        )
+                    }));
+                }
+            }
+        }
+        problems
     }
 
     /// Published contract versions are locked and unchanged; accepting locks new ones.
     pub(super) fn lock_problems(&self, context: &RunContext) -> Vec<Problem> {
-        let repository = Repository::open(&self.root);
         let versions: Vec<(String, VersionDir)> = self
             .all_tools
             .iter()
             .flat_map(|tool| {
                 // A tool whose folder cannot be listed is reported by `<tool>::contracts`.
-                let versions = repository
-                    .as_ref()
-                    .ok()
-                    .and_then(|repository| repository.versions(tool).ok());
+                let versions = self.repository.versions(tool).ok();
                 versions
                     .into_iter()
                     .flatten()
                     .map(|version| (tool.clone(), version))
             })
             .collect();
-        lock::check(&self.root, &versions, context.mode == SnapshotMode::Accept)
+        lock::check(self.root(), &versions, context.mode == SnapshotMode::Accept)
     }
 }
 

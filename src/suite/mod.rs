@@ -14,11 +14,12 @@ mod case;
 mod checks;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use toolgate_gate::Contract;
 
+use crate::confine::RepoRoot;
 use crate::error::UsageError;
 use crate::fixture::{self, Fixture, FixtureClass, StructureProblem};
 use crate::repo::{Repository, VersionDir};
@@ -30,8 +31,8 @@ use admission::RequestFiles;
 /// How a run treats snapshots and colour.
 #[derive(Debug, Clone)]
 pub struct RunContext {
-    /// The repository root.
-    pub root: PathBuf,
+    /// The repository root: every read and write of the run stays inside it.
+    pub root: RepoRoot,
     /// Check, write pending, or accept.
     pub mode: SnapshotMode,
     /// Colour diffs.
@@ -90,7 +91,7 @@ pub enum Scope {
 /// Everything a run covers.
 #[derive(Debug)]
 pub struct Suite {
-    root: PathBuf,
+    repository: Repository,
     scope: Scope,
     /// Every tool with a contract folder.
     all_tools: Vec<String>,
@@ -152,10 +153,10 @@ pub struct SuiteCheck {
 impl Suite {
     /// Discovers the part of the repository `scope` names. Fails only when there is no
     /// repository at all (no `contracts/`); every other problem becomes a failing case or check.
-    pub fn discover_scoped(root: impl Into<PathBuf>, scope: Scope) -> Result<Suite, UsageError> {
-        let root = root.into();
-        let repository = Repository::open(&root)?;
-        let all_tools = repository.tools()?;
+    pub fn discover_scoped(root: impl AsRef<Path>, scope: Scope) -> Result<Suite, UsageError> {
+        let repository = Repository::open(root)?.naming_relative();
+        let root = repository.root().clone();
+        let (all_tools, contracts_problems) = repository.scan_tools()?;
         let in_scope: Vec<String> = match &scope {
             Scope::Everything => all_tools.clone(),
             Scope::Tool(tool) => all_tools
@@ -169,10 +170,15 @@ impl Suite {
             .iter()
             .map(|tool| ToolContracts::compile(&repository, tool))
             .collect();
-        let root_discovery = match scope {
+        let mut root_discovery = match scope {
             Scope::Tool(_) => fixture::RootDiscovery::default(),
             Scope::Everything | Scope::Repository => fixture::discover_root(&root, &all_tools),
         };
+        if !matches!(scope, Scope::Tool(_)) {
+            root_discovery
+                .problems
+                .extend(contracts_problems.into_iter().map(StructureProblem::whole));
+        }
         let mut fixtures = Vec::new();
         let mut tool_problems = BTreeMap::new();
         for tool in &in_scope {
@@ -187,7 +193,7 @@ impl Suite {
         };
         let requests = Arc::new(RequestFiles::load(&root, &fixtures));
         let mut suite = Suite {
-            root,
+            repository,
             scope,
             all_tools,
             tools,
@@ -202,9 +208,9 @@ impl Suite {
         Ok(suite)
     }
 
-    /// The repository root.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// The repository root, through which every file is read and written.
+    pub fn root(&self) -> &RepoRoot {
+        self.repository.root()
     }
 
     /// Every tool with a contract folder, sorted.

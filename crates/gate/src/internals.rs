@@ -34,3 +34,13 @@ pub fn read_contract_file(contract_yaml: &str) -> Result<(), String> {
         .map(drop)
         .map_err(|errors| errors.to_string())
 }
+
+/// Parses `bytes` exactly as the gate's G2 layer does (UTF-8, no BOM, no duplicate member names
+/// even after unescaping, nesting at most `max_depth`), for a harness's own JSON files. The error
+/// is one line, naming the JSON pointer where it applies.
+pub fn parse_strict_json(bytes: &[u8], max_depth: usize) -> Result<serde_json::Value, String> {
+    crate::parse::parse_json(bytes, max_depth).map_err(|fault| match &fault.instance_path {
+        Some(pointer) if !pointer.is_empty() => format!("at {pointer}: {}", fault.message),
+        _ => fault.message.clone(),
+    })
+}
