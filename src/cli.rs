@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use toolgate_gate::internals::escape_hidden;
+
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
 use crate::scale;
@@ -74,7 +76,9 @@ pub fn main() -> ExitCode {
         Command::Test(mut options) => {
             options.color =
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
-            test_cmd::run(&options, &mut stdout.lock(), &mut stderr.lock())
+            // Unlocked handles: a worker (or a library it calls) may write to stderr while the
+            // run is in progress, and must never wait on a lock this thread holds.
+            test_cmd::run(&options, &mut io::stdout(), &mut io::stderr())
         }
     };
     match result {
@@ -86,7 +90,8 @@ pub fn main() -> ExitCode {
 fn report(error: &UsageError) -> ExitCode {
     let mut stderr = io::stderr().lock();
     for line in error.message().lines() {
-        let _ = writeln!(stderr, "toolgate: error: {line}");
+        // Messages name files and values from a repository nobody vetted.
+        let _ = writeln!(stderr, "toolgate: error: {}", escape_hidden(line));
     }
     ExitCode::from(EXIT_USAGE)
 }

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
+use toolgate_gate::internals::escape_hidden;
 
 /// A unified diff from `old` to `new`. One-line JSON documents are compared re-indented (members
 /// kept in their order), so the changed member stands out; if they differ only in bytes
@@ -36,7 +37,9 @@ pub fn unified(old: &str, new: &str, color: bool) -> String {
                     ChangeTag::Insert => ('+', added),
                     ChangeTag::Equal => (' ', Style::new()),
                 };
-                let line = change.value().trim_end_matches('\n');
+                // The bytes come from a fixture tree nobody vetted: nothing in them may reach the
+                // terminal as a control sequence.
+                let line = escape_hidden(change.value().trim_end_matches('\n'));
                 let _ = writeln!(out, "{style}{sign}{line}{style:#}");
             }
         }
@@ -134,6 +137,16 @@ mod tests {
         let diff = unified(r#"{"a":1}"#, r#"{"a": 1}"#, false);
         assert!(
             diff.contains(r#"-{"a":1}"#) && diff.contains(r#"+{"a": 1}"#),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn control_sequences_in_the_compared_text_are_escaped() {
+        let diff = unified("a", "b\u{1b}[2Jc\u{202e}d", true);
+        assert!(diff.contains("b\\u{001b}[2Jc\\u{202e}d"), "{diff}");
+        assert!(
+            !diff.contains("\u{1b}[2J") && !diff.contains('\u{202e}'),
             "{diff}"
         );
     }

@@ -203,7 +203,7 @@ struct SidecarFile {
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
-    request: Option<String>,
+    request: Option<Spanned<String>>,
     #[serde(default)]
     request_id: Option<String>,
     #[serde(default)]
@@ -211,7 +211,7 @@ struct SidecarFile {
     #[serde(default)]
     upstream_status: Option<u16>,
     #[serde(default)]
-    versions: Option<Vec<String>>,
+    versions: Option<Spanned<Vec<String>>>,
     expect: Spanned<ExpectationFile>,
     #[serde(default)]
     covers: Vec<Coverage>,
@@ -249,20 +249,27 @@ impl Sidecar {
     pub fn parse(text: &str) -> Result<Sidecar, YamlError> {
         // The repository's one YAML dialect, shared with contract.yaml.
         let file: SidecarFile = read_strict_yaml(text)?;
-        let expect = file.expect.value.check().map_err(|(message, at)| {
-            let at = at.unwrap_or(file.expect.referenced);
-            YamlError {
-                line: Some((at.line(), at.column())),
-                message,
-            }
+        let at = |location: serde_saphyr::Location, message: String| YamlError {
+            line: Some((location.line(), location.column())),
+            message,
+        };
+        let expect = file.expect.value.check().map_err(|(message, location)| {
+            at(location.unwrap_or(file.expect.referenced), message)
         })?;
+        if let Some(request) = &file.request {
+            check_request_name(&request.value)
+                .map_err(|message| at(request.referenced, message))?;
+        }
+        if let Some(versions) = &file.versions {
+            check_versions(&versions.value).map_err(|message| at(versions.referenced, message))?;
+        }
         Ok(Sidecar {
             description: file.description,
-            request: file.request,
+            request: file.request.map(|request| request.value),
             request_id: file.request_id,
             now: file.now,
             upstream_status: file.upstream_status,
-            versions: file.versions,
+            versions: file.versions.map(|versions| versions.value),
             expect,
             covers: file.covers,
             canaries: file.canaries,
@@ -272,6 +279,44 @@ impl Sidecar {
 }
 
 type Located = (String, Option<serde_saphyr::Location>);
+
+/// `request:` names a file beside the tool's other request files, nothing else: a path could
+/// reach outside the repository.
+fn check_request_name(name: &str) -> Result<(), String> {
+    let plain = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !name.starts_with('~');
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "request: {name:?} must be a plain file name in fixtures/<tool>/ (no folders, no `..`, no absolute path), e.g. request.json"
+        ))
+    }
+}
+
+/// `versions:` lists each version once, as `vN`; an empty list would run the fixture nowhere.
+fn check_versions(versions: &[String]) -> Result<(), String> {
+    if versions.is_empty() {
+        return Err(
+            "versions: [] runs this fixture against no contract version, so it would silently test nothing; list the versions (e.g. [v1]) or remove the key to run against all"
+                .to_owned(),
+        );
+    }
+    for (index, version) in versions.iter().enumerate() {
+        if crate::repo::parse_version(version).is_none() {
+            return Err(format!(
+                "versions: {version:?} is not a version folder name such as v1"
+            ));
+        }
+        if versions[..index].contains(version) {
+            return Err(format!("versions: {version} is listed twice"));
+        }
+    }
+    Ok(())
+}
 
 impl ExpectationFile {
     fn check(self) -> Result<Expectation, Located> {

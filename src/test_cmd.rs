@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
+use toolgate_gate::internals::escape_hidden;
+
 use crate::error::{UsageError, write_output};
 use crate::report::{self, Summary};
 use crate::snapshot::SnapshotMode;
 use crate::suite::{Case, RunContext, Scope, Suite};
-use crate::verdict::Verdict;
+use crate::verdict::{Problem, ProblemKind, Verdict};
 
 /// How the run reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -105,7 +107,13 @@ pub fn run(
         Ok(verdicts)
     };
     let mut failed = None;
-    in_parallel(&tools, run_tool, |result| match result {
+    let tool_panicked = |tool: &String, message: String| {
+        let mut verdict = Verdict::named(format!("{tool}::run"));
+        verdict.tool = Some(tool.clone());
+        verdict.problems.push(panic_problem(&message));
+        Ok(vec![(false, verdict)])
+    };
+    in_parallel(&tools, run_tool, tool_panicked, |result| match result {
         Ok(verdicts) => {
             for (is_case, verdict) in verdicts {
                 if is_case {
@@ -144,40 +152,70 @@ pub fn run(
         .filter(|problem| problem.kind.is_configuration());
     for problem in configuration {
         // stderr is for the person or the CI log; if it is gone there is no one left to tell.
-        let _ = writeln!(err, "toolgate: error: {}", problem.message);
+        let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
     }
     Ok(summary.exit_code())
 }
 
-/// Runs cases on every core and hands their verdicts to `sink` in case order.
+/// Runs cases on every core and hands their verdicts to `sink` in case order. A case that panics
+/// fails with the panic's message; it never stops or hangs the run.
 fn run_cases(cases: &[&Case], context: &RunContext, sink: impl FnMut(Verdict)) {
-    in_parallel(cases, |case| case.run(context), sink);
+    in_parallel(
+        cases,
+        |case| case.run(context),
+        |case, message| {
+            let mut verdict = Verdict::named(&case.name);
+            verdict.tool = Some(case.fixture.tool.clone());
+            verdict.class = Some(case.fixture.class);
+            verdict.version = case.version.clone();
+            verdict.problems.push(panic_problem(&message));
+            verdict
+        },
+        sink,
+    );
+}
+
+/// The problem a panic inside the harness becomes: a configuration-class failure naming the bug.
+fn panic_problem(message: &str) -> Problem {
+    Problem::new(
+        ProblemKind::Load,
+        format!(
+            "toolgate panicked here ({message}); this is a bug in toolgate: please report it with the fixture that caused it"
+        ),
+    )
 }
 
 /// Applies `work` to every item on every core and hands the results to `sink` in item order,
-/// holding only the results that finished ahead of their turn.
+/// holding only the results that finished ahead of their turn. A panic in `work` becomes
+/// `on_panic`'s result for that item, so every item gets a result and no lock is ever held while
+/// waiting for a worker.
 fn in_parallel<T: Sync, R: Send>(
     items: &[T],
     work: impl Fn(&T) -> R + Sync,
+    on_panic: impl Fn(&T, String) -> R + Sync,
     mut sink: impl FnMut(R),
 ) {
+    let guarded = |item: &T| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)))
+            .unwrap_or_else(|payload| on_panic(item, panic_message(payload.as_ref())))
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(items.len());
     if workers <= 1 {
-        items.iter().for_each(|item| sink(work(item)));
+        items.iter().for_each(|item| sink(guarded(item)));
         return;
     }
     let next = AtomicUsize::new(0);
     let (sender, receiver) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            let (sender, next, work) = (sender.clone(), &next, &work);
+            let (sender, next, guarded) = (sender.clone(), &next, &guarded);
             scope.spawn(move || {
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(index) else { return };
-                    if sender.send((index, work(item))).is_err() {
+                    if sender.send((index, guarded(item))).is_err() {
                         return;
                     }
                 }
@@ -194,4 +232,12 @@ fn in_parallel<T: Sync, R: Send>(
             }
         }
     });
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use toolgate_gate::internals::escape_hidden;
 
 use crate::fixture::FixtureClass;
 
@@ -95,6 +96,9 @@ pub struct Verdict {
     pub reproduce: Option<String>,
     /// Everything that is wrong; empty when the case passed.
     pub problems: Vec<Problem>,
+    /// Why the case was not run at all (its contract does not compile; a check elsewhere fails
+    /// for that, once). A skipped case never counts as passed.
+    pub skipped: Option<String>,
 }
 
 impl Verdict {
@@ -109,12 +113,18 @@ impl Verdict {
             observed: None,
             reproduce: None,
             problems: Vec::new(),
+            skipped: None,
         }
     }
 
-    /// Whether nothing is wrong.
+    /// Whether it ran and nothing is wrong.
     pub fn passed(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.skipped.is_none()
+    }
+
+    /// Whether it ran and something is wrong.
+    pub fn failed(&self) -> bool {
+        !self.problems.is_empty()
     }
 
     /// Whether something could not be checked at all (exit code 2).
@@ -124,14 +134,22 @@ impl Verdict {
             .any(|problem| problem.kind.is_configuration())
     }
 
-    /// The failure text: each problem, its detail, and how to reproduce.
+    /// The failure text, safe to print to a terminal: each problem, its detail, and how to
+    /// reproduce. Everything in it that came from the repository (file names, sidecar values,
+    /// decision details) has its control, format and bidi characters escaped; details are diffs,
+    /// which escape their own lines.
     pub fn failure_text(&self) -> String {
         let mut text = String::new();
         if let Some(observed) = &self.observed {
-            let _ = writeln!(text, "  observed:  {observed}");
+            let _ = writeln!(text, "  observed:  {}", escape_hidden(observed));
         }
         for problem in &self.problems {
-            let _ = writeln!(text, "  {}: {}", label(problem.kind), problem.message);
+            let _ = writeln!(
+                text,
+                "  {}: {}",
+                label(problem.kind),
+                escape_hidden(&problem.message)
+            );
             if let Some(detail) = &problem.detail {
                 for line in detail.lines() {
                     let _ = writeln!(text, "    {line}");
@@ -139,7 +157,7 @@ impl Verdict {
             }
         }
         if let Some(command) = &self.reproduce {
-            let _ = writeln!(text, "  reproduce: {command}");
+            let _ = writeln!(text, "  reproduce: {}", escape_hidden(command));
         }
         text
     }

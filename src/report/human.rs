@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
+use toolgate_gate::internals::escape_hidden;
+
 use super::{Summary, mode_words};
 use crate::fixture::FixtureClass;
 use crate::snapshot::SnapshotMode;
@@ -50,7 +52,7 @@ pub fn render(
     }
     let _ = writeln!(out);
     for tool in tools {
-        let _ = write!(out, "  {tool:width$}");
+        let _ = write!(out, "  {:width$}", escape_hidden(tool));
         for class in FixtureClass::ALL {
             let cell = match summary
                 .tally
@@ -77,7 +79,7 @@ pub fn render(
             out,
             "{} {}",
             paint(red, "FAILED"),
-            paint(bold, &failure.name)
+            paint(bold, &escape_hidden(&failure.name))
         );
         out.push_str(&failure.failure_text());
     }
@@ -92,6 +94,13 @@ pub fn render(
         "test result: {verdict}. {} of {} cases passed; {} of {} suite checks passed.",
         summary.cases.1, summary.cases.0, summary.checks.1, summary.checks.0
     );
+    if summary.cases_skipped > 0 {
+        let _ = writeln!(
+            out,
+            "{} cases were not run because their contract does not compile; fix it (see the failing `::contracts` check)",
+            summary.cases_skipped
+        );
+    }
     if summary.cases.0 == 0 {
         let _ = writeln!(out, "no case ran: a run that checks nothing fails");
     }

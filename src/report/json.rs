@@ -28,6 +28,7 @@ struct Totals {
     cases: usize,
     cases_passed: usize,
     cases_failed: usize,
+    cases_skipped: usize,
     checks: usize,
     checks_failed: usize,
 }
@@ -90,7 +91,8 @@ pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String 
             fixtures,
             cases: summary.cases.0,
             cases_passed: summary.cases.1,
-            cases_failed: summary.cases.0 - summary.cases.1,
+            cases_failed: summary.cases.0 - summary.cases.1 - summary.cases_skipped,
+            cases_skipped: summary.cases_skipped,
             checks: summary.checks.0,
             checks_failed: summary.checks.0 - summary.checks.1,
         },

@@ -22,6 +22,10 @@ pub fn render(summary: &Summary) -> Result<String, String> {
         };
         let status = if line.passed {
             TestCaseStatus::success()
+        } else if let Some(reason) = &line.skipped {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(reason.clone());
+            status
         } else {
             let failure = summary
                 .failures

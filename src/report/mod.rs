@@ -37,6 +37,8 @@ pub struct Line {
     pub class: Option<FixtureClass>,
     /// Whether it passed.
     pub passed: bool,
+    /// Why it was not run, if it was not.
+    pub skipped: Option<String>,
 }
 
 /// Everything a report needs from a run.
@@ -46,6 +48,8 @@ pub struct Summary {
     pub tally: BTreeMap<String, BTreeMap<FixtureClass, ClassTally>>,
     /// Cases run and passed.
     pub cases: (usize, usize),
+    /// Cases not run because their contract does not compile (never counted as passed).
+    pub cases_skipped: usize,
     /// Suite checks run and passed.
     pub checks: (usize, usize),
     /// Every failing case or check, in run order.
@@ -71,6 +75,9 @@ impl Summary {
         self.cases.0 += 1;
         if verdict.passed() {
             self.cases.1 += 1;
+        }
+        if verdict.skipped.is_some() {
+            self.cases_skipped += 1;
         }
         if let (Some(tool), Some(class)) = (&verdict.tool, verdict.class) {
             let tally = self
@@ -105,17 +112,18 @@ impl Summary {
                 tool: verdict.tool.clone(),
                 class: verdict.class,
                 passed: verdict.passed(),
+                skipped: verdict.skipped.clone(),
             });
         }
-        if !verdict.passed() {
+        if verdict.failed() {
             self.configuration_error |= verdict.has_configuration_problem();
             self.failures.push(verdict);
         }
     }
 
-    /// Whether everything passed.
+    /// Whether everything ran and passed.
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.cases.0 > 0
+        self.failures.is_empty() && self.cases.0 > 0 && self.cases_skipped == 0
     }
 
     /// 0 all passed, 1 a failure, 2 a configuration problem.

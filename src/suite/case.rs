@@ -7,7 +7,7 @@ use std::sync::Arc;
 use toolgate_gate::{Contract, Decision, Layer, Outcome};
 
 use super::admission::{RequestFiles, admit_fixture};
-use super::{Case, RunContext};
+use super::{Case, CaseContract, RunContext};
 use crate::confine::RepoRoot;
 use crate::fixture::{Fixture, FixtureClass};
 use crate::invariants;
@@ -40,11 +40,15 @@ impl Case {
             ));
         }
         let contract = match &self.contract {
-            Ok(contract) => contract,
-            Err(message) => {
+            CaseContract::Ready(contract) => contract,
+            CaseContract::Broken => {
+                verdict.skipped = self.blocked();
+                return verdict;
+            }
+            CaseContract::Unknown(message) => {
                 verdict.problems.push(Problem::new(
-                    ProblemKind::Contract,
-                    message.lines().next().unwrap_or_default(),
+                    ProblemKind::Load,
+                    message.clone().unwrap_or_default(),
                 ));
                 return verdict;
             }
@@ -167,23 +171,46 @@ fn describe_stable(decision: &Decision) -> String {
 }
 
 fn reproduce(fixture: &Fixture, spec: &Sidecar, version: &str) -> String {
-    let mut command = format!(
-        "toolgate check {} {} --request {} --contract-version {version}",
-        fixture.tool,
-        fixture.raw.display(),
-        fixture.request_file().display()
-    );
-    if let Some(id) = &spec.request_id {
-        command.push_str(&format!(" --request-id {id}"));
+    let raw = fixture.raw.to_string_lossy();
+    let request = fixture.request_file();
+    let request = request.to_string_lossy();
+    let mut words: Vec<&str> = vec![
+        "toolgate",
+        "check",
+        &fixture.tool,
+        &raw,
+        "--request",
+        &request,
+        "--contract-version",
+        version,
+    ];
+    let status = spec.upstream_status.map(|status| status.to_string());
+    for (flag, value) in [
+        ("--request-id", spec.request_id.as_deref()),
+        ("--now", spec.now.as_deref()),
+        ("--upstream-status", status.as_deref()),
+    ] {
+        if let Some(value) = value {
+            words.extend([flag, value]);
+        }
     }
-    if let Some(now) = &spec.now {
-        command.push_str(&format!(" --now {now}"));
-    }
-    if let Some(status) = spec.upstream_status {
-        command.push_str(&format!(" --upstream-status {status}"));
-    }
-    command.push_str(" --explain");
-    command
+    words.push("--explain");
+    shell_command(&words)
+}
+
+/// Words joined into one POSIX shell command line, each quoted where the shell would otherwise
+/// read it as more than itself: pasting the line runs `toolgate check` and nothing else.
+pub(crate) fn shell_command(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|word| {
+            shlex::try_quote(word).map_or_else(
+                |_| "'<an argument holding a NUL byte, which no shell can pass>'".into(),
+                |quoted| quoted.into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn expectation_problems(expect: &Expectation, decision: &Decision) -> Vec<Problem> {
@@ -303,5 +330,38 @@ fn snapshot_problem(context: &RunContext, path: &Path, expected: &Snapshot) -> O
             )
         }
         SnapshotCheck::Unreadable(message) => Some(Problem::new(ProblemKind::Snapshot, message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reproduce_lines_quote_what_a_shell_would_interpret() {
+        assert_eq!(
+            shell_command(&[
+                "toolgate",
+                "check",
+                "t",
+                "fixtures/t/accepted/a.json",
+                "--now",
+                "2026-11-29T12:00:00+02:00"
+            ]),
+            "toolgate check t fixtures/t/accepted/a.json --now 2026-11-29T12:00:00+02:00"
+        );
+        assert_eq!(
+            shell_command(&[
+                "toolgate",
+                "check",
+                "t",
+                "a.json;rm -rf ~",
+                "--request-id",
+                "$(id)`x`"
+            ]),
+            "toolgate check t 'a.json;rm -rf ~' --request-id '$(id)`x`'"
+        );
+        assert_eq!(shell_command(&["it's"]), r#""it's""#);
+        assert!(shell_command(&["a\0b"]).starts_with("'<an argument"));
     }
 }

@@ -115,9 +115,36 @@ pub struct Case {
     pub fixture: Arc<Fixture>,
     /// The version, unless the sidecar could not be read (then the case reports that).
     pub version: Option<String>,
-    contract: Result<Arc<Contract>, String>,
+    contract: CaseContract,
     twin: Option<Result<Arc<Fixture>, String>>,
     requests: Arc<RequestFiles>,
+}
+
+/// The contract a case runs against.
+#[derive(Debug, Clone)]
+enum CaseContract {
+    /// Compiled and ready.
+    Ready(Arc<Contract>),
+    /// The version does not compile (or the tool's folder cannot be read): the case is not run,
+    /// and `<tool>::contracts` reports why, once.
+    Broken,
+    /// The sidecar names a version that is not published, or could not be read: the case fails.
+    Unknown(Option<String>),
+}
+
+impl Case {
+    /// Why the case cannot run at all, when its contract does not compile. Such a case is
+    /// reported as not run (its tool's `contracts` check fails instead, once), never as passing.
+    pub fn blocked(&self) -> Option<String> {
+        matches!(self.contract, CaseContract::Broken).then(|| {
+            format!(
+                "not run: contract {} of `{}` does not compile or cannot be read (see {}::contracts)",
+                self.version.as_deref().unwrap_or("folder"),
+                self.fixture.tool,
+                self.fixture.tool
+            )
+        })
+    }
 }
 
 /// A suite-wide check.
@@ -234,12 +261,24 @@ impl Suite {
                     name: fixture.name(),
                     fixture: Arc::clone(fixture),
                     version: None,
-                    contract: Err(String::new()),
+                    contract: CaseContract::Unknown(None),
                     twin: None,
                     requests: Arc::clone(&self.requests),
                 });
                 continue;
             };
+            if tool.versions.is_empty() {
+                // The tool's contract folder cannot be read: the fixture is not run, and says so.
+                cases.push(Case {
+                    name: fixture.name(),
+                    fixture: Arc::clone(fixture),
+                    version: None,
+                    contract: CaseContract::Broken,
+                    twin: None,
+                    requests: Arc::clone(&self.requests),
+                });
+                continue;
+            }
             let published: Vec<String> = tool
                 .versions
                 .iter()
@@ -258,17 +297,14 @@ impl Suite {
                     .iter()
                     .find(|(candidate, _)| candidate.name() == *version)
                 {
-                    Some((_, compiled)) => compiled.clone(),
-                    None => Err(format!(
+                    Some((_, Ok(compiled))) => CaseContract::Ready(Arc::clone(compiled)),
+                    Some((_, Err(_))) => CaseContract::Broken,
+                    None => CaseContract::Unknown(Some(format!(
                         "{}: `versions` names {version}, which is not a published version of {} ({})",
                         fixture.sidecar.display(),
                         fixture.tool,
-                        if published.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            published.join(", ")
-                        }
-                    )),
+                        published.join(", ")
+                    ))),
                 };
                 cases.push(Case {
                     name,
