@@ -237,9 +237,19 @@ impl RepoRoot {
                 folder.push(component);
                 match self.kind(&folder)? {
                     Kind::Dir => {}
-                    Kind::Missing => fs::create_dir(self.real.join(&folder)).map_err(|error| {
-                        format!("{}: cannot create: {error}", self.shown(&folder).display())
-                    })?,
+                    // Another worker may create the same folder at the same moment.
+                    Kind::Missing => match fs::create_dir(self.real.join(&folder)) {
+                        Ok(()) => {}
+                        Err(error)
+                            if error.kind() == io::ErrorKind::AlreadyExists
+                                && self.kind(&folder)? == Kind::Dir => {}
+                        Err(error) => {
+                            return Err(format!(
+                                "{}: cannot create: {error}",
+                                self.shown(&folder).display()
+                            ));
+                        }
+                    },
                     _ => {
                         return Err(format!(
                             "{}: not a folder, so {} cannot be written",

@@ -220,8 +220,9 @@ fn count_sidecars(root: &RepoRoot, tool: &Path) -> usize {
         .count()
 }
 
-/// The files found for one case name: its raw files (exactly one is right) and its sidecar.
-type CaseFiles = (Vec<PathBuf>, Option<PathBuf>);
+/// The entries found for one case name: its raw files (exactly one is right; with whether each
+/// is a folder) and its sidecar.
+type CaseFiles = (Vec<(PathBuf, bool)>, Option<PathBuf>);
 
 /// One tool's folder, `<root>/fixtures/<tool>`: its fixtures, and what is wrong in it.
 pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
@@ -270,11 +271,17 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
     for (class, cases) in groups {
         for (case, (mut raws, sidecar)) in cases {
             let Some(sidecar) = sidecar else {
-                for raw in raws {
-                    discovery.problems.push(StructureProblem {
-                        path: raw,
-                        message: format!("a raw fixture without its sidecar {case}{SIDECAR_SUFFIX} (the request and the expected outcome)"),
-                    });
+                for (raw, is_folder) in raws {
+                    let message = if is_folder {
+                        "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned()
+                    } else {
+                        format!(
+                            "a raw fixture without its sidecar {case}{SIDECAR_SUFFIX} (the request and the expected outcome)"
+                        )
+                    };
+                    discovery
+                        .problems
+                        .push(StructureProblem { path: raw, message });
                 }
                 continue;
             };
@@ -284,8 +291,10 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
                         "a sidecar without its raw fixture: add the response bytes as {case}.json (or any extension) beside it"
                     )
                 } else {
-                    let names: Vec<String> =
-                        raws.iter().map(|raw| raw.display().to_string()).collect();
+                    let names: Vec<String> = raws
+                        .iter()
+                        .map(|(raw, _)| raw.display().to_string())
+                        .collect();
                     format!(
                         "several raw files share the case name `{case}`: {}",
                         names.join(", ")
@@ -317,7 +326,8 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
                 tool: tool.to_owned(),
                 class,
                 case,
-                raw: raws.remove(0),
+                // A folder, FIFO or device here fails its own case when it is read.
+                raw: raws.remove(0).0,
                 sidecar,
                 spec,
             });
@@ -346,27 +356,27 @@ fn discover_class(
         }
         match file.kind {
             Err(message) => problems.push(StructureProblem::at(root, &file.path, message)),
-            Ok(Kind::Dir) => problems.push(StructureProblem {
+            Ok(_) if !file.name_is_utf8 => problems.push(StructureProblem {
                 path: file.path,
-                message: "a folder inside a class folder; fixtures are files: <case>.json and <case>.expect.yaml".to_owned(),
+                message:
+                    "a file name that is not UTF-8; name fixtures with letters, digits, `_` and `-`"
+                        .to_owned(),
             }),
-            Ok(Kind::File) if !file.name_is_utf8 => problems.push(StructureProblem {
-                path: file.path,
-                message: "a file name that is not UTF-8; name fixtures with letters, digits, `_` and `-`".to_owned(),
-            }),
-            Ok(Kind::File) => {
-                if let Some(case) = file.name.strip_suffix(SIDECAR_SUFFIX) {
-                    group.entry(case.to_owned()).or_default().1 = Some(file.path);
-                } else {
-                    let name = file.name.as_str();
-                    let case = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-                    group.entry(case.to_owned()).or_default().0.push(file.path);
-                }
+            Ok(Kind::File) if file.name.ends_with(SIDECAR_SUFFIX) => {
+                let case = &file.name[..file.name.len() - SIDECAR_SUFFIX.len()];
+                group.entry(case.to_owned()).or_default().1 = Some(file.path);
             }
-            Ok(_) => problems.push(StructureProblem {
-                path: file.path,
-                message: "not a regular file (a FIFO, socket or device); a fixture is a regular file".to_owned(),
-            }),
+            Ok(kind) => {
+                // A folder, FIFO or device is grouped like a raw file: beside a sidecar it fails
+                // its own case when read, never hangs; alone it is a structure problem.
+                let name = file.name.as_str();
+                let case = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+                group
+                    .entry(case.to_owned())
+                    .or_default()
+                    .0
+                    .push((file.path, kind == Kind::Dir));
+            }
         }
     }
 }

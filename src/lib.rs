@@ -11,6 +11,7 @@ pub mod fixture;
 pub mod invariants;
 pub mod leak;
 pub mod lock;
+pub mod mutants;
 pub mod mutate;
 pub mod repo;
 pub mod report;

@@ -66,9 +66,37 @@ pub fn with_value(document: &Value, pointer: &str, replacement: Value) -> Option
 /// `document` as compact JSON text in which the object at `pointer` carries member `name` once
 /// more, with `value`: a duplicate member name, which no parsed value can represent.
 pub fn text_with_duplicate(document: &Value, pointer: &str, name: &str, value: &Value) -> String {
+    text_with_duplicate_spelled(document, pointer, &Value::from(name).to_string(), value)
+}
+
+/// Like [`text_with_duplicate`], with the duplicated name written exactly as `spelled_name` (a
+/// JSON string literal, quotes included), e.g. with an escape: `"st\u0061te"`.
+pub fn text_with_duplicate_spelled(
+    document: &Value,
+    pointer: &str,
+    spelled_name: &str,
+    value: &Value,
+) -> String {
     let mut out = String::new();
-    write_with_duplicate(document, "", (pointer, name, value), &mut out);
+    write_with_duplicate(document, "", (pointer, spelled_name, value), &mut out);
     out
+}
+
+/// `name` as a JSON string literal whose first character is written as a `\u` escape: the same
+/// name after unescaping, spelled differently.
+pub fn escaped_name(name: &str) -> String {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return "\"\"".to_owned();
+    };
+    let mut units = [0u16; 2];
+    let escaped: String = first
+        .encode_utf16(&mut units)
+        .iter()
+        .map(|unit| format!("\\u{unit:04x}"))
+        .collect();
+    let rest = Value::from(chars.as_str()).to_string();
+    format!("\"{escaped}{}", &rest[1..])
 }
 
 fn write_with_duplicate(
@@ -92,7 +120,7 @@ fn write_with_duplicate(
                 if !members.is_empty() {
                     out.push(',');
                 }
-                out.push_str(&Value::from(duplicate.1).to_string());
+                out.push_str(duplicate.1);
                 out.push(':');
                 out.push_str(&duplicate.2.to_string());
             }
@@ -134,6 +162,19 @@ mod tests {
         assert_eq!(
             text_with_duplicate(&json!({}), "", "a", &json!(1)),
             r#"{"a":1}"#
+        );
+    }
+
+    #[test]
+    fn an_escaped_name_is_the_same_name_after_unescaping() {
+        for name in ["state", "s", "é", "🚀x", "a\"b"] {
+            let spelled = escaped_name(name);
+            assert!(spelled.starts_with("\"\\u"), "{spelled}");
+            assert_eq!(serde_json::from_str::<String>(&spelled).unwrap(), name);
+        }
+        assert_eq!(
+            text_with_duplicate_spelled(&json!({"s": 1}), "", &escaped_name("s"), &json!(2)),
+            r#"{"s":1,"\u0073":2}"#
         );
     }
 

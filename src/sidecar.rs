@@ -112,65 +112,6 @@ pub fn retry_words(retryable: bool) -> &'static str {
     }
 }
 
-/// The cases developers skip because they look obvious (seed 000, "Testes de contrato"), which
-/// every tool's near-miss and duplicate-key fixtures must cover. A sidecar claims the ones its
-/// fixture covers; the coverage check verifies the claim against the gate's actual decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Coverage {
-    /// A member the contract does not declare.
-    ExtraProperty,
-    /// `null` where an object belongs.
-    NullForObject,
-    /// An empty identifier.
-    EmptyIdentifier,
-    /// An array where an object belongs.
-    ArrayForObject,
-    /// A string (or body) over its limit.
-    OversizedString,
-    /// A success that also carries an error object.
-    SuccessWithError,
-    /// A repeated member name in the top-level object.
-    DuplicateTopLevel,
-    /// A repeated member name in a nested object.
-    DuplicateNested,
-    /// A repeated member name spelled with an escape (`"appr\u006fved"`).
-    DuplicateEscaped,
-}
-
-impl Coverage {
-    /// What every JSON tool's near-miss fixtures must cover.
-    pub const NEAR_MISS: [Coverage; 6] = [
-        Coverage::ExtraProperty,
-        Coverage::NullForObject,
-        Coverage::EmptyIdentifier,
-        Coverage::ArrayForObject,
-        Coverage::OversizedString,
-        Coverage::SuccessWithError,
-    ];
-    /// What every JSON tool's duplicate-key fixtures must cover.
-    pub const DUPLICATE_KEY: [Coverage; 3] = [
-        Coverage::DuplicateTopLevel,
-        Coverage::DuplicateNested,
-        Coverage::DuplicateEscaped,
-    ];
-
-    /// The sidecar spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Coverage::ExtraProperty => "extra_property",
-            Coverage::NullForObject => "null_for_object",
-            Coverage::EmptyIdentifier => "empty_identifier",
-            Coverage::ArrayForObject => "array_for_object",
-            Coverage::OversizedString => "oversized_string",
-            Coverage::SuccessWithError => "success_with_error",
-            Coverage::DuplicateTopLevel => "duplicate_top_level",
-            Coverage::DuplicateNested => "duplicate_nested",
-            Coverage::DuplicateEscaped => "duplicate_escaped",
-        }
-    }
-}
-
 /// A parsed sidecar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sidecar {
@@ -188,8 +129,6 @@ pub struct Sidecar {
     pub versions: Option<Vec<String>>,
     /// What the gate must decide.
     pub expect: Expectation,
-    /// The skipped-because-obvious cases this fixture covers.
-    pub covers: Vec<Coverage>,
     /// Strings that must never reach the agent.
     pub canaries: Vec<String>,
     /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
@@ -213,8 +152,9 @@ struct SidecarFile {
     #[serde(default)]
     versions: Option<Spanned<Vec<String>>>,
     expect: Spanned<ExpectationFile>,
+    /// No longer read: refused with a message that says why.
     #[serde(default)]
-    covers: Vec<Coverage>,
+    covers: Option<Spanned<serde::de::IgnoredAny>>,
     #[serde(default)]
     canaries: Vec<String>,
     #[serde(default)]
@@ -256,6 +196,12 @@ impl Sidecar {
         let expect = file.expect.value.check().map_err(|(message, location)| {
             at(location.unwrap_or(file.expect.referenced), message)
         })?;
+        if let Some(covers) = &file.covers {
+            return Err(at(
+                covers.referenced,
+                "covers: is no longer read: the obvious cases are proven by mutants the coverage check derives from the accepted fixtures, not by a claim; remove it".to_owned(),
+            ));
+        }
         if let Some(request) = &file.request {
             check_request_name(&request.value)
                 .map_err(|message| at(request.referenced, message))?;
@@ -271,7 +217,6 @@ impl Sidecar {
             upstream_status: file.upstream_status,
             versions: file.versions.map(|versions| versions.value),
             expect,
-            covers: file.covers,
             canaries: file.canaries,
             twin: file.twin,
         })
@@ -388,7 +333,7 @@ mod tests {
     #[test]
     fn a_complete_rejection_parses_into_its_variant() {
         let sidecar = Sidecar::parse(
-            "expect: { outcome: rejected, layer: semantic, rule: project_binding, code: INVALID_RESPONSE, retryable: false }\ncovers: [extra_property]\n",
+            "expect: { outcome: rejected, layer: semantic, rule: project_binding, code: INVALID_RESPONSE, retryable: false }\n",
         )
         .unwrap();
         assert_eq!(
@@ -400,7 +345,6 @@ mod tests {
                 retryable: false,
             }
         );
-        assert_eq!(sidecar.covers, vec![Coverage::ExtraProperty]);
         assert_eq!(
             sidecar.expect.to_string(),
             "rejected at semantic, rule project_binding: INVALID_RESPONSE, not retryable"

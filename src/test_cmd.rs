@@ -241,3 +241,27 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_item_gets_its_own_result_and_the_rest_run_in_order() {
+        let items: Vec<usize> = (0..40).collect();
+        let mut seen = Vec::new();
+        in_parallel(
+            &items,
+            |item| {
+                assert!(item % 7 != 3, "item {item} breaks");
+                format!("ok {item}")
+            },
+            |item, message| format!("panicked {item}: {message}"),
+            |result| seen.push(result),
+        );
+        assert_eq!(seen.len(), 40);
+        assert_eq!(seen[0], "ok 0");
+        assert_eq!(seen[3], "panicked 3: item 3 breaks");
+        assert_eq!(seen[39], "ok 39");
+    }
+}

@@ -338,50 +338,78 @@ fn finding_zero_fixtures_fails() {
 }
 
 #[test]
-fn coverage_names_the_missing_case_and_tool() {
+fn coverage_names_a_missing_class_and_tool() {
     let dir = tree();
-    for extension in ["json", "expect.yaml"] {
-        fs::remove_file(dir.path().join(format!(
-            "fixtures/release_status/near-miss/null_data.{extension}"
-        )))
-        .unwrap();
-    }
-    fs::remove_file(
-        dir.path()
-            .join("snapshots/release_status/near-miss/null_data@v1.snap"),
-    )
-    .unwrap();
+    fs::remove_dir_all(dir.path().join("fixtures/release_status/legacy")).unwrap();
+    fs::remove_dir_all(dir.path().join("snapshots/release_status/legacy")).unwrap();
     let run = toolgate_test(dir.path(), &[], true);
     assert_fails_with(
         &run,
         1,
         &[
             "FAILED release_status::coverage",
-            "tool `release_status`: no near-miss fixture covers null_for_object",
+            "tool `release_status` has no fixture in fixtures/release_status/legacy/, and its contract still admits legacy shapes (bare_release)",
         ],
     );
 }
 
 #[test]
-fn a_false_coverage_claim_is_caught() {
+fn the_obvious_near_misses_are_proven_by_mutants_of_the_newest_version() {
+    let dir = tree();
+    // v2 opens the run object and lets `state` be any string: v1 stays closed.
+    let v2 = dir.path().join("contracts/job_status/v2");
+    copy(&dir.path().join("contracts/job_status/v1"), &v2);
+    let contract = fs::read_to_string(v2.join("contract.yaml")).unwrap();
+    fs::write(
+        v2.join("contract.yaml"),
+        contract.replace("version: 1", "version: 2"),
+    )
+    .unwrap();
+    let schema = fs::read_to_string(v2.join("envelope.schema.json")).unwrap();
+    let opened = schema.replacen(
+        "\"state\": { \"enum\": [\"failed\", \"running\", \"succeeded\", \"cancelled\"] },",
+        "\"state\": { \"type\": \"string\" },",
+        1,
+    );
+    let opened = opened.replacen(
+        "      },\n      \"additionalProperties\": false\n    }\n  }\n}",
+        "      }\n    }\n  }\n}",
+        1,
+    );
+    assert_ne!(opened, schema, "the test must actually open the schema");
+    fs::write(v2.join("envelope.schema.json"), opened).unwrap();
+    let run = toolgate_test(dir.path(), &["job_status::coverage"], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED job_status::coverage",
+            "v2: mutant extra_property at /data (added member `toolgate_unpromised_1` carrying a canary), derived from 5 of 6 accepted fixtures",
+            "admitted: the contract does not reject this obvious near-miss",
+            "v2: mutant oversized_string at /data/state",
+            "no maxLength bounds it, only the byte limit",
+        ],
+    );
+    assert!(!run.stdout.contains("v1: mutant"), "{}", run.stdout);
+}
+
+#[test]
+fn a_coverage_claim_in_a_sidecar_is_refused_not_believed() {
     let dir = tree();
     let sidecar = dir
         .path()
-        .join("fixtures/job_status/duplicate-key/outcome_top_level.expect.yaml");
+        .join("fixtures/job_status/near-miss/null_data.expect.yaml");
     let text = fs::read_to_string(&sidecar).unwrap();
     fs::write(
         &sidecar,
-        text.replace(
-            "covers: [duplicate_top_level]",
-            "covers: [duplicate_top_level, duplicate_escaped]",
-        ),
+        format!("{text}covers: [null_for_object, duplicate_escaped]\n"),
     )
     .unwrap();
     let run = toolgate_test(dir.path(), &[], true);
     assert_fails_with(
         &run,
-        1,
-        &["claims `duplicate_escaped`, but no member name in it is spelled with an escape"],
+        2,
+        &["null_data.expect.yaml:", "covers: is no longer read"],
     );
 }
 

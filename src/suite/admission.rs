@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
-use toolgate_gate::{Contract, Decision, Response};
+use toolgate_gate::{Contract, Decision, Request, Response};
 
 use crate::confine::{Kind, RepoRoot};
 use crate::fixture::Fixture;
@@ -46,6 +47,27 @@ impl RequestFiles {
     }
 }
 
+/// Everything a fixture runs under: its raw bytes, its request (file and sidecar overrides), the
+/// decision time and the upstream status.
+pub(crate) struct Prepared {
+    pub raw: Vec<u8>,
+    pub request: RequestSpec,
+    pub gate_request: Request,
+    pub now: SystemTime,
+}
+
+impl Prepared {
+    /// The gate's decision on `bytes` under this fixture's request: the fixture's own raw bytes,
+    /// or a mutant of them.
+    pub fn admit(&self, contract: &Contract, bytes: &[u8]) -> Decision {
+        let mut response = Response::body(bytes);
+        if let Some(status) = self.request.upstream_status {
+            response = response.with_status(status);
+        }
+        contract.admit_response(response, &self.gate_request, self.now)
+    }
+}
+
 /// A fixture's raw bytes, request and the gate's decision on them.
 pub(super) struct Admitted {
     pub raw: Vec<u8>,
@@ -53,14 +75,15 @@ pub(super) struct Admitted {
     pub decision: Decision,
 }
 
-/// Loads a fixture's request and raw bytes and runs them through the gate's public API.
-pub(super) fn admit_fixture(
+/// Loads a fixture's request and raw bytes (at most one byte past the contract's limit, as
+/// `toolgate check` reads a response).
+pub(super) fn prepare(
     root: &RepoRoot,
     requests: &RequestFiles,
     fixture: &Fixture,
     spec: &Sidecar,
     contract: &Contract,
-) -> Result<Admitted, Problem> {
+) -> Result<Prepared, Problem> {
     let load = |message: String| Problem::new(ProblemKind::Load, message);
     let mut request = requests.get(&fixture.request_file()).map_err(load)?;
     request.override_with(
@@ -84,18 +107,31 @@ pub(super) fn admit_fixture(
             )));
         }
     };
-    // Read as `toolgate check` reads a response: one byte past the contract's limit at most.
     let raw = root
         .read_capped(&fixture.raw, contract.max_bytes() as u64)
         .map_err(load)?;
-    let mut response = Response::body(&raw);
-    if let Some(status) = request.upstream_status {
-        response = response.with_status(status);
-    }
-    let decision = contract.admit_response(response, &request.to_request(), now);
-    Ok(Admitted {
+    let gate_request = request.to_request();
+    Ok(Prepared {
         raw,
         request,
+        gate_request,
+        now,
+    })
+}
+
+/// Loads a fixture's request and raw bytes and runs them through the gate's public API.
+pub(super) fn admit_fixture(
+    root: &RepoRoot,
+    requests: &RequestFiles,
+    fixture: &Fixture,
+    spec: &Sidecar,
+    contract: &Contract,
+) -> Result<Admitted, Problem> {
+    let prepared = prepare(root, requests, fixture, spec, contract)?;
+    let decision = prepared.admit(contract, &prepared.raw);
+    Ok(Admitted {
+        raw: prepared.raw,
+        request: prepared.request,
         decision,
     })
 }

@@ -1,18 +1,21 @@
 //! The suite-wide checks: the fixture tree's structure, every contract version compiles,
 //! coverage of the obvious cases, stale snapshots, the contract lock.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolgate_gate::{Contract, Layer};
+use serde_json::Value;
+use toolgate_gate::Contract;
+use toolgate_gate::internals::applied_keywords;
 
-use super::admission::admit_fixture;
+use super::admission::prepare;
 use super::{RunContext, Suite};
 use crate::fixture::{Fixture, FixtureClass};
+use crate::invariants;
 use crate::lock;
+use crate::mutants::{Family, Fate, Mutant, Seed};
 use crate::repo::VersionDir;
-use crate::sidecar::{Coverage, Sidecar};
 use crate::snapshot::{self, SnapshotMode};
 use crate::verdict::{Problem, ProblemKind};
 
@@ -109,112 +112,127 @@ impl Suite {
                 ),
             ));
         }
-        if newest.is_text() {
-            return problems;
-        }
-        for (class, required) in [
-            (FixtureClass::NearMiss, &Coverage::NEAR_MISS[..]),
-            (FixtureClass::DuplicateKey, &Coverage::DUPLICATE_KEY[..]),
-        ] {
-            let mut covered = BTreeSet::new();
-            for fixture in fixtures.iter().filter(|fixture| fixture.class == class) {
-                let Ok(spec) = &fixture.spec else { continue };
-                for claim in &spec.covers {
-                    match self.verify_claim(fixture, spec, *claim, newest) {
-                        Ok(()) => {
-                            covered.insert(*claim);
-                        }
-                        Err(reason) => problems.push(Problem::new(
-                            ProblemKind::Coverage,
-                            format!(
-                                "{}: claims `{}`, but {reason}",
-                                fixture.sidecar.display(),
-                                claim.as_str()
-                            ),
-                        )),
-                    }
-                }
-            }
-            let missing: Vec<&str> = required
-                .iter()
-                .filter(|case| !covered.contains(case))
-                .map(|case| case.as_str())
-                .collect();
-            if !missing.is_empty() {
-                problems.push(Problem::new(
-                    ProblemKind::Coverage,
-                    format!(
-                        "tool `{tool}`: no {class} fixture covers {}; add one and say so with `covers: [{}]` in its sidecar",
-                        missing.join(", "),
-                        missing.join(", ")
-                    ),
-                ));
-            }
+        if !newest.is_text() {
+            problems.extend(self.mutant_problems(tool, newest));
         }
         problems
     }
 
-    /// Checks a coverage claim against the fixture's class and expectation and, for duplicate
-    /// keys, against what the gate actually finds in the raw bytes.
-    fn verify_claim(
-        &self,
-        fixture: &Fixture,
-        spec: &Sidecar,
-        claim: Coverage,
-        contract: &Contract,
-    ) -> Result<(), String> {
-        let expect = &spec.expect;
-        let is_duplicate_claim = Coverage::DUPLICATE_KEY.contains(&claim);
-        let right_class = if is_duplicate_claim {
-            FixtureClass::DuplicateKey
-        } else {
-            FixtureClass::NearMiss
-        };
-        if fixture.class != right_class {
-            return Err(format!(
-                "it is a {} fixture, and the claim belongs to {right_class}",
-                fixture.class
-            ));
+    /// The obvious near-misses, proven rather than claimed: every accepted fixture that runs
+    /// against the newest version is mutated (an unknown member, null or an array for an
+    /// object, an empty identifier, an oversized string, a success carrying an error, a
+    /// duplicate at the top, nested and escaped) and each mutant must be rejected at the layer
+    /// that owns it, with nothing unpromised reaching the agent.
+    fn mutant_problems(&self, tool: &str, newest: &Contract) -> Vec<Problem> {
+        let version = newest.version();
+        let seeds: Vec<&Arc<Fixture>> = self
+            .fixtures
+            .iter()
+            .filter(|fixture| fixture.tool == tool && fixture.class == FixtureClass::Accepted)
+            .filter(|fixture| {
+                fixture.spec.as_ref().is_ok_and(|spec| {
+                    spec.versions
+                        .as_ref()
+                        .is_none_or(|versions| versions.iter().any(|wanted| wanted == version))
+                })
+            })
+            .collect();
+        if seeds.is_empty() {
+            return vec![Problem::new(
+                ProblemKind::Coverage,
+                format!(
+                    "tool `{tool}`: no accepted fixture runs against {version}, so no near-miss can be derived for it; add one to fixtures/{tool}/accepted/"
+                ),
+            )];
         }
-        let layers: &[Layer] = match claim {
-            Coverage::OversizedString => &[Layer::Transport, Layer::Schema],
-            _ if is_duplicate_claim => &[Layer::Parse],
-            _ => &[Layer::Schema],
+        // One problem per (family, place, finding), however many fixtures show it.
+        let mut findings: BTreeMap<(Family, String, String), Finding> = BTreeMap::new();
+        let mut report = |fixture: &Fixture, mutant: &Mutant, message: String| {
+            let key = (mutant.family, mutant.pointer.clone(), message.clone());
+            findings
+                .entry(key)
+                .and_modify(|finding| finding.fixtures += 1)
+                .or_insert_with(|| Finding {
+                    fixtures: 1,
+                    example: fixture.raw.clone(),
+                    what: mutant.what.clone(),
+                    bytes: mutant.bytes.clone(),
+                });
         };
-        if !expect.layer().is_some_and(|layer| layers.contains(&layer)) {
-            let names: Vec<&str> = layers.iter().map(|layer| layer.as_str()).collect();
-            return Err(format!(
-                "it does not expect a rejection at {}",
-                names.join(" or ")
-            ));
-        }
-        if !is_duplicate_claim {
-            return Ok(());
-        }
-        let admitted = admit_fixture(self.root(), &self.requests, fixture, spec, contract)
-            .map_err(|problem| problem.message)?;
-        let record = admitted.decision.operator_record();
-        let Some(record) = record.filter(|record| record.rule() == "duplicate_member") else {
-            return Err("the gate does not reject it as a duplicate member".to_owned());
-        };
-        let depth = record
-            .instance_path()
-            .unwrap_or_default()
-            .matches('/')
-            .count();
-        match claim {
-            Coverage::DuplicateTopLevel if depth != 1 => Err(format!(
-                "its duplicate is at {}, not in the top-level object",
-                record.instance_path().unwrap_or_default()
-            )),
-            Coverage::DuplicateNested if depth < 2 => {
-                Err("its duplicate is in the top-level object, not a nested one".to_owned())
+        let seed_count = seeds.len();
+        for fixture in seeds {
+            let Ok(spec) = &fixture.spec else { continue };
+            let Ok(prepared) = prepare(self.root(), &self.requests, fixture, spec, newest) else {
+                continue; // the fixture's own case reports why it cannot load
+            };
+            let seed_decision = prepared.admit(newest, &prepared.raw);
+            if !seed_decision.is_admitted() {
+                continue; // the fixture's own case reports that it is not admitted
             }
-            Coverage::DuplicateEscaped if !has_escaped_member_name(&admitted.raw) => {
-                Err("no member name in it is spelled with an escape (\\u....)".to_owned())
+            let Ok(document) = serde_json::from_slice::<Value>(&prepared.raw) else {
+                continue;
+            };
+            let keywords = applied_keywords(newest, &document)
+                .map(|(_, keywords)| keywords)
+                .unwrap_or_default();
+            let seed = Seed {
+                document: &document,
+                keywords: &keywords,
+                max_bytes: newest.max_bytes(),
+            };
+            for mutant in seed.mutants(&Family::OBVIOUS) {
+                let decision = prepared.admit(newest, &mutant.bytes);
+                let request_id = &prepared.request.request_id;
+                for leak in
+                    invariants::agent_view_problems(newest, &mutant.bytes, request_id, &decision)
+                {
+                    report(fixture, &mutant, format!("LEAK: {}", leak.message));
+                }
+                match Fate::of(mutant.family, &decision) {
+                    Fate::Killed => {}
+                    Fate::Survived => report(
+                        fixture,
+                        &mutant,
+                        "admitted: the contract does not reject this obvious near-miss; close the schema in a new contract version".to_owned(),
+                    ),
+                    Fate::Misplaced(layer) => {
+                        let expected: Vec<&str> = mutant
+                            .family
+                            .expected_layers()
+                            .iter()
+                            .map(|layer| layer.as_str())
+                            .collect();
+                        report(
+                            fixture,
+                            &mutant,
+                            format!(
+                                "rejected at {layer}, not at {}: that layer should refuse it on its own (rule {})",
+                                expected.join(" or "),
+                                decision.rule().unwrap_or_default()
+                            ),
+                        );
+                    }
+                }
             }
-            _ => Ok(()),
         }
+        findings
+            .into_iter()
+            .map(|((family, pointer, message), finding)| {
+                let shown = String::from_utf8_lossy(&finding.bytes);
+                let shown: String = shown.chars().take(MUTANT_SHOWN).collect();
+                Problem::new(
+                    ProblemKind::Coverage,
+                    format!(
+                        "{version}: mutant {family} at {} ({}), derived from {} of {seed_count} accepted fixtures (e.g. {}): {message}",
+                        if pointer.is_empty() { "/" } else { &pointer },
+                        finding.what,
+                        finding.fixtures,
+                        finding.example.display(),
+                    ),
+                )
+                .with_detail(format!("mutant: {shown}"))
+            })
+            .collect()
     }
 
     /// Snapshot files no case produces: under `snapshots/<tool>/` for a tool, or elsewhere under
@@ -328,48 +346,13 @@ impl Suite {
     }
 }
 
-fn has_escaped_member_name(raw: &[u8]) -> bool {
-    // A `"...\u....": ` token: a member name written with a \u escape.
-    let text = String::from_utf8_lossy(raw);
-    let mut rest = text.as_ref();
-    while let Some(start) = rest.find('"') {
-        let after = &rest[start + 1..];
-        let mut end = None;
-        let mut escaped = false;
-        for (offset, ch) in after.char_indices() {
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => {
-                    end = Some(offset);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else { return false };
-        let literal = &after[..end];
-        let following = after[end + 1..].trim_start();
-        if literal.contains("\\u") && following.starts_with(':') {
-            return true;
-        }
-        rest = &after[end + 1..];
-    }
-    false
+/// A mutant finding, and how many accepted fixtures it showed in.
+struct Finding {
+    fixtures: usize,
+    example: PathBuf,
+    what: String,
+    bytes: Vec<u8>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaped_member_names_are_recognized() {
-        assert!(has_escaped_member_name(br#"{"a":1,"\u0061":2}"#));
-        assert!(has_escaped_member_name(br#"{"x":{"st\u0061te": "a"}}"#));
-        assert!(
-            !has_escaped_member_name(br#"{"a":"\u0061"}"#),
-            "an escaped value is not an escaped name"
-        );
-        assert!(!has_escaped_member_name(br#"{"a":1,"a":2}"#));
-    }
-}
+/// How much of a mutant a report shows.
+const MUTANT_SHOWN: usize = 240;

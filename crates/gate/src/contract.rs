@@ -194,6 +194,19 @@ impl Contract {
         self.rules.iter().map(|rule| &*rule.name)
     }
 
+    /// For a document one of this contract's shapes accepts: that shape's name and the assertion
+    /// keywords its schema applied (see `internals::applied_keywords`).
+    pub(crate) fn applied_keywords(
+        &self,
+        document: &Value,
+    ) -> Option<(&str, Vec<crate::schema::AppliedKeyword>)> {
+        let shape = self
+            .shapes
+            .iter()
+            .find(|shape| shape.schema.is_valid(document))?;
+        Some((&shape.name, shape.schema.applied_keywords(document)))
+    }
+
     /// Whether `agent_bytes` is a success this contract's agent-visible schema accepts.
     /// Harnesses use it to prove every admitted output has the promised shape.
     pub fn agent_view_accepts(&self, agent_bytes: &[u8]) -> bool {

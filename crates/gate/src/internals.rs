@@ -8,7 +8,7 @@
 pub mod stages;
 
 pub use crate::sanitize::escape_hidden;
-pub use crate::schema::{DIALECT, compile_options};
+pub use crate::schema::{AppliedKeyword, DIALECT, compile_options};
 pub use crate::timestamp::parse_timestamp;
 pub use crate::yaml::{YamlError, read_strict_yaml};
 
@@ -43,4 +43,14 @@ pub fn parse_strict_json(bytes: &[u8], max_depth: usize) -> Result<serde_json::V
         Some(pointer) if !pointer.is_empty() => format!("at {pointer}: {}", fault.message),
         _ => fault.message.clone(),
     })
+}
+
+/// For a document one of `contract`'s shapes accepts, that shape's name and every assertion
+/// keyword its schema applied to the document's values (the bounds mutants probe and the lint
+/// reads); `None` when no shape accepts it.
+pub fn applied_keywords<'c>(
+    contract: &'c crate::Contract,
+    document: &serde_json::Value,
+) -> Option<(&'c str, Vec<AppliedKeyword>)> {
+    contract.applied_keywords(document)
 }

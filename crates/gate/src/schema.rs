@@ -99,7 +99,10 @@ impl SchemaFiles {
             .with_base_uri(uri)
             .build(document)
             .map_err(|error| compile_error(file, &error))?;
-        Ok(CompiledSchema { validator })
+        Ok(CompiledSchema {
+            validator,
+            documents: Arc::new(self.documents.clone()),
+        })
     }
 }
 
@@ -167,6 +170,8 @@ impl Retrieve for ContractFiles {
 /// One compiled schema.
 pub(crate) struct CompiledSchema {
     validator: Validator,
+    /// The contract's schema documents by URI, to read back the keywords a validation applied.
+    documents: Arc<HashMap<String, Arc<Value>>>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -178,6 +183,50 @@ impl std::fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     pub fn is_valid(&self, document: &Value) -> bool {
         self.validator.is_valid(document)
+    }
+
+    /// Every assertion keyword the schema applied to a document it accepts, where, and with what
+    /// value: the bounds the contract states for each value, as the validator itself evaluated
+    /// them (through `$ref`, in the `oneOf` branch that matched). Harness-side only (mutants,
+    /// the contract lint); the admission path never calls it.
+    pub fn applied_keywords(&self, document: &Value) -> Vec<AppliedKeyword> {
+        let evaluation = self.validator.evaluate(document);
+        let mut applied = Vec::new();
+        let mut units = vec![evaluation.root()];
+        while let Some(unit) = units.pop() {
+            if !unit.valid() {
+                continue;
+            }
+            units.extend(unit.children());
+            let location = unit.schema_location();
+            let (uri, fragment) = location.split_once('#').unwrap_or((location, ""));
+            let pointer = fragment.replace("%24", "$").replace("%25", "%");
+            let mut tokens = pointer.rsplit('/');
+            let (Some(keyword), Some(parent)) = (tokens.next(), tokens.next()) else {
+                continue;
+            };
+            // `…/properties/maxLength` names a member called maxLength, not the keyword.
+            let names_a_member = matches!(
+                parent,
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            );
+            if names_a_member || !ASSERTIONS.contains(&keyword) {
+                continue;
+            }
+            let value = self
+                .documents
+                .get(uri)
+                .and_then(|schema| schema.pointer(&pointer));
+            if let Some(value) = value {
+                applied.push(AppliedKeyword {
+                    instance: unit.instance_location().as_str().to_owned(),
+                    keyword: keyword.to_owned(),
+                    value: value.clone(),
+                });
+            }
+        }
+        applied.sort_by(|a, b| (&a.instance, &a.keyword).cmp(&(&b.instance, &b.keyword)));
+        applied
     }
 
     /// Explains why `document` failed. Call only after `is_valid` said no.
@@ -206,6 +255,42 @@ impl CompiledSchema {
                 Finding::new(&leaf.instance_path, &leaf.keyword_location, &leaf.message)
             }))
     }
+}
+
+/// The assertion keywords [`CompiledSchema::applied_keywords`] reports.
+const ASSERTIONS: [&str; 21] = [
+    "type",
+    "enum",
+    "const",
+    "pattern",
+    "format",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "required",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+];
+
+/// One assertion keyword a schema applied to a value of an accepted document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppliedKeyword {
+    /// JSON pointer to the value in the document.
+    pub instance: String,
+    /// The keyword, e.g. `maxLength`.
+    pub keyword: String,
+    /// The keyword's value in the schema, e.g. `35`.
+    pub value: Value,
 }
 
 /// One concrete problem, detached from the validator's error type.

@@ -510,3 +510,36 @@ fn a_leap_second_the_schema_accepts_is_dated_by_the_freshness_rule_too() {
     let decision = contract.admit(raw.as_bytes(), &job_request(), now());
     assert_eq!(rejected_at(&decision), (Layer::Schema, "format".to_owned()));
 }
+
+#[test]
+fn the_keywords_a_schema_applied_are_read_back_through_refs_and_the_matching_branch() {
+    let contract = bundled("job_status");
+    let raw = job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z");
+    let document: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let (shape, applied) =
+        toolgate_gate::internals::applied_keywords(&contract, &document).unwrap();
+    assert_eq!(shape, "current");
+    let at = |instance: &str, keyword: &str| {
+        applied
+            .iter()
+            .find(|applied| applied.instance == instance && applied.keyword == keyword)
+            .map(|applied| applied.value.clone())
+    };
+    assert_eq!(at("/data/observed_at", "maxLength"), Some(35.into()));
+    assert_eq!(at("/data/observed_at", "format"), Some("date-time".into()));
+    assert_eq!(
+        at("/data/run_id", "pattern"),
+        Some("^run_[A-Za-z0-9]{12,48}$".into())
+    );
+    assert_eq!(at("/outcome", "const"), Some("success".into()));
+    assert_eq!(at("/data", "additionalProperties"), Some(false.into()));
+    // Only the branch that matched: the failure branch's `error` schema applied to nothing.
+    assert!(
+        applied
+            .iter()
+            .all(|applied| !applied.instance.starts_with("/error"))
+    );
+    assert!(
+        toolgate_gate::internals::applied_keywords(&contract, &serde_json::json!({})).is_none()
+    );
+}
