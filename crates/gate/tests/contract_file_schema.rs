@@ -203,7 +203,9 @@ fn over_mutated_contracts_the_reader_accepts_exactly_what_the_schema_accepts() {
             refused += usize::from(!schema);
         }
     }
-    println!("{checked} mutated contracts: the schema and the reader agree on all ({refused} refused)");
+    println!(
+        "{checked} mutated contracts: the schema and the reader agree on all ({refused} refused)"
+    );
     assert!(checked > 500, "only {checked} mutants");
     assert!(refused > checked / 2, "only {refused} of {checked} refused");
 }
