@@ -33,7 +33,7 @@ pub(crate) fn sanitize(text: &str, cap: usize) -> String {
     out
 }
 
-/// [`sanitize`] without the cap: for a harness printing names and values from a repository it
+/// The operator record's escaping without its cap: for a harness printing names and values from a repository it
 /// does not trust (file names, sidecar values, raw bytes in a diff) to a terminal.
 pub fn escape_hidden(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hidden) {
