@@ -33,8 +33,8 @@ pub(crate) fn sanitize(text: &str, cap: usize) -> String {
     out
 }
 
-/// The operator record's escaping without its cap: for a harness printing names and values from a repository it
-/// does not trust (file names, sidecar values, raw bytes in a diff) to a terminal.
+/// The operator record's escaping without its cap: for a harness printing names and values from
+/// a repository it does not trust (file names, sidecar values, raw bytes in a diff) to a terminal.
 pub fn escape_hidden(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
