@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 use toolgate_gate::internals::escape_hidden;
 
+use crate::bump::{self, DiffOptions};
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
 use crate::scale;
@@ -35,6 +36,12 @@ enum Command {
     /// stdout holds the agent-visible bytes, one line. Exit 0 admitted, 1 rejected, 2 usage or
     /// configuration error.
     Check(CheckOptions),
+    /// Review a contract bump: every change between two versions, four verdicts each proven by a
+    /// witness the gate confirms, and every fixture replayed through both.
+    ///
+    /// Exit 0 when the report ran; 1 when a verdict named by --fail-on is true or undecided;
+    /// 2 on usage or configuration errors.
+    Diff(DiffOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
     ///
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
@@ -73,6 +80,11 @@ pub fn main() -> ExitCode {
             tools,
             fixtures,
         } => scale::generate(&dir, tools, fixtures).map(|()| EXIT_OK),
+        Command::Diff(mut options) => {
+            options.color =
+                anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
+            bump::run(&options, &mut io::stdout())
+        }
         Command::Test(mut options) => {
             options.color =
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;

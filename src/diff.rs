@@ -10,6 +10,11 @@ use toolgate_gate::internals::escape_hidden;
 /// kept in their order), so the changed member stands out; if they differ only in bytes
 /// re-indenting hides (whitespace), the raw lines are compared instead.
 pub fn unified(old: &str, new: &str, color: bool) -> String {
+    labelled(old, new, ("snapshot", "now"), color)
+}
+
+/// [`unified`] with other names for the two sides, e.g. two contract versions.
+pub fn labelled(old: &str, new: &str, (old_label, new_label): (&str, &str), color: bool) -> String {
     let (old_text, new_text) = match (pretty(old), pretty(new)) {
         (Some(old_pretty), Some(new_pretty)) if old_pretty != new_pretty => {
             (old_pretty, new_pretty)
@@ -27,8 +32,8 @@ pub fn unified(old: &str, new: &str, color: bool) -> String {
         (Style::new(), Style::new(), Style::new())
     };
     let mut out = String::new();
-    let _ = writeln!(out, "{header}--- snapshot{header:#}");
-    let _ = writeln!(out, "{header}+++ now{header:#}");
+    let _ = writeln!(out, "{header}--- {old_label}{header:#}");
+    let _ = writeln!(out, "{header}+++ {new_label}{header:#}");
     for group in diff.grouped_ops(3) {
         for op in group {
             for change in diff.iter_changes(&op) {

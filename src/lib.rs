@@ -2,6 +2,7 @@
 //! and the fixture runner. The gate itself is the `toolgate-gate` crate; this crate only drives it
 //! through its public API, exactly as a production adapter would.
 
+pub mod bump;
 pub mod check;
 pub mod cli;
 pub mod confine;

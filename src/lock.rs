@@ -111,10 +111,29 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
                 ),
             )),
             None if record_new => added.push(format!("{} {} sha256:{actual}", key.0, key.1)),
-            None => problems.push(Problem::new(
-                ProblemKind::Lock,
-                format!("{} is not in {} yet: run `toolgate test --accept` to lock it, and commit the lock", folder.display(), shown.display()),
-            )),
+            None => {
+                let previous = versions
+                    .iter()
+                    .filter(|(other, older)| other == tool && older.number < version.number)
+                    .map(|(_, older)| older.name())
+                    .next_back();
+                let review = match previous {
+                    Some(previous) => format!(
+                        "review `toolgate diff {tool} {previous} {}`, then lock it with `toolgate test --accept`",
+                        version.name()
+                    ),
+                    None => "lock it with `toolgate test --accept`".to_owned(),
+                };
+                problems.push(Problem::new(
+                    ProblemKind::Lock,
+                    format!(
+                        "{tool} {} is not locked ({} has no entry for it): {review}, and commit {}",
+                        version.name(),
+                        shown.display(),
+                        shown.display()
+                    ),
+                ));
+            }
         }
     }
     for (tool, version) in locked.keys() {

@@ -1,5 +1,6 @@
 //! The repository layout users work in: `contracts/<tool>/v<N>/`, one folder per published version.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use toolgate_gate::{CONTRACT_FILE, Contract, ContractSource};
@@ -24,6 +25,17 @@ pub struct VersionDir {
     pub number: u32,
     /// The folder, relative to the root.
     pub path: PathBuf,
+}
+
+/// The text of one version folder's files.
+#[derive(Debug, Clone)]
+pub struct VersionFiles {
+    /// The folder, as the user knows it.
+    pub folder: PathBuf,
+    /// `contract.yaml`.
+    pub contract: String,
+    /// Every `*.json` file beside it, by file name.
+    pub schemas: BTreeMap<String, String>,
 }
 
 impl VersionDir {
@@ -175,29 +187,44 @@ impl Repository {
         }
     }
 
-    /// The files of a version folder: `contract.yaml` and every `*.json` beside it, each a
-    /// regular file inside the repository, bounded in size.
-    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, UsageError> {
+    /// The text of a version folder's files: `contract.yaml` and every `*.json` beside it, each
+    /// a regular file inside the repository, bounded in size.
+    pub fn read_files(&self, version: &VersionDir) -> Result<VersionFiles, UsageError> {
         let contract = self
             .root
             .read_text(&version.path.join(CONTRACT_FILE))
             .map_err(UsageError::new)?;
-        let mut source = ContractSource::new(contract).in_folder(self.root.shown(&version.path));
+        let mut schemas = BTreeMap::new();
         let mut problems = Vec::new();
         for entry in self.root.list(&version.path).map_err(UsageError::new)? {
             if !entry.name.ends_with(".json") {
                 continue;
             }
             match self.root.read_text(&entry.path) {
-                Ok(text) => source = source.with_schema(entry.name, text),
+                Ok(text) => {
+                    schemas.insert(entry.name, text);
+                }
                 Err(message) => problems.push(message),
             }
         }
-        if problems.is_empty() {
-            Ok(source)
-        } else {
-            Err(UsageError::new(problems.join("\n")))
+        if !problems.is_empty() {
+            return Err(UsageError::new(problems.join("\n")));
         }
+        Ok(VersionFiles {
+            folder: self.root.shown(&version.path),
+            contract,
+            schemas,
+        })
+    }
+
+    /// A version folder's files as the gate's contract source.
+    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, UsageError> {
+        let files = self.read_files(version)?;
+        let mut source = ContractSource::new(files.contract).in_folder(files.folder);
+        for (name, text) in files.schemas {
+            source = source.with_schema(name, text);
+        }
+        Ok(source)
     }
 
     /// Compiles the contract in a version folder, checking that it names the folder's tool and

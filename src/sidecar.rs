@@ -1,6 +1,7 @@
 //! The sidecar `<case>.expect.yaml`: the request a fixture runs under, the contract versions it
 //! runs against, and what the gate must decide, parsed once into types, every error at its line.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
@@ -112,6 +113,40 @@ pub fn retry_words(retryable: bool) -> &'static str {
     }
 }
 
+/// What the gate must decide about a fixture: the same under every contract version, or one
+/// expectation per version (`expect_by_version:`), as a contract bump changes what is admitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectations {
+    /// The same under every version it runs against.
+    Every(Expectation),
+    /// Per version, by version name (`v1`, `v2`, …).
+    ByVersion(Vec<(String, Expectation)>),
+}
+
+impl Expectations {
+    /// What the gate must decide under `version`.
+    pub fn for_version(&self, version: &str) -> Option<&Expectation> {
+        match self {
+            Expectations::Every(expectation) => Some(expectation),
+            Expectations::ByVersion(by_version) => by_version
+                .iter()
+                .find(|(name, _)| name == version)
+                .map(|(_, expectation)| expectation),
+        }
+    }
+
+    /// Every expectation it states.
+    pub fn all(&self) -> Vec<&Expectation> {
+        match self {
+            Expectations::Every(expectation) => vec![expectation],
+            Expectations::ByVersion(by_version) => by_version
+                .iter()
+                .map(|(_, expectation)| expectation)
+                .collect(),
+        }
+    }
+}
+
 /// A parsed sidecar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sidecar {
@@ -125,10 +160,11 @@ pub struct Sidecar {
     pub now: Option<String>,
     /// The upstream status the adapter saw.
     pub upstream_status: Option<u16>,
-    /// The contract versions it runs against (default: every published version).
+    /// The contract versions it runs against (default: every published version; with
+    /// per-version expectations, exactly the versions they name).
     pub versions: Option<Vec<String>>,
-    /// What the gate must decide.
-    pub expect: Expectation,
+    /// What the gate must decide, for every version it runs against.
+    pub expect: Expectations,
     /// Strings that must never reach the agent.
     pub canaries: Vec<String>,
     /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
@@ -151,7 +187,10 @@ struct SidecarFile {
     upstream_status: Option<u16>,
     #[serde(default)]
     versions: Option<Spanned<Vec<String>>>,
-    expect: Spanned<ExpectationFile>,
+    #[serde(default)]
+    expect: Option<Spanned<ExpectationFile>>,
+    #[serde(default)]
+    expect_by_version: Option<Spanned<BTreeMap<String, Spanned<ExpectationFile>>>>,
     /// No longer read: refused with a message that says why.
     #[serde(default)]
     covers: Option<Spanned<serde::de::IgnoredAny>>,
@@ -193,9 +232,58 @@ impl Sidecar {
             line: Some((location.line(), location.column())),
             message,
         };
-        let expect = file.expect.value.check().map_err(|(message, location)| {
-            at(location.unwrap_or(file.expect.referenced), message)
-        })?;
+        let checked = |expect: Spanned<ExpectationFile>| {
+            expect
+                .value
+                .check()
+                .map_err(|(message, location)| at(location.unwrap_or(expect.referenced), message))
+        };
+        let (expect, versions) = match (file.expect, file.expect_by_version, file.versions) {
+            (Some(expect), None, versions) => (
+                Expectations::Every(checked(expect)?),
+                versions
+                    .map(|versions| {
+                        check_versions(&versions.value)
+                            .map_err(|message| at(versions.referenced, message))
+                            .map(|()| versions.value)
+                    })
+                    .transpose()?,
+            ),
+            (None, Some(by_version), None) => {
+                let names: Vec<String> = by_version.value.keys().cloned().collect();
+                check_versions(&names).map_err(|message| {
+                    at(
+                        by_version.referenced,
+                        message.replace("versions: ", "expect_by_version: "),
+                    )
+                })?;
+                let mut expectations = Vec::new();
+                for (name, expect) in by_version.value {
+                    expectations.push((name, checked(expect)?));
+                }
+                (Expectations::ByVersion(expectations), Some(names))
+            }
+            (None, Some(by_version), Some(_)) => {
+                return Err(at(
+                    by_version.referenced,
+                    "expect_by_version already says which versions the fixture runs against; remove `versions:`".to_owned(),
+                ));
+            }
+            (Some(expect), Some(_), _) => {
+                return Err(at(
+                    expect.referenced,
+                    "give either `expect:` (the same under every version) or `expect_by_version:`, not both".to_owned(),
+                ));
+            }
+            (None, None, _) => {
+                return Err(YamlError {
+                    line: None,
+                    message:
+                        "no `expect:` (or `expect_by_version:`): say what the gate must decide"
+                            .to_owned(),
+                });
+            }
+        };
         if let Some(covers) = &file.covers {
             return Err(at(
                 covers.referenced,
@@ -206,16 +294,13 @@ impl Sidecar {
             check_request_name(&request.value)
                 .map_err(|message| at(request.referenced, message))?;
         }
-        if let Some(versions) = &file.versions {
-            check_versions(&versions.value).map_err(|message| at(versions.referenced, message))?;
-        }
         Ok(Sidecar {
             description: file.description,
             request: file.request.map(|request| request.value),
             request_id: file.request_id,
             now: file.now,
             upstream_status: file.upstream_status,
-            versions: file.versions.map(|versions| versions.value),
+            versions,
             expect,
             canaries: file.canaries,
             twin: file.twin,
@@ -338,17 +423,57 @@ mod tests {
         .unwrap();
         assert_eq!(
             sidecar.expect,
-            Expectation::Rejected {
+            Expectations::Every(Expectation::Rejected {
                 layer: Layer::Semantic,
                 rule: Some("project_binding".to_owned()),
                 code: ErrorCode::InvalidResponse,
                 retryable: false,
-            }
+            })
         );
         assert_eq!(
-            sidecar.expect.to_string(),
+            sidecar.expect.all()[0].to_string(),
             "rejected at semantic, rule project_binding: INVALID_RESPONSE, not retryable"
         );
+    }
+
+    #[test]
+    fn a_fixture_can_expect_another_outcome_under_each_version() {
+        let sidecar = Sidecar::parse(
+            "expect_by_version:\n  v1: { outcome: admitted }\n  v2: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            sidecar.versions,
+            Some(vec!["v1".to_owned(), "v2".to_owned()])
+        );
+        assert_eq!(
+            sidecar.expect.for_version("v1"),
+            Some(&Expectation::Admitted)
+        );
+        assert!(sidecar.expect.for_version("v2").unwrap().is_rejection());
+        assert_eq!(sidecar.expect.for_version("v3"), None);
+        for (text, expected) in [
+            (
+                "expect_by_version: {}",
+                "1:20: expect_by_version: [] runs this fixture against no",
+            ),
+            (
+                "expect: { outcome: admitted }\nexpect_by_version: { v1: { outcome: admitted } }",
+                "not both",
+            ),
+            (
+                "versions: [v1]\nexpect_by_version: { v1: { outcome: admitted } }",
+                "remove `versions:`",
+            ),
+            (
+                "expect_by_version: { v1: { outcome: rejected } }",
+                "1:26: expect: `rejected` needs",
+            ),
+            ("description: x", "no `expect:`"),
+        ] {
+            let error = Sidecar::parse(text).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text:?} → {error}");
+        }
     }
 
     #[test]

@@ -49,15 +49,16 @@ fn job(project: &str, observed_at: &str) -> String {
 
 #[test]
 fn an_admitted_response_prints_exactly_the_agent_bytes_on_one_line() {
+    // The newest version (v2) by default: it promises `reviewed_at` too.
     let raw = format!(
-        r#"{{ "tool": "review_status", "request_id": "{REQUEST_ID}", "outcome": "success", "data": {{ "change_id": "CR-1042", "decision": "approved", "reviewed_by": "maria.silva" }} }}"#
+        r#"{{ "tool": "review_status", "request_id": "{REQUEST_ID}", "outcome": "success", "data": {{ "reviewed_at": "2026-11-29T11:40:00Z", "change_id": "CR-1042", "decision": "approved", "reviewed_by": "maria.silva" }} }}"#
     );
     let run = check("review_status", &raw);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
         format!(
-            "{{\"tool\":\"review_status\",\"request_id\":\"{REQUEST_ID}\",\"outcome\":\"success\",\"data\":{{\"change_id\":\"CR-1042\",\"decision\":\"approved\",\"reviewed_by\":\"maria.silva\"}}}}\n"
+            "{{\"tool\":\"review_status\",\"request_id\":\"{REQUEST_ID}\",\"outcome\":\"success\",\"data\":{{\"change_id\":\"CR-1042\",\"decision\":\"approved\",\"reviewed_by\":\"maria.silva\",\"reviewed_at\":\"2026-11-29T11:40:00Z\"}}}}\n"
         )
     );
     assert!(
@@ -202,7 +203,7 @@ fn explain_tells_the_connector_owner_what_to_fix() {
     );
     assert!(
         run.stderr
-            .starts_with("admitted by job_status v1 (shape `current`)"),
+            .starts_with("admitted by job_status v2 (shape `current`)"),
         "{}",
         run.stderr
     );

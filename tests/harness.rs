@@ -273,7 +273,7 @@ fn structure_problems_name_their_path_and_the_run_goes_on() {
             "fixtures/job_status/near-miss/orphan.json: a raw fixture without its sidecar orphan.expect.yaml",
             "FAILED job_status::near-miss::broken",
             "fixtures/job_status/near-miss/broken.expect.yaml:",
-            "104 of 105 cases passed",
+            "166 of 167 cases passed",
         ],
     );
 }
@@ -459,7 +459,7 @@ fn json_and_junit_reports_are_machine_readable() {
     assert_eq!(run.code, 0);
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["passed"], true);
-    assert_eq!(report["totals"]["cases"], 104);
+    assert_eq!(report["totals"]["cases"], 166);
     assert_eq!(
         report["tools"]["release_status"]["legacy"]["outcomes"]["admitted"],
         2
@@ -478,14 +478,14 @@ fn json_and_junit_reports_are_machine_readable() {
     assert_eq!(failing["exit_code"], 1);
     assert_eq!(
         failing["failures"][0]["name"],
-        "job_status::accepted::not_found"
+        "job_status::accepted::not_found@v1"
     );
     assert_eq!(failing["failures"][0]["problems"][0]["kind"], "snapshot");
 
     let junit = toolgate_test(dir.path(), &["--format", "junit"], true);
     assert_eq!(junit.code, 1);
     assert!(junit.stdout.starts_with("<?xml"), "{}", junit.stdout);
-    assert_eq!(junit.stdout.matches("<testcase ").count(), 104 + 19);
+    assert_eq!(junit.stdout.matches("<testcase ").count(), 166 + 19);
     assert!(
         junit.stdout.contains("<failure")
             && junit.stdout.contains("job_status::accepted::not_found")
@@ -577,7 +577,7 @@ fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
 #[test]
 fn a_new_contract_version_runs_every_fixture_against_both_versions() {
     let dir = tree();
-    let contracts = dir.path().join("contracts/review_status");
+    let contracts = dir.path().join("contracts/close_ticket");
     copy(&contracts.join("v1"), &contracts.join("v2"));
     let contract = contracts.join("v2/contract.yaml");
     fs::write(
@@ -593,36 +593,36 @@ fn a_new_contract_version_runs_every_fixture_against_both_versions() {
         &first,
         1,
         &[
-            "contracts/review_status/v2 is not in contracts/contracts.lock yet",
-            "review_status::accepted::approved@v2",
+            "close_ticket v2 is not locked (contracts/contracts.lock has no entry for it): review `toolgate diff close_ticket v1 v2`, then lock it with `toolgate test --accept`",
+            "close_ticket::accepted::ticket_7@v2",
         ],
     );
     assert_eq!(toolgate_test(dir.path(), &["--accept"], false).code, 0);
     assert!(
         dir.path()
-            .join("snapshots/review_status/accepted/approved@v2.snap")
+            .join("snapshots/close_ticket/accepted/ticket_7@v2.snap")
             .exists()
     );
     assert!(
         fs::read_to_string(dir.path().join("contracts/contracts.lock"))
             .unwrap()
-            .contains("review_status v2 sha256:")
+            .contains("close_ticket v2 sha256:")
     );
 
     let report: Value =
         serde_json::from_str(&toolgate_test(dir.path(), &["--format", "json"], true).stdout)
             .unwrap();
     assert_eq!(report["passed"], true);
-    assert_eq!(report["totals"]["cases"], 104 + 30);
+    assert_eq!(report["totals"]["cases"], 166 + 24);
     let trials = cargo_trials(dir.path(), true);
     assert_eq!(trials.code, 0, "{}", trials.stdout);
     assert!(
         trials
             .stdout
-            .contains("review_status::near-miss::null_data@v1")
+            .contains("close_ticket::near-miss::array_proposal@v1")
             && trials
                 .stdout
-                .contains("review_status::near-miss::null_data@v2"),
+                .contains("close_ticket::near-miss::array_proposal@v2"),
         "{}",
         trials.stdout
     );

@@ -57,10 +57,14 @@ fn check_ticket(dir: &Path, body: &[u8]) -> Run {
     )
 }
 
+/// `toolgate check job_status` against v1, the version these cases break on purpose.
 fn check_job(dir: &Path, extra: &[&str]) -> Run {
     let mut args = vec!["check", "job_status"];
     if !extra.contains(&"--request") {
         args.extend(["--request", "fixtures/job_status/request.json"]);
+    }
+    if !extra.contains(&"--contract-version") {
+        args.extend(["--contract-version", "v1"]);
     }
     args.extend_from_slice(extra);
     let body = fs::read(repo_root().join("fixtures/job_status/accepted/failed_run.json")).unwrap();
@@ -255,8 +259,8 @@ fn an_unknown_tool_and_an_unknown_version() {
         "contracts/job_stat: no contract for tool `job_stat` (known tools: close_ticket, job_status, release_status, review_status)",
     );
     assert_usage_error(
-        &check_job(dir.path(), &["--contract-version", "v2"]),
-        "contracts/job_status: tool `job_status` has no contract version v2 (published: v1)",
+        &check_job(dir.path(), &["--contract-version", "v3"]),
+        "contracts/job_status: tool `job_status` has no contract version v3 (published: v1, v2)",
     );
     assert_usage_error(
         &check_job(dir.path(), &["--contract-version", "2"]),

@@ -19,7 +19,7 @@ use crate::verdict::{Problem, ProblemKind};
 pub struct RequestFiles(BTreeMap<PathBuf, Result<RequestSpec, String>>);
 
 impl RequestFiles {
-    pub(super) fn load(root: &RepoRoot, fixtures: &[Arc<Fixture>]) -> RequestFiles {
+    pub(crate) fn load(root: &RepoRoot, fixtures: &[Arc<Fixture>]) -> RequestFiles {
         let mut files = BTreeMap::new();
         for fixture in fixtures {
             let path = fixture.request_file();
@@ -77,7 +77,7 @@ pub(super) struct Admitted {
 
 /// Loads a fixture's request and raw bytes (at most one byte past the contract's limit, as
 /// `toolgate check` reads a response).
-pub(super) fn prepare(
+pub(crate) fn prepare(
     root: &RepoRoot,
     requests: &RequestFiles,
     fixture: &Fixture,

@@ -68,7 +68,7 @@ impl Case {
 
         verdict
             .problems
-            .extend(expectation_problems(&spec.expect, decision));
+            .extend(expectation_problems(spec, version, decision));
         verdict
             .problems
             .extend(class_problems(fixture.class, decision));
@@ -116,19 +116,23 @@ impl Case {
     }
 }
 
+/// A fixture's class says what it is under the versions it runs against: accepted and legacy
+/// fixtures are admitted under at least one, near-misses and duplicate keys rejected under all.
 fn class_consistency(class: FixtureClass, spec: &Sidecar) -> Result<(), String> {
-    let expect = &spec.expect;
+    let expectations = spec.expect.all();
+    let any = |test: &dyn Fn(&Expectation) -> bool| expectations.iter().any(|expect| test(expect));
+    let all = |test: &dyn Fn(&Expectation) -> bool| expectations.iter().all(|expect| test(expect));
     match class {
-        FixtureClass::Accepted if expect.is_rejection() => {
-            Err("an accepted fixture must expect `admitted` or `admitted_failure`; a response that must be rejected belongs in near-miss/".to_owned())
+        FixtureClass::Accepted if !any(&|expect| !expect.is_rejection()) => {
+            Err("an accepted fixture must expect `admitted` or `admitted_failure` (under at least one version); a response that must be rejected belongs in near-miss/".to_owned())
         }
-        FixtureClass::NearMiss if !expect.is_rejection() => {
-            Err("a near-miss fixture must expect `rejected`; a response that must be admitted belongs in accepted/".to_owned())
+        FixtureClass::NearMiss if !all(&Expectation::is_rejection) => {
+            Err("a near-miss fixture must expect `rejected` under every version it runs against; a response that must be admitted belongs in accepted/".to_owned())
         }
-        FixtureClass::Legacy if *expect != Expectation::Admitted => {
+        FixtureClass::Legacy if !any(&|expect| *expect == Expectation::Admitted) => {
             Err("a legacy fixture must expect `admitted`: it is an older shape the contract still supports".to_owned())
         }
-        FixtureClass::DuplicateKey if expect.layer() != Some(Layer::Parse) => {
+        FixtureClass::DuplicateKey if !all(&|expect| expect.layer() == Some(Layer::Parse)) => {
             Err("a duplicate-key fixture must expect `rejected` at layer `parse`: duplicates are the parser's to catch".to_owned())
         }
         _ if spec.twin.is_some() && class != FixtureClass::Legacy => Err("only legacy fixtures name a `twin`".to_owned()),
@@ -213,7 +217,13 @@ pub(crate) fn shell_command(words: &[&str]) -> String {
         .join(" ")
 }
 
-fn expectation_problems(expect: &Expectation, decision: &Decision) -> Vec<Problem> {
+fn expectation_problems(spec: &Sidecar, version: &str, decision: &Decision) -> Vec<Problem> {
+    let Some(expect) = spec.expect.for_version(version) else {
+        return vec![Problem::new(
+            ProblemKind::Load,
+            format!("the sidecar says nothing about {version}: add it to `expect_by_version:`"),
+        )];
+    };
     if expect.is_met_by(decision) {
         return Vec::new();
     }

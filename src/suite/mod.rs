@@ -9,7 +9,7 @@
 //! Running a case is `case.rs`; the suite-wide checks are `checks.rs`; loading a fixture's
 //! request and raw bytes and handing them to the gate is `admission.rs`, which both share.
 
-mod admission;
+pub(crate) mod admission;
 mod case;
 mod checks;
 

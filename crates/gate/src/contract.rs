@@ -148,6 +148,10 @@ impl Contract {
         self.limits.max_bytes
     }
 
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The nesting limit.
     pub fn max_depth(&self) -> usize {
         self.limits.max_depth

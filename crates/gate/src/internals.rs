@@ -54,3 +54,47 @@ pub fn applied_keywords<'c>(
 ) -> Option<(&'c str, Vec<AppliedKeyword>)> {
     contract.applied_keywords(document)
 }
+
+/// `contract.yaml` as the JSON value it denotes, after the contract schema accepted it: the
+/// contract format exactly as documented, for tools that compare contracts field by field.
+pub fn contract_document(contract_yaml: &str) -> Result<serde_json::Value, String> {
+    crate::spec::read_contract_file(contract_yaml).map_err(|errors| errors.to_string())?;
+    crate::yaml::read_yaml_tree(contract_yaml)
+        .map(|tree| tree.value)
+        .map_err(|error| error.to_string())
+}
+
+/// A duration as contracts write them (`15m`, `90s`), as the freshness rule reads it.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|error| error.to_string())
+}
+
+/// Whether `text` is valid in JSON Schema `format` as the gate asserts it; `None` for a format
+/// the gate does not know.
+pub fn format_accepts(format: &str, text: &str) -> Option<bool> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static VALIDATORS: LazyLock<Mutex<HashMap<String, Option<jsonschema::Validator>>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let mut validators = VALIDATORS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let validator = validators.entry(format.to_owned()).or_insert_with(|| {
+        compile_options(crate::schema::NoRetrieval)
+            .build(&serde_json::json!({"type": "string", "format": format}))
+            .ok()
+    });
+    validator
+        .as_ref()
+        .map(|validator| validator.is_valid(&serde_json::Value::from(text)))
+}
+
+/// The upstream statuses this contract treats as unavailable.
+pub fn unavailable_statuses(contract: &crate::Contract) -> Vec<u16> {
+    contract.limits().unavailable_statuses.clone()
+}
+
+/// `time` in RFC 3339, UTC, as audit events write it.
+pub fn format_timestamp(time: std::time::SystemTime) -> Option<String> {
+    crate::timestamp::format_utc(crate::timestamp::unix_nanos(time))
+}

@@ -1,0 +1,1119 @@
+//! Comparing two versions of one shape's schema, node by node along the response's structure:
+//! every difference becomes a [`Change`] whose effect on each verdict is decided on the model
+//! (exactly, or `Unknown` with the reason), with a probe that builds a witness for a `Yes`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::change::{Change, Edit, Effect, Probe, Verdict};
+use super::model::{self, Facts, JsonType, Kind, Node, admits, same_value};
+use super::strings::{self, Strings};
+
+/// What a walk knows about the shape it compares.
+#[derive(Debug, Clone)]
+pub struct ShapeContext {
+    /// The shape's name (`current`, or a legacy shape's).
+    pub shape: String,
+    /// The response pointers its promised fields are read from, in either version.
+    pub promised: Vec<String>,
+}
+
+/// Compares `from` and `to` (one shape's schema in each version), adding a change per
+/// difference.
+pub fn compare(from: &Node, to: &Node, context: &ShapeContext, out: &mut Vec<Change>) {
+    Walk { context, out }.node("", from, to);
+}
+
+struct Walk<'c> {
+    context: &'c ShapeContext,
+    out: &'c mut Vec<Change>,
+}
+
+/// How a response pointer relates to the promised fields.
+enum Relation {
+    /// At or inside a promised value: what it admits is what the agent may see.
+    Promised,
+    /// Above a promised value: it decides whether the value is there at all.
+    Above,
+    /// Elsewhere: never projected.
+    Unpromised,
+}
+
+fn tokens(pointer: &str) -> Vec<&str> {
+    pointer.split('/').skip(1).collect()
+}
+
+fn prefix_of(prefix: &[&str], of: &[&str]) -> bool {
+    prefix.len() <= of.len()
+        && prefix
+            .iter()
+            .zip(of)
+            .all(|(p, q)| p == q || *p == "*" || *q == "*")
+}
+
+impl Walk<'_> {
+    fn relation(&self, path: &str) -> Relation {
+        let here = tokens(path);
+        let mut above = false;
+        for promised in &self.context.promised {
+            let promised = tokens(promised);
+            if prefix_of(&promised, &here) {
+                return Relation::Promised;
+            }
+            above |= prefix_of(&here, &promised);
+        }
+        if above {
+            Relation::Above
+        } else {
+            Relation::Unpromised
+        }
+    }
+
+    /// Records a change at `path` whose upstream effects are `forward` (FROM admits what TO
+    /// refuses: breaking) and `backward` (loosened); the agent effects follow from where `path`
+    /// is relative to the promised fields.
+    fn record(&mut self, change: Change, path: &str, forward: Effect, backward: Effect) {
+        let (widened, narrowed) = match self.relation(path) {
+            Relation::Promised => (backward.clone(), forward.clone()),
+            Relation::Unpromised => (Effect::No, Effect::No),
+            Relation::Above => {
+                let unknown = |effect: &Effect| match effect {
+                    Effect::No => Effect::No,
+                    _ => Effect::Unknown(format!(
+                        "{path} holds a promised field; whether the agent can see the difference depends on values the model cannot enumerate"
+                    )),
+                };
+                (unknown(&backward), unknown(&forward))
+            }
+        };
+        let mut change = change.at(path);
+        change.shape = Some(self.context.shape.clone());
+        self.out.push(
+            change
+                .with(Verdict::UpstreamBreaking, forward)
+                .with(Verdict::UpstreamLoosened, backward)
+                .with(Verdict::AgentWidened, widened)
+                .with(Verdict::AgentNarrowed, narrowed),
+        );
+    }
+
+    fn node(&mut self, path: &str, from: &Node, to: &Node) {
+        if from == to {
+            return;
+        }
+        match (&from.kind, &to.kind) {
+            (Kind::Facts(a), Kind::Facts(b)) => self.facts(path, from, to, a, b),
+            (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
+                let why = format!(
+                    "the schema at {} uses {reason}; review this change by hand",
+                    to.at
+                );
+                let change = Change::new(
+                    "unsupported_change",
+                    format!("a change the differ cannot decide: {reason}"),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(
+                    change,
+                    path,
+                    Effect::Unknown(why.clone()),
+                    Effect::Unknown(why),
+                );
+            }
+            _ => {
+                let forward = value_effect(path, from, to);
+                let backward = value_effect(path, to, from);
+                let change = Change::new(
+                    "schema_replaced",
+                    format!(
+                        "the schema changed from {} to {}",
+                        describe(from),
+                        describe(to)
+                    ),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(change, path, forward, backward);
+            }
+        }
+    }
+
+    fn facts(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        let leaf_kinds = leaf_changes(a, b);
+        if !leaf_kinds.is_empty() {
+            let forward = leaf_effect(path, from, to);
+            let backward = leaf_effect(path, to, from);
+            for (kind, description, keyword) in leaf_kinds {
+                let pointer = format!("{}/{keyword}", to.at.pointer);
+                let change = Change::new(kind, description, &to.at.file, &pointer);
+                self.record(change, path, forward.clone(), backward.clone());
+            }
+        }
+        self.members(path, to, a, b);
+        self.arrays(path, from, to, a, b);
+        self.unions(path, from, to, a, b);
+    }
+
+    fn members(&mut self, path: &str, to: &Node, a: &Facts, b: &Facts) {
+        let names: BTreeSet<&String> = a.properties.keys().chain(b.properties.keys()).collect();
+        let mut removed = Vec::new();
+        let mut added = Vec::new();
+        for name in names {
+            let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+            match (a.properties.get(name), b.properties.get(name)) {
+                (Some(x), Some(y)) => {
+                    self.node(&member, x, y);
+                    self.presence(&member, name, to, a, b);
+                }
+                (Some(_), None) => removed.push(name.clone()),
+                (None, Some(_)) => added.push(name.clone()),
+                (None, None) => {}
+            }
+        }
+        // A property removed and another added with the same schema and requiredness is a
+        // rename; report it as one change.
+        let mut renamed = Vec::new();
+        for old in &removed {
+            let twin = added.iter().find(|new| {
+                !renamed
+                    .iter()
+                    .any(|(_, taken): &(String, String)| taken == *new)
+                    && a.properties[old] == b.properties[*new]
+                    && a.required.contains(old) == b.required.contains(*new)
+            });
+            if let Some(new) = twin {
+                renamed.push((old.clone(), new.clone()));
+            }
+        }
+        for name in &removed {
+            let partner = renamed
+                .iter()
+                .find(|(old, _)| old == name)
+                .map(|(_, new)| new.clone());
+            self.property(path, name, a, b, false, partner.as_deref());
+        }
+        for name in &added {
+            if renamed.iter().any(|(_, new)| new == name) {
+                continue;
+            }
+            self.property(path, name, a, b, true, None);
+        }
+        if a.additional != b.additional {
+            let fresh = "toolgate_unpromised";
+            let member = format!("{path}/{fresh}");
+            let forward = value_effect(&member, &a.additional, &b.additional);
+            let backward = value_effect(&member, &b.additional, &a.additional);
+            let (kind, words) = match (&a.additional.kind, &b.additional.kind) {
+                (_, Kind::Nothing) => (
+                    "object_closed",
+                    "the object no longer admits members it does not declare",
+                ),
+                (Kind::Nothing, _) => (
+                    "object_opened",
+                    "the object now admits members it does not declare",
+                ),
+                _ => (
+                    "additional_properties_changed",
+                    "what undeclared members must be changed",
+                ),
+            };
+            let change = Change::new(
+                kind,
+                format!("{}: {words}", shown(path)),
+                &b.additional.at.file,
+                &b.additional.at.pointer,
+            );
+            self.record(change, &member, forward, backward);
+        }
+        if (a.min_properties, a.max_properties) != (b.min_properties, b.max_properties) {
+            let why = "a change to minProperties/maxProperties; review it by hand".to_owned();
+            let change = Change::new(
+                "member_count_changed",
+                format!("{}: the number of members allowed changed", shown(path)),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(
+                change,
+                path,
+                Effect::Unknown(why.clone()),
+                Effect::Unknown(why),
+            );
+        }
+    }
+
+    /// A property present in only one version's `properties` (`added`: only in TO's).
+    fn property(
+        &mut self,
+        path: &str,
+        name: &str,
+        a: &Facts,
+        b: &Facts,
+        added: bool,
+        renamed_to: Option<&str>,
+    ) {
+        let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+        // What each version lets the member be: its property schema, or the additional one.
+        let mut forward = value_effect(&member, a.member(name), b.member(name));
+        let mut backward = value_effect(&member, b.member(name), a.member(name));
+        let (from_required, to_required) = (a.required.contains(name), b.required.contains(name));
+        if to_required && !from_required {
+            forward = forward.or(presence_probe(&member));
+        }
+        if from_required && !to_required {
+            backward = backward.or(presence_probe(&member));
+        }
+        let (kind, description, at) = match (added, renamed_to) {
+            (_, Some(new)) => {
+                let new_member = format!("{path}/{}", new.replace('~', "~0").replace('/', "~1"));
+                // The new name: TO admits it where FROM may not, and FROM's old name is gone.
+                forward = forward.or(value_effect(&member, a.member(name), b.member(name)));
+                backward = backward.or(value_effect(&new_member, b.member(new), a.member(new)));
+                if b.required.contains(new) && !a.required.contains(new) {
+                    forward = forward.or(presence_probe(&new_member));
+                }
+                (
+                    "property_renamed",
+                    format!("{}: property `{name}` renamed to `{new}`", shown(path)),
+                    &b.properties[new].at,
+                )
+            }
+            (true, None) => (
+                "property_added",
+                format!(
+                    "{}: property `{name}` added ({})",
+                    shown(path),
+                    if to_required { "required" } else { "optional" }
+                ),
+                &b.properties[name].at,
+            ),
+            (false, None) => (
+                "property_removed",
+                format!("{}: property `{name}` removed", shown(path)),
+                &a.properties[name].at,
+            ),
+        };
+        let change = Change::new(kind, description, &at.file, &at.pointer);
+        self.record(change, &member, forward, backward);
+    }
+
+    /// `required` changed for a property both versions declare.
+    fn presence(&mut self, member: &str, name: &str, to: &Node, a: &Facts, b: &Facts) {
+        let (was, is) = (a.required.contains(name), b.required.contains(name));
+        if was == is {
+            return;
+        }
+        let parent = member.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let (kind, words, forward, backward) = if is {
+            (
+                "property_required",
+                "is now required",
+                presence_probe(member),
+                Effect::No,
+            )
+        } else {
+            (
+                "property_optional",
+                "is now optional",
+                Effect::No,
+                presence_probe(member),
+            )
+        };
+        let change = Change::new(
+            kind,
+            format!("{}: property `{name}` {words}", shown(parent)),
+            &to.at.file,
+            &format!("{}/required", to.at.pointer),
+        );
+        self.record(change, member, forward, backward);
+    }
+
+    fn arrays(&mut self, path: &str, _from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        self.node(&format!("{path}/*"), &a.items, &b.items);
+        if (a.min_items, a.max_items) != (b.min_items, b.max_items) {
+            let count = |facts: &Facts| (facts.min_items, facts.max_items);
+            let forward = count_effect(path, count(a), count(b));
+            let backward = count_effect(path, count(b), count(a));
+            let tighter = b.min_items >= a.min_items
+                && b.max_items.unwrap_or(u64::MAX) <= a.max_items.unwrap_or(u64::MAX);
+            let change = Change::new(
+                if tighter {
+                    "items_tightened"
+                } else {
+                    "items_loosened"
+                },
+                format!(
+                    "{}: items allowed changed from {} to {}",
+                    shown(path),
+                    range(count(a)),
+                    range(count(b))
+                ),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(change, path, forward, backward);
+        }
+        if a.unique_items != b.unique_items {
+            let why = "a change to uniqueItems; review it by hand".to_owned();
+            let change = Change::new(
+                "unique_items_changed",
+                format!("{}: uniqueItems changed", shown(path)),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(
+                change,
+                path,
+                Effect::Unknown(why.clone()),
+                Effect::Unknown(why),
+            );
+        }
+    }
+
+    fn unions(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        let (x, y) = match (&a.union, &b.union) {
+            (None, None) => return,
+            (Some(x), Some(y)) if x.exactly_one == y.exactly_one => (x, y),
+            _ => {
+                let why = "a oneOf/anyOf was added, removed or changed kind; review it by hand"
+                    .to_owned();
+                let change = Change::new(
+                    "union_changed",
+                    format!("{}: the oneOf/anyOf changed", shown(path)),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(
+                    change,
+                    path,
+                    Effect::Unknown(why.clone()),
+                    Effect::Unknown(why),
+                );
+                return;
+            }
+        };
+        let keyword = if x.exactly_one { "oneOf" } else { "anyOf" };
+        let pairs = match align(&x.branches, &y.branches) {
+            Some(pairs) => pairs,
+            None => {
+                let why = format!(
+                    "the {keyword} branches cannot be matched up (no discriminating const); review by hand"
+                );
+                let change = Change::new(
+                    "union_changed",
+                    format!("{}: the {keyword} branches changed", shown(path)),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(
+                    change,
+                    path,
+                    Effect::Unknown(why.clone()),
+                    Effect::Unknown(why),
+                );
+                return;
+            }
+        };
+        for (from_branch, to_branch, discriminator) in pairs {
+            match (from_branch, to_branch) {
+                (Some(p), Some(q)) => self.node(path, p, q),
+                (Some(p), None) => {
+                    let probe = branch_probe(path, p);
+                    let change = Change::new(
+                        "branch_removed",
+                        format!(
+                            "{}: a {keyword} branch{} was removed",
+                            shown(path),
+                            discriminated(&discriminator)
+                        ),
+                        &from.at.file,
+                        &p.at.pointer,
+                    );
+                    self.record(change, path, probe, Effect::No);
+                }
+                (None, Some(q)) => {
+                    let probe = branch_probe(path, q);
+                    let change = Change::new(
+                        "branch_added",
+                        format!(
+                            "{}: a {keyword} branch{} was added",
+                            shown(path),
+                            discriminated(&discriminator)
+                        ),
+                        &to.at.file,
+                        &q.at.pointer,
+                    );
+                    self.record(change, path, Effect::No, probe);
+                }
+                (None, None) => {}
+            }
+        }
+    }
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+fn discriminated(discriminator: &Option<(String, Value)>) -> String {
+    discriminator
+        .as_ref()
+        .map(|(name, value)| format!(" (`{name}` = {value})"))
+        .unwrap_or_default()
+}
+
+fn describe(node: &Node) -> String {
+    match &node.kind {
+        Kind::Any => "anything".to_owned(),
+        Kind::Nothing => "nothing".to_owned(),
+        Kind::Facts(_) => format!("the schema at {}", node.at),
+        Kind::Unknown { reason, .. } => format!("a schema using {reason}"),
+    }
+}
+
+fn range((min, max): (u64, Option<u64>)) -> String {
+    match max {
+        Some(max) => format!("{min}..{max}"),
+        None => format!("{min}.."),
+    }
+}
+
+/// Branches matched up by a discriminating const member (the envelope's `outcome`), else by
+/// position when both have as many; `None` when neither works.
+#[allow(clippy::type_complexity)]
+fn align<'n>(
+    from: &'n [Node],
+    to: &'n [Node],
+) -> Option<Vec<(Option<&'n Node>, Option<&'n Node>, Option<(String, Value)>)>> {
+    let constant = |branch: &Node, name: &str| -> Option<Value> {
+        let facts = branch.facts()?;
+        let values = facts.properties.get(name)?.facts()?.values.as_ref()?;
+        (values.len() == 1 && facts.required.contains(name)).then(|| values[0].clone())
+    };
+    let candidates: BTreeSet<&String> = from
+        .iter()
+        .chain(to)
+        .filter_map(Node::facts)
+        .flat_map(|facts| facts.properties.keys())
+        .collect();
+    let discriminator = candidates.into_iter().find(|name| {
+        let distinct = |branches: &[Node]| {
+            let values: Option<Vec<Value>> = branches
+                .iter()
+                .map(|branch| constant(branch, name))
+                .collect();
+            values.is_some_and(|values| {
+                values
+                    .iter()
+                    .enumerate()
+                    .all(|(index, value)| !values[..index].contains(value))
+            })
+        };
+        distinct(from) && distinct(to)
+    });
+    if let Some(name) = discriminator {
+        let mut pairs = Vec::new();
+        for branch in from {
+            let value = constant(branch, name)?;
+            let twin = to
+                .iter()
+                .find(|other| constant(other, name) == Some(value.clone()));
+            pairs.push((Some(branch), twin, Some((name.clone(), value))));
+        }
+        for branch in to {
+            let value = constant(branch, name)?;
+            if !from
+                .iter()
+                .any(|other| constant(other, name) == Some(value.clone()))
+            {
+                pairs.push((None, Some(branch), Some((name.clone(), value))));
+            }
+        }
+        return Some(pairs);
+    }
+    (from.len() == to.len()).then(|| {
+        from.iter()
+            .zip(to)
+            .map(|(p, q)| (Some(p), Some(q), None))
+            .collect()
+    })
+}
+
+/// The witness for a branch only one version has: the base's value at `path` made to match
+/// the branch (a response of that branch as it is, when the base already is one).
+fn branch_probe(path: &str, branch: &Node) -> Effect {
+    Effect::Yes(Probe {
+        path: path.to_owned(),
+        edit: Edit::Conform(Box::new(branch.clone())),
+        adapt_context: true,
+        shape: None,
+    })
+}
+
+/// The witness for a member one version requires and the other does not: a response without it.
+fn presence_probe(member: &str) -> Effect {
+    Effect::Yes(Probe {
+        path: member.to_owned(),
+        edit: Edit::Remove,
+        adapt_context: true,
+        shape: None,
+    })
+}
+
+/// Whether some value `a` admits, `b` refuses: `Yes` with a probe that puts it at `path`.
+fn value_effect(path: &str, a: &Node, b: &Node) -> Effect {
+    match difference(a, b, b) {
+        Ok(None) => Effect::No,
+        Ok(Some(value)) => Effect::Yes(Probe::replace(path, value)),
+        Err(reason) => Effect::Unknown(reason),
+    }
+}
+
+/// Like [`value_effect`], for what a node says about the value itself (type, values, string
+/// and number constraints), leaving members, items and branches to their own changes.
+fn leaf_effect(path: &str, a: &Node, b: &Node) -> Effect {
+    match difference(a, &leaf(b), b) {
+        Ok(None) => Effect::No,
+        Ok(Some(value)) => Effect::Yes(Probe::replace(path, value)),
+        Err(reason) => Effect::Unknown(reason),
+    }
+}
+
+/// A node's constraints on the value itself, without its members, items and branches.
+fn leaf(node: &Node) -> Node {
+    match &node.kind {
+        Kind::Facts(facts) => {
+            let mut facts = (**facts).clone();
+            facts.properties = BTreeMap::new();
+            facts.required = BTreeSet::new();
+            facts.additional = Box::new(Node::any(&node.at));
+            facts.min_properties = 0;
+            facts.max_properties = None;
+            facts.items = Box::new(Node::any(&node.at));
+            facts.min_items = 0;
+            facts.max_items = None;
+            facts.unique_items = false;
+            facts.union = None;
+            Node {
+                at: node.at.clone(),
+                kind: Kind::Facts(Box::new(facts)),
+            }
+        }
+        _ => node.clone(),
+    }
+}
+
+/// The effect of item counts: an array length `a` allows and `b` does not.
+fn count_effect(path: &str, a: (u64, Option<u64>), b: (u64, Option<u64>)) -> Effect {
+    let allows = |(min, max): (u64, Option<u64>), count: u64| {
+        count >= min && max.is_none_or(|max| count <= max)
+    };
+    let mut candidates = vec![a.0, b.0.saturating_sub(1)];
+    candidates.extend(a.1);
+    candidates.extend(b.1.map(|max| max + 1));
+    for count in candidates {
+        if allows(a, count) && !allows(b, count) {
+            return Effect::Yes(Probe {
+                path: path.to_owned(),
+                edit: Edit::Resize(usize::try_from(count).unwrap_or(usize::MAX)),
+                adapt_context: true,
+                shape: None,
+            });
+        }
+    }
+    Effect::No
+}
+
+/// The keywords that differ between two nodes' constraints on the value itself: `(kind,
+/// description, keyword)`.
+fn leaf_changes(a: &Facts, b: &Facts) -> Vec<(&'static str, String, &'static str)> {
+    let mut out = Vec::new();
+    if a.types != b.types {
+        let names = |types: &Option<BTreeSet<JsonType>>| match types {
+            None => "any type".to_owned(),
+            Some(types) => types
+                .iter()
+                .map(|kind| kind.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let all = [
+            JsonType::Null,
+            JsonType::Boolean,
+            JsonType::Integer,
+            JsonType::String,
+            JsonType::Array,
+            JsonType::Object,
+        ];
+        let wider = all
+            .iter()
+            .all(|kind| !a.allows_type(*kind) || b.allows_type(*kind));
+        let narrower = all
+            .iter()
+            .all(|kind| !b.allows_type(*kind) || a.allows_type(*kind));
+        let kind = match (wider, narrower) {
+            (true, false) => "type_widened",
+            (false, true) => "type_narrowed",
+            _ => "type_changed",
+        };
+        out.push((
+            kind,
+            format!("type {} → {}", names(&a.types), names(&b.types)),
+            "type",
+        ));
+    }
+    if a.values != b.values {
+        let listed = |values: &[Value]| {
+            values
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (kind, description, keyword) = match (&a.values, &b.values) {
+            (Some(x), Some(y)) if x.len() == 1 && y.len() == 1 => (
+                "const_changed",
+                format!("const {} → {}", x[0], y[0]),
+                "const",
+            ),
+            (Some(x), Some(y)) => {
+                let gone: Vec<Value> = x
+                    .iter()
+                    .filter(|value| !y.iter().any(|other| same_value(value, other)))
+                    .cloned()
+                    .collect();
+                let new: Vec<Value> = y
+                    .iter()
+                    .filter(|value| !x.iter().any(|other| same_value(value, other)))
+                    .cloned()
+                    .collect();
+                let kind = match (gone.is_empty(), new.is_empty()) {
+                    (true, false) => "enum_widened",
+                    (false, true) => "enum_narrowed",
+                    _ => "enum_changed",
+                };
+                let mut words = Vec::new();
+                if !new.is_empty() {
+                    words.push(format!("added {}", listed(&new)));
+                }
+                if !gone.is_empty() {
+                    words.push(format!("removed {}", listed(&gone)));
+                }
+                (kind, format!("enum: {}", words.join("; ")), "enum")
+            }
+            (None, Some(y)) => (
+                "enum_narrowed",
+                format!("values limited to {}", listed(y)),
+                "enum",
+            ),
+            (Some(x), None) => (
+                "enum_widened",
+                format!("values no longer limited to {}", listed(x)),
+                "enum",
+            ),
+            (None, None) => unreachable!("the values differ"),
+        };
+        out.push((kind, description, keyword));
+    }
+    if a.strings.patterns != b.strings.patterns {
+        let (kind, description) =
+            match (a.strings.patterns.is_empty(), b.strings.patterns.is_empty()) {
+                (true, false) => (
+                    "pattern_added",
+                    format!("pattern {:?} added", b.strings.patterns.join(" and ")),
+                ),
+                (false, true) => (
+                    "pattern_removed",
+                    format!("pattern {:?} removed", a.strings.patterns.join(" and ")),
+                ),
+                _ => (
+                    "pattern_changed",
+                    format!(
+                        "pattern {:?} → {:?}",
+                        a.strings.patterns.join(" and "),
+                        b.strings.patterns.join(" and ")
+                    ),
+                ),
+            };
+        out.push((kind, description, "pattern"));
+    }
+    for (words, keyword, x, y, lower) in [
+        (
+            "minLength",
+            "minLength",
+            Some(a.strings.min_length),
+            Some(b.strings.min_length),
+            true,
+        ),
+        (
+            "maxLength",
+            "maxLength",
+            a.strings.max_length,
+            b.strings.max_length,
+            false,
+        ),
+    ] {
+        if x != y {
+            let tighter = match (x, y) {
+                (Some(x), Some(y)) => (y > x) == lower,
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            let show =
+                |bound: Option<u64>| bound.map_or("none".to_owned(), |bound| bound.to_string());
+            out.push((
+                if tighter {
+                    "length_tightened"
+                } else {
+                    "length_loosened"
+                },
+                format!("{words} {} → {}", show(x), show(y)),
+                keyword,
+            ));
+        }
+    }
+    if a.format != b.format {
+        let (kind, description) = match (&a.format, &b.format) {
+            (None, Some(new)) => ("format_added", format!("format {new:?} added")),
+            (Some(old), None) => ("format_removed", format!("format {old:?} removed")),
+            (old, new) => ("format_changed", format!("format {old:?} → {new:?}")),
+        };
+        out.push((kind, description, "format"));
+    }
+    let bound = |bound: Option<model::Bound>| match bound {
+        None => "none".to_owned(),
+        Some(bound) if bound.exclusive => format!("{} (exclusive)", bound.value),
+        Some(bound) => bound.value.to_string(),
+    };
+    for (words, keyword, x, y, lower) in [
+        ("minimum", "minimum", a.minimum, b.minimum, true),
+        ("maximum", "maximum", a.maximum, b.maximum, false),
+    ] {
+        if x != y {
+            let tighter = match (x, y) {
+                (Some(x), Some(y)) => {
+                    if lower {
+                        y.value > x.value || (y.value == x.value && y.exclusive)
+                    } else {
+                        y.value < x.value || (y.value == x.value && y.exclusive)
+                    }
+                }
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            out.push((
+                if tighter {
+                    "bounds_tightened"
+                } else {
+                    "bounds_loosened"
+                },
+                format!("{words} {} → {}", bound(x), bound(y)),
+                keyword,
+            ));
+        }
+    }
+    if a.multiple_of != b.multiple_of {
+        out.push((
+            "multiple_of_changed",
+            format!("multipleOf {:?} → {:?}", a.multiple_of, b.multiple_of),
+            "multipleOf",
+        ));
+    }
+    out
+}
+
+/// A value `a` admits and `b_check` refuses (`b_full` gives the other side's full node, for
+/// the reason when it cannot be decided); `Ok(None)` when there is none.
+pub fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Value>, String> {
+    let refused = |value: &Value| -> Result<bool, String> {
+        Ok(admits(a, value)? && !admits(b_check, value)?)
+    };
+    let a_facts = match &a.kind {
+        Kind::Nothing => return Ok(None),
+        Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", a.at)),
+        Kind::Any => {
+            for candidate in [
+                Value::Null,
+                Value::from("x"),
+                Value::from(0),
+                Value::Bool(true),
+                Value::Array(Vec::new()),
+                Value::Object(Default::default()),
+            ] {
+                if refused(&candidate)? {
+                    return Ok(Some(candidate));
+                }
+            }
+            return match &b_check.kind {
+                Kind::Any => Ok(None),
+                _ => Err(format!("no value found that {} refuses", b_full.at)),
+            };
+        }
+        Kind::Facts(facts) => facts,
+    };
+    let b_facts = match &b_check.kind {
+        Kind::Any => return Ok(None),
+        Kind::Nothing => return Ok(model::example(a, None)),
+        Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", b_check.at)),
+        Kind::Facts(facts) => facts,
+    };
+    // A finite set of values: try them all.
+    if let Some(values) = &a_facts.values {
+        for value in values {
+            if refused(value)? {
+                return Ok(Some(value.clone()));
+            }
+        }
+        return Ok(None);
+    }
+    let mut decided = true;
+    // Types `a` allows that `b` does not.
+    for kind in [
+        JsonType::Null,
+        JsonType::Boolean,
+        JsonType::Integer,
+        JsonType::Number,
+        JsonType::String,
+        JsonType::Array,
+        JsonType::Object,
+    ] {
+        if !a_facts.allows_type(kind) {
+            continue;
+        }
+        let b_allows = b_facts.allows_type(kind);
+        if b_allows
+            && kind != JsonType::String
+            && kind != JsonType::Number
+            && kind != JsonType::Integer
+        {
+            continue;
+        }
+        let candidates = typed_candidates(a, a_facts, b_facts, kind)?;
+        for candidate in &candidates {
+            if refused(candidate)? {
+                return Ok(Some(candidate.clone()));
+            }
+        }
+        if !b_allows {
+            // `a` allows the type and `b` does not, yet no value was found: only an empty
+            // domain explains that, which the model cannot prove.
+            if !candidates.is_empty() {
+                decided = false;
+            }
+            continue;
+        }
+        match kind {
+            JsonType::String => decided &= strings_included(a_facts, b_facts)?,
+            JsonType::Integer | JsonType::Number => {
+                decided &= numbers_included(a_facts, b_facts, kind)
+            }
+            _ => {}
+        }
+    }
+    if decided {
+        Ok(None)
+    } else {
+        Err(format!(
+            "cannot decide whether every value {} admits, {} admits too",
+            a.at, b_full.at
+        ))
+    }
+}
+
+/// Values of one type worth trying as a witness that `a` admits and `b` refuses.
+fn typed_candidates(
+    a: &Node,
+    a_facts: &Facts,
+    b_facts: &Facts,
+    kind: JsonType,
+) -> Result<Vec<Value>, String> {
+    Ok(match kind {
+        JsonType::String => {
+            let mut out: Vec<Value> = Vec::new();
+            let b_side = with_enum_as_pattern(b_facts)?;
+            match &a_facts.format {
+                Some(format) => {
+                    let mut lengths = a_facts.strings.clone();
+                    // Stretch towards b's bounds too, so a tighter maxLength is found.
+                    lengths.max_length = b_facts.strings.max_length.or(lengths.max_length);
+                    out.extend(
+                        model::format_examples(format, &lengths)
+                            .into_iter()
+                            .map(Value::from),
+                    );
+                    out.extend(
+                        model::format_examples(format, &a_facts.strings)
+                            .into_iter()
+                            .map(Value::from),
+                    );
+                }
+                None => {
+                    if let Some(text) = strings::difference(&a_facts.strings, &b_side)? {
+                        out.push(Value::from(text));
+                    }
+                    if b_facts.format.is_some()
+                        && let Some(text) = strings::example(&a_facts.strings)?
+                    {
+                        out.push(Value::from(text));
+                    }
+                }
+            }
+            out
+        }
+        JsonType::Integer | JsonType::Number => {
+            let mut out = model::number_candidates(a_facts, kind);
+            out.extend(model::number_candidates(b_facts, kind));
+            out
+        }
+        JsonType::Null => vec![Value::Null],
+        JsonType::Boolean => vec![Value::Bool(true), Value::Bool(false)],
+        JsonType::Array | JsonType::Object => model::example(a, None).into_iter().collect(),
+    })
+}
+
+/// `b`'s string constraints, with an `enum` of strings written as an anchored alternation so
+/// the string search can avoid its values.
+fn with_enum_as_pattern(b: &Facts) -> Result<Strings, String> {
+    let mut side = b.strings.clone();
+    if let Some(values) = &b.values {
+        let texts: Vec<String> = values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(regex_syntax::escape)
+            .collect();
+        if texts.is_empty() {
+            side.patterns.push(r"[^\s\S]".to_owned());
+        } else {
+            side.patterns.push(format!("^(?:{})$", texts.join("|")));
+        }
+        if side.patterns.len() > 2 {
+            return Err("an enum beside two patterns".to_owned());
+        }
+    }
+    Ok(side)
+}
+
+/// Whether every string `a` admits, `b` admits (no witness was found for it).
+fn strings_included(a: &Facts, b: &Facts) -> Result<bool, String> {
+    if b.values.is_some() {
+        return Ok(false);
+    }
+    let format_ok = match (&a.format, &b.format) {
+        (_, None) => true,
+        (Some(x), Some(y)) => x == y,
+        (None, Some(_)) => false,
+    };
+    if !format_ok {
+        return Ok(false);
+    }
+    if a.format.is_some() {
+        // Examples of a format stand in for its language: inclusion of the other constraints is
+        // decided on lengths and patterns alone only when `a` has no pattern of its own that
+        // the examples might not reach.
+        let lengths_ok = a.strings.min_length >= b.strings.min_length
+            && b.strings
+                .max_length
+                .is_none_or(|max| a.strings.max_length.is_some_and(|own| own <= max));
+        return Ok(lengths_ok
+            && b.strings
+                .patterns
+                .iter()
+                .all(|pattern| a.strings.patterns.contains(pattern)));
+    }
+    Ok(strings::difference(&a.strings, &b.strings)?.is_none())
+}
+
+/// Whether every number of `kind` `a` admits, `b` admits.
+fn numbers_included(a: &Facts, b: &Facts, kind: JsonType) -> bool {
+    let lower_ok = match (a.minimum, b.minimum) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some(x), Some(y)) => {
+            x.value > y.value || (x.value == y.value && (x.exclusive || !y.exclusive))
+        }
+    };
+    let upper_ok = match (a.maximum, b.maximum) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some(x), Some(y)) => {
+            x.value < y.value || (x.value == y.value && (x.exclusive || !y.exclusive))
+        }
+    };
+    let multiple_ok = b.multiple_of.is_none() || a.multiple_of == b.multiple_of;
+    let integers_only = !b.allows_type(JsonType::Number) && b.allows_type(JsonType::Integer);
+    lower_ok && upper_ok && multiple_ok && (!integers_only || kind == JsonType::Integer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bump::model::Schemas;
+    use serde_json::json;
+
+    fn root(schema: Value) -> Node {
+        Schemas::new([("s.json".to_owned(), schema)].into_iter().collect()).root("s.json")
+    }
+
+    fn changes(from: Value, to: Value, promised: &[&str]) -> Vec<Change> {
+        let context = ShapeContext {
+            shape: "current".into(),
+            promised: promised.iter().map(|p| (*p).to_owned()).collect(),
+        };
+        let mut out = Vec::new();
+        compare(&root(from), &root(to), &context, &mut out);
+        out
+    }
+
+    fn effects(change: &Change) -> [Value; 4] {
+        Verdict::ALL.map(|verdict| change.effect(verdict).as_json())
+    }
+
+    #[test]
+    fn an_enum_narrowed_under_a_promised_field_breaks_and_narrows() {
+        let from = json!({"type": "object", "properties": {"state": {"enum": ["a", "b"]}}});
+        let to = json!({"type": "object", "properties": {"state": {"enum": ["a"]}}});
+        let found = changes(from, to, &["/state"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, "enum_narrowed");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(true), json!(false), json!(false), json!(true)]
+        );
+        assert_eq!(
+            found[0].effect(Verdict::UpstreamBreaking),
+            &Effect::Yes(Probe::replace("/state", json!("b")))
+        );
+    }
+
+    #[test]
+    fn opening_an_object_loosens_upstream_and_widens_nothing() {
+        let from = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+        let to = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let found = changes(from, to, &["/a"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, "object_opened");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(false), json!(true), json!(false), json!(false)]
+        );
+    }
+
+    #[test]
+    fn a_pattern_change_is_decided_by_language_inclusion() {
+        let from = json!({"type": "string", "pattern": "^run_[a-z]{12}$"});
+        let to = json!({"type": "string", "pattern": "^run_[a-z0-9]{12,48}$"});
+        let found = changes(from.clone(), to.clone(), &[""]);
+        assert_eq!(found[0].kind, "pattern_changed");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(false), json!(true), json!(true), json!(false)]
+        );
+        let found = changes(to, from, &[""]);
+        assert_eq!(
+            effects(&found[0]),
+            [json!(true), json!(false), json!(false), json!(true)]
+        );
+    }
+}
