@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use toolgate_gate::Request;
 
@@ -15,22 +15,22 @@ use crate::confine::MAX_FILE_BYTES;
 use crate::error::UsageError;
 
 /// The outstanding request, as a connector owner writes it down to reproduce a decision.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestSpec {
     /// The id the adapter minted.
     pub request_id: String,
     /// The decision time, RFC 3339; the current time when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub now: Option<String>,
     /// Trusted context values (project, tenant, tables) the contract's rules read.
     #[serde(default)]
     pub context: Map<String, Value>,
     /// The upstream endpoint or command, for the audit event.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
     /// The upstream status the adapter saw.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream_status: Option<u16>,
 }
 

@@ -155,9 +155,18 @@ fn compare_shapes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                     .chain(other.fields.values())
                     .map(|(pointer, _)| pointer.clone())
                     .collect();
+                let required = |shape: &ShapeDoc| {
+                    shape
+                        .fields
+                        .values()
+                        .filter(|(_, optional)| !optional)
+                        .map(|(pointer, _)| pointer.clone())
+                        .collect()
+                };
                 let context = ShapeContext {
                     shape: shape.name.clone(),
                     promised: promised.into_iter().collect(),
+                    projected: (required(shape), required(other)),
                 };
                 schemas::compare(
                     &from.schemas.root(&shape.schema),
@@ -230,7 +239,8 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
             .get(field)
             .is_some_and(|(_, optional)| *optional)
     };
-    let keep = |_: &Version| Effect::Yes(Probe::keep(Some(current)));
+    // A kept accepted fixture shows each field effect; the witness search finds it.
+    let keep = || Effect::Yes(Probe::keep(Some(current)));
     for field in new.iter().filter(|field| !old.contains(field)) {
         let narrowed = if optional(to, field) {
             Effect::Unknown(format!(
@@ -238,7 +248,7 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 to.name
             ))
         } else {
-            keep(from)
+            keep()
         };
         out.push(
             Change::new(
@@ -254,7 +264,7 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 CONTRACT_FILE,
                 "/shape/fields",
             )
-            .with(Verdict::AgentWidened, keep(to))
+            .with(Verdict::AgentWidened, keep())
             .with(Verdict::AgentNarrowed, narrowed),
         );
     }
@@ -265,7 +275,7 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 from.name
             ))
         } else {
-            keep(to)
+            keep()
         };
         out.push(
             Change::new(
@@ -274,7 +284,7 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 CONTRACT_FILE,
                 "/shape/fields",
             )
-            .with(Verdict::AgentNarrowed, keep(from))
+            .with(Verdict::AgentNarrowed, keep())
             .with(Verdict::AgentWidened, widened),
         );
     }
@@ -300,8 +310,8 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 CONTRACT_FILE,
                 "/shape/fields",
             )
-            .with(Verdict::AgentWidened, keep(to))
-            .with(Verdict::AgentNarrowed, keep(from)),
+            .with(Verdict::AgentWidened, keep())
+            .with(Verdict::AgentNarrowed, keep()),
         );
     }
     for shape in from.shapes() {
@@ -508,6 +518,15 @@ fn depth(node: &Node) -> Option<usize> {
         if !containers || facts.values.is_some() {
             return Some(0);
         }
+        if let Some(union) = &facts.union {
+            // A document is one of the branches, each with this node's other facts.
+            let rest = strip_union(node);
+            let mut deepest = 0;
+            for branch in &union.branches {
+                deepest = deepest.max(walk(&super::model::intersect(&rest, branch), budget - 1)?);
+            }
+            return Some(deepest);
+        }
         let mut deepest = 0;
         let allows = |kind| facts.allows_type(kind);
         if allows(super::model::JsonType::Object) {
@@ -521,11 +540,6 @@ fn depth(node: &Node) -> Option<usize> {
         }
         if allows(super::model::JsonType::Array) {
             deepest = deepest.max(walk(&facts.items, budget - 1)?);
-        }
-        if let Some(union) = &facts.union {
-            for branch in &union.branches {
-                deepest = deepest.max(walk(branch, budget - 1)?.saturating_sub(1));
-            }
         }
         Some(deepest + 1)
     }
@@ -856,6 +870,7 @@ fn compare_agent_schemas(from: &Version, to: &Version, out: &mut Vec<Change>) {
     let context = ShapeContext {
         shape: "agent".to_owned(),
         promised: vec![String::new()],
+        projected: (Vec::new(), Vec::new()),
     };
     let mut changes = Vec::new();
     schemas::compare(&old, &new, &context, &mut changes);

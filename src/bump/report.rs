@@ -282,12 +282,14 @@ fn md(text: &str) -> String {
 
 /// Text inside a fenced block: a fence longer than any run of backticks in it.
 fn fenced(language: &str, text: &str) -> String {
-    let longest = text.split(|ch| ch != '`').map(str::len).max().unwrap_or(0);
+    // Escaped line by line so the block keeps its line breaks while any
+    // other control or invisible character stays visible.
+    let body: Vec<_> = text.trim_end().split('\n').map(escape_hidden).collect();
+    let body = body.join("\n");
+    // A fence longer than any backtick run inside cannot be closed early.
+    let longest = body.split(|ch| ch != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    format!(
-        "{fence}{language}\n{}\n{fence}\n",
-        escape_hidden(text.trim_end())
-    )
+    format!("{fence}{language}\n{body}\n{fence}\n")
 }
 
 /// Ready to paste as a pull-request comment.
@@ -523,6 +525,7 @@ struct JsonWitness<'a> {
     fixture: String,
     edit: &'a str,
     request_changes: &'a [String],
+    request: &'a crate::request::RequestSpec,
     #[serde(skip_serializing_if = "Option::is_none")]
     upstream_status: Option<u16>,
     response: &'a str,
@@ -616,6 +619,7 @@ pub fn json(report: &Report) -> String {
                 fixture: witness.fixture.display().to_string(),
                 edit: &witness.edit,
                 request_changes: &witness.request_changes,
+                request: &witness.request,
                 upstream_status: witness.status,
                 response: &witness.raw,
                 from: json_seen(&witness.from),

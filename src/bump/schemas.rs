@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::change::{Change, Edit, Effect, Probe, Verdict};
+use super::change::{Change, Edit, Effect, Probe, Side, Verdict};
 use super::model::{self, Facts, JsonType, Kind, Node, admits, same_value};
 use super::strings::{self, Strings};
 
@@ -17,6 +17,9 @@ pub struct ShapeContext {
     pub shape: String,
     /// The response pointers its promised fields are read from, in either version.
     pub promised: Vec<String>,
+    /// The pointers FROM's and TO's projection require (fields not marked optional): a response
+    /// without one is rejected at projection, whatever the schema says about the member.
+    pub projected: (Vec<String>, Vec<String>),
 }
 
 /// Compares `from` and `to` (one shape's schema in each version), adding a change per
@@ -260,10 +263,10 @@ impl Walk<'_> {
         let mut backward = value_effect(&member, b.member(name), a.member(name));
         let (from_required, to_required) = (a.required.contains(name), b.required.contains(name));
         if to_required && !from_required {
-            forward = forward.or(presence_probe(&member));
+            forward = forward.or(self.absence(&member, Side::From));
         }
         if from_required && !to_required {
-            backward = backward.or(presence_probe(&member));
+            backward = backward.or(self.absence(&member, Side::To));
         }
         let (kind, description, at) = match (added, renamed_to) {
             (_, Some(new)) => {
@@ -272,7 +275,7 @@ impl Walk<'_> {
                 forward = forward.or(value_effect(&member, a.member(name), b.member(name)));
                 backward = backward.or(value_effect(&new_member, b.member(new), a.member(new)));
                 if b.required.contains(new) && !a.required.contains(new) {
-                    forward = forward.or(presence_probe(&new_member));
+                    forward = forward.or(self.absence(&new_member, Side::From));
                 }
                 (
                     "property_renamed",
@@ -310,7 +313,7 @@ impl Walk<'_> {
             (
                 "property_required",
                 "is now required",
-                presence_probe(member),
+                self.absence(member, Side::From),
                 Effect::No,
             )
         } else {
@@ -318,7 +321,7 @@ impl Walk<'_> {
                 "property_optional",
                 "is now optional",
                 Effect::No,
-                presence_probe(member),
+                self.absence(member, Side::To),
             )
         };
         let change = Change::new(
@@ -377,20 +380,18 @@ impl Walk<'_> {
             (None, None) => return,
             (Some(x), Some(y)) if x.exactly_one == y.exactly_one => (x, y),
             _ => {
-                let why = "a oneOf/anyOf was added, removed or changed kind; review it by hand"
-                    .to_owned();
                 let change = Change::new(
                     "union_changed",
-                    format!("{}: the oneOf/anyOf changed", shown(path)),
+                    format!(
+                        "{}: a oneOf/anyOf was added, removed or changed kind",
+                        shown(path)
+                    ),
                     &to.at.file,
                     &to.at.pointer,
                 );
-                self.record(
-                    change,
-                    path,
-                    Effect::Unknown(why.clone()),
-                    Effect::Unknown(why),
-                );
+                let forward = value_effect(path, from, to);
+                let backward = value_effect(path, to, from);
+                self.record(change, path, forward, backward);
                 return;
             }
         };
@@ -426,7 +427,7 @@ impl Walk<'_> {
                         format!(
                             "{}: a {keyword} branch{} was removed",
                             shown(path),
-                            discriminated(&discriminator)
+                            discriminator_words(&discriminator)
                         ),
                         &from.at.file,
                         &p.at.pointer,
@@ -440,7 +441,7 @@ impl Walk<'_> {
                         format!(
                             "{}: a {keyword} branch{} was added",
                             shown(path),
-                            discriminated(&discriminator)
+                            discriminator_words(&discriminator)
                         ),
                         &to.at.file,
                         &q.at.pointer,
@@ -457,7 +458,7 @@ fn shown(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
-fn discriminated(discriminator: &Option<(String, Value)>) -> String {
+fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
     discriminator
         .as_ref()
         .map(|(name, value)| format!(" (`{name}` = {value})"))
@@ -533,12 +534,40 @@ fn align<'n>(
         }
         return Some(pairs);
     }
-    (from.len() == to.len()).then(|| {
-        from.iter()
-            .zip(to)
-            .map(|(p, q)| (Some(p), Some(q), None))
-            .collect()
-    })
+    // No discriminator: equal branches pair up; what is left pairs by position when both sides
+    // have as many, or is added or removed when one side has none left.
+    let mut pairs = Vec::new();
+    let mut left_from = Vec::new();
+    let mut taken = vec![false; to.len()];
+    for branch in from {
+        match (0..to.len()).find(|index| !taken[*index] && to[*index] == *branch) {
+            Some(index) => {
+                taken[index] = true;
+                pairs.push((Some(branch), Some(&to[index]), None));
+            }
+            None => left_from.push(branch),
+        }
+    }
+    let left_to: Vec<&Node> = (0..to.len())
+        .filter(|index| !taken[*index])
+        .map(|index| &to[index])
+        .collect();
+    match (left_from.len(), left_to.len()) {
+        (0, _) => pairs.extend(left_to.into_iter().map(|branch| (None, Some(branch), None))),
+        (_, 0) => pairs.extend(
+            left_from
+                .into_iter()
+                .map(|branch| (Some(branch), None, None)),
+        ),
+        (x, y) if x == y => pairs.extend(
+            left_from
+                .into_iter()
+                .zip(left_to)
+                .map(|(p, q)| (Some(p), Some(q), None)),
+        ),
+        _ => return None,
+    }
+    Some(pairs)
 }
 
 /// The witness for a branch only one version has: the base's value at `path` made to match
@@ -552,14 +581,25 @@ fn branch_probe(path: &str, branch: &Node) -> Effect {
     })
 }
 
-/// The witness for a member one version requires and the other does not: a response without it.
-fn presence_probe(member: &str) -> Effect {
-    Effect::Yes(Probe {
-        path: member.to_owned(),
-        edit: Edit::Remove,
-        adapt_context: true,
-        shape: None,
-    })
+impl Walk<'_> {
+    /// The witness for a member one version requires and the other (`side`, which must admit
+    /// the witness) does not: a response without it. None when `side`'s projection requires
+    /// the member anyway, so that a response without it is rejected there all the same.
+    fn absence(&self, member: &str, side: Side) -> Effect {
+        let projected = match side {
+            Side::From => &self.context.projected.0,
+            Side::To => &self.context.projected.1,
+        };
+        if projected.iter().any(|pointer| pointer == member) {
+            return Effect::No;
+        }
+        Effect::Yes(Probe {
+            path: member.to_owned(),
+            edit: Edit::Remove,
+            adapt_context: true,
+            shape: None,
+        })
+    }
 }
 
 /// Whether some value `a` admits, `b` refuses: `Yes` with a probe that puts it at `path`.
@@ -859,6 +899,51 @@ pub fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Valu
         Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", b_check.at)),
         Kind::Facts(facts) => facts,
     };
+    // `a` a union: its values are its branches' (each with `a`'s other facts), so its difference
+    // is theirs (a value two `oneOf` branches take is not `a`'s, hence the check).
+    if let Some(union) = &a_facts.union {
+        let rest = without_union(a);
+        for branch in &union.branches {
+            let part = model::intersect(&rest, branch);
+            if let Some(found) = difference(&part, b_check, b_full)?
+                && refused(&found)?
+            {
+                return Ok(Some(found));
+            }
+        }
+        return if union.exactly_one && union.branches.len() > 1 && !disjoint(union) {
+            Err(format!("{} is a oneOf whose branches may overlap", a.at))
+        } else {
+            Ok(None)
+        };
+    }
+    // `b` a union: a witness is any value of `a` outside it; inclusion holds when one branch
+    // (with `b`'s other facts) takes all of `a` (and, for a oneOf, no other branch can).
+    if let Some(union) = &b_facts.union {
+        let rest = without_union(b_check);
+        if let Some(found) = difference(a, &rest, b_full)? {
+            return Ok(Some(found));
+        }
+        let mut covered = false;
+        for branch in &union.branches {
+            let part = model::intersect(&rest, branch);
+            match difference(a, &part, b_full) {
+                Ok(None) => covered = true,
+                Ok(Some(found)) if refused(&found)? => return Ok(Some(found)),
+                _ => {}
+            }
+        }
+        return if covered && (!union.exactly_one || disjoint(union)) {
+            Ok(None)
+        } else {
+            Err(format!(
+                "cannot decide whether every value {} admits, the {} at {} admits",
+                a.at,
+                if union.exactly_one { "oneOf" } else { "anyOf" },
+                b_full.at
+            ))
+        };
+    }
     // A finite set of values: try them all.
     if let Some(values) = &a_facts.values {
         for value in values {
@@ -890,7 +975,7 @@ pub fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Valu
         {
             continue;
         }
-        let candidates = typed_candidates(a, a_facts, b_facts, kind)?;
+        let candidates = typed_candidates(a, a_facts, b_facts, kind, b_allows)?;
         for candidate in &candidates {
             if refused(candidate)? {
                 return Ok(Some(candidate.clone()));
@@ -899,9 +984,7 @@ pub fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Valu
         if !b_allows {
             // `a` allows the type and `b` does not, yet no value was found: only an empty
             // domain explains that, which the model cannot prove.
-            if !candidates.is_empty() {
-                decided = false;
-            }
+            decided = false;
             continue;
         }
         match kind {
@@ -922,14 +1005,37 @@ pub fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Valu
     }
 }
 
+fn without_union(node: &Node) -> Node {
+    let mut node = node.clone();
+    if let Kind::Facts(facts) = &mut node.kind {
+        facts.union = None;
+    }
+    node
+}
+
+/// Whether a union's branches cannot overlap: each pins one member to a different constant.
+fn disjoint(union: &model::Union) -> bool {
+    align(&union.branches, &union.branches).is_some_and(|pairs| {
+        pairs
+            .iter()
+            .all(|(_, _, discriminator)| discriminator.is_some())
+    })
+}
+
 /// Values of one type worth trying as a witness that `a` admits and `b` refuses.
 fn typed_candidates(
     a: &Node,
     a_facts: &Facts,
     b_facts: &Facts,
     kind: JsonType,
+    b_allows: bool,
 ) -> Result<Vec<Value>, String> {
     Ok(match kind {
+        // `b` takes no string at all: any string `a` admits will do.
+        JsonType::String if !b_allows => model::string_examples(a_facts, None)
+            .into_iter()
+            .map(Value::from)
+            .collect(),
         JsonType::String => {
             let mut out: Vec<Value> = Vec::new();
             let b_side = with_enum_as_pattern(b_facts)?;
@@ -1060,6 +1166,7 @@ mod tests {
         let context = ShapeContext {
             shape: "current".into(),
             promised: promised.iter().map(|p| (*p).to_owned()).collect(),
+            projected: (Vec::new(), Vec::new()),
         };
         let mut out = Vec::new();
         compare(&root(from), &root(to), &context, &mut out);

@@ -80,6 +80,8 @@ pub struct Witness {
     pub edit: String,
     /// How the request was adapted so the rest of the response still holds.
     pub request_changes: Vec<String>,
+    /// The request it was decided under (the fixture's, adapted; its `now` is the decision time).
+    pub request: RequestSpec,
     /// The witness's raw bytes.
     pub raw: String,
     /// The upstream status sent with it, if any.
@@ -189,6 +191,7 @@ fn try_probe(
                     fixture: base.fixture.raw.clone(),
                     edit: attempt.edit_words,
                     request_changes: attempt.request_changes,
+                    request: attempt.request,
                     raw: String::from_utf8_lossy(&attempt.raw).into_owned(),
                     status: attempt.status,
                     from: Seen::of(&from_decision),
