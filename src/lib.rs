@@ -12,6 +12,7 @@ pub mod fixture;
 pub mod invariants;
 pub mod leak;
 pub mod lock;
+pub mod model;
 pub mod mutants;
 pub mod mutate;
 pub mod repo;

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use toolgate_gate::ErrorCode;
 
-use super::contracts::RuleDoc;
-use super::model::Node;
+use crate::model::Node;
+use crate::model::RuleDoc;
 
 /// The four questions a reviewer asks of a bump, each a set inclusion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

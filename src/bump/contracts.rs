@@ -2,133 +2,16 @@
 //! [`schemas::compare`]), the limits, the rules, the promised fields and their order, the agent
 //! schema, the retry policy, and the failure envelopes the agent can be shown.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::Value;
 use toolgate_gate::internals::parse_duration;
-use toolgate_gate::{CONTRACT_FILE, Contract, ErrorCode};
+use toolgate_gate::{CONTRACT_FILE, ErrorCode};
 
 use super::change::{Change, Edit, Effect, Probe, Verdict};
-use super::model::{Kind, Node, Schemas};
 use super::schemas::{self, ShapeContext};
-
-/// One version of a contract, as the differ reads it.
-#[derive(Debug)]
-pub struct Version {
-    /// `v1`, `v2`, …
-    pub name: String,
-    /// `contract.yaml` as the JSON value it denotes.
-    pub document: Value,
-    /// Its schema files.
-    pub schemas: Schemas,
-    /// The compiled contract, which decides every witness and replay.
-    pub contract: Arc<Contract>,
-}
-
-/// One shape, as `contract.yaml` writes it.
-#[derive(Debug, Clone)]
-pub struct ShapeDoc {
-    /// `current`, or the legacy shape's name.
-    pub name: String,
-    /// Its schema file.
-    pub schema: String,
-    /// Promised fields: name → (pointer, optional).
-    pub fields: BTreeMap<String, (String, bool)>,
-    /// Where a failure keeps its code, for shapes with an outcome.
-    pub error_code: Option<String>,
-}
-
-/// One rule, as `contract.yaml` writes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleDoc {
-    /// Its name.
-    pub name: String,
-    /// `binding`, `freshness`, `membership` or `lookup`.
-    pub kind: String,
-    /// Its settings (`field`, `context`, …).
-    pub settings: Value,
-    /// Whether a violation is retryable.
-    pub retryable: bool,
-}
-
-impl RuleDoc {
-    /// The agent-visible field it checks.
-    pub fn field(&self) -> &str {
-        self.settings["field"].as_str().unwrap_or_default()
-    }
-}
-
-impl Version {
-    /// The current shape, then the legacy ones.
-    pub fn shapes(&self) -> Vec<ShapeDoc> {
-        let shape = |value: &Value, name: &str| ShapeDoc {
-            name: name.to_owned(),
-            schema: value["schema"].as_str().unwrap_or_default().to_owned(),
-            fields: value["fields"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|field| {
-                    (
-                        field["name"].as_str().unwrap_or_default().to_owned(),
-                        (
-                            field["from"].as_str().unwrap_or_default().to_owned(),
-                            field["optional"].as_bool().unwrap_or(false),
-                        ),
-                    )
-                })
-                .collect(),
-            error_code: value["error_code"].as_str().map(str::to_owned),
-        };
-        let mut shapes = vec![shape(&self.document["shape"], toolgate_gate::CURRENT_SHAPE)];
-        for legacy in self.document["legacy_shapes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            shapes.push(shape(legacy, legacy["name"].as_str().unwrap_or_default()));
-        }
-        shapes
-    }
-
-    /// The promised field names, in output order.
-    pub fn field_order(&self) -> Vec<String> {
-        self.contract.fields().to_vec()
-    }
-
-    /// The rules, in order.
-    pub fn rules(&self) -> Vec<RuleDoc> {
-        self.document["rules"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|rule| {
-                let kind = ["binding", "freshness", "membership", "lookup"]
-                    .into_iter()
-                    .find(|kind| rule.get(*kind).is_some())
-                    .unwrap_or_default();
-                RuleDoc {
-                    name: rule["name"].as_str().unwrap_or_default().to_owned(),
-                    kind: kind.to_owned(),
-                    settings: rule[kind].clone(),
-                    retryable: rule["retryable"].as_bool().unwrap_or(false),
-                }
-            })
-            .collect()
-    }
-
-    /// The response pointer a field is read from in a shape.
-    pub fn pointer(&self, shape: &str, field: &str) -> Option<String> {
-        self.shapes()
-            .into_iter()
-            .find(|candidate| candidate.name == shape)?
-            .fields
-            .get(field)
-            .map(|(pointer, _)| pointer.clone())
-    }
-}
+use crate::model::{Kind, Node, RuleDoc, ShapeDoc, Version};
 
 /// Every change between `from` and `to`.
 pub fn compare(from: &Version, to: &Version) -> Vec<Change> {
@@ -511,7 +394,7 @@ fn depth(node: &Node) -> Option<usize> {
             types.iter().any(|kind| {
                 matches!(
                     kind,
-                    super::model::JsonType::Object | super::model::JsonType::Array
+                    crate::model::JsonType::Object | crate::model::JsonType::Array
                 )
             })
         });
@@ -523,13 +406,16 @@ fn depth(node: &Node) -> Option<usize> {
             let rest = strip_union(node);
             let mut deepest = 0;
             for branch in &union.branches {
-                deepest = deepest.max(walk(&super::model::intersect(&rest, branch), budget - 1)?);
+                deepest = deepest.max(walk(
+                    &crate::model::schema::intersect(&rest, branch),
+                    budget - 1,
+                )?);
             }
             return Some(deepest);
         }
         let mut deepest = 0;
         let allows = |kind| facts.allows_type(kind);
-        if allows(super::model::JsonType::Object) {
+        if allows(crate::model::JsonType::Object) {
             for member in facts
                 .properties
                 .values()
@@ -538,7 +424,7 @@ fn depth(node: &Node) -> Option<usize> {
                 deepest = deepest.max(walk(member, budget - 1)?);
             }
         }
-        if allows(super::model::JsonType::Array) {
+        if allows(crate::model::JsonType::Array) {
             deepest = deepest.max(walk(&facts.items, budget - 1)?);
         }
         Some(deepest + 1)
@@ -774,7 +660,7 @@ fn error_codes(node: &Node, pointer: &str) -> Result<BTreeSet<ErrorCode>, String
         };
         if let Some(union) = &facts.union {
             for branch in &union.branches {
-                let merged = super::model::intersect(&strip_union(node), branch);
+                let merged = crate::model::schema::intersect(&strip_union(node), branch);
                 walk(&merged, tokens, found)?;
             }
             return Ok(());

@@ -12,28 +12,23 @@
 
 pub mod change;
 pub mod contracts;
-pub mod model;
 pub mod replay;
 pub mod report;
 pub mod schemas;
-pub mod strings;
 pub mod witness;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolgate_gate::internals::{contract_document, parse_strict_json};
 
 use crate::error::{UsageError, write_output};
 use crate::fixture::{self, FixtureClass};
+use crate::model::{Version, load};
 use crate::repo::{Repository, VersionDir};
 use crate::suite::admission::{RequestFiles, prepare};
 use change::{Change, Effect, Verdict};
-use contracts::Version;
-use model::Schemas;
 use replay::Replayed;
 use witness::{Base, Finding, Witness};
 
@@ -212,25 +207,6 @@ fn pick(
         )));
     }
     Ok((from, to))
-}
-
-fn load(repository: &Repository, tool: &str, version: &VersionDir) -> Result<Version, UsageError> {
-    let files = repository.read_files(version)?;
-    let contract = Arc::new(repository.compile(tool, version)?);
-    let document = contract_document(&files.contract).map_err(UsageError::new)?;
-    let mut schemas = BTreeMap::new();
-    for (name, text) in &files.schemas {
-        let value = parse_strict_json(text.as_bytes(), 100).map_err(|message| {
-            UsageError::new(format!("{}: {message}", files.folder.join(name).display()))
-        })?;
-        schemas.insert(name.clone(), value);
-    }
-    Ok(Version {
-        name: version.name(),
-        document,
-        schemas: Schemas::new(schemas),
-        contract,
-    })
 }
 
 /// Every fixture of the tool that loads, decided by both versions: witnesses start from these,

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::change::{Change, Edit, Effect, Probe, Side, Verdict};
-use super::model::{self, Facts, JsonType, Kind, Node, admits, same_value};
-use super::strings::{self, Strings};
+use crate::model::schema::{self as model, Facts, JsonType, Kind, Node, admits, same_value};
+use crate::model::strings::{self, Strings};
 
 /// What a walk knows about the shape it compares.
 #[derive(Debug, Clone)]
@@ -1155,7 +1155,7 @@ fn numbers_included(a: &Facts, b: &Facts, kind: JsonType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bump::model::Schemas;
+    use crate::model::Schemas;
     use serde_json::json;
 
     fn root(schema: Value) -> Node {

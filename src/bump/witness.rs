@@ -11,9 +11,9 @@ use toolgate_gate::internals::{failure_envelope, format_timestamp};
 use toolgate_gate::{Contract, Decision, Outcome, Response};
 
 use super::change::{Change, Edit, Effect, Probe, Side, Verdict};
-use super::contracts::{RuleDoc, Version};
-use super::model::{self, Kind, Node};
 use crate::fixture::Fixture;
+use crate::model::schema::{self as model, Kind, Node};
+use crate::model::{RuleDoc, Version};
 use crate::request::RequestSpec;
 use crate::suite::admission::Prepared;
 
