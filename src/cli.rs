@@ -11,6 +11,8 @@ use toolgate_gate::internals::escape_hidden;
 use crate::bump::{self, DiffOptions};
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
+use crate::lint::command::{self as lint, LintOptions};
+use crate::mutants::command::{self as mutate, MutateOptions};
 use crate::scale;
 use crate::test_cmd::{self, TestOptions};
 
@@ -42,6 +44,19 @@ enum Command {
     /// Exit 0 when the report ran; 1 when a verdict named by --fail-on is true or undecided;
     /// 2 on usage or configuration errors.
     Diff(DiffOptions),
+    /// Check every contract version for what makes a contract looser than a gate should be:
+    /// open objects, unbounded strings and arrays, promised fields that can carry a whole object.
+    ///
+    /// Exit 0 when every finding is accepted in contracts/<tool>/lint.yaml; 1 otherwise (or an
+    /// accepted finding is no longer found); 2 on usage or configuration errors.
+    Lint(LintOptions),
+    /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
+    /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
+    ///
+    /// Exit 0 when nothing leaks and every survivor is accepted in fixtures/<tool>/survivors.yaml;
+    /// 1 otherwise (or an accepted survivor no longer survives); 2 on usage or configuration
+    /// errors.
+    Mutate(MutateOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
     ///
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
@@ -85,6 +100,8 @@ pub fn main() -> ExitCode {
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
             bump::run(&options, &mut io::stdout())
         }
+        Command::Lint(options) => lint::run(&options, &mut io::stdout()),
+        Command::Mutate(options) => mutate::run(&options, &mut io::stdout()),
         Command::Test(mut options) => {
             options.color =
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;

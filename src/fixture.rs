@@ -262,9 +262,11 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
                 }),
             },
             Ok(Kind::File) if entry.name.ends_with(".json") => {} // a request file
+            // The mutants the tool's contract admits on purpose.
+            Ok(Kind::File) if entry.name == crate::mutants::survivors::SURVIVORS_FILE => {}
             Ok(_) => discovery.problems.push(StructureProblem {
                 path: entry.path,
-                message: "only request files (*.json) and class folders belong in a tool's fixture folder".to_owned(),
+                message: "only request files (*.json), survivors.yaml and class folders belong in a tool's fixture folder".to_owned(),
             }),
         }
     }

@@ -2,6 +2,7 @@
 //! and the fixture runner. The gate itself is the `toolgate-gate` crate; this crate only drives it
 //! through its public API, exactly as a production adapter would.
 
+pub mod acceptance;
 pub mod bump;
 pub mod check;
 pub mod cli;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod fixture;
 pub mod invariants;
 pub mod leak;
+pub mod lint;
 pub mod lock;
 pub mod model;
 pub mod mutants;

@@ -1,4 +1,5 @@
-//! Mutation primitives for near-miss inputs: inject a member, duplicate one, replace a value.
+//! Mutation primitives for near-miss inputs: inject a member, remove one, duplicate one, replace a
+//! value, splice in bytes no JSON value can hold.
 //! Used by the property tests and the structure-aware fuzz target to derive hostile variants
 //! of valid fixtures.
 
@@ -61,6 +62,33 @@ pub fn with_value(document: &Value, pointer: &str, replacement: Value) -> Option
     let mut mutated = document.clone();
     *mutated.pointer_mut(pointer)? = replacement;
     Some(mutated)
+}
+
+/// `document` without member `name` of the object at `pointer`. Returns `None` when there is no
+/// such member.
+pub fn without_member(document: &Value, pointer: &str, name: &str) -> Option<Value> {
+    let mut mutated = document.clone();
+    mutated
+        .pointer_mut(pointer)?
+        .as_object_mut()?
+        .remove(name)?;
+    Some(mutated)
+}
+
+/// `document` as compact JSON bytes with the value at `pointer` written as `raw`, byte for byte:
+/// for what no JSON value can hold (a `NaN` token, a string with an invalid UTF-8 byte). Returns
+/// `None` when there is no such value.
+pub fn bytes_with_raw_value(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
+    // A placeholder no document written by a person holds, replaced once in the serialized text.
+    const PLACEHOLDER: &str = "\u{1}toolgate-splice\u{1}";
+    let text = with_value(document, pointer, Value::from(PLACEHOLDER))?.to_string();
+    let literal = Value::from(PLACEHOLDER).to_string();
+    let at = text.find(&literal)?;
+    let mut out = Vec::with_capacity(text.len() + raw.len());
+    out.extend_from_slice(&text.as_bytes()[..at]);
+    out.extend_from_slice(raw);
+    out.extend_from_slice(&text.as_bytes()[at + literal.len()..]);
+    Some(out)
 }
 
 /// `document` as compact JSON text in which the object at `pointer` carries member `name` once
@@ -176,6 +204,25 @@ mod tests {
             text_with_duplicate_spelled(&json!({"s": 1}), "", &escaped_name("s"), &json!(2)),
             r#"{"s":1,"\u0073":2}"#
         );
+    }
+
+    #[test]
+    fn a_raw_value_is_spliced_in_byte_for_byte() {
+        let document = json!({"a": {"n": 1, "s": "x"}});
+        assert_eq!(
+            bytes_with_raw_value(&document, "/a/n", b"NaN").unwrap(),
+            br#"{"a":{"n":NaN,"s":"x"}}"#
+        );
+        assert_eq!(
+            bytes_with_raw_value(&document, "/a/s", b"\"x\xff\"").unwrap(),
+            b"{\"a\":{\"n\":1,\"s\":\"x\xff\"}}"
+        );
+        assert!(bytes_with_raw_value(&document, "/b", b"1").is_none());
+        assert_eq!(
+            without_member(&document, "/a", "n").unwrap(),
+            json!({"a": {"s": "x"}})
+        );
+        assert!(without_member(&document, "/a", "zz").is_none());
     }
 
     #[test]

@@ -139,9 +139,12 @@ impl Repository {
                     number,
                     path: entry.path,
                 }),
+                // Lint findings accepted with a reason: beside the versions, never inside one,
+                // so accepting a finding does not change a published, locked version.
+                None if entry.name == crate::lint::LINT_FILE && kind == Kind::File => {}
                 _ => {
                     return Err(UsageError::new(format!(
-                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder)",
+                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder) and lint.yaml",
                         self.root.shown(&entry.path).display()
                     )));
                 }

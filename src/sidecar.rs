@@ -223,6 +223,13 @@ enum OutcomeName {
 }
 
 impl Sidecar {
+    /// Whether the fixture runs against contract version `version` (`v1`, ...).
+    pub fn runs_against(&self, version: &str) -> bool {
+        self.versions
+            .as_ref()
+            .is_none_or(|versions| versions.iter().any(|wanted| wanted == version))
+    }
+
     /// Reads a sidecar's text, checking that its expectation is complete and consistent.
     /// Errors carry the line and column they are about.
     pub fn parse(text: &str) -> Result<Sidecar, YamlError> {
@@ -328,7 +335,7 @@ fn check_request_name(name: &str) -> Result<(), String> {
 }
 
 /// `versions:` lists each version once, as `vN`; an empty list would run the fixture nowhere.
-fn check_versions(versions: &[String]) -> Result<(), String> {
+pub(crate) fn check_versions(versions: &[String]) -> Result<(), String> {
     if versions.is_empty() {
         return Err(
             "versions: [] runs this fixture against no contract version, so it would silently test nothing; list the versions (e.g. [v1]) or remove the key to run against all"

@@ -35,6 +35,10 @@ pub enum ProblemKind {
     Stale,
     /// A published contract version changed, or is not locked.
     Lock,
+    /// A mutant the contract admits that no `survivors.yaml` entry accepts.
+    Survivor,
+    /// A lint finding no `lint.yaml` entry accepts.
+    Lint,
 }
 
 impl ProblemKind {
@@ -177,5 +181,7 @@ fn label(kind: ProblemKind) -> &'static str {
         ProblemKind::Coverage => "coverage",
         ProblemKind::Stale => "stale",
         ProblemKind::Lock => "lock",
+        ProblemKind::Survivor => "SURVIVOR",
+        ProblemKind::Lint => "lint",
     }
 }

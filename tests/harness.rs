@@ -485,7 +485,7 @@ fn json_and_junit_reports_are_machine_readable() {
     let junit = toolgate_test(dir.path(), &["--format", "junit"], true);
     assert_eq!(junit.code, 1);
     assert!(junit.stdout.starts_with("<?xml"), "{}", junit.stdout);
-    assert_eq!(junit.stdout.matches("<testcase ").count(), 166 + 19);
+    assert_eq!(junit.stdout.matches("<testcase ").count(), 166 + 233);
     assert!(
         junit.stdout.contains("<failure")
             && junit.stdout.contains("job_status::accepted::not_found")
@@ -595,8 +595,18 @@ fn a_new_contract_version_runs_every_fixture_against_both_versions() {
         &[
             "close_ticket v2 is not locked (contracts/contracts.lock has no entry for it): review `toolgate diff close_ticket v1 v2`, then lock it with `toolgate test --accept`",
             "close_ticket::accepted::ticket_7@v2",
+            "FAILED close_ticket::lint",
+            "v2 proposal.schema.json#/properties/ticket_id [identifier_unbounded]",
         ],
     );
+    // The lint finding v1 accepts is v2's too, and an acceptance names its versions.
+    let accepted = dir.path().join("contracts/close_ticket/lint.yaml");
+    let text = fs::read_to_string(&accepted).unwrap();
+    fs::write(
+        &accepted,
+        text.replace("versions: [v1]", "versions: [v1, v2]"),
+    )
+    .unwrap();
     assert_eq!(toolgate_test(dir.path(), &["--accept"], false).code, 0);
     assert!(
         dir.path()

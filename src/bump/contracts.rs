@@ -401,15 +401,11 @@ fn depth(node: &Node) -> Option<usize> {
         if !containers || facts.values.is_some() {
             return Some(0);
         }
-        if let Some(union) = &facts.union {
+        if facts.union.is_some() {
             // A document is one of the branches, each with this node's other facts.
-            let rest = strip_union(node);
             let mut deepest = 0;
-            for branch in &union.branches {
-                deepest = deepest.max(walk(
-                    &crate::model::schema::intersect(&rest, branch),
-                    budget - 1,
-                )?);
+            for alternative in crate::model::schema::alternatives(node) {
+                deepest = deepest.max(walk(&alternative, budget - 1)?);
             }
             return Some(deepest);
         }
@@ -658,10 +654,9 @@ fn error_codes(node: &Node, pointer: &str) -> Result<BTreeSet<ErrorCode>, String
                 ));
             }
         };
-        if let Some(union) = &facts.union {
-            for branch in &union.branches {
-                let merged = crate::model::schema::intersect(&strip_union(node), branch);
-                walk(&merged, tokens, found)?;
+        if facts.union.is_some() {
+            for alternative in crate::model::schema::alternatives(node) {
+                walk(&alternative, tokens, found)?;
             }
             return Ok(());
         }
@@ -683,14 +678,6 @@ fn error_codes(node: &Node, pointer: &str) -> Result<BTreeSet<ErrorCode>, String
     }
     walk(node, &tokens, &mut found)?;
     Ok(found)
-}
-
-fn strip_union(node: &Node) -> Node {
-    let mut node = node.clone();
-    if let Kind::Facts(facts) = &mut node.kind {
-        facts.union = None;
-    }
-    node
 }
 
 fn compare_envelopes(from: &Version, to: &Version, out: &mut Vec<Change>) {

@@ -43,6 +43,10 @@ pub struct ShapeDoc {
     pub fields: BTreeMap<String, (String, bool)>,
     /// Where a failure keeps its code, for shapes with an outcome.
     pub error_code: Option<String>,
+    /// Where the outcome is, and the value that marks a success, for shapes with an outcome.
+    pub outcome: Option<(String, Value)>,
+    /// Where the shape carries the request id, if it does.
+    pub request_id: Option<String>,
 }
 
 /// One rule, as `contract.yaml` writes it.
@@ -86,6 +90,12 @@ impl Version {
                 })
                 .collect(),
             error_code: value["error_code"].as_str().map(str::to_owned),
+            outcome: value["outcome"]["pointer"]
+                .as_str()
+                .map(|pointer| (pointer.to_owned(), value["outcome"]["success"].clone())),
+            request_id: value["correlation"]["request_id"]
+                .as_str()
+                .map(str::to_owned),
         };
         let mut shapes = vec![shape(&self.document["shape"], toolgate_gate::CURRENT_SHAPE)];
         for legacy in self.document["legacy_shapes"]

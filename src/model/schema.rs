@@ -587,6 +587,26 @@ fn close_unevaluated(node: Node, closing: Node) -> Node {
     }
 }
 
+/// The shapes a value of `node` can take: each `oneOf`/`anyOf` branch with the node's other facts
+/// merged in, or the node itself when it has no union.
+pub fn alternatives(node: &Node) -> Vec<Node> {
+    let Kind::Facts(facts) = &node.kind else {
+        return vec![node.clone()];
+    };
+    let Some(union) = &facts.union else {
+        return vec![node.clone()];
+    };
+    let mut rest = node.clone();
+    if let Kind::Facts(facts) = &mut rest.kind {
+        facts.union = None;
+    }
+    union
+        .branches
+        .iter()
+        .map(|branch| intersect(&rest, branch))
+        .collect()
+}
+
 /// The conjunction of two nodes (`allOf`, `$ref` beside other keywords).
 pub fn intersect(a: &Node, b: &Node) -> Node {
     let at = a.at.clone();

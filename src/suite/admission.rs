@@ -49,6 +49,7 @@ impl RequestFiles {
 
 /// Everything a fixture runs under: its raw bytes, its request (file and sidecar overrides), the
 /// decision time and the upstream status.
+#[derive(Debug)]
 pub(crate) struct Prepared {
     pub raw: Vec<u8>,
     pub request: RequestSpec,

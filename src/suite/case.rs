@@ -175,7 +175,18 @@ fn describe_stable(decision: &Decision) -> String {
 }
 
 fn reproduce(fixture: &Fixture, spec: &Sidecar, version: &str) -> String {
-    let raw = fixture.raw.to_string_lossy();
+    reproduce_command(fixture, spec, version, &fixture.raw)
+}
+
+/// The `toolgate check` command that decides `raw` (the fixture's own bytes, or a mutant of them)
+/// under the fixture's request, against `version`.
+pub(crate) fn reproduce_command(
+    fixture: &Fixture,
+    spec: &Sidecar,
+    version: &str,
+    raw: &Path,
+) -> String {
+    let raw = raw.to_string_lossy();
     let request = fixture.request_file();
     let request = request.to_string_lossy();
     let mut words: Vec<&str> = vec![

@@ -5,16 +5,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
 use toolgate_gate::Contract;
-use toolgate_gate::internals::applied_keywords;
 
-use super::admission::prepare;
 use super::{RunContext, Suite};
 use crate::fixture::{Fixture, FixtureClass};
-use crate::invariants;
+use crate::lint;
 use crate::lock;
-use crate::mutants::{Family, Fate, Mutant, Seed};
+use crate::mutants::Family;
+use crate::mutants::judge::Fate;
+use crate::mutants::seeds;
 use crate::repo::VersionDir;
 use crate::snapshot::{self, SnapshotMode};
 use crate::verdict::{Problem, ProblemKind};
@@ -122,99 +121,70 @@ impl Suite {
     /// against the newest version is mutated (an unknown member, null or an array for an
     /// object, an empty identifier, an oversized string, a success carrying an error, a
     /// duplicate at the top, nested and escaped) and each mutant must be rejected at the layer
-    /// that owns it, with nothing unpromised reaching the agent.
+    /// that owns it, with nothing unpromised reaching the agent. Unlike the mutant trials, no
+    /// survivor can be accepted here.
     fn mutant_problems(&self, tool: &str, newest: &Contract) -> Vec<Problem> {
         let version = newest.version();
-        let seeds: Vec<&Arc<Fixture>> = self
+        let accepted: Vec<Arc<Fixture>> = self
             .fixtures
             .iter()
             .filter(|fixture| fixture.tool == tool && fixture.class == FixtureClass::Accepted)
-            .filter(|fixture| {
-                fixture.spec.as_ref().is_ok_and(|spec| {
-                    spec.versions
-                        .as_ref()
-                        .is_none_or(|versions| versions.iter().any(|wanted| wanted == version))
-                })
-            })
+            .cloned()
             .collect();
+        let seeds = seeds::collect(self.root(), &self.requests, &accepted, newest);
         if seeds.is_empty() {
             return vec![Problem::new(
                 ProblemKind::Coverage,
                 format!(
-                    "tool `{tool}`: no accepted fixture runs against {version}, so no near-miss can be derived for it; add one to fixtures/{tool}/accepted/"
+                    "tool `{tool}`: no accepted fixture runs against {version} and is admitted by it, so no near-miss can be derived for it; add one to fixtures/{tool}/accepted/"
                 ),
             )];
         }
         // One problem per (family, place, finding), however many fixtures show it.
         let mut findings: BTreeMap<(Family, String, String), Finding> = BTreeMap::new();
-        let mut report = |fixture: &Fixture, mutant: &Mutant, message: String| {
-            let key = (mutant.family, mutant.pointer.clone(), message.clone());
-            findings
-                .entry(key)
-                .and_modify(|finding| finding.fixtures += 1)
-                .or_insert_with(|| Finding {
-                    fixtures: 1,
-                    example: fixture.raw.clone(),
-                    what: mutant.what.clone(),
-                    bytes: mutant.bytes.clone(),
-                });
-        };
-        let seed_count = seeds.len();
-        for fixture in seeds {
-            let Ok(spec) = &fixture.spec else { continue };
-            let Ok(prepared) = prepare(self.root(), &self.requests, fixture, spec, newest) else {
-                continue; // the fixture's own case reports why it cannot load
-            };
-            let seed_decision = prepared.admit(newest, &prepared.raw);
-            if !seed_decision.is_admitted() {
-                continue; // the fixture's own case reports that it is not admitted
-            }
-            let Ok(document) = serde_json::from_slice::<Value>(&prepared.raw) else {
-                continue;
-            };
-            let keywords = applied_keywords(newest, &document)
-                .map(|(_, keywords)| keywords)
-                .unwrap_or_default();
-            let seed = Seed {
-                document: &document,
-                keywords: &keywords,
-                max_bytes: newest.max_bytes(),
-            };
-            for mutant in seed.mutants(&Family::OBVIOUS) {
-                let decision = prepared.admit(newest, &mutant.bytes);
-                let request_id = &prepared.request.request_id;
-                for leak in
-                    invariants::agent_view_problems(newest, &mutant.bytes, request_id, &decision)
-                {
-                    report(fixture, &mutant, format!("LEAK: {}", leak.message));
-                }
-                match Fate::of(mutant.family, &decision) {
-                    Fate::Killed => {}
-                    Fate::Survived => report(
-                        fixture,
-                        &mutant,
+        let other_tool = self.other_tool(tool);
+        for seed in &seeds {
+            for judged in seed.judge_all(newest, &Family::OBVIOUS, other_tool) {
+                let mut messages: Vec<String> = judged
+                    .leaks
+                    .iter()
+                    .map(|leak| format!("LEAK: {leak}"))
+                    .collect();
+                match &judged.fate {
+                    Fate::AsExpected => {}
+                    Fate::Survived => messages.push(
                         "admitted: the contract does not reject this obvious near-miss; close the schema in a new contract version".to_owned(),
                     ),
-                    Fate::Misplaced(layer) => {
-                        let expected: Vec<&str> = mutant
+                    Fate::Misplaced { layer, rule } => {
+                        let expected: Vec<&str> = judged
+                            .mutant
                             .family
                             .expected_layers()
                             .iter()
                             .map(|layer| layer.as_str())
                             .collect();
-                        report(
-                            fixture,
-                            &mutant,
-                            format!(
-                                "rejected at {layer}, not at {}: that layer should refuse it on its own (rule {})",
-                                expected.join(" or "),
-                                decision.rule().unwrap_or_default()
-                            ),
-                        );
+                        messages.push(format!(
+                            "rejected at {layer}, not at {}: that layer should refuse it on its own (rule {rule})",
+                            expected.join(" or "),
+                        ));
                     }
+                }
+                let mutant = &judged.mutant;
+                for message in messages {
+                    let key = (mutant.family, mutant.pointer.clone(), message);
+                    findings
+                        .entry(key)
+                        .and_modify(|finding| finding.fixtures += 1)
+                        .or_insert_with(|| Finding {
+                            fixtures: 1,
+                            example: seed.fixture.raw.clone(),
+                            what: mutant.what.clone(),
+                            bytes: mutant.bytes.clone(),
+                        });
                 }
             }
         }
+        let seed_count = seeds.len();
         findings
             .into_iter()
             .map(|((family, pointer, message), finding)| {
@@ -233,6 +203,45 @@ impl Suite {
                 .with_detail(format!("mutant: {shown}"))
             })
             .collect()
+    }
+
+    /// `toolgate lint` over every version of the tool: a finding `lint.yaml` does not accept, or
+    /// an acceptance that matches nothing, fails.
+    pub(super) fn lint_problems(&self, tool: &str) -> Vec<Problem> {
+        // A version that cannot be read is `<tool>::contracts`'s to report, once; it is not linted.
+        let linted = lint::lint_tool(&self.repository, tool);
+        let accepted = match &linted.accepted {
+            Ok(accepted) => accepted,
+            Err(error) => return vec![Problem::new(ProblemKind::Load, error.clone())],
+        };
+        let mut problems = Vec::new();
+        let findings = linted.findings();
+        let (judged, stale) = lint::judge(&findings, accepted, &linted.read_versions());
+        for judged in judged.iter().filter(|judged| judged.accepted.is_none()) {
+            let finding = judged.finding;
+            problems.push(Problem::new(
+                ProblemKind::Lint,
+                format!(
+                    "{} {}#{} [{}]: {}; fix it in a new contract version, or accept it in {} with a reason",
+                    finding.version,
+                    finding.file,
+                    finding.pointer,
+                    finding.rule,
+                    finding.message,
+                    accepted.file.display()
+                ),
+            ));
+        }
+        for line in stale {
+            problems.push(Problem::new(
+                ProblemKind::Stale,
+                format!(
+                    "{}:{line}: this accepted lint finding is no longer found in the versions it names; remove the entry",
+                    accepted.file.display()
+                ),
+            ));
+        }
+        problems
     }
 
     /// Snapshot files no case produces: under `snapshots/<tool>/` for a tool, or elsewhere under

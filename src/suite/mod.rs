@@ -12,21 +12,27 @@
 pub(crate) mod admission;
 mod case;
 mod checks;
+pub(crate) mod mutant_trials;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use toolgate_gate::Contract;
 
+use crate::acceptance::Acceptances;
 use crate::confine::RepoRoot;
 use crate::error::UsageError;
 use crate::fixture::{self, Fixture, FixtureClass, StructureProblem};
+use crate::mutants::Family;
+use crate::mutants::seeds::SeedFixture;
+use crate::mutants::survivors::AcceptedSurvivor;
 use crate::repo::{Repository, VersionDir};
 use crate::snapshot::SnapshotMode;
 use crate::verdict::{Problem, ProblemKind, Verdict};
 
 use admission::RequestFiles;
+pub(crate) use case::reproduce_command;
 
 /// How a run treats snapshots and colour.
 #[derive(Debug, Clone)]
@@ -38,6 +44,9 @@ pub struct RunContext {
     /// Colour diffs.
     pub color: bool,
 }
+
+/// A tool's accepted survivors, read once (or why they cannot be).
+type SurvivorsCell = OnceLock<Result<Arc<Acceptances<AcceptedSurvivor>>, String>>;
 
 /// One tool's contract versions, each compiled once.
 #[derive(Debug)]
@@ -102,6 +111,10 @@ pub struct Suite {
     root_problems: Vec<StructureProblem>,
     tool_problems: BTreeMap<String, Vec<StructureProblem>>,
     requests: Arc<RequestFiles>,
+    /// Each tool version's mutation seeds, collected when a mutant trial first needs them.
+    mutant_seeds: BTreeMap<(String, String), OnceLock<Arc<Vec<SeedFixture>>>>,
+    /// Each tool's accepted survivors, read when a mutant trial first needs them.
+    survivors: BTreeMap<String, SurvivorsCell>,
     /// The cases, in tool, class, case, version order.
     pub cases: Vec<Case>,
 }
@@ -164,6 +177,11 @@ pub enum CheckKind {
     StaleSnapshots,
     /// Published contract versions are locked and unchanged.
     ContractLock,
+    /// One mutation family's mutants of a tool version's admitted fixtures: no leak, no
+    /// unaccepted survivor, no stale acceptance.
+    Mutants(Family),
+    /// A tool's contract versions pass `toolgate lint`, or its findings are accepted.
+    Lint,
 }
 
 /// A named suite-wide check.
@@ -173,6 +191,8 @@ pub struct SuiteCheck {
     pub name: String,
     /// The tool, for per-tool checks.
     pub tool: Option<String>,
+    /// The contract version, for per-version checks.
+    pub version: Option<String>,
     /// What it checks.
     pub kind: CheckKind,
 }
@@ -219,6 +239,18 @@ impl Suite {
             fixtures.len()
         };
         let requests = Arc::new(RequestFiles::load(&root, &fixtures));
+        let mutant_seeds = tools
+            .iter()
+            .flat_map(|tool| {
+                tool.versions
+                    .iter()
+                    .map(|(version, _)| ((tool.tool.clone(), version.name()), OnceLock::new()))
+            })
+            .collect();
+        let survivors = in_scope
+            .iter()
+            .map(|tool| (tool.clone(), OnceLock::new()))
+            .collect();
         let mut suite = Suite {
             repository,
             scope,
@@ -229,6 +261,8 @@ impl Suite {
             root_problems: root_discovery.problems,
             tool_problems,
             requests,
+            mutant_seeds,
+            survivors,
             cases: Vec::new(),
         };
         suite.cases = suite.build_cases();
@@ -243,6 +277,38 @@ impl Suite {
     /// Every tool with a contract folder, sorted.
     pub fn tool_names(&self) -> Vec<&str> {
         self.all_tools.iter().map(String::as_str).collect()
+    }
+
+    /// Another tool's name, for mutants that answer as the wrong tool.
+    pub(crate) fn other_tool(&self, tool: &str) -> &str {
+        self.all_tools
+            .iter()
+            .find(|other| *other != tool)
+            .map_or("toolgate_other_tool", String::as_str)
+    }
+
+    /// A tool's versions in scope: whether each compiled contract is a text tool, or why it does
+    /// not compile.
+    pub(crate) fn compiled_versions(&self, tool: &str) -> Vec<(String, Result<bool, String>)> {
+        let Some(contracts) = self.tools.iter().find(|candidate| candidate.tool == tool) else {
+            return Vec::new();
+        };
+        if let Some(error) = &contracts.layout_error {
+            return vec![("(all)".to_owned(), Err(error.clone()))];
+        }
+        contracts
+            .versions
+            .iter()
+            .map(|(version, compiled)| {
+                (
+                    version.name(),
+                    compiled
+                        .as_ref()
+                        .map(|contract| contract.is_text())
+                        .map_err(Clone::clone),
+                )
+            })
+            .collect()
     }
 
     /// The number of fixtures in scope (for the repository scope: below every tool's folder).
@@ -343,6 +409,7 @@ impl Suite {
         let named = |name: String, tool: Option<&str>, kind| SuiteCheck {
             name,
             tool: tool.map(str::to_owned),
+            version: None,
             kind,
         };
         let mut checks = Vec::new();
@@ -359,6 +426,7 @@ impl Suite {
                 (CheckKind::Contracts, "contracts"),
                 (CheckKind::Coverage, "coverage"),
                 (CheckKind::ToolSnapshots, "snapshots"),
+                (CheckKind::Lint, "lint"),
             ] {
                 checks.push(named(
                     format!("{}::{suffix}", tool.tool),
@@ -366,6 +434,7 @@ impl Suite {
                     kind,
                 ));
             }
+            checks.extend(self.mutant_checks(tool));
         }
         if repository_wide {
             checks.push(named(
@@ -401,6 +470,12 @@ impl Suite {
             CheckKind::ToolSnapshots => self.stale_snapshot_problems(context, Some(tool)),
             CheckKind::StaleSnapshots => self.stale_snapshot_problems(context, None),
             CheckKind::ContractLock => self.lock_problems(context),
+            CheckKind::Lint => self.lint_problems(tool),
+            CheckKind::Mutants(family) => self.mutant_trial_problems(
+                tool,
+                check.version.as_deref().unwrap_or_default(),
+                family,
+            ),
         };
         verdict
     }

@@ -187,6 +187,23 @@ impl Contract {
         )
     }
 
+    /// For a shape, where it carries the tool name and the request id (`None` where it carries
+    /// neither, as a legacy bare object may not).
+    pub(crate) fn correlation_pointers(&self, shape: &str) -> Option<(Option<&str>, Option<&str>)> {
+        let shape = self
+            .shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)?;
+        let correlation = &shape.correlation;
+        Some((
+            correlation.tool.as_ref().map(|pointer| pointer.as_str()),
+            correlation
+                .request_id
+                .as_ref()
+                .map(|pointer| pointer.as_str()),
+        ))
+    }
+
     /// The trusted context keys the contract's rules read, sorted and deduplicated.
     pub fn required_context(&self) -> Vec<&str> {
         let keys: BTreeSet<&str> = self.rules.iter().flat_map(Rule::context_keys).collect();

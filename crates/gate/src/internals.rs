@@ -55,6 +55,15 @@ pub fn applied_keywords<'c>(
     contract.applied_keywords(document)
 }
 
+/// Where `shape` carries the tool name and the request id (the correlation members), for
+/// mutants that swap them; `None` when the contract has no such shape.
+pub fn correlation_pointers<'c>(
+    contract: &'c crate::Contract,
+    shape: &str,
+) -> Option<(Option<&'c str>, Option<&'c str>)> {
+    contract.correlation_pointers(shape)
+}
+
 /// `contract.yaml` as the JSON value it denotes, after the contract schema accepted it: the
 /// contract format exactly as documented, for tools that compare contracts field by field.
 pub fn contract_document(contract_yaml: &str) -> Result<serde_json::Value, String> {

@@ -17,7 +17,11 @@ fn bundled_contracts() -> Vec<(String, String)> {
             continue;
         }
         for version in std::fs::read_dir(&tool).unwrap() {
-            let file = version.unwrap().path().join("contract.yaml");
+            let version = version.unwrap().path();
+            if !version.is_dir() {
+                continue; // lint.yaml beside the versions
+            }
+            let file = version.join("contract.yaml");
             let text = std::fs::read_to_string(&file).unwrap();
             found.push((file.display().to_string(), text));
         }

@@ -1,0 +1,239 @@
+//! The mutant trials: one per tool, contract version and mutation family (`job_status::mutants::
+//! extra_property@v2`), so a filter selects them. Each fails on a leak, on a survivor that
+//! `survivors.yaml` does not accept, and on an accepted survivor that no longer survives.
+//! `toolgate mutate` runs the same mutants through [`Suite::mutant_run`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use toolgate_gate::internals::escape_hidden;
+
+use super::{CaseContract, CheckKind, Suite, SuiteCheck, ToolContracts};
+use crate::acceptance::Acceptances;
+use crate::mutants::Family;
+use crate::mutants::run::{self, Finding, Run, Setting, Verdict};
+use crate::mutants::seeds::{self, SeedFixture};
+use crate::mutants::survivors::{self, AcceptedSurvivor};
+use crate::verdict::{Problem, ProblemKind};
+
+/// Where reproduce commands say mutants are written: `toolgate mutate --emit mutants`.
+pub const DEFAULT_EMIT_DIR: &str = "mutants";
+
+/// How much of a mutant a failure shows.
+const MUTANT_SHOWN: usize = 240;
+
+impl Suite {
+    /// The mutant trials of one tool: each compiled JSON contract version × each family.
+    pub(super) fn mutant_checks(&self, tool: &ToolContracts) -> Vec<SuiteCheck> {
+        let compiled: Vec<String> = tool
+            .versions
+            .iter()
+            .filter(|(_, compiled)| compiled.as_ref().is_ok_and(|contract| !contract.is_text()))
+            .map(|(version, _)| version.name())
+            .collect();
+        let several = tool.versions.len() > 1;
+        compiled
+            .iter()
+            .flat_map(|version| {
+                Family::ALL.iter().map(move |family| SuiteCheck {
+                    name: if several {
+                        format!("{}::mutants::{family}@{version}", tool.tool)
+                    } else {
+                        format!("{}::mutants::{family}", tool.tool)
+                    },
+                    tool: Some(tool.tool.clone()),
+                    version: Some(version.clone()),
+                    kind: CheckKind::Mutants(*family),
+                })
+            })
+            .collect()
+    }
+
+    /// Runs the mutants of `families` derived from `tool`'s fixtures admitted by `version`.
+    /// `Err` when the version does not compile or `survivors.yaml` cannot be read.
+    pub(crate) fn mutant_run(
+        &self,
+        tool: &str,
+        version: &str,
+        families: &[Family],
+        emit_dir: &Path,
+        keep_all: bool,
+    ) -> Result<Run, String> {
+        let CaseContract::Ready(contract) = self.contract_of(tool, version) else {
+            return Err(format!(
+                "{tool} {version} does not compile or cannot be read (see `toolgate test {tool}`)"
+            ));
+        };
+        let accepted = self.accepted_survivors(tool)?;
+        let seeds = self.seeds_of(tool, version, &contract);
+        let setting = Setting {
+            tool,
+            contract: &contract,
+            other_tool: self.other_tool(tool),
+            accepted: &accepted,
+            emit_dir,
+            keep_all,
+        };
+        Ok(run::run(&setting, &seeds, families))
+    }
+
+    pub(super) fn mutant_trial_problems(
+        &self,
+        tool: &str,
+        version: &str,
+        family: Family,
+    ) -> Vec<Problem> {
+        match self.mutant_run(tool, version, &[family], Path::new(DEFAULT_EMIT_DIR), false) {
+            Ok(run) => run_problems(&run),
+            Err(message) => vec![Problem::new(ProblemKind::Load, message)],
+        }
+    }
+
+    fn contract_of(&self, tool: &str, version: &str) -> CaseContract {
+        let compiled = self
+            .tools
+            .iter()
+            .find(|candidate| candidate.tool == tool)
+            .and_then(|tool| tool.versions.iter().find(|(dir, _)| dir.name() == version));
+        match compiled {
+            Some((_, Ok(contract))) => CaseContract::Ready(Arc::clone(contract)),
+            _ => CaseContract::Broken,
+        }
+    }
+
+    fn seeds_of(
+        &self,
+        tool: &str,
+        version: &str,
+        contract: &toolgate_gate::Contract,
+    ) -> Arc<Vec<SeedFixture>> {
+        let collect = || {
+            let fixtures: Vec<_> = self
+                .fixtures
+                .iter()
+                .filter(|fixture| fixture.tool == tool)
+                .cloned()
+                .collect();
+            Arc::new(seeds::collect(
+                self.root(),
+                &self.requests,
+                &fixtures,
+                contract,
+            ))
+        };
+        match self
+            .mutant_seeds
+            .get(&(tool.to_owned(), version.to_owned()))
+        {
+            Some(cell) => Arc::clone(cell.get_or_init(collect)),
+            None => collect(),
+        }
+    }
+
+    fn accepted_survivors(&self, tool: &str) -> Result<Arc<Acceptances<AcceptedSurvivor>>, String> {
+        let load = || {
+            survivors::load(self.root(), tool)
+                .map(Arc::new)
+                .map_err(|error| format!("{error}; no survivor is accepted until the file loads"))
+        };
+        match self.survivors.get(tool) {
+            Some(cell) => cell.get_or_init(load).clone(),
+            None => load(),
+        }
+    }
+}
+
+/// A trial's failures: every leak, every survivor nobody accepted (one problem per place, however
+/// many fixtures show it), every stale acceptance.
+fn run_problems(run: &Run) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut survivors: BTreeMap<(&str, &str), (usize, &Finding)> = BTreeMap::new();
+    for finding in &run.findings {
+        match &finding.verdict {
+            Verdict::Leak(leaks) => {
+                for leak in leaks {
+                    problems.push(
+                        Problem::new(
+                            ProblemKind::Leak,
+                            format!("{}: {leak}", headline(finding, None)),
+                        )
+                        .with_detail(detail(finding)),
+                    );
+                }
+            }
+            Verdict::Survivor(None) => {
+                survivors
+                    .entry((finding.version.as_str(), finding.pointer.as_str()))
+                    .and_modify(|(count, _)| *count += 1)
+                    .or_insert((1, finding));
+            }
+            Verdict::Survivor(Some(_)) | Verdict::Misplaced { .. } => {}
+        }
+    }
+    for (count, finding) in survivors.into_values() {
+        problems.push(
+            Problem::new(
+                ProblemKind::Survivor,
+                format!(
+                    "{} is admitted: the contract is looser than it looks; reject it in a new contract version, or accept it in {} with a reason",
+                    headline(finding, Some((count, run.seeds))),
+                    survivors::path(&finding.tool).display()
+                ),
+            )
+            .with_detail(detail(finding)),
+        );
+    }
+    for stale in &run.stale {
+        problems.push(Problem::new(
+            ProblemKind::Stale,
+            format!(
+                "{}:{}: the accepted survivor {} at {} no longer survives {} (the contract rejects it now); remove the entry",
+                stale.file.display(),
+                stale.line,
+                stale.family,
+                shown_pointer(&stale.pointer),
+                stale.version
+            ),
+        ));
+    }
+    problems
+}
+
+/// `v2: mutant extra_property at /data (added member …), derived from 5 of 6 admitted fixtures
+/// (e.g. fixtures/…)`.
+pub(crate) fn headline(finding: &Finding, counted: Option<(usize, usize)>) -> String {
+    let source = match counted {
+        Some((count, seeds)) if seeds > 1 => format!(
+            "derived from {count} of {seeds} admitted fixtures (e.g. {})",
+            finding.fixture.display()
+        ),
+        _ => format!("derived from {}", finding.fixture.display()),
+    };
+    format!(
+        "{}: mutant {} at {} ({}), {source}",
+        finding.version,
+        finding.family,
+        shown_pointer(&finding.pointer),
+        finding.what
+    )
+}
+
+/// The mutant's bytes (escaped, capped) and the commands that reproduce its decision.
+pub(crate) fn detail(finding: &Finding) -> String {
+    let bytes = String::from_utf8_lossy(&finding.bytes);
+    let mut shown: String = bytes.chars().take(MUTANT_SHOWN).collect();
+    if bytes.chars().count() > MUTANT_SHOWN {
+        shown.push('…');
+    }
+    format!(
+        "mutant: {}\nreproduce: toolgate mutate {} --emit {DEFAULT_EMIT_DIR} && {}",
+        escape_hidden(&shown),
+        finding.tool,
+        escape_hidden(&finding.reproduce)
+    )
+}
+
+pub(crate) fn shown_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
+}
