@@ -40,7 +40,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Runs `toolgate lint`; returns the exit code (0 clean or every finding accepted, 1 a finding
 /// nobody accepted or a stale acceptance, 2 a contract or `lint.yaml` that cannot be read).
 pub fn run(options: &LintOptions, out: &mut impl Write) -> Result<u8, UsageError> {
-    let repository = Repository::open(&options.root)?;
+    let repository = Repository::open(&options.root)?.naming_relative();
     let known = repository.tools()?;
     let tools: Vec<String> = match &options.tool {
         Some(tool) if known.contains(tool) => vec![tool.clone()],

@@ -241,7 +241,10 @@ impl Linter<'_> {
                     format!("{shown}: no `type`, so any JSON value is admitted here; add one"),
                 ),
             }
-            self.object(node, facts, instance, mode, budget);
+            // Untyped is the finding; only an object it describes is walked further.
+            if !facts.properties.is_empty() {
+                self.object(node, facts, instance, mode, budget);
+            }
             return;
         };
         if types.contains(&JsonType::Object) {
@@ -343,8 +346,10 @@ impl Linter<'_> {
         let Some(pointer) = &shape.request_id else {
             return;
         };
-        for (node, _) in resolve(root, pointer) {
-            let Some(node) = node else { continue };
+        for resolution in resolve(root, pointer) {
+            let Resolution::Found { node, .. } = resolution else {
+                continue;
+            };
             let Some(facts) = node.facts() else { continue };
             if facts.values.is_some() || facts.strings.max_length.is_some() {
                 continue;
@@ -372,9 +377,8 @@ impl Linter<'_> {
             .into_iter()
             .filter(|alternative| match &shape.outcome {
                 Some((pointer, success)) => {
-                    resolve(alternative, pointer).iter().any(|(node, _)| {
-                        node.as_ref()
-                            .is_some_and(|node| admits(node, success) != Ok(false))
+                    resolve(alternative, pointer).iter().any(|resolution| {
+                        matches!(resolution, Resolution::Found { node, .. } if admits(node, success) != Ok(false))
                     })
                 }
                 None => true,
@@ -382,14 +386,14 @@ impl Linter<'_> {
             .collect();
         for (field, (pointer, optional)) in &shape.fields {
             for success in &successes {
-                for (node, required) in resolve(success, pointer) {
-                    match node {
-                        None => self.report(
-                            success,
+                for resolution in resolve(success, pointer) {
+                    match resolution {
+                        Resolution::Undeclared { object } => self.report(
+                            &object,
                             Rule::FieldMissing,
-                            format!("shape `{}` promises field `{field}` from {pointer}, but its schema does not declare that member: the field can never be projected; declare it (and require it)", shape.name),
+                            format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare that member: the field can never be projected; declare it (and require it)", shape.name),
                         ),
-                        Some(node) => {
+                        Resolution::Found { node, required } => {
                             if !required && !optional {
                                 self.report(
                                     &node,
@@ -406,9 +410,16 @@ impl Linter<'_> {
     }
 }
 
-/// The schema of the value at `pointer`, in each alternative: the node (or `None` where no
-/// member of that name is declared), and whether every member on the way is required.
-fn resolve(root: &Node, pointer: &str) -> Vec<(Option<Node>, bool)> {
+/// Where a response pointer leads in a schema.
+enum Resolution {
+    /// To this node; `required` when every member on the way is required.
+    Found { node: Node, required: bool },
+    /// To a member this object node does not declare.
+    Undeclared { object: Node },
+}
+
+/// The schema of the value at `pointer`, in each alternative of every union on the way.
+fn resolve(root: &Node, pointer: &str) -> Vec<Resolution> {
     let tokens: Vec<String> = pointer
         .split('/')
         .skip(1)
@@ -419,22 +430,21 @@ fn resolve(root: &Node, pointer: &str) -> Vec<(Option<Node>, bool)> {
     out
 }
 
-fn step(
-    node: &Node,
-    tokens: &[String],
-    required: bool,
-    out: &mut Vec<(Option<Node>, bool)>,
-    budget: usize,
-) {
+fn step(node: &Node, tokens: &[String], required: bool, out: &mut Vec<Resolution>, budget: usize) {
     let Some(budget) = budget.checked_sub(1) else {
         return;
     };
     let Some((first, rest)) = tokens.split_first() else {
-        out.push((Some(node.clone()), required));
+        out.push(Resolution::Found {
+            node: node.clone(),
+            required,
+        });
         return;
     };
     let Some(facts) = node.facts() else {
-        out.push((None, false));
+        out.push(Resolution::Undeclared {
+            object: node.clone(),
+        });
         return;
     };
     if facts.union.is_some() {
@@ -451,7 +461,9 @@ fn step(
             out,
             budget,
         ),
-        None => out.push((None, false)),
+        None => out.push(Resolution::Undeclared {
+            object: node.clone(),
+        }),
     }
 }
 

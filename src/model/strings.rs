@@ -4,7 +4,9 @@
 //! counts them, and a breadth-first search over the product automaton finds the shortest string
 //! in the difference, or proves there is none.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::dense::{self, DFA};
@@ -70,25 +72,44 @@ pub fn admits(side: &Strings, text: &str) -> Result<bool, String> {
     Ok(true)
 }
 
-fn build_all(patterns: &[String]) -> Result<Vec<DFA<Vec<u32>>>, String> {
+/// A compiled pattern, shared: the same patterns are compared and searched again and again (a
+/// mutant run asks about each string of each fixture), and building a DFA costs far more than
+/// running it.
+type Dfa = Rc<DFA<Vec<u32>>>;
+
+thread_local! {
+    static DFAS: RefCell<HashMap<String, Result<Dfa, String>>> = RefCell::new(HashMap::new());
+}
+
+fn build_all(patterns: &[String]) -> Result<Vec<Dfa>, String> {
     if patterns.len() > 2 {
         return Err("more than two patterns apply to one string".to_owned());
     }
     patterns
         .iter()
         .map(|pattern| {
-            dense::Builder::new()
-                .configure(
-                    dense::Config::new()
-                        .match_kind(MatchKind::All)
-                        .start_kind(regex_automata::dfa::StartKind::Unanchored)
-                        .dfa_size_limit(Some(DFA_BYTES))
-                        .determinize_size_limit(Some(DFA_BYTES)),
-                )
-                .build(pattern)
-                .map_err(|error| format!("pattern {pattern:?} has no DFA here ({error})"))
+            DFAS.with(|cache| {
+                cache
+                    .borrow_mut()
+                    .entry(pattern.clone())
+                    .or_insert_with(|| build(pattern).map(Rc::new))
+                    .clone()
+            })
         })
         .collect()
+}
+
+fn build(pattern: &str) -> Result<DFA<Vec<u32>>, String> {
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(MatchKind::All)
+                .start_kind(regex_automata::dfa::StartKind::Unanchored)
+                .dfa_size_limit(Some(DFA_BYTES))
+                .determinize_size_limit(Some(DFA_BYTES)),
+        )
+        .build(pattern)
+        .map_err(|error| format!("pattern {pattern:?} has no DFA here ({error})"))
 }
 
 fn start_state(dfa: &DFA<Vec<u32>>) -> Result<StateID, String> {
@@ -160,8 +181,8 @@ struct Node {
 }
 
 struct Search<'d> {
-    dfas_a: &'d [DFA<Vec<u32>>],
-    dfas_b: &'d [DFA<Vec<u32>>],
+    dfas_a: &'d [Dfa],
+    dfas_b: &'d [Dfa],
     a: &'d Strings,
     b: &'d Strings,
     /// Representative bytes: one per class of bytes no DFA and no UTF-8 rule tells apart.
@@ -171,8 +192,8 @@ struct Search<'d> {
 
 impl<'d> Search<'d> {
     fn new(
-        dfas_a: &'d [DFA<Vec<u32>>],
-        dfas_b: &'d [DFA<Vec<u32>>],
+        dfas_a: &'d [Dfa],
+        dfas_b: &'d [Dfa],
         a: &'d Strings,
         b: &'d Strings,
     ) -> Result<Search<'d>, String> {
@@ -189,12 +210,12 @@ impl<'d> Search<'d> {
             dfas_b,
             a,
             b,
-            alphabet: alphabet(dfas_a.iter().chain(dfas_b)),
+            alphabet: alphabet(dfas_a.iter().chain(dfas_b).map(|dfa| &**dfa)),
             length_cap,
         })
     }
 
-    fn start(&self, dfas: &[DFA<Vec<u32>>]) -> Result<Progress, String> {
+    fn start(&self, dfas: &[Dfa]) -> Result<Progress, String> {
         dfas.iter()
             .map(|dfa| {
                 let state = start_state(dfa)?;
@@ -261,7 +282,7 @@ impl<'d> Search<'d> {
 
     /// Whether the string that led to `node` (ended here) is admitted by `a` and refused by `b`.
     fn is_witness(&self, node: &Node) -> bool {
-        let ends = |dfas: &[DFA<Vec<u32>>], progress: &Progress| {
+        let ends = |dfas: &[Dfa], progress: &Progress| {
             progress.iter().zip(dfas).all(|((state, matched), dfa)| {
                 *matched || dfa.is_match_state(dfa.next_eoi_state(*state))
             })
@@ -275,7 +296,7 @@ impl<'d> Search<'d> {
     }
 }
 
-fn advance(dfas: &[DFA<Vec<u32>>], progress: &Progress, byte: u8) -> Progress {
+fn advance(dfas: &[Dfa], progress: &Progress, byte: u8) -> Progress {
     progress
         .iter()
         .zip(dfas)

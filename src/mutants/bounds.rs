@@ -60,12 +60,16 @@ fn conforming(seed: &Seed<'_>, pointer: &str, original: &str, length: usize) -> 
         strings::admits(&side, text) == Ok(true)
             && format.is_none_or(|format| format_accepts(format, text) != Some(false))
     };
-    let candidates = [
-        Some(resized(original, length, None)),
-        stretched_timestamp(original, length),
-        strings::example(&side).ok().flatten(),
+    // Cheapest first: the automaton search runs only when nothing simpler conforms.
+    let candidates: [&dyn Fn() -> Option<String>; 3] = [
+        &|| Some(resized(original, length, None)),
+        &|| stretched_timestamp(original, length),
+        &|| strings::example(&side).ok().flatten(),
     ];
-    candidates.into_iter().flatten().find(accepted)
+    candidates
+        .into_iter()
+        .filter_map(|candidate| candidate())
+        .find(accepted)
 }
 
 /// An RFC 3339 timestamp made `length` characters by fraction digits, the same instant.

@@ -86,6 +86,17 @@ pub fn run(options: &MutateOptions, out: &mut impl Write) -> Result<u8, UsageErr
     let mut notes = Vec::new();
     for tool in &tools {
         let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.clone()))?;
+        // A broken survivors.yaml is one error for the tool, not one per version.
+        if let Err(error) = survivors::load(suite.root(), tool) {
+            reports.push(VersionReport {
+                tool: tool.clone(),
+                version: "(all)".to_owned(),
+                run: Err(format!(
+                    "{error}; no survivor is accepted until the file loads"
+                )),
+            });
+            continue;
+        }
         for (version, compiled) in suite.compiled_versions(tool) {
             let run = match compiled {
                 Ok(true) => {

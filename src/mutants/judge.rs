@@ -2,6 +2,7 @@
 //! another layer, or admitted; and whether anything unpromised reached the agent.
 
 use serde_json::Value;
+use toolgate_gate::internals::failure_envelope;
 use toolgate_gate::{Contract, Decision, Direction, Layer, Outcome};
 
 use super::{Expect, Mutant};
@@ -67,16 +68,28 @@ pub(crate) fn judge(contract: &Contract, prepared: &Prepared, mutant: Mutant) ->
     let decision = prepared.admit(contract, &mutant.bytes);
     let fate = Fate::of(mutant.family.expect(), &decision);
     let agent_bytes = decision.agent_bytes().to_vec();
-    let mut leaks: Vec<String> = invariants::agent_view_problems(
-        contract,
-        &mutant.bytes,
-        &prepared.request.request_id,
-        &decision,
-    )
-    .into_iter()
-    .map(|problem| problem.message)
-    .collect();
-    leaks.extend(marker_leaks(contract, &mutant.markers, &agent_bytes));
+    let request_id = &prepared.request.request_id;
+    // A rejection whose bytes are exactly the fixed envelope holds nothing from the response
+    // (the envelope is built from the contract, the request and the code alone): most mutants
+    // end here, and the full leak scan is kept for what can leak.
+    let fixed_envelope = decision.rejection().is_some_and(|rejection| {
+        agent_bytes
+            == failure_envelope(
+                contract.tool(),
+                request_id,
+                rejection.code(),
+                rejection.retryable(),
+            )
+    });
+    let mut leaks: Vec<String> = Vec::new();
+    if !fixed_envelope {
+        leaks.extend(
+            invariants::agent_view_problems(contract, &mutant.bytes, request_id, &decision)
+                .into_iter()
+                .map(|problem| problem.message),
+        );
+        leaks.extend(marker_leaks(contract, &mutant.markers, &agent_bytes));
+    }
     Judged {
         fate,
         rejected: matches!(decision.outcome(), Outcome::Rejected(_)),

@@ -362,7 +362,7 @@ fn resized(original: &str, length: usize, fill: Option<char>) -> String {
     let fill = fill.unwrap_or_else(|| original.chars().last().unwrap_or('x'));
     let mut text = String::with_capacity(original.len() + (length - count) * fill.len_utf8());
     text.push_str(original);
-    text.extend(std::iter::repeat_n(fill, length - count));
+    text.push_str(&fill.to_string().repeat(length - count));
     text
 }
 

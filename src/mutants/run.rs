@@ -84,11 +84,26 @@ pub struct Run {
     pub rejected: usize,
     /// Per family: mutants, rejected.
     pub per_family: BTreeMap<Family, (usize, usize)>,
-    /// Survivors, misplaced rejections and leaks, in seed and family order.
+    /// Survivors, misplaced rejections and leaks, in family and seed order.
     pub findings: Vec<Finding>,
     /// Accepted survivors of these families that no longer survive.
     pub stale: Vec<Stale>,
     /// Every mutant with its file name, for `--emit`.
+    pub emitted: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// One family's mutants of a tool version's seeds, judged. Only the mutants worth reporting
+/// (not as expected, or leaking) are kept whole, so a suite can keep this for every family of a
+/// tool and share it between the family's trial and the coverage check.
+#[derive(Debug, Clone, Default)]
+pub struct FamilyOutcome {
+    /// How many mutants ran.
+    pub mutants: usize,
+    /// How many the gate rejected.
+    pub rejected: usize,
+    /// `(seed index, index of the mutant among its seed's of this family, judged)`.
+    pub notable: Vec<(usize, usize, Judged)>,
+    /// Every mutant's file name and bytes, when asked for (`--emit`).
     pub emitted: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -104,39 +119,64 @@ pub struct Setting<'a> {
     pub accepted: &'a Acceptances<AcceptedSurvivor>,
     /// The folder reproduce commands name (`--emit`'s, or where it would write).
     pub emit_dir: &'a Path,
-    /// Whether to keep every mutant's bytes for `--emit`.
-    pub keep_all: bool,
 }
 
-/// Runs every mutant of `families` derived from `seeds` through the contract.
-pub fn run(setting: &Setting<'_>, seeds: &[SeedFixture], families: &[Family]) -> Run {
+/// Runs every mutant of `family` derived from `seeds` through `contract`; with `keep_all`, keeps
+/// every mutant's bytes for `--emit`.
+pub fn judge_family(
+    tool: &str,
+    contract: &Contract,
+    seeds: &[SeedFixture],
+    family: Family,
+    other_tool: &str,
+    keep_all: bool,
+) -> FamilyOutcome {
+    let mut out = FamilyOutcome::default();
+    for (seed_index, seed) in seeds.iter().enumerate() {
+        for (index, judged) in seed
+            .judge_all(contract, &[family], other_tool)
+            .into_iter()
+            .enumerate()
+        {
+            out.mutants += 1;
+            out.rejected += usize::from(judged.rejected);
+            if keep_all {
+                let file = mutant_file(tool, contract.version(), &seed.fixture, family, index);
+                out.emitted.push((file, judged.mutant.bytes.clone()));
+            }
+            if judged.fate != Fate::AsExpected || !judged.leaks.is_empty() {
+                out.notable.push((seed_index, index, judged));
+            }
+        }
+    }
+    out
+}
+
+/// Sorts judged families into a report: survivors matched against `survivors.yaml`, misplaced
+/// rejections, leaks, and the acceptances of these families that matched nothing.
+pub fn run(
+    setting: &Setting<'_>,
+    seeds: &[SeedFixture],
+    outcomes: &[(Family, &FamilyOutcome)],
+) -> Run {
     let version = setting.contract.version();
     let mut out = Run {
         seeds: seeds.len(),
         ..Run::default()
     };
     let mut used = vec![false; setting.accepted.entries.len()];
-    for seed in seeds {
-        let mut index_in_family: BTreeMap<Family, usize> = BTreeMap::new();
-        for judged in seed.judge_all(setting.contract, families, setting.other_tool) {
-            let family = judged.mutant.family;
-            let index = index_in_family.entry(family).or_default();
-            let file = mutant_file(setting.tool, version, &seed.fixture, family, *index);
-            *index += 1;
-            out.mutants += 1;
-            let counts = out.per_family.entry(family).or_default();
-            counts.0 += 1;
-            if judged.rejected {
-                out.rejected += 1;
-                counts.1 += 1;
-            }
-            if setting.keep_all {
-                out.emitted
-                    .push((file.clone(), judged.mutant.bytes.clone()));
-            }
-            let Some(verdict) = verdict(setting, version, &judged, &mut used) else {
+    for (family, outcome) in outcomes {
+        out.mutants += outcome.mutants;
+        out.rejected += outcome.rejected;
+        out.per_family
+            .insert(*family, (outcome.mutants, outcome.rejected));
+        out.emitted.extend(outcome.emitted.iter().cloned());
+        for (seed_index, index, judged) in &outcome.notable {
+            let Some(verdict) = verdict(setting, version, judged, &mut used) else {
                 continue;
             };
+            let seed = &seeds[*seed_index];
+            let file = mutant_file(setting.tool, version, &seed.fixture, *family, *index);
             let reproduce = seed.fixture.spec.as_ref().map_or_else(
                 |_| String::new(),
                 |spec| {
@@ -147,12 +187,12 @@ pub fn run(setting: &Setting<'_>, seeds: &[SeedFixture], families: &[Family]) ->
                 tool: setting.tool.to_owned(),
                 version: version.to_owned(),
                 fixture: seed.fixture.raw.clone(),
-                family,
-                pointer: judged.mutant.pointer,
-                what: judged.mutant.what,
+                family: *family,
+                pointer: judged.mutant.pointer.clone(),
+                what: judged.mutant.what.clone(),
                 file,
-                bytes: judged.mutant.bytes,
-                agent_bytes: judged.agent_bytes,
+                bytes: judged.mutant.bytes.clone(),
+                agent_bytes: judged.agent_bytes.clone(),
                 verdict,
                 reproduce,
             });
@@ -161,11 +201,10 @@ pub fn run(setting: &Setting<'_>, seeds: &[SeedFixture], families: &[Family]) ->
     // Only entries for the families that ran can be judged stale: a run of one family says
     // nothing about another's survivors. A run with no seed cannot judge any.
     for (entry, used) in setting.accepted.entries.iter().zip(used) {
-        if !used
-            && !seeds.is_empty()
-            && entry.applies_to(version)
-            && families.contains(&entry.what.family)
-        {
+        let ran = outcomes
+            .iter()
+            .any(|(family, _)| *family == entry.what.family);
+        if !used && !seeds.is_empty() && entry.applies_to(version) && ran {
             out.stale.push(Stale {
                 file: setting.accepted.file.clone(),
                 line: entry.line,

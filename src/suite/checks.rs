@@ -13,7 +13,6 @@ use crate::lint;
 use crate::lock;
 use crate::mutants::Family;
 use crate::mutants::judge::Fate;
-use crate::mutants::seeds;
 use crate::repo::VersionDir;
 use crate::snapshot::{self, SnapshotMode};
 use crate::verdict::{Problem, ProblemKind};
@@ -125,14 +124,13 @@ impl Suite {
     /// survivor can be accepted here.
     fn mutant_problems(&self, tool: &str, newest: &Contract) -> Vec<Problem> {
         let version = newest.version();
-        let accepted: Vec<Arc<Fixture>> = self
-            .fixtures
+        let seeds = self.seeds_of(tool, version, newest);
+        let accepted: Vec<bool> = seeds
             .iter()
-            .filter(|fixture| fixture.tool == tool && fixture.class == FixtureClass::Accepted)
-            .cloned()
+            .map(|seed| seed.fixture.class == FixtureClass::Accepted)
             .collect();
-        let seeds = seeds::collect(self.root(), &self.requests, &accepted, newest);
-        if seeds.is_empty() {
+        let seed_count = accepted.iter().filter(|accepted| **accepted).count();
+        if seed_count == 0 {
             return vec![Problem::new(
                 ProblemKind::Coverage,
                 format!(
@@ -142,9 +140,12 @@ impl Suite {
         }
         // One problem per (family, place, finding), however many fixtures show it.
         let mut findings: BTreeMap<(Family, String, String), Finding> = BTreeMap::new();
-        let other_tool = self.other_tool(tool);
-        for seed in &seeds {
-            for judged in seed.judge_all(newest, &Family::OBVIOUS, other_tool) {
+        for family in Family::OBVIOUS {
+            let outcome = self.family_outcome(tool, version, family, newest, &seeds);
+            for (seed_index, _, judged) in &outcome.notable {
+                if !accepted[*seed_index] {
+                    continue;
+                }
                 let mut messages: Vec<String> = judged
                     .leaks
                     .iter()
@@ -156,9 +157,7 @@ impl Suite {
                         "admitted: the contract does not reject this obvious near-miss; close the schema in a new contract version".to_owned(),
                     ),
                     Fate::Misplaced { layer, rule } => {
-                        let expected: Vec<&str> = judged
-                            .mutant
-                            .family
+                        let expected: Vec<&str> = family
                             .expected_layers()
                             .iter()
                             .map(|layer| layer.as_str())
@@ -171,20 +170,19 @@ impl Suite {
                 }
                 let mutant = &judged.mutant;
                 for message in messages {
-                    let key = (mutant.family, mutant.pointer.clone(), message);
+                    let key = (family, mutant.pointer.clone(), message);
                     findings
                         .entry(key)
                         .and_modify(|finding| finding.fixtures += 1)
                         .or_insert_with(|| Finding {
                             fixtures: 1,
-                            example: seed.fixture.raw.clone(),
+                            example: seeds[*seed_index].fixture.raw.clone(),
                             what: mutant.what.clone(),
                             bytes: mutant.bytes.clone(),
                         });
                 }
             }
         }
-        let seed_count = seeds.len();
         findings
             .into_iter()
             .map(|((family, pointer, message), finding)| {

@@ -25,6 +25,7 @@ use crate::confine::RepoRoot;
 use crate::error::UsageError;
 use crate::fixture::{self, Fixture, FixtureClass, StructureProblem};
 use crate::mutants::Family;
+use crate::mutants::run::FamilyOutcome;
 use crate::mutants::seeds::SeedFixture;
 use crate::mutants::survivors::AcceptedSurvivor;
 use crate::repo::{Repository, VersionDir};
@@ -113,6 +114,8 @@ pub struct Suite {
     requests: Arc<RequestFiles>,
     /// Each tool version's mutation seeds, collected when a mutant trial first needs them.
     mutant_seeds: BTreeMap<(String, String), OnceLock<Arc<Vec<SeedFixture>>>>,
+    /// Each tool version's judged mutants per family, shared by its trial and the coverage check.
+    family_outcomes: BTreeMap<(String, String, Family), OnceLock<Arc<FamilyOutcome>>>,
     /// Each tool's accepted survivors, read when a mutant trial first needs them.
     survivors: BTreeMap<String, SurvivorsCell>,
     /// The cases, in tool, class, case, version order.
@@ -239,12 +242,20 @@ impl Suite {
             fixtures.len()
         };
         let requests = Arc::new(RequestFiles::load(&root, &fixtures));
-        let mutant_seeds = tools
+        let mutant_seeds: BTreeMap<(String, String), OnceLock<Arc<Vec<SeedFixture>>>> = tools
             .iter()
             .flat_map(|tool| {
                 tool.versions
                     .iter()
                     .map(|(version, _)| ((tool.tool.clone(), version.name()), OnceLock::new()))
+            })
+            .collect();
+        let family_outcomes = mutant_seeds
+            .keys()
+            .flat_map(|(tool, version): &(String, String)| {
+                Family::ALL
+                    .iter()
+                    .map(|family| ((tool.clone(), version.clone(), *family), OnceLock::new()))
             })
             .collect();
         let survivors = in_scope
@@ -262,6 +273,7 @@ impl Suite {
             tool_problems,
             requests,
             mutant_seeds,
+            family_outcomes,
             survivors,
             cases: Vec::new(),
         };

@@ -12,7 +12,7 @@ use toolgate_gate::internals::escape_hidden;
 use super::{CaseContract, CheckKind, Suite, SuiteCheck, ToolContracts};
 use crate::acceptance::Acceptances;
 use crate::mutants::Family;
-use crate::mutants::run::{self, Finding, Run, Setting, Verdict};
+use crate::mutants::run::{self, FamilyOutcome, Finding, Run, Setting, Verdict};
 use crate::mutants::seeds::{self, SeedFixture};
 use crate::mutants::survivors::{self, AcceptedSurvivor};
 use crate::verdict::{Problem, ProblemKind};
@@ -50,8 +50,9 @@ impl Suite {
             .collect()
     }
 
-    /// Runs the mutants of `families` derived from `tool`'s fixtures admitted by `version`.
-    /// `Err` when the version does not compile or `survivors.yaml` cannot be read.
+    /// Runs the mutants of `families` derived from `tool`'s fixtures admitted by `version`; with
+    /// `keep_all`, keeps every mutant's bytes for `--emit`. `Err` when the version does not
+    /// compile or `survivors.yaml` cannot be read.
     pub(crate) fn mutant_run(
         &self,
         tool: &str,
@@ -67,15 +68,65 @@ impl Suite {
         };
         let accepted = self.accepted_survivors(tool)?;
         let seeds = self.seeds_of(tool, version, &contract);
+        let outcomes: Vec<(Family, Arc<FamilyOutcome>)> = families
+            .iter()
+            .map(|family| {
+                let outcome = if keep_all {
+                    Arc::new(run::judge_family(
+                        tool,
+                        &contract,
+                        &seeds,
+                        *family,
+                        self.other_tool(tool),
+                        true,
+                    ))
+                } else {
+                    self.family_outcome(tool, version, *family, &contract, &seeds)
+                };
+                (*family, outcome)
+            })
+            .collect();
+        let outcomes: Vec<(Family, &FamilyOutcome)> = outcomes
+            .iter()
+            .map(|(family, outcome)| (*family, &**outcome))
+            .collect();
         let setting = Setting {
             tool,
             contract: &contract,
             other_tool: self.other_tool(tool),
             accepted: &accepted,
             emit_dir,
-            keep_all,
         };
-        Ok(run::run(&setting, &seeds, families))
+        Ok(run::run(&setting, &seeds, &outcomes))
+    }
+
+    /// One family's judged mutants of a tool version, computed once and shared by its trial and
+    /// the coverage check.
+    pub(super) fn family_outcome(
+        &self,
+        tool: &str,
+        version: &str,
+        family: Family,
+        contract: &toolgate_gate::Contract,
+        seeds: &[SeedFixture],
+    ) -> Arc<FamilyOutcome> {
+        let compute = || {
+            Arc::new(run::judge_family(
+                tool,
+                contract,
+                seeds,
+                family,
+                self.other_tool(tool),
+                false,
+            ))
+        };
+        match self
+            .family_outcomes
+            .get(&(tool.to_owned(), version.to_owned(), family))
+        {
+            Some(cell) => Arc::clone(cell.get_or_init(compute)),
+            None => compute(),
+        }
     }
 
     pub(super) fn mutant_trial_problems(
@@ -102,7 +153,7 @@ impl Suite {
         }
     }
 
-    fn seeds_of(
+    pub(super) fn seeds_of(
         &self,
         tool: &str,
         version: &str,

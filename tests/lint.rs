@@ -1,0 +1,518 @@
+//! `toolgate lint` rule by rule: a small contract that is clean, then one change at a time that
+//! each rule must name at exactly its file and JSON pointer; composition (`allOf` with
+//! `unevaluatedProperties`, `oneOf`, `$ref`) must be understood, not flagged; `lint.yaml` accepts
+//! a finding with a reason and fails when an acceptance goes stale.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{run, tree};
+use serde_json::{Value, json};
+
+const CONTRACT: &str = "tool: probe
+version: 1
+direction: result
+shape:
+  schema: probe.schema.json
+  outcome: { pointer: /outcome, success: success, failure: failure }
+  error_code: /error/code
+  correlation: { tool: /tool, request_id: /request_id }
+  fields:
+    - { name: id, from: /data/id }
+    - { name: note, from: /data/note }
+    - { name: at, from: /data/at }
+agent_schema: agent.schema.json
+rules:
+  - name: fresh
+    freshness: { field: at, max_age: 15m, max_future: 1m }
+    retryable: true
+";
+
+fn schema() -> Value {
+    json!({
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["tool", "request_id", "outcome", "data"],
+                "properties": {
+                    "tool": {"const": "probe"},
+                    "request_id": {"$ref": "#/$defs/requestId"},
+                    "outcome": {"const": "success"},
+                    "data": {"$ref": "#/$defs/data"}
+                },
+                "additionalProperties": false
+            },
+            {
+                "type": "object",
+                "required": ["tool", "request_id", "outcome", "error"],
+                "properties": {
+                    "tool": {"const": "probe"},
+                    "request_id": {"$ref": "#/$defs/requestId"},
+                    "outcome": {"const": "failure"},
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "retryable"],
+                        "properties": {
+                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
+                            "retryable": {"type": "boolean"}
+                        },
+                        "additionalProperties": false
+                    }
+                },
+                "additionalProperties": false
+            }
+        ],
+        "$defs": {
+            "requestId": {"type": "string", "pattern": "^req\\.[A-Za-z0-9]{8}$"},
+            "data": {
+                "type": "object",
+                "required": ["id", "note", "at"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^run_[a-z0-9]{4,8}$"},
+                    "note": {"type": "string", "maxLength": 20},
+                    "at": {"type": "string", "format": "date-time", "maxLength": 35},
+                    "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 3},
+                    "seq_id": {"type": "integer", "minimum": 1, "maximum": 1000}
+                },
+                "additionalProperties": false
+            }
+        }
+    })
+}
+
+fn agent() -> Value {
+    json!({
+        "type": "object",
+        "required": ["tool", "request_id", "outcome", "data"],
+        "properties": {
+            "tool": {"const": "probe"},
+            "request_id": {"type": "string", "maxLength": 64},
+            "outcome": {"const": "success"},
+            "data": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "maxLength": 13},
+                    "note": {"type": "string", "maxLength": 20},
+                    "at": {"type": "string", "maxLength": 35}
+                },
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// A repository with `probe` v1 built from the parts, after `change`.
+fn repository(change: impl FnOnce(&mut String, &mut Value, &mut Value)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("contracts/probe/v1");
+    fs::create_dir_all(&folder).unwrap();
+    let (mut contract, mut schema, mut agent) = (CONTRACT.to_owned(), schema(), agent());
+    change(&mut contract, &mut schema, &mut agent);
+    fs::write(folder.join("contract.yaml"), contract).unwrap();
+    fs::write(folder.join("probe.schema.json"), schema.to_string()).unwrap();
+    fs::write(folder.join("agent.schema.json"), agent.to_string()).unwrap();
+    dir
+}
+
+fn lint(root: &Path) -> (i32, Value, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["lint", "--format", "json", "--root"])
+        .arg(root);
+    let outcome = run(command, b"");
+    let report = serde_json::from_str(&outcome.stdout).unwrap_or(Value::Null);
+    (outcome.code, report, outcome.stderr)
+}
+
+/// `(file, pointer, rule)` of every finding.
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|finding| {
+            (
+                finding["file"].as_str().unwrap().to_owned(),
+                finding["pointer"].as_str().unwrap().to_owned(),
+                finding["rule"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Lints the probe after `change` and checks it finds exactly `expected` (file, pointer, rule).
+fn check(
+    change: impl FnOnce(&mut String, &mut Value, &mut Value),
+    expected: &[(&str, &str, &str)],
+) {
+    let dir = repository(change);
+    let (code, report, stderr) = lint(dir.path());
+    let found = findings(&report);
+    let wanted: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(file, pointer, rule)| {
+            (
+                (*file).to_owned(),
+                (*pointer).to_owned(),
+                (*rule).to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(found, wanted, "{report:#}\n{stderr}");
+    assert_eq!(code, if expected.is_empty() { 0 } else { 1 }, "{stderr}");
+    for finding in report["findings"].as_array().into_iter().flatten() {
+        assert_eq!(finding["tool"], "probe");
+        assert_eq!(finding["version"], "v1");
+        assert!(!finding["message"].as_str().unwrap().is_empty());
+    }
+}
+
+fn data(schema: &mut Value) -> &mut Value {
+    &mut schema["$defs"]["data"]
+}
+
+const SCHEMA: &str = "probe.schema.json";
+
+#[test]
+fn a_tight_contract_is_clean() {
+    check(|_, _, _| {}, &[]);
+}
+
+#[test]
+fn an_open_object_in_the_response_or_the_agent_schema() {
+    check(
+        |_, schema, _| {
+            data(schema)
+                .as_object_mut()
+                .unwrap()
+                .remove("additionalProperties");
+        },
+        &[(SCHEMA, "/$defs/data", "object_open")],
+    );
+    check(
+        |_, _, agent| {
+            agent["properties"]["data"]
+                .as_object_mut()
+                .unwrap()
+                .remove("additionalProperties");
+        },
+        &[("agent.schema.json", "/properties/data", "agent_schema_open")],
+    );
+}
+
+#[test]
+fn composition_is_understood_not_flagged() {
+    // The same object, composed: allOf parts closed together by unevaluatedProperties.
+    check(
+        |_, schema, _| {
+            let parts = json!({
+                "allOf": [
+                    {"type": "object", "required": ["id", "note"], "properties": {
+                        "id": {"type": "string", "pattern": "^run_[a-z0-9]{4,8}$"},
+                        "note": {"type": "string", "maxLength": 20}}},
+                    {"required": ["at"], "properties": {
+                        "at": {"type": "string", "format": "date-time", "maxLength": 35}}}
+                ],
+                "unevaluatedProperties": false
+            });
+            *data(schema) = parts;
+        },
+        &[],
+    );
+    // Without the closing keyword the composed object is open, and said to be at the node
+    // that is open.
+    check(
+        |_, schema, _| {
+            *data(schema) = json!({
+                "allOf": [
+                    {"type": "object", "required": ["id", "note", "at"], "properties": {
+                        "id": {"type": "string", "pattern": "^run_[a-z0-9]{4,8}$"},
+                        "note": {"type": "string", "maxLength": 20},
+                        "at": {"type": "string", "format": "date-time", "maxLength": 35}}}
+                ]
+            });
+        },
+        &[(SCHEMA, "/$defs/data/allOf/0", "object_open")],
+    );
+}
+
+#[test]
+fn unbounded_and_untyped_values() {
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["note"] = json!({"type": "string"});
+        },
+        &[(SCHEMA, "/$defs/data/properties/note", "string_unbounded")],
+    );
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["tags"] = json!({"type": "array", "items": {"enum": ["x"]}});
+        },
+        &[(SCHEMA, "/$defs/data/properties/tags", "array_unbounded")],
+    );
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["seq_id"] = json!({"type": "integer", "minimum": 1});
+        },
+        &[(
+            SCHEMA,
+            "/$defs/data/properties/seq_id",
+            "identifier_unbounded",
+        )],
+    );
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["extra"] = json!({"minLength": 1});
+        },
+        &[(SCHEMA, "/$defs/data/properties/extra", "value_untyped")],
+    );
+}
+
+#[test]
+fn timestamps_carry_a_format_by_name_or_because_a_freshness_rule_reads_them() {
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["created_at"] = json!({"type": "string", "maxLength": 35});
+        },
+        &[(
+            SCHEMA,
+            "/$defs/data/properties/created_at",
+            "timestamp_without_format",
+        )],
+    );
+    // `at` is no date-like name; the freshness rule makes it one.
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["at"] = json!({"type": "string", "maxLength": 35});
+        },
+        &[(
+            SCHEMA,
+            "/$defs/data/properties/at",
+            "timestamp_without_format",
+        )],
+    );
+}
+
+#[test]
+fn the_request_id_must_have_a_longest_value() {
+    for (pattern, bounded) in [
+        ("^req\\.[A-Za-z0-9]{8}$", true),
+        ("^req\\.", false),
+        ("^[a-z]+$", false),
+    ] {
+        let expected: &[(&str, &str, &str)] = if bounded {
+            &[]
+        } else {
+            &[(SCHEMA, "/$defs/requestId", "request_id_unbounded")]
+        };
+        check(
+            |_, schema, _| {
+                schema["$defs"]["requestId"] = json!({"type": "string", "pattern": pattern})
+            },
+            expected,
+        );
+    }
+    // A maxLength bounds it whatever the pattern.
+    check(
+        |_, schema, _| {
+            schema["$defs"]["requestId"] =
+                json!({"type": "string", "pattern": "^req", "maxLength": 64});
+        },
+        &[],
+    );
+}
+
+#[test]
+fn promised_fields_exist_are_required_and_carry_no_open_object() {
+    check(
+        |contract, _, _| *contract = contract.replace("from: /data/note", "from: /data/notes"),
+        &[(SCHEMA, "/$defs/data", "field_missing")],
+    );
+    check(
+        |_, schema, _| {
+            data(schema)["required"] = json!(["id", "at"]);
+        },
+        &[(SCHEMA, "/$defs/data/properties/note", "field_missing")],
+    );
+    // Optional by the contract: then not requiring it is right.
+    check(
+        |contract, schema, _| {
+            *contract =
+                contract.replace("from: /data/note }", "from: /data/note, optional: true }");
+            data(schema)["required"] = json!(["id", "at"]);
+        },
+        &[],
+    );
+    // The leaky projection: the whole object promised, and open.
+    check(
+        |contract, schema, agent| {
+            *contract = contract.replace(
+                "{ name: note, from: /data/note }",
+                "{ name: note, from: /data/details }",
+            );
+            data(schema)["properties"]["details"] = json!({"type": "object", "properties": {"text": {"type": "string", "maxLength": 9}}});
+            data(schema)["required"] = json!(["id", "note", "at", "details"]);
+            agent["properties"]["data"]["properties"]["note"] = json!({"type": "object"});
+        },
+        &[
+            (
+                "agent.schema.json",
+                "/properties/data/properties/note",
+                "agent_schema_open",
+            ),
+            (SCHEMA, "/$defs/data/properties/details", "object_open"),
+            (
+                SCHEMA,
+                "/$defs/data/properties/details",
+                "promised_field_open",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_keyword_the_lint_does_not_model_is_named_not_guessed() {
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["note"] =
+                json!({"type": "string", "maxLength": 20, "not": {"const": "x"}});
+        },
+        &[(SCHEMA, "/$defs/data/properties/note/not", "not_modelled")],
+    );
+}
+
+#[test]
+fn lint_yaml_accepts_a_finding_with_a_reason_and_goes_stale_when_it_is_fixed() {
+    let dir = repository(|_, schema, _| {
+        data(schema)["properties"]["note"] = json!({"type": "string"});
+    });
+    let accepted = dir.path().join("contracts/probe/lint.yaml");
+    fs::write(
+        &accepted,
+        "- rule: string_unbounded\n  file: probe.schema.json\n  pointer: /$defs/data/properties/note\n  versions: [v1]\n  reason: free text, bounded by the byte limit\n",
+    )
+    .unwrap();
+    let (code, report, stderr) = lint(dir.path());
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert_eq!(report["summary"]["accepted"], 1);
+    assert_eq!(report["findings"][0]["accepted"], true);
+    assert_eq!(
+        report["findings"][0]["reason"],
+        "free text, bounded by the byte limit"
+    );
+
+    // Fixed in the schema: the acceptance now accepts nothing, and says where it is.
+    let schema_file = dir.path().join("contracts/probe/v1/probe.schema.json");
+    fs::write(&schema_file, schema().to_string()).unwrap();
+    let (code, report, _) = lint(dir.path());
+    assert_eq!(code, 1);
+    assert_eq!(
+        report["stale_acceptances"][0]["file"],
+        "contracts/probe/lint.yaml"
+    );
+    assert_eq!(report["stale_acceptances"][0]["line"], 1);
+
+    // A broken file is a configuration error naming its line, never a silent pass.
+    for (text, message) in [
+        (
+            "- rule: string_unbounded\n  file: a\n  pointer: /x\n  reason: \"  \"\n",
+            "lint.yaml:1:3: an empty `reason:`",
+        ),
+        (
+            "- rule: open_door\n  file: a\n  pointer: /x\n  reason: r\n",
+            "rule: \"open_door\" is not a lint rule (object_open,",
+        ),
+        (
+            "- rule: object_open\n  file: a\n  pointer: x\n  reason: r\n",
+            "pointer: \"x\" is not a JSON pointer",
+        ),
+        (
+            "- rule: object_open\n  file: a\n  pointer: /x\n  reason: r\n  owner: me\n",
+            "lint.yaml:5:3: unknown field `owner`",
+        ),
+        (
+            "- rule: object_open\n  file: a\n  pointer: /x\n  versions: []\n  reason: r\n",
+            "versions: []",
+        ),
+    ] {
+        fs::write(&accepted, text).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args(["lint", "--root"]).arg(dir.path());
+        let outcome = run(command, b"");
+        assert_eq!(outcome.code, 2, "{text}: {}", outcome.stdout);
+        assert!(
+            outcome.stdout.contains(message),
+            "{text}: {}",
+            outcome.stdout
+        );
+    }
+}
+
+#[test]
+fn the_bundled_contracts_are_clean_or_accepted_and_the_suite_runs_the_lint() {
+    let dir = tree();
+    let (code, report, stderr) = lint(dir.path());
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert_eq!(report["summary"]["unaccepted"], 0);
+    assert_eq!(report["summary"]["versions"], 6);
+
+    // Open an object in a published version: the lint says where, and `toolgate test` fails
+    // its lint check.
+    let schema = dir
+        .path()
+        .join("contracts/job_status/v2/envelope.schema.json");
+    let text = fs::read_to_string(&schema).unwrap();
+    let opened = text.replacen(
+        "        }\n      },\n      \"additionalProperties\": false\n    }\n  }\n}",
+        "        }\n      }\n    }\n  }\n}",
+        1,
+    );
+    assert_ne!(opened, text, "the test must open the run object");
+    fs::write(&schema, opened).unwrap();
+    let (code, report, _) = lint(dir.path());
+    assert_eq!(code, 1);
+    let unaccepted: Vec<(&str, &str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["accepted"] == false)
+        .map(|finding| {
+            (
+                finding["version"].as_str().unwrap(),
+                finding["pointer"].as_str().unwrap(),
+                finding["rule"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The agent schema names the same `run` definition, so it opens too.
+    assert_eq!(
+        unaccepted,
+        [
+            ("v2", "/$defs/run", "object_open"),
+            ("v2", "/$defs/run", "agent_schema_open")
+        ]
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["test", "job_status::lint", "--root"])
+        .arg(dir.path())
+        .env("CI", "true");
+    let suite = run(command, b"");
+    assert_eq!(suite.code, 1, "{}", suite.stdout);
+    assert!(
+        suite.stdout.contains("FAILED job_status::lint"),
+        "{}",
+        suite.stdout
+    );
+    assert!(
+        suite
+            .stdout
+            .contains("v2 envelope.schema.json#/$defs/run [object_open]"),
+        "{}",
+        suite.stdout
+    );
+}
