@@ -52,3 +52,12 @@ impl From<toolgate_gate::CompileErrors> for UsageError {
         UsageError::new(errors.to_string())
     }
 }
+
+/// `1 tool`, `2 tools`: a count and its noun, for report headlines.
+pub fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}

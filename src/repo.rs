@@ -119,6 +119,25 @@ impl Repository {
         self.scan_tools().map(|(tools, _)| tools)
     }
 
+    /// The tools a verb runs on: `only`, which must have a contract, or every tool.
+    pub fn select_tools(&self, only: Option<&str>) -> Result<Vec<String>, UsageError> {
+        let known = self.tools()?;
+        match only {
+            None => Ok(known),
+            Some(tool) if known.iter().any(|candidate| candidate == tool) => {
+                Ok(vec![tool.to_owned()])
+            }
+            Some(tool) => Err(UsageError::new(format!(
+                "no contract for tool `{tool}` (known tools: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))),
+        }
+    }
+
     /// The version folders of a tool, oldest first. Anything else in the tool's folder is an error.
     pub fn versions(&self, tool: &str) -> Result<Vec<VersionDir>, UsageError> {
         let relative = Path::new(CONTRACTS_DIR).join(tool);

@@ -14,18 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Run, run_within, snapshot_env, tree};
+use common::{Run, run_within, toolgate_test_command, tree};
 
 /// Generous for a debug build on two cores; a hang is minutes, not seconds.
 const LIMIT: Duration = Duration::from_secs(90);
 
 fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    command
-        .args(["test", "--root", root.to_str().unwrap()])
-        .args(extra);
-    snapshot_env(&mut command, ci);
-    run_within(command, LIMIT)
+    run_within(toolgate_test_command(root, extra, ci), LIMIT)
 }
 
 /// Every file below `folder` with its content (symlinks as their target), to prove nothing changed.

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::SystemTime;
 
-use common::{repo_root, run, snapshot_env};
+use common::{failure_branch, repo_root, run, snapshot_env};
 use serde_json::{Value, json};
 use toolgate::bump::change::Verdict;
 use toolgate::bump::{self, Report};
@@ -45,25 +45,7 @@ fn schema() -> Value {
                 },
                 "additionalProperties": false
             },
-            {
-                "type": "object",
-                "required": ["tool", "request_id", "outcome", "error"],
-                "properties": {
-                    "tool": {"const": "probe"},
-                    "request_id": {"type": "string"},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        },
-                        "additionalProperties": false
-                    }
-                },
-                "additionalProperties": false
-            }
+            failure_branch("probe", json!({"type": "string"}))
         ],
         "$defs": {
             "data": {

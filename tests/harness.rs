@@ -9,21 +9,12 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, copy, run, snapshot_env, tree};
+use common::{Run, copy, toolgate_test, tree};
 use serde_json::Value;
 use toolgate::leak;
 use toolgate_gate::{Contract, ContractSource, Request};
 
 /// `toolgate test --root <root> ...`.
-fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    command
-        .args(["test", "--root", root.to_str().unwrap()])
-        .args(extra);
-    snapshot_env(&mut command, ci);
-    run(command, b"")
-}
-
 /// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on `root`.
 fn cargo_trials(root: &Path, ci: bool) -> Run {
     let deps = std::env::current_exe()

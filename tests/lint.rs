@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{run, tree};
+use common::{failure_branch, run, toolgate_test, tree};
 use serde_json::{Value, json};
 
 const CONTRACT: &str = "tool: probe
@@ -45,25 +45,7 @@ fn schema() -> Value {
                 },
                 "additionalProperties": false
             },
-            {
-                "type": "object",
-                "required": ["tool", "request_id", "outcome", "error"],
-                "properties": {
-                    "tool": {"const": "probe"},
-                    "request_id": {"$ref": "#/$defs/requestId"},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        },
-                        "additionalProperties": false
-                    }
-                },
-                "additionalProperties": false
-            }
+            failure_branch("probe", json!({"$ref": "#/$defs/requestId"}))
         ],
         "$defs": {
             "requestId": {"type": "string", "pattern": "^req\\.[A-Za-z0-9]{8}$"},
@@ -496,12 +478,7 @@ fn the_bundled_contracts_are_clean_or_accepted_and_the_suite_runs_the_lint() {
             ("v2", "/$defs/run", "agent_schema_open")
         ]
     );
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    command
-        .args(["test", "job_status::lint", "--root"])
-        .arg(dir.path())
-        .env("CI", "true");
-    let suite = run(command, b"");
+    let suite = toolgate_test(dir.path(), &["job_status::lint"], true);
     assert_eq!(suite.code, 1, "{}", suite.stdout);
     assert!(
         suite.stdout.contains("FAILED job_status::lint"),

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{run, tree};
+use common::{run, toolgate_test, tree};
 use serde_json::Value;
 
 fn mutate(root: &Path, args: &[&str]) -> (i32, Value, String) {
@@ -143,12 +143,11 @@ fn a_loosened_contract_has_survivors_at_exactly_the_loosened_pointers() {
     );
 
     // The suite fails the same families, one trial each, so a filter selects them.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    command
-        .args(["test", "review_status::mutants::extra_property", "--root"])
-        .arg(dir.path())
-        .env("CI", "true");
-    let suite = run(command, b"");
+    let suite = toolgate_test(
+        dir.path(),
+        &["review_status::mutants::extra_property"],
+        true,
+    );
     assert_eq!(suite.code, 1, "{}", suite.stdout);
     assert!(
         suite
@@ -273,12 +272,7 @@ fn an_accepted_survivor_that_no_longer_survives_fails_and_a_broken_file_is_a_con
         let errors = errors[0];
         assert!(errors.contains(message), "{broken}: {errors}");
         // The suite reports it where the mutants run, and accepts nothing meanwhile.
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        command
-            .args(["test", "review_status::mutants::canary_string", "--root"])
-            .arg(dir.path())
-            .env("CI", "true");
-        let suite = run(command, b"");
+        let suite = toolgate_test(dir.path(), &["review_status::mutants::canary_string"], true);
         assert_eq!(suite.code, 2, "{}", suite.stdout);
         assert!(
             suite
@@ -333,4 +327,31 @@ fn walk(dir: &Path) -> usize {
             if path.is_dir() { walk(&path) } else { 1 }
         })
         .sum()
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_to_do() {
+    let dir = tree();
+    for verb in ["mutate", "lint"] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args([verb, "nope", "--root"]).arg(dir.path());
+        let outcome = run(command, b"");
+        assert_eq!(outcome.code, 2, "{verb}");
+        assert!(
+            outcome.stderr.contains("no contract for tool `nope` (known tools: close_ticket, job_status, release_status, review_status)"),
+            "{verb}: {}",
+            outcome.stderr
+        );
+    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["mutate", "--root"])
+        .arg(dir.path().join("fixtures"));
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 2);
+    assert!(
+        outcome.stderr.contains("no contracts folder here"),
+        "{}",
+        outcome.stderr
+    );
 }

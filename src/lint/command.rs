@@ -9,7 +9,7 @@ use serde::Serialize;
 use toolgate_gate::internals::escape_hidden;
 
 use super::{Judged, Rule, ToolLint, judge, lint_tool};
-use crate::error::{UsageError, write_output};
+use crate::error::{UsageError, plural, write_output};
 use crate::repo::Repository;
 
 /// `toolgate lint`'s options.
@@ -41,21 +41,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// nobody accepted or a stale acceptance, 2 a contract or `lint.yaml` that cannot be read).
 pub fn run(options: &LintOptions, out: &mut impl Write) -> Result<u8, UsageError> {
     let repository = Repository::open(&options.root)?.naming_relative();
-    let known = repository.tools()?;
-    let tools: Vec<String> = match &options.tool {
-        Some(tool) if known.contains(tool) => vec![tool.clone()],
-        Some(tool) => {
-            return Err(UsageError::new(format!(
-                "no contract for tool `{tool}` (known tools: {})",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        }
-        None => known,
-    };
+    let tools = repository.select_tools(options.tool.as_deref())?;
     let linted: Vec<ToolLint> = tools
         .iter()
         .map(|tool| lint_tool(&repository, tool))
@@ -166,10 +152,10 @@ impl Report {
         let accepted = self.rows.len() - self.unaccepted();
         let _ = writeln!(
             out,
-            "toolgate lint: {} tools, {} contract versions: {} findings ({accepted} accepted)",
-            self.tools,
-            self.versions,
-            self.rows.len()
+            "toolgate lint: {}, {}: {} ({accepted} accepted)",
+            plural(self.tools, "tool"),
+            plural(self.versions, "contract version"),
+            plural(self.rows.len(), "finding")
         );
         for row in self
             .rows

@@ -44,12 +44,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
 /// `pointer` accept: the original stretched by its last character, a timestamp stretched by
 /// fraction digits, or the shortest such string the patterns admit.
 fn conforming(seed: &Seed<'_>, pointer: &str, original: &str, length: usize) -> Option<String> {
-    let patterns: Vec<String> = seed
-        .keywords
-        .iter()
-        .filter(|applied| applied.instance == pointer && applied.keyword == "pattern")
-        .filter_map(|applied| applied.value.as_str().map(str::to_owned))
-        .collect();
+    let patterns = seed.patterns(pointer);
     let format = seed.keyword(pointer, "format").and_then(Value::as_str);
     let side = Strings {
         min_length: length as u64,

@@ -13,10 +13,10 @@ use toolgate_gate::internals::escape_hidden;
 use super::Family;
 use super::run::{Finding, Run, Verdict};
 use crate::confine::RepoRoot;
-use crate::error::{UsageError, write_output};
+use crate::error::{UsageError, plural, write_output};
 use crate::mutants::survivors;
 use crate::repo::Repository;
-use crate::suite::mutant_trials::{DEFAULT_EMIT_DIR, detail, headline, shown_pointer};
+use crate::suite::mutant_trials::{DEFAULT_EMIT_DIR, detail, headline};
 use crate::suite::{Scope, Suite};
 
 /// `toolgate mutate`'s options.
@@ -59,21 +59,7 @@ struct VersionReport {
 /// acceptance, 1 otherwise, 2 when a contract or `survivors.yaml` cannot be read).
 pub fn run(options: &MutateOptions, out: &mut impl Write) -> Result<u8, UsageError> {
     let repository = Repository::open(&options.root)?;
-    let tools = repository.tools()?;
-    let tools: Vec<String> = match &options.tool {
-        Some(tool) if tools.contains(tool) => vec![tool.clone()],
-        Some(tool) => {
-            return Err(UsageError::new(format!(
-                "no contract for tool `{tool}` (known tools: {})",
-                if tools.is_empty() {
-                    "none".to_owned()
-                } else {
-                    tools.join(", ")
-                }
-            )));
-        }
-        None => tools,
-    };
+    let tools = repository.select_tools(options.tool.as_deref())?;
     let emit_dir = options
         .emit
         .clone()
@@ -221,8 +207,11 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> St
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "toolgate mutate: {} tools, {} contract versions, {} admitted fixtures as seeds, {} mutants",
-        totals.tools, totals.versions, totals.seeds, totals.mutants
+        "toolgate mutate: {}, {}, {} as seeds, {}",
+        plural(totals.tools, "tool"),
+        plural(totals.versions, "contract version"),
+        plural(totals.seeds, "admitted fixture"),
+        plural(totals.mutants, "mutant")
     );
     let _ = writeln!(
         out,
@@ -381,15 +370,7 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> St
     if !stale.is_empty() {
         let _ = writeln!(out, "\nSTALE ACCEPTANCES");
         for stale in stale {
-            let _ = writeln!(
-                out,
-                "  {}:{}: {} at {} no longer survives {}; remove the entry",
-                stale.file.display(),
-                stale.line,
-                stale.family,
-                shown_pointer(&stale.pointer),
-                stale.version
-            );
+            let _ = writeln!(out, "  {}", escape_hidden(&stale.to_string()));
         }
     }
     if let Some(dir) = emit {

@@ -73,6 +73,20 @@ pub struct Stale {
     pub version: String,
 }
 
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: the accepted survivor {} at {} no longer survives {} (the contract rejects it now); remove the entry",
+            self.file.display(),
+            self.line,
+            self.family,
+            super::shown_pointer(&self.pointer),
+            self.version
+        )
+    }
+}
+
 /// One tool version's mutants, counted and sorted.
 #[derive(Debug, Clone, Default)]
 pub struct Run {

@@ -247,12 +247,7 @@ fn oversized(seed: &Seed<'_>, pointer: &str) -> Option<(String, String)> {
 
 /// The first of a few near values that one of the string's patterns refuses.
 fn pattern_violation(seed: &Seed<'_>, pointer: &str) -> Option<String> {
-    let patterns: Vec<String> = seed
-        .keywords
-        .iter()
-        .filter(|applied| applied.instance == pointer && applied.keyword == "pattern")
-        .filter_map(|applied| applied.value.as_str().map(str::to_owned))
-        .collect();
+    let patterns = seed.patterns(pointer);
     if patterns.is_empty() {
         return None;
     }

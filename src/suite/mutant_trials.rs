@@ -11,10 +11,10 @@ use toolgate_gate::internals::escape_hidden;
 
 use super::{CaseContract, CheckKind, Suite, SuiteCheck, ToolContracts};
 use crate::acceptance::Acceptances;
-use crate::mutants::Family;
 use crate::mutants::run::{self, FamilyOutcome, Finding, Run, Setting, Verdict};
 use crate::mutants::seeds::{self, SeedFixture};
 use crate::mutants::survivors::{self, AcceptedSurvivor};
+use crate::mutants::{Family, shown_pointer};
 use crate::verdict::{Problem, ProblemKind};
 
 /// Where reproduce commands say mutants are written: `toolgate mutate --emit mutants`.
@@ -236,17 +236,7 @@ fn run_problems(run: &Run) -> Vec<Problem> {
         );
     }
     for stale in &run.stale {
-        problems.push(Problem::new(
-            ProblemKind::Stale,
-            format!(
-                "{}:{}: the accepted survivor {} at {} no longer survives {} (the contract rejects it now); remove the entry",
-                stale.file.display(),
-                stale.line,
-                stale.family,
-                shown_pointer(&stale.pointer),
-                stale.version
-            ),
-        ));
+        problems.push(Problem::new(ProblemKind::Stale, stale.to_string()));
     }
     problems
 }
@@ -283,8 +273,4 @@ pub(crate) fn detail(finding: &Finding) -> String {
         finding.tool,
         escape_hidden(&finding.reproduce)
     )
-}
-
-pub(crate) fn shown_pointer(pointer: &str) -> &str {
-    if pointer.is_empty() { "/" } else { pointer }
 }

@@ -65,6 +65,45 @@ pub fn run(mut command: Command, stdin: &[u8]) -> Run {
     }
 }
 
+/// `toolgate test --root ROOT EXTRA…`, in CI mode or not.
+pub fn toolgate_test_command(root: &Path, extra: &[&str], ci: bool) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["test", "--root", root.to_str().unwrap()])
+        .args(extra);
+    snapshot_env(&mut command, ci);
+    command
+}
+
+/// Runs `toolgate test --root ROOT EXTRA…`.
+pub fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
+    run(toolgate_test_command(root, extra, ci), b"")
+}
+
+/// The closed failure branch of a result envelope for `tool` (`outcome: failure` with an
+/// `error` of a finite code and a retryable flag), its request id as `request_id` says.
+pub fn failure_branch(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["tool", "request_id", "outcome", "error"],
+        "properties": {
+            "tool": {"const": tool},
+            "request_id": request_id,
+            "outcome": {"const": "failure"},
+            "error": {
+                "type": "object",
+                "required": ["code", "retryable"],
+                "properties": {
+                    "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
+                    "retryable": {"type": "boolean"}
+                },
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
 /// Sets or clears `CI`, and clears `INSTA_UPDATE`, so a test decides the snapshot mode itself.
 pub fn snapshot_env(command: &mut Command, ci: bool) {
     command.env_remove("INSTA_UPDATE").env("NO_COLOR", "1");
