@@ -142,6 +142,45 @@ fn a_loosened_contract_has_survivors_at_exactly_the_loosened_pointers() {
         "unknown members are never projected"
     );
 
+    // The lint names each loosening where it is written (the agent schema reuses the review
+    // object, so it opens too).
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["lint", "review_status", "--format", "json", "--root"])
+        .arg(dir.path());
+    let lint = run(command, b"");
+    assert_eq!(lint.code, 1, "{}", lint.stderr);
+    let lint: Value = serde_json::from_str(&lint.stdout).unwrap();
+    let findings: BTreeSet<(&str, &str)> = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["accepted"] == false)
+        .map(|finding| {
+            assert_eq!(finding["version"], "v2");
+            assert_eq!(finding["file"], "envelope.schema.json");
+            (
+                finding["pointer"].as_str().unwrap(),
+                finding["rule"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        BTreeSet::from([
+            ("/$defs/reviewStatus", "object_open"),
+            ("/$defs/reviewStatus", "agent_schema_open"),
+            (
+                "/$defs/reviewStatus/properties/change_id",
+                "string_unbounded"
+            ),
+            (
+                "/$defs/reviewStatus/properties/reviewed_by",
+                "string_unbounded"
+            ),
+        ])
+    );
+
     // The suite fails the same families, one trial each, so a filter selects them.
     let suite = toolgate_test(
         dir.path(),
@@ -219,6 +258,20 @@ fn a_leaky_projection_leaks_and_a_leak_is_never_accepted() {
             .any(|leak| leak["mutation"] == "canary_string"
                 && leak["pointer"] == "/data/reviewed_by"),
         "{report:#}"
+    );
+    // The lint sees the same hole without running anything.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["lint", "review_status", "--format", "json", "--root"])
+        .arg(dir.path());
+    let lint: Value = serde_json::from_str(&run(command, b"").stdout).unwrap();
+    assert!(
+        lint["findings"].as_array().unwrap().iter().any(|finding| {
+            finding["version"] == "v1"
+                && finding["rule"] == "promised_field_open"
+                && finding["pointer"] == "/$defs/reviewStatus"
+        }),
+        "{lint:#}"
     );
 }
 
