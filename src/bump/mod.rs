@@ -4,8 +4,8 @@
 //! and what the agent sees: every schema (after `$ref`), the limits, the legacy shapes, the rules,
 //! the promised fields and their order, the agent schema and the retry policy. Each difference is
 //! a [`change::Change`] with its effect on four verdicts (upstream breaking, upstream loosened,
-//! agent widened, agent narrowed), decided on a model of the schemas ([`model`], with pattern
-//! inclusion by DFA in [`strings`]) or reported as undecidable. A verdict is true only when a
+//! agent widened, agent narrowed), decided on a model of the schemas ([`crate::model`], with pattern
+//! inclusion by DFA in [`crate::model::strings`]) or reported as undecidable. A verdict is true only when a
 //! witness built from one of the tool's fixtures ([`witness`]) is confirmed by both compiled
 //! contracts through the real gate. Every fixture is also replayed through both versions
 //! ([`replay`]). The report is human, markdown (a pull-request comment) or JSON ([`report`]).

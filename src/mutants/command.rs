@@ -30,7 +30,7 @@ pub struct MutateOptions {
     /// The report format.
     #[arg(long, value_enum, default_value_t = MutateFormat::Human)]
     pub format: MutateFormat,
-    /// Write every mutant as a file under DIR, as <tool>/<version>/<class>/<case>/<mutation>-<n>.json,
+    /// Write every mutant as a file under DIR, as TOOL/VERSION/CLASS/CASE/MUTATION-N.json,
     /// so the `toolgate check` commands in the report run as printed.
     #[arg(long, value_name = "DIR")]
     pub emit: Option<PathBuf>,
