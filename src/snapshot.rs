@@ -14,37 +14,143 @@ use crate::diff;
 /// The folder under the root that holds the snapshots.
 pub const SNAPSHOTS_DIR: &str = "snapshots";
 
-/// What to do with a missing or changed snapshot.
+/// What insta's `INSTA_UPDATE` says to do with a snapshot that is missing or differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SnapshotMode {
-    /// Fail, write nothing (CI, or `INSTA_UPDATE=no`).
-    Check,
-    /// Fail, and write a pending `.snap.new` for review (the local default).
-    WritePending,
-    /// Write the `.snap` and pass (`toolgate test --accept`, or `INSTA_UPDATE=always`).
-    Accept,
+pub enum Update {
+    /// `no`, and `auto` in CI: write nothing.
+    No,
+    /// `new`, and `auto` elsewhere: write a pending `.snap.new` for review.
+    New,
+    /// `always` (or `1`): write the `.snap`.
+    Always,
+    /// `unseen`: write the `.snap` of a snapshot that does not exist yet, and a `.snap.new` for
+    /// one that changed.
+    Unseen,
+    /// `force`: write the `.snap`, even when it matches.
+    Force,
+}
+
+/// How a run treats snapshots: insta's `INSTA_UPDATE` and `INSTA_FORCE_PASS`, with insta's
+/// defaults, plus `toolgate test --accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotMode {
+    /// What to write for a snapshot that is missing or differs.
+    pub update: Update,
+    /// `INSTA_FORCE_PASS=1`: a snapshot that is missing or differs does not fail its case (the
+    /// pending file is still written, for `cargo insta review`).
+    pub force_pass: bool,
+    /// `toolgate test --accept`: write every snapshot, remove stale and pending ones, lock new
+    /// contract versions.
+    pub accept: bool,
 }
 
 impl SnapshotMode {
-    /// The mode insta would pick from the environment: `INSTA_UPDATE` if set, else `Check` when
-    /// `CI` is set, else `WritePending`.
-    pub fn from_env() -> SnapshotMode {
+    /// Compare only: write and delete nothing (CI).
+    pub const CHECK: SnapshotMode = SnapshotMode {
+        update: Update::No,
+        force_pass: false,
+        accept: false,
+    };
+    /// Write a pending `.snap.new` for each difference (the local default).
+    pub const WRITE_PENDING: SnapshotMode = SnapshotMode {
+        update: Update::New,
+        force_pass: false,
+        accept: false,
+    };
+    /// `toolgate test --accept`.
+    pub const ACCEPT: SnapshotMode = SnapshotMode {
+        update: Update::Always,
+        force_pass: false,
+        accept: true,
+    };
+
+    /// The mode insta would pick from the environment: `INSTA_UPDATE` and `INSTA_FORCE_PASS` if
+    /// set, else no writes when `CI` (or Azure's `TF_BUILD`) says this is CI, else pending files.
+    /// A value insta would refuse is an error naming the variable.
+    pub fn from_env() -> Result<SnapshotMode, String> {
+        let var = |name: &str| std::env::var(name).ok();
         SnapshotMode::from_settings(
-            std::env::var("CI").ok().as_deref(),
-            std::env::var("INSTA_UPDATE").ok().as_deref(),
+            is_ci(var("CI").as_deref(), var("TF_BUILD").is_some()),
+            var("INSTA_UPDATE").as_deref(),
+            var("INSTA_FORCE_PASS").as_deref(),
         )
     }
 
-    fn from_settings(ci: Option<&str>, insta_update: Option<&str>) -> SnapshotMode {
-        let ci = ci.is_some_and(|value| !value.is_empty() && value != "0" && value != "false");
-        match insta_update {
-            Some("always") => SnapshotMode::Accept,
-            Some("no") => SnapshotMode::Check,
-            Some("new") => SnapshotMode::WritePending,
-            _ if ci => SnapshotMode::Check,
-            _ => SnapshotMode::WritePending,
-        }
+    fn from_settings(
+        ci: bool,
+        insta_update: Option<&str>,
+        force_pass: Option<&str>,
+    ) -> Result<SnapshotMode, String> {
+        let update = match insta_update.unwrap_or("") {
+            "" | "auto" if ci => Update::No,
+            "" | "auto" | "new" => Update::New,
+            "always" | "1" => Update::Always,
+            "unseen" => Update::Unseen,
+            "no" => Update::No,
+            "force" => Update::Force,
+            other => {
+                return Err(format!(
+                    "INSTA_UPDATE={other:?} is not one insta knows: auto, new, always, unseen, no or force"
+                ));
+            }
+        };
+        let force_pass = match force_pass.unwrap_or("") {
+            "" | "0" => false,
+            "1" => true,
+            other => {
+                return Err(format!(
+                    "INSTA_FORCE_PASS={other:?}: insta takes 1 (snapshot differences do not fail) or 0"
+                ));
+            }
+        };
+        Ok(SnapshotMode {
+            update,
+            force_pass,
+            accept: false,
+        })
     }
+
+    /// Whether the run may write or delete files (never in CI, never with `INSTA_UPDATE=no`).
+    pub fn writes(self) -> bool {
+        self.accept || self.update != Update::No
+    }
+}
+
+/// Whether this is CI, as insta decides it: `CI` set to anything but `false`, `0` or nothing;
+/// without `CI`, Azure Pipelines' `TF_BUILD`.
+fn is_ci(ci: Option<&str>, tf_build: bool) -> bool {
+    match ci {
+        Some("false" | "0" | "") => false,
+        Some(_) => true,
+        None => tf_build,
+    }
+}
+
+/// insta's `INSTA_SNAPSHOT_REFERENCES_FILE`, when set and not empty.
+pub fn references_file() -> Option<PathBuf> {
+    std::env::var_os("INSTA_SNAPSHOT_REFERENCES_FILE")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Appends the absolute path of a snapshot this run used to insta's references file, when
+/// `cargo insta test` asked for one (`INSTA_SNAPSHOT_REFERENCES_FILE`): its `--unreferenced`
+/// option deletes or rejects every snapshot nobody named. Each line is one append of a few
+/// hundred bytes, so lines from parallel cases never interleave.
+pub fn record_reference(references: &Path, root: &RepoRoot, snapshot: &Path) -> Result<(), String> {
+    use std::io::Write as _;
+    let line = format!("{}\n", root.full(snapshot).display());
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(references)
+        .and_then(|mut file| file.write_all(line.as_bytes()))
+        .map_err(|error| {
+            format!(
+                "cannot record the snapshot in INSTA_SNAPSHOT_REFERENCES_FILE ({}): {error}",
+                references.display()
+            )
+        })
 }
 
 /// The path of a fixture's snapshot for one contract version, relative to the root.
@@ -117,7 +223,7 @@ pub enum SnapshotCheck {
 }
 
 /// Compares `expected` with the file at `path` (relative to the root), and writes according to
-/// `mode`. Every read and write stays inside the root; in [`SnapshotMode::Check`] nothing is
+/// `mode`. Every read and write stays inside the root; in [`SnapshotMode::CHECK`] nothing is
 /// written or deleted.
 pub fn check(
     root: &RepoRoot,
@@ -132,39 +238,50 @@ pub fn check(
         Ok(_) => Some(read(root, path)),
         Err(message) => return SnapshotCheck::Unreadable(message),
     };
-    let verdict = match &found {
-        Some(Ok(existing)) if existing == expected => {
-            // A pending file from an earlier run is now obsolete; in CI it is reported, not removed.
-            if mode != SnapshotMode::Check {
-                let _ = root.remove_file(&pending_path);
-            }
-            return SnapshotCheck::Matches;
+    let matches = matches!(&found, Some(Ok(existing)) if existing == expected);
+    if matches && mode.update != Update::Force {
+        // A pending file from an earlier run is now obsolete; in CI it is reported, not removed.
+        if mode.writes() {
+            let _ = root.remove_file(&pending_path);
         }
-        Some(Err(message)) if mode != SnapshotMode::Accept => {
-            return SnapshotCheck::Unreadable(message.clone());
-        }
-        _ => found,
-    };
+        return SnapshotCheck::Matches;
+    }
+    if let Some(Err(message)) = &found
+        && !mode.accept
+        && mode.update == Update::No
+    {
+        return SnapshotCheck::Unreadable(message.clone());
+    }
     let write = |target: &Path| root.write(target, expected.render().as_bytes());
-    match mode {
-        SnapshotMode::Accept => match write(path) {
+    let in_place = match mode.update {
+        Update::Always | Update::Force => true,
+        Update::Unseen => found.is_none(),
+        Update::New | Update::No => mode.accept,
+    };
+    if in_place {
+        return match write(path) {
             Ok(()) => {
                 let _ = root.remove_file(&pending_path);
-                SnapshotCheck::Accepted
+                if matches {
+                    SnapshotCheck::Matches
+                } else {
+                    SnapshotCheck::Accepted
+                }
             }
             Err(message) => SnapshotCheck::Unreadable(message),
+        };
+    }
+    if let Some(Err(message)) = &found {
+        return SnapshotCheck::Unreadable(message.clone());
+    }
+    let pending =
+        (mode.update != Update::No && write(&pending_path).is_ok()).then_some(pending_path);
+    match found {
+        Some(Ok(existing)) => SnapshotCheck::Drift {
+            diff: describe_drift(&existing, expected, color),
+            pending,
         },
-        SnapshotMode::Check | SnapshotMode::WritePending => {
-            let pending = (mode == SnapshotMode::WritePending && write(&pending_path).is_ok())
-                .then_some(pending_path);
-            match verdict {
-                Some(Ok(existing)) => SnapshotCheck::Drift {
-                    diff: describe_drift(&existing, expected, color),
-                    pending,
-                },
-                _ => SnapshotCheck::Missing { pending },
-            }
-        }
+        _ => SnapshotCheck::Missing { pending },
     }
 }
 
@@ -420,11 +537,11 @@ mod tests {
     fn check_mode_never_writes_and_pending_mode_writes_snap_new() {
         let (dir, root) = root();
         let path = Path::new("snapshots/t/accepted/x@v1.snap");
-        let missing = check(&root, path, &snapshot(), SnapshotMode::Check, false);
+        let missing = check(&root, path, &snapshot(), SnapshotMode::CHECK, false);
         assert_eq!(missing, SnapshotCheck::Missing { pending: None });
         assert!(!dir.path().join("snapshots").exists());
 
-        let missing = check(&root, path, &snapshot(), SnapshotMode::WritePending, false);
+        let missing = check(&root, path, &snapshot(), SnapshotMode::WRITE_PENDING, false);
         let pending = PathBuf::from("snapshots/t/accepted/x@v1.snap.new");
         assert_eq!(
             missing,
@@ -436,7 +553,7 @@ mod tests {
         assert!(!dir.path().join(path).exists());
 
         assert_eq!(
-            check(&root, path, &snapshot(), SnapshotMode::Accept, false),
+            check(&root, path, &snapshot(), SnapshotMode::ACCEPT, false),
             SnapshotCheck::Accepted
         );
         assert!(
@@ -444,12 +561,12 @@ mod tests {
             "accepting removes the pending file"
         );
         assert_eq!(
-            check(&root, path, &snapshot(), SnapshotMode::Check, false),
+            check(&root, path, &snapshot(), SnapshotMode::CHECK, false),
             SnapshotCheck::Matches
         );
         std::fs::write(dir.path().join(&pending), "left over").unwrap();
         assert_eq!(
-            check(&root, path, &snapshot(), SnapshotMode::Check, false),
+            check(&root, path, &snapshot(), SnapshotMode::CHECK, false),
             SnapshotCheck::Matches
         );
         assert!(dir.path().join(&pending).exists(), "CI deletes nothing");
@@ -459,10 +576,10 @@ mod tests {
     fn one_changed_byte_is_drift_with_a_diff() {
         let (_dir, root) = root();
         let path = Path::new("x@v1.snap");
-        check(&root, path, &snapshot(), SnapshotMode::Accept, false);
+        check(&root, path, &snapshot(), SnapshotMode::ACCEPT, false);
         let mut changed = snapshot();
         changed.body = changed.body.replace("approved", "rejected");
-        match check(&root, path, &changed, SnapshotMode::Check, false) {
+        match check(&root, path, &changed, SnapshotMode::CHECK, false) {
             SnapshotCheck::Drift {
                 diff,
                 pending: None,
@@ -480,7 +597,7 @@ mod tests {
         let mut other = snapshot();
         other.source = "fixtures/review_status/accepted/other.json".into();
         std::fs::write(dir.path().join(path), other.render()).unwrap();
-        match check(&root, path, &snapshot(), SnapshotMode::Check, false) {
+        match check(&root, path, &snapshot(), SnapshotMode::CHECK, false) {
             SnapshotCheck::Drift { diff, .. } => assert!(diff.contains("other.json"), "{diff}"),
             found => panic!("{found:?}"),
         }
@@ -510,19 +627,70 @@ mod tests {
     }
 
     #[test]
-    fn insta_update_and_ci_pick_the_mode() {
-        use SnapshotMode::*;
-        assert_eq!(SnapshotMode::from_settings(None, None), WritePending);
-        assert_eq!(SnapshotMode::from_settings(Some("true"), None), Check);
+    fn insta_update_force_pass_and_ci_pick_the_mode_as_insta_does() {
+        let mode = |ci, update, force| SnapshotMode::from_settings(ci, update, force).unwrap();
+        assert_eq!(mode(false, None, None), SnapshotMode::WRITE_PENDING);
+        assert_eq!(mode(true, None, None), SnapshotMode::CHECK);
+        assert_eq!(mode(true, Some("auto"), None), SnapshotMode::CHECK);
+        assert_eq!(mode(true, Some("new"), None).update, Update::New);
+        assert_eq!(mode(true, Some("always"), None).update, Update::Always);
+        assert_eq!(mode(false, Some("1"), None).update, Update::Always);
+        assert_eq!(mode(false, Some("unseen"), None).update, Update::Unseen);
+        assert_eq!(mode(false, Some("force"), None).update, Update::Force);
+        assert_eq!(mode(false, Some("no"), None), SnapshotMode::CHECK);
+        assert!(mode(false, None, Some("1")).force_pass);
+        assert!(!mode(false, None, Some("0")).force_pass);
+        assert!(
+            !mode(true, Some("always"), None).accept,
+            "only --accept locks and deletes"
+        );
+        assert!(SnapshotMode::from_settings(false, Some("sometimes"), None).is_err());
+        assert!(SnapshotMode::from_settings(false, None, Some("yes")).is_err());
+        assert!(is_ci(Some("true"), false) && is_ci(None, true) && !is_ci(Some("0"), true));
+        assert!(!is_ci(Some("false"), false) && !is_ci(None, false));
+    }
+
+    #[test]
+    fn unseen_writes_new_snapshots_in_place_and_changed_ones_as_pending() {
+        let (dir, root) = root();
+        let path = Path::new("snapshots/t/accepted/x@v1.snap");
+        let unseen = SnapshotMode {
+            update: Update::Unseen,
+            ..SnapshotMode::WRITE_PENDING
+        };
         assert_eq!(
-            SnapshotMode::from_settings(Some("false"), None),
-            WritePending
+            check(&root, path, &snapshot(), unseen, false),
+            SnapshotCheck::Accepted
+        );
+        assert!(dir.path().join(path).exists());
+        let mut changed = snapshot();
+        changed.body.push(' ');
+        assert!(matches!(
+            check(&root, path, &changed, unseen, false),
+            SnapshotCheck::Drift {
+                pending: Some(_),
+                ..
+            }
+        ));
+        // force rewrites even a matching snapshot, and it still matches.
+        std::fs::write(
+            dir.path().join(path),
+            snapshot()
+                .render()
+                .replacen("---\n", "---\nassertion_line: 3\n", 1),
+        )
+        .unwrap();
+        let force = SnapshotMode {
+            update: Update::Force,
+            ..SnapshotMode::WRITE_PENDING
+        };
+        assert_eq!(
+            check(&root, path, &snapshot(), force, false),
+            SnapshotCheck::Matches
         );
         assert_eq!(
-            SnapshotMode::from_settings(Some("true"), Some("always")),
-            Accept
+            std::fs::read_to_string(dir.path().join(path)).unwrap(),
+            snapshot().render()
         );
-        assert_eq!(SnapshotMode::from_settings(None, Some("no")), Check);
-        assert_eq!(SnapshotMode::from_settings(Some("1"), Some("auto")), Check);
     }
 }

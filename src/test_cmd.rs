@@ -10,7 +10,7 @@ use toolgate_gate::internals::escape_hidden;
 
 use crate::error::{UsageError, write_output};
 use crate::report::{self, Summary};
-use crate::snapshot::SnapshotMode;
+use crate::snapshot::{self, SnapshotMode};
 use crate::suite::{Case, RunContext, Scope, Suite};
 use crate::verdict::{Problem, ProblemKind, Verdict};
 
@@ -55,9 +55,9 @@ pub fn run(
     err: &mut impl Write,
 ) -> Result<u8, UsageError> {
     let mode = if options.accept {
-        SnapshotMode::Accept
+        SnapshotMode::ACCEPT
     } else {
-        SnapshotMode::from_env()
+        SnapshotMode::from_env().map_err(UsageError::new)?
     };
     let color = options.color && options.format == ReportFormat::Human;
     let selected = |name: &str| {
@@ -75,6 +75,7 @@ pub fn run(
     let context = RunContext {
         root: repository.root().clone(),
         mode,
+        references: snapshot::references_file(),
         color,
     };
     let tools: Vec<String> = repository

@@ -103,6 +103,9 @@ pub struct Verdict {
     /// Why the case was not run at all (its contract does not compile; a check elsewhere fails
     /// for that, once). A skipped case never counts as passed.
     pub skipped: Option<String>,
+    /// What the run did that is not a failure but someone should see (a snapshot written for
+    /// review under `INSTA_FORCE_PASS`).
+    pub notes: Vec<String>,
 }
 
 impl Verdict {
@@ -118,6 +121,7 @@ impl Verdict {
             reproduce: None,
             problems: Vec::new(),
             skipped: None,
+            notes: Vec::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use toolgate::snapshot::SnapshotMode;
+use toolgate::snapshot::{self, SnapshotMode};
 use toolgate::suite::{RunContext, Scope, Suite};
 use toolgate::verdict::Verdict;
 
@@ -33,9 +33,17 @@ fn main() -> ExitCode {
         }
     };
     let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+    let mode = match SnapshotMode::from_env() {
+        Ok(mode) => mode,
+        Err(error) => {
+            eprintln!("toolgate: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let context = Arc::new(RunContext {
         root: suite.root().clone(),
-        mode: SnapshotMode::from_env(),
+        mode,
+        references: snapshot::references_file(),
         color,
     });
     let mut trials = Vec::new();

@@ -7,49 +7,15 @@ mod common;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-use common::{Run, copy, toolgate_test, tree};
+use common::{Run, cargo_trials_command, copy, run, toolgate_test, tree};
 use serde_json::Value;
 use toolgate::leak;
 use toolgate_gate::{Contract, ContractSource, Request};
 
 /// `toolgate test --root <root> ...`.
-/// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on `root`.
 fn cargo_trials(root: &Path, ci: bool) -> Run {
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let binary = fs::read_dir(&deps)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            name.starts_with("fixtures-")
-                && path.extension().is_none_or(|extension| extension == "exe")
-        })
-        .max_by_key(|path| fs::metadata(path).and_then(|meta| meta.modified()).ok())
-        .expect("cargo builds the fixtures test binary before running tests");
-    let mut command = Command::new(binary);
-    command
-        .env("TOOLGATE_ROOT", root)
-        .env_remove("INSTA_UPDATE")
-        .env("NO_COLOR", "1")
-        .arg("--test-threads=2");
-    if ci {
-        command.env("CI", "true");
-    } else {
-        command.env_remove("CI");
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    run(cargo_trials_command(root, ci), b"")
 }
 
 fn assert_fails_with(run: &Run, code: i32, expected: &[&str]) {

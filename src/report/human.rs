@@ -83,6 +83,13 @@ pub fn render(
         );
         out.push_str(&failure.failure_text());
     }
+    if !summary.notes.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(bold, "notes"));
+        for note in &summary.notes {
+            let _ = writeln!(out, "  {}", escape_hidden(note));
+        }
+    }
     let _ = writeln!(out);
     let verdict = if summary.passed() {
         paint(green, "ok")

@@ -82,11 +82,7 @@ pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String 
         toolgate: env!("CARGO_PKG_VERSION"),
         passed: summary.passed(),
         exit_code: summary.exit_code(),
-        snapshots: match mode {
-            SnapshotMode::Check => "check",
-            SnapshotMode::WritePending => "write_pending",
-            SnapshotMode::Accept => "accept",
-        },
+        snapshots: super::mode_name(mode),
         totals: Totals {
             fixtures,
             cases: summary.cases.0,

@@ -58,6 +58,8 @@ pub struct Summary {
     pub lines: Vec<Line>,
     /// Whether any failure is a configuration problem (exit code 2).
     pub configuration_error: bool,
+    /// Notes of passing and failing verdicts alike, each `name: note`.
+    pub notes: Vec<String>,
     keep_lines: bool,
 }
 
@@ -106,6 +108,12 @@ impl Summary {
     }
 
     fn keep(&mut self, verdict: Verdict) {
+        self.notes.extend(
+            verdict
+                .notes
+                .iter()
+                .map(|note| format!("{}: {note}", verdict.name)),
+        );
         if self.keep_lines {
             self.lines.push(Line {
                 name: verdict.name.clone(),
@@ -140,9 +148,31 @@ impl Summary {
 
 /// Words for the snapshot mode, for the report header.
 pub fn mode_words(mode: SnapshotMode) -> &'static str {
-    match mode {
-        SnapshotMode::Check => "checked, never written (CI)",
-        SnapshotMode::WritePending => "checked; changes written as .snap.new for review",
-        SnapshotMode::Accept => "accepted: written as the new truth",
+    use crate::snapshot::Update;
+    match (mode.accept, mode.update, mode.force_pass) {
+        (true, _, _) => "accepted: written as the new truth",
+        (false, Update::No, _) => "checked, never written (CI)",
+        (false, Update::New, false) => "checked; changes written as .snap.new for review",
+        (false, Update::New, true) => {
+            "checked; changes written as .snap.new for review, and they do not fail (INSTA_FORCE_PASS)"
+        }
+        (false, Update::Always, _) => "written where they differ (INSTA_UPDATE=always)",
+        (false, Update::Unseen, _) => {
+            "new ones written, changed ones as .snap.new for review (INSTA_UPDATE=unseen)"
+        }
+        (false, Update::Force, _) => "all rewritten (INSTA_UPDATE=force)",
+    }
+}
+
+/// The snapshot mode as the JSON report names it.
+pub fn mode_name(mode: SnapshotMode) -> &'static str {
+    use crate::snapshot::Update;
+    match (mode.accept, mode.update) {
+        (true, _) => "accept",
+        (false, Update::No) => "check",
+        (false, Update::New) => "write_pending",
+        (false, Update::Always) => "always",
+        (false, Update::Unseen) => "unseen",
+        (false, Update::Force) => "force",
     }
 }

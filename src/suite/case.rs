@@ -39,6 +39,21 @@ impl Case {
                 format!("{}: {message}", fixture.sidecar.display()),
             ));
         }
+        // Named for `cargo insta test --unreferenced` whatever happens to the case, so a case
+        // that fails for another reason never gets its snapshot deleted as unreferenced.
+        if let (Some(references), Some(version)) = (&context.references, &self.version) {
+            let path = snapshot::snapshot_path(
+                &fixture.tool,
+                fixture.class.as_str(),
+                &fixture.case,
+                version,
+            );
+            if let Err(message) = snapshot::record_reference(references, &context.root, &path) {
+                verdict
+                    .problems
+                    .push(Problem::new(ProblemKind::Load, message));
+            }
+        }
         let contract = match &self.contract {
             CaseContract::Ready(contract) => contract,
             CaseContract::Broken => {
@@ -110,7 +125,12 @@ impl Case {
             version,
         );
         if let Some(problem) = snapshot_problem(context, &path, &expected) {
-            verdict.problems.push(problem);
+            if context.mode.force_pass {
+                // insta's INSTA_FORCE_PASS: the difference is written for review, not a failure.
+                verdict.notes.push(problem.message);
+            } else {
+                verdict.problems.push(problem);
+            }
         }
         verdict
     }

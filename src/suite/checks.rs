@@ -14,7 +14,7 @@ use crate::lock;
 use crate::mutants::Family;
 use crate::mutants::judge::Fate;
 use crate::repo::VersionDir;
-use crate::snapshot::{self, SnapshotMode};
+use crate::snapshot;
 use crate::verdict::{Problem, ProblemKind};
 
 impl Suite {
@@ -305,7 +305,7 @@ impl Suite {
             .collect();
         match context.mode {
             // Accepting makes the tree match the fixtures: stale and pending files go.
-            SnapshotMode::Accept => {
+            mode if mode.accept => {
                 let removable: Vec<_> = stale.stale.into_iter().chain(stale.pending).collect();
                 problems.extend(
                     snapshot::remove_stale(self.root(), &removable)
@@ -322,7 +322,7 @@ impl Suite {
                 }));
                 // Locally a pending file is this run's own output; in CI it is a leftover that
                 // was never reviewed, and nothing there may delete it.
-                if mode == SnapshotMode::Check {
+                if !mode.writes() {
                     problems.extend(stale.pending.into_iter().map(|path| {
                         Problem::new(
                             ProblemKind::Stale,
@@ -349,7 +349,7 @@ impl Suite {
                     .map(|version| (tool.clone(), version))
             })
             .collect();
-        lock::check(self.root(), &versions, context.mode == SnapshotMode::Accept)
+        lock::check(self.root(), &versions, context.mode.accept)
     }
 }
 

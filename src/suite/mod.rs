@@ -40,8 +40,11 @@ pub(crate) use case::reproduce_command;
 pub struct RunContext {
     /// The repository root: every read and write of the run stays inside it.
     pub root: RepoRoot,
-    /// Check, write pending, or accept.
+    /// Check, write pending, or accept (insta's `INSTA_UPDATE` and `INSTA_FORCE_PASS`).
     pub mode: SnapshotMode,
+    /// insta's `INSTA_SNAPSHOT_REFERENCES_FILE`: where to name every snapshot the run uses, so
+    /// `cargo insta test --unreferenced` knows which ones are referenced.
+    pub references: Option<std::path::PathBuf>,
     /// Colour diffs.
     pub color: bool,
 }

@@ -65,6 +65,31 @@ pub fn run(mut command: Command, stdin: &[u8]) -> Run {
     }
 }
 
+/// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on
+/// `root`, in CI mode or not.
+pub fn cargo_trials_command(root: &Path, ci: bool) -> Command {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let binary = fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("fixtures-")
+                && path.extension().is_none_or(|extension| extension == "exe")
+        })
+        .max_by_key(|path| fs::metadata(path).and_then(|meta| meta.modified()).ok())
+        .expect("cargo builds the fixtures test binary before running tests");
+    let mut command = Command::new(binary);
+    command.env("TOOLGATE_ROOT", root).arg("--test-threads=2");
+    snapshot_env(&mut command, ci);
+    command
+}
+
 /// `toolgate test --root ROOT EXTRA…`, in CI mode or not.
 pub fn toolgate_test_command(root: &Path, extra: &[&str], ci: bool) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -104,9 +129,14 @@ pub fn failure_branch(tool: &str, request_id: serde_json::Value) -> serde_json::
     })
 }
 
-/// Sets or clears `CI`, and clears `INSTA_UPDATE`, so a test decides the snapshot mode itself.
+/// Sets or clears `CI`, and clears insta's variables, so a test decides the snapshot mode itself.
 pub fn snapshot_env(command: &mut Command, ci: bool) {
-    command.env_remove("INSTA_UPDATE").env("NO_COLOR", "1");
+    command
+        .env_remove("INSTA_UPDATE")
+        .env_remove("INSTA_FORCE_PASS")
+        .env_remove("INSTA_SNAPSHOT_REFERENCES_FILE")
+        .env_remove("TF_BUILD")
+        .env("NO_COLOR", "1");
     if ci {
         command.env("CI", "true");
     } else {
