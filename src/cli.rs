@@ -14,6 +14,7 @@ use crate::error::UsageError;
 use crate::lint::command::{self as lint, LintOptions};
 use crate::mutants::command::{self as mutate, MutateOptions};
 use crate::scale;
+use crate::schema_cmd::{self, SchemaOptions};
 use crate::test_cmd::{self, TestOptions};
 
 /// Exit code: everything passed / the gate admitted.
@@ -57,6 +58,8 @@ enum Command {
     /// 1 otherwise (or an accepted survivor no longer survives); 2 on usage or configuration
     /// errors.
     Mutate(MutateOptions),
+    /// Print the JSON Schema of a file toolgate reads or writes: report, contract, sidecar, request.
+    Schema(SchemaOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
     ///
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
             bump::run(&options, &mut io::stdout())
         }
         Command::Lint(options) => lint::run(&options, &mut io::stdout()),
+        Command::Schema(options) => schema_cmd::run(&options, &mut io::stdout()),
         Command::Mutate(options) => mutate::run(&options, &mut io::stdout()),
         Command::Test(mut options) => {
             options.color =

@@ -93,6 +93,13 @@ pub fn read_request_file(path: &Path) -> Result<RequestSpec, UsageError> {
 
 /// Parses and checks the bytes of a request file; `shown` names it in errors.
 pub fn parse_request_file(bytes: &[u8], shown: &Path) -> Result<RequestSpec, UsageError> {
+    // serde would read a struct from an array too; a request file is an object.
+    if serde_json::from_slice::<Value>(bytes).is_ok_and(|value| !value.is_object()) {
+        return Err(UsageError::new(format!(
+            "{}: not a request file: expected a JSON object {{\"request_id\": ..., \"now\": RFC 3339, \"context\": {{...}}}}",
+            shown.display()
+        )));
+    }
     let spec: RequestSpec = serde_json::from_slice(bytes).map_err(|error| {
         UsageError::new(format!(
             "{}: not a request file: {error} (expected {{\"request_id\": ..., \"now\": RFC 3339, \"context\": {{...}}}})",

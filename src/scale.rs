@@ -157,10 +157,9 @@ pub fn generate(dir: &Path, tools: usize, fixtures: usize) -> Result<(), UsageEr
     }
     let options = TestOptions {
         root: dir.to_path_buf(),
-        filter: None,
         format: ReportFormat::Json,
         accept: true,
-        color: false,
+        ..TestOptions::default()
     };
     let code = test_cmd::run(&options, &mut std::io::sink(), &mut std::io::stderr())?;
     if code != 0 {

@@ -3,11 +3,23 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::LazyLock;
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
-use toolgate_gate::internals::{YamlError, read_strict_yaml};
+use toolgate_gate::internals::{
+    SchemaValidator, YamlError, read_strict_yaml, standalone_validator, yaml_schema_errors,
+};
 use toolgate_gate::{Decision, ErrorCode, Layer, Outcome};
+
+/// The sidecar's JSON Schema (`toolgate schema sidecar`), compiled once.
+static SIDECAR_SCHEMA: LazyLock<SchemaValidator> = LazyLock::new(|| {
+    let schema: serde_json::Value = serde_json::from_str(crate::schema_cmd::text(
+        crate::schema_cmd::SchemaKind::Sidecar,
+    ))
+    .expect("the bundled sidecar schema is JSON");
+    standalone_validator(&schema).expect("the bundled sidecar schema compiles")
+});
 
 /// What the gate must decide about a fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -300,6 +312,15 @@ impl Sidecar {
         if let Some(request) = &file.request {
             check_request_name(&request.value)
                 .map_err(|message| at(request.referenced, message))?;
+        }
+        // Last, the published schema (`toolgate schema sidecar`), as contracts are held to theirs:
+        // what an editor validating with it accepts is what this reader accepts (a quoted
+        // `upstream_status: "503"` is a string, not a status).
+        if let Err(errors) = yaml_schema_errors(text, &SIDECAR_SCHEMA) {
+            return Err(errors.into_iter().next().unwrap_or(YamlError {
+                line: None,
+                message: "does not match the sidecar schema".to_owned(),
+            }));
         }
         Ok(Sidecar {
             description: file.description,

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::Instant;
 
 use toolgate_gate::internals::escape_hidden;
 
@@ -20,23 +21,66 @@ pub enum ReportFormat {
     /// A table per tool and class, then each failure with its diff and how to reproduce it.
     #[default]
     Human,
-    /// A stable machine summary.
+    /// A stable machine summary (`toolgate schema report` is its JSON Schema).
     Json,
-    /// JUnit XML, for CI dashboards.
+    /// JUnit XML, for CI dashboards (valid against Jenkins' junit-10.xsd).
     Junit,
+    /// A pull-request comment: a summary line, the table, each failure folded with its diff.
+    Markdown,
+    /// GitHub Actions workflow commands: each failure annotates its fixture in the pull request.
+    Github,
+}
+
+/// One `--report FORMAT=FILE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFile {
+    /// The format.
+    pub format: ReportFormat,
+    /// Where to write it.
+    pub path: PathBuf,
+}
+
+fn parse_report(text: &str) -> Result<ReportFile, String> {
+    use clap::ValueEnum;
+    let (format, path) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write FORMAT=FILE, e.g. junit=toolgate.xml"))?;
+    let format = ReportFormat::from_str(format, true).map_err(|_| {
+        format!("{format:?} is not a report format (human, json, junit, markdown, github)")
+    })?;
+    if path.is_empty() {
+        return Err(format!("{text:?}: no file after `=`"));
+    }
+    Ok(ReportFile {
+        format,
+        path: PathBuf::from(path),
+    })
 }
 
 /// What `toolgate test` was asked to do: its command-line arguments.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TestOptions {
-    /// Run only cases and checks whose name contains this text, e.g. `review_status::near-miss`.
-    pub filter: Option<String>,
+    /// Run only cases and checks whose name contains one of these, e.g. `review_status::near-miss`
+    /// (with --exact: whose name is one of these).
+    pub filters: Vec<String>,
+    /// Leave out cases and checks whose name contains this (with --exact: is this); repeatable.
+    #[arg(long, value_name = "TEXT")]
+    pub skip: Vec<String>,
+    /// Filters and --skip match whole names.
+    #[arg(long)]
+    pub exact: bool,
+    /// List the names of the cases and checks that would run, one per line, and run nothing.
+    #[arg(long)]
+    pub list: bool,
     /// The repository root, holding contracts/, fixtures/ and snapshots/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
-    /// The report format.
+    /// The report format on standard output.
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
+    /// Also write a report to a file, e.g. `--report junit=toolgate.xml`; repeatable.
+    #[arg(long = "report", value_name = "FORMAT=FILE", value_parser = parse_report)]
+    pub reports: Vec<ReportFile>,
     /// Write new and changed snapshots as accepted, remove stale ones, and lock new contract
     /// versions (a locked version is never rewritten).
     #[arg(long)]
@@ -44,6 +88,22 @@ pub struct TestOptions {
     /// Colour the human report (decided from the terminal, not a flag).
     #[arg(skip)]
     pub color: bool,
+}
+
+impl TestOptions {
+    /// Whether a case or check called `name` runs, as cargo test's filters, `--skip` and
+    /// `--exact` decide.
+    pub fn selects(&self, name: &str) -> bool {
+        let matches = |pattern: &String| {
+            if self.exact {
+                name == pattern
+            } else {
+                name.contains(pattern.as_str())
+            }
+        };
+        (self.filters.is_empty() || self.filters.iter().any(matches))
+            && !self.skip.iter().any(matches)
+    }
 }
 
 /// Runs the suite and writes the report to `out`; configuration problems (a fixture, sidecar or
@@ -54,24 +114,27 @@ pub fn run(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<u8, UsageError> {
+    let started = Instant::now();
     let mode = if options.accept {
         SnapshotMode::ACCEPT
     } else {
         SnapshotMode::from_env().map_err(UsageError::new)?
     };
-    let color = options.color && options.format == ReportFormat::Human;
-    let selected = |name: &str| {
-        options
-            .filter
-            .as_deref()
-            .is_none_or(|filter| name.contains(filter))
-    };
-    let mut summary = Summary::new(options.format == ReportFormat::Junit);
+    // Diffs are coloured once, when the case runs: only when nothing but the terminal reads them.
+    let color =
+        options.color && options.format == ReportFormat::Human && options.reports.is_empty();
+    let formats: Vec<ReportFormat> = std::iter::once(options.format)
+        .chain(options.reports.iter().map(|report| report.format))
+        .collect();
+    let mut summary = Summary::new(formats.contains(&ReportFormat::Junit));
 
     // The repository-wide checks list the tools; each tool is then discovered, run and checked
     // on its own, tools in parallel, so the run holds only the tools in flight and memory does not
     // grow with the number of fixtures.
     let repository = Suite::discover_scoped(&options.root, Scope::Repository)?;
+    if options.list {
+        return list(options, &repository, out);
+    }
     let context = RunContext {
         root: repository.root().clone(),
         mode,
@@ -90,20 +153,24 @@ pub fn run(
         let cases: Vec<&Case> = suite
             .cases
             .iter()
-            .filter(|case| selected(&case.name))
+            .filter(|case| options.selects(&case.name))
             .collect();
         let mut verdicts = Vec::with_capacity(cases.len() + 4);
         if one_tool {
             run_cases(&cases, &context, |verdict| verdicts.push((true, verdict)));
         } else {
-            verdicts.extend(cases.iter().map(|case| (true, case.run(&context))));
+            verdicts.extend(
+                cases
+                    .iter()
+                    .map(|case| (true, timed(|| case.run(&context)))),
+            );
         }
         let checks = suite.checks();
         verdicts.extend(
             checks
                 .iter()
-                .filter(|check| selected(&check.name))
-                .map(|check| (false, suite.run_check(check, &context))),
+                .filter(|check| options.selects(&check.name))
+                .map(|check| (false, timed(|| suite.run_check(check, &context)))),
         );
         Ok(verdicts)
     };
@@ -132,20 +199,53 @@ pub fn run(
     for check in repository
         .checks()
         .iter()
-        .filter(|check| selected(&check.name))
+        .filter(|check| options.selects(&check.name))
     {
-        summary.record_check(repository.run_check(check, &context));
+        summary.record_check(timed(|| repository.run_check(check, &context)));
     }
+    summary.elapsed = started.elapsed();
 
-    let text = match options.format {
-        ReportFormat::Human => {
-            let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
-            report::human(&summary, fixture_count, &tools, mode, color)
-        }
-        ReportFormat::Json => report::json::render(&summary, fixture_count, mode),
-        ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    let render = |format: ReportFormat, color: bool| -> Result<String, UsageError> {
+        Ok(match format {
+            ReportFormat::Human => report::human(&summary, fixture_count, &tools, mode, color),
+            ReportFormat::Json => report::json::render(&summary, fixture_count, mode),
+            ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
+            ReportFormat::Markdown => {
+                report::markdown::render(&summary, fixture_count, &tools, mode)
+            }
+            ReportFormat::Github => report::github::render(&summary, &options.root),
+        })
     };
-    write_output(out, text.as_bytes())?;
+    for report in &options.reports {
+        let text = render(report.format, false)?;
+        std::fs::write(&report.path, text).map_err(|error| {
+            UsageError::new(format!(
+                "{}: cannot write the {:?} report: {error}",
+                report.path.display(),
+                report.format
+            ))
+        })?;
+    }
+    // In GitHub Actions the annotations mark the files; the job summary gets the whole picture.
+    if formats.contains(&ReportFormat::Github)
+        && let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())
+    {
+        use std::io::Write as _;
+        let markdown = render(ReportFormat::Markdown, false)?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(markdown.as_bytes()))
+            .map_err(|error| {
+                UsageError::new(format!(
+                    "{}: cannot append to GITHUB_STEP_SUMMARY: {error}",
+                    PathBuf::from(&path).display()
+                ))
+            })?;
+    }
+    write_output(out, render(options.format, color)?.as_bytes())?;
     let configuration = summary
         .failures
         .iter()
@@ -158,12 +258,45 @@ pub fn run(
     Ok(summary.exit_code())
 }
 
+/// `--list`: the names that would run, in run order, as `cargo test -- --list` prints them.
+fn list(options: &TestOptions, repository: &Suite, out: &mut impl Write) -> Result<u8, UsageError> {
+    let mut text = String::new();
+    let mut count = 0;
+    let mut add = |name: &str| {
+        if options.selects(name) {
+            text.push_str(&escape_hidden(name));
+            text.push_str(": test\n");
+            count += 1;
+        }
+    };
+    for tool in repository.tool_names() {
+        let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.to_owned()))?;
+        suite.cases.iter().for_each(|case| add(&case.name));
+        suite.checks().iter().for_each(|check| add(&check.name));
+    }
+    repository
+        .checks()
+        .iter()
+        .for_each(|check| add(&check.name));
+    text.push_str(&format!("\n{}\n", crate::error::plural(count, "test")));
+    write_output(out, text.as_bytes())?;
+    Ok(crate::cli::EXIT_OK)
+}
+
+/// Runs `work`, recording how long it took in its verdict.
+fn timed(work: impl FnOnce() -> Verdict) -> Verdict {
+    let started = Instant::now();
+    let mut verdict = work();
+    verdict.duration = started.elapsed();
+    verdict
+}
+
 /// Runs cases on every core and hands their verdicts to `sink` in case order. A case that panics
 /// fails with the panic's message; it never stops or hangs the run.
 fn run_cases(cases: &[&Case], context: &RunContext, sink: impl FnMut(Verdict)) {
     in_parallel(
         cases,
-        |case| case.run(context),
+        |case| timed(|| case.run(context)),
         |case, message| {
             let mut verdict = Verdict::named(&case.name);
             verdict.tool = Some(case.fixture.tool.clone());

@@ -42,6 +42,26 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
+    /// The name reports use (`snapshot`, `leak`, …), as the JSON report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Structure => "structure",
+            ProblemKind::Load => "load",
+            ProblemKind::Contract => "contract",
+            ProblemKind::Expectation => "expectation",
+            ProblemKind::Envelope => "envelope",
+            ProblemKind::Leak => "leak",
+            ProblemKind::Canary => "canary",
+            ProblemKind::Twin => "twin",
+            ProblemKind::Snapshot => "snapshot",
+            ProblemKind::Coverage => "coverage",
+            ProblemKind::Stale => "stale",
+            ProblemKind::Lock => "lock",
+            ProblemKind::Survivor => "survivor",
+            ProblemKind::Lint => "lint",
+        }
+    }
+
     /// Problems that mean the run could not check something at all: a configuration or usage
     /// error (exit code 2) rather than a contract saying no (exit code 1).
     pub fn is_configuration(self) -> bool {
@@ -106,6 +126,10 @@ pub struct Verdict {
     /// What the run did that is not a failure but someone should see (a snapshot written for
     /// review under `INSTA_FORCE_PASS`).
     pub notes: Vec<String>,
+    /// The fixture's raw file, for cases (relative to the root).
+    pub fixture: Option<std::path::PathBuf>,
+    /// How long it took.
+    pub duration: std::time::Duration,
 }
 
 impl Verdict {
@@ -122,6 +146,8 @@ impl Verdict {
             problems: Vec::new(),
             skipped: None,
             notes: Vec::new(),
+            fixture: None,
+            duration: std::time::Duration::ZERO,
         }
     }
 
@@ -133,6 +159,14 @@ impl Verdict {
     /// Whether it ran and something is wrong.
     pub fn failed(&self) -> bool {
         !self.problems.is_empty()
+    }
+
+    /// The first configuration problem, or else the first problem: what a report leads with.
+    pub fn leading_problem(&self) -> Option<&Problem> {
+        self.problems
+            .iter()
+            .find(|problem| problem.kind.is_configuration())
+            .or_else(|| self.problems.first())
     }
 
     /// Whether something could not be checked at all (exit code 2).

@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 use toolgate_gate::internals::escape_hidden;
 
+use crate::markdown::{fenced, md};
+
 use super::change::{Change, Effect, Verdict};
 use super::witness::{Seen, Witness};
 use super::{Answer, Report};
@@ -263,33 +265,6 @@ fn shorten(text: &str, limit: usize) -> String {
     }
     let cut: String = text.chars().take(limit).collect();
     format!("{cut}… ({} characters)", text.chars().count())
-}
-
-/// Text for a markdown table cell or line: no markup, no HTML, no line breaks, nothing hidden.
-fn md(text: &str) -> String {
-    escape_hidden(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace('`', "&#96;")
-        .replace('*', "\\*")
-        .replace('_', "\\_")
-        .replace('[', "\\[")
-        .replace(']', "\\]")
-        .replace(['\n', '\r'], " ")
-}
-
-/// Text inside a fenced block: a fence longer than any run of backticks in it.
-fn fenced(language: &str, text: &str) -> String {
-    // Escaped line by line so the block keeps its line breaks while any
-    // other control or invisible character stays visible.
-    let body: Vec<_> = text.trim_end().split('\n').map(escape_hidden).collect();
-    let body = body.join("\n");
-    // A fence longer than any backtick run inside cannot be closed early.
-    let longest = body.split(|ch| ch != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}{language}\n{body}\n{fence}\n")
 }
 
 /// Ready to paste as a pull-request comment.

@@ -11,8 +11,12 @@ use super::Summary;
 use crate::snapshot::SnapshotMode;
 use crate::verdict::Problem;
 
+/// The JSON report's format version: bumped on any change a consumer could notice.
+pub const FORMAT_VERSION: u32 = 1;
+
 #[derive(Serialize)]
 struct Report<'a> {
+    format_version: u32,
     toolgate: &'static str,
     passed: bool,
     exit_code: u8,
@@ -20,6 +24,7 @@ struct Report<'a> {
     totals: Totals,
     tools: BTreeMap<&'a str, BTreeMap<&'static str, Class<'a>>>,
     failures: Vec<Failure<'a>>,
+    notes: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -51,6 +56,8 @@ struct Failure<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    fixture: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     observed: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reproduce: Option<&'a str>,
@@ -79,6 +86,7 @@ pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String 
         })
         .collect();
     let report = Report {
+        format_version: FORMAT_VERSION,
         toolgate: env!("CARGO_PKG_VERSION"),
         passed: summary.passed(),
         exit_code: summary.exit_code(),
@@ -101,11 +109,16 @@ pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String 
                 tool: verdict.tool.as_deref(),
                 class: verdict.class.map(|class| class.as_str()),
                 version: verdict.version.as_deref(),
+                fixture: verdict
+                    .fixture
+                    .as_ref()
+                    .map(|fixture| fixture.to_string_lossy().replace('\\', "/")),
                 observed: verdict.observed.as_deref(),
                 reproduce: verdict.reproduce.as_deref(),
                 problems: &verdict.problems,
             })
             .collect(),
+        notes: &summary.notes,
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report always serializes");
     text.push('\n');

@@ -1,11 +1,14 @@
-//! Reports of a `toolgate test` run: a human summary, a stable JSON summary, JUnit XML.
+//! Reports of a `toolgate test` run: a human summary, a stable JSON summary, JUnit XML, a
+//! pull-request comment in markdown, GitHub Actions annotations.
 //!
 //! The runner streams verdicts into a [`Summary`], which keeps counts for every case but the full
 //! verdict only for failures, so memory does not grow with the number of passing fixtures.
 
+pub mod github;
 mod human;
 pub mod json;
 pub mod junit;
+pub mod markdown;
 
 pub use human::render as human;
 
@@ -39,6 +42,10 @@ pub struct Line {
     pub passed: bool,
     /// Why it was not run, if it was not.
     pub skipped: Option<String>,
+    /// The fixture, for cases.
+    pub fixture: Option<std::path::PathBuf>,
+    /// How long it took.
+    pub duration: std::time::Duration,
 }
 
 /// Everything a report needs from a run.
@@ -60,6 +67,8 @@ pub struct Summary {
     pub configuration_error: bool,
     /// Notes of passing and failing verdicts alike, each `name: note`.
     pub notes: Vec<String>,
+    /// How long the whole run took.
+    pub elapsed: std::time::Duration,
     keep_lines: bool,
 }
 
@@ -121,6 +130,8 @@ impl Summary {
                 class: verdict.class,
                 passed: verdict.passed(),
                 skipped: verdict.skipped.clone(),
+                fixture: verdict.fixture.clone(),
+                duration: verdict.duration,
             });
         }
         if verdict.failed() {

@@ -24,6 +24,7 @@ impl Case {
         verdict.tool = Some(fixture.tool.clone());
         verdict.class = Some(fixture.class);
         verdict.version = self.version.clone();
+        verdict.fixture = Some(fixture.raw.clone());
         let spec = match &fixture.spec {
             Ok(spec) => spec,
             Err(message) => {

@@ -21,6 +21,8 @@ pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable
 }
 
 pub use crate::spec::CONTRACT_SCHEMA;
+/// A compiled JSON Schema (jsonschema's), for [`standalone_validator`] and [`yaml_schema_errors`].
+pub use jsonschema::Validator as SchemaValidator;
 
 /// Whether the contract schema alone accepts `contract_yaml` (read as strictly as contracts are).
 pub fn contract_schema_accepts(contract_yaml: &str) -> bool {
@@ -96,6 +98,42 @@ pub fn format_accepts(format: &str, text: &str) -> Option<bool> {
     validator
         .as_ref()
         .map(|validator| validator.is_valid(&serde_json::Value::from(text)))
+}
+
+/// A schema that refers to nothing outside itself, compiled exactly as the gate compiles contract
+/// schemas (2020-12, formats asserted, nothing fetched): for the harness's own schemas (its JSON
+/// report, sidecars, request files) and the tests that hold documents to them.
+pub fn standalone_validator(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    compile_options(crate::schema::NoRetrieval)
+        .build(schema)
+        .map_err(|error| error.to_string())
+}
+
+/// Checks a YAML document (read as strictly as contracts are) against `validator`: every error
+/// with the line and column it was written at and its JSON pointer, in file order. For the
+/// harness's YAML files (sidecars), held to their published schema as contracts are to theirs.
+pub fn yaml_schema_errors(
+    text: &str,
+    validator: &jsonschema::Validator,
+) -> Result<(), Vec<YamlError>> {
+    let tree = crate::yaml::read_yaml_tree(text).map_err(|error| vec![error])?;
+    let mut errors =
+        crate::spec::located_schema_errors(&tree, validator, |error| error.to_string());
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort_by_key(|(at, _, _)| *at);
+    Err(errors
+        .into_iter()
+        .map(|(line, pointer, message)| YamlError {
+            line,
+            message: if pointer.is_empty() {
+                message
+            } else {
+                format!("at {pointer}: {message}")
+            },
+        })
+        .collect())
 }
 
 /// The upstream statuses this contract treats as unavailable.

@@ -153,29 +153,20 @@ fn contract_schema() -> &'static (Value, Validator) {
 pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileErrors> {
     let tree = read_yaml_tree(text).map_err(yaml_error)?;
     let (schema, validator) = contract_schema();
-    let mut errors: Vec<(Option<(u64, u64)>, CompileError)> = validator
-        .iter_errors(&tree.value)
-        .map(|error| {
-            let mut pointer = error.instance_path().to_string();
-            let mut at = tree.location(&pointer);
-            // An unknown member is reported at its name, not at the object that holds it.
-            if let ValidationErrorKind::AdditionalProperties { unexpected }
-            | ValidationErrorKind::UnevaluatedProperties { unexpected } = error.kind()
-                && let Some(first) = unexpected.first()
-            {
-                pointer = format!("{pointer}/{}", first.replace('~', "~0").replace('/', "~1"));
-                at = tree.name_location(&pointer);
-            }
-            let mut located = CompileError::in_file(CONTRACT_FILE, schema_message(schema, &error));
-            if let Some((line, column)) = at {
-                located = located.at_line(line, column);
-            }
-            if !pointer.is_empty() {
-                located = located.pointer(&pointer);
-            }
-            (at, located)
-        })
-        .collect();
+    let mut errors: Vec<(Option<(u64, u64)>, CompileError)> =
+        located_schema_errors(&tree, validator, |error| schema_message(schema, error))
+            .into_iter()
+            .map(|(at, pointer, message)| {
+                let mut located = CompileError::in_file(CONTRACT_FILE, message);
+                if let Some((line, column)) = at {
+                    located = located.at_line(line, column);
+                }
+                if !pointer.is_empty() {
+                    located = located.pointer(&pointer);
+                }
+                (at, located)
+            })
+            .collect();
     if !errors.is_empty() {
         errors.sort_by_key(|(at, _)| *at);
         return Err(CompileErrors(
@@ -183,6 +174,34 @@ pub(crate) fn read_contract_file(text: &str) -> Result<ContractFile, CompileErro
         ));
     }
     read_strict_yaml(text).map_err(|error| yaml_error(error).into())
+}
+
+/// A schema error in a YAML document: line and column, JSON pointer, message.
+pub(crate) type LocatedError = (Option<(u64, u64)>, String, String);
+
+/// Every error `validator` finds in a YAML document: where it was written, the JSON pointer, and
+/// the message `describe` gives it. An unknown member is reported at its name, not at the object
+/// that holds it.
+pub(crate) fn located_schema_errors(
+    tree: &crate::yaml::YamlTree,
+    validator: &Validator,
+    describe: impl Fn(&ValidationError<'_>) -> String,
+) -> Vec<LocatedError> {
+    validator
+        .iter_errors(&tree.value)
+        .map(|error| {
+            let mut pointer = error.instance_path().to_string();
+            let mut at = tree.location(&pointer);
+            if let ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } = error.kind()
+                && let Some(first) = unexpected.first()
+            {
+                pointer = format!("{pointer}/{}", first.replace('~', "~0").replace('/', "~1"));
+                at = tree.name_location(&pointer);
+            }
+            (at, pointer, describe(&error))
+        })
+        .collect()
 }
 
 /// Whether the contract schema alone accepts `text` (for the differential test of the reader).

@@ -1,0 +1,46 @@
+//! `toolgate schema <report|contract|sidecar|request>`: the JSON Schema of each file toolgate
+//! reads or writes, for editors (`yaml-language-server`), validators (check-jsonschema) and
+//! consumers of the JSON report. Each is the one the code holds itself to: the contract schema is
+//! the one the gate validates every `contract.yaml` against, and tests hold the others to the
+//! parsers and the report writer.
+
+use std::io::Write;
+
+use crate::error::{UsageError, write_output};
+
+/// `toolgate schema`'s argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// `toolgate test --format json`.
+    Report,
+    /// `contracts/<tool>/v<N>/contract.yaml`.
+    Contract,
+    /// `fixtures/<tool>/<class>/<case>.expect.yaml`.
+    Sidecar,
+    /// `fixtures/<tool>/request.json` and `toolgate check --request FILE`.
+    Request,
+}
+
+/// `toolgate schema`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SchemaOptions {
+    /// Which file's schema to print.
+    #[arg(value_enum)]
+    pub kind: SchemaKind,
+}
+
+/// The schema's text.
+pub fn text(kind: SchemaKind) -> &'static str {
+    match kind {
+        SchemaKind::Report => include_str!("../schemas/report.schema.json"),
+        SchemaKind::Contract => toolgate_gate::internals::CONTRACT_SCHEMA,
+        SchemaKind::Sidecar => include_str!("../schemas/sidecar.schema.json"),
+        SchemaKind::Request => include_str!("../schemas/request.schema.json"),
+    }
+}
+
+/// Prints the schema.
+pub fn run(options: &SchemaOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+    write_output(out, text(options.kind).as_bytes())?;
+    Ok(crate::cli::EXIT_OK)
+}

@@ -1,0 +1,277 @@
+//! What `toolgate test` hands the tools around it: JUnit valid against Jenkins' junit-10.xsd
+//! (checked with xmllint), the JSON report valid against `toolgate schema report` (checked with
+//! the gate's own validator), markdown for a pull request, GitHub annotations, several reports
+//! from one run, and cargo-test-like selection.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{Run, repo_root, run, toolgate_test, tree};
+use serde_json::Value;
+use toolgate_gate::internals::standalone_validator;
+
+/// A tree where one case fails (a changed snapshot), one cannot load (a broken sidecar) and the
+/// rest pass.
+fn failing_tree() -> tempfile::TempDir {
+    let dir = tree();
+    let snapshot = dir
+        .path()
+        .join("snapshots/review_status/accepted/approved@v1.snap");
+    let text = fs::read_to_string(&snapshot).unwrap();
+    fs::write(&snapshot, text.replace("maria.silva", "maria.silvia")).unwrap();
+    let sidecar = dir
+        .path()
+        .join("fixtures/job_status/near-miss/null_data.expect.yaml");
+    fs::write(&sidecar, "expect: { outcome: rejected }\n").unwrap();
+    dir
+}
+
+fn xmllint(xml: &Path) -> std::process::Output {
+    Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(repo_root().join("tests/junit-10.xsd"))
+        .arg(xml)
+        .output()
+        .expect("xmllint (libxml2-utils) validates the JUnit report; .ci/run installs it")
+}
+
+#[test]
+fn junit_is_valid_against_jenkins_junit_10_xsd_with_errors_failures_times_and_files() {
+    for (dir, code) in [(tree(), 0), (failing_tree(), 2)] {
+        let xml = dir.path().join("toolgate.xml");
+        let outcome = toolgate_test(
+            dir.path(),
+            &["--report", &format!("junit={}", xml.display())],
+            true,
+        );
+        assert_eq!(outcome.code, code, "{}", outcome.stdout);
+        let checked = xmllint(&xml);
+        assert!(
+            checked.status.success(),
+            "{}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+        let text = fs::read_to_string(&xml).unwrap();
+        assert!(
+            !text[..text.find("<testsuite ").unwrap()].contains("skipped="),
+            "not on <testsuites>"
+        );
+        assert!(text.contains(r#"file="fixtures/review_status/accepted/approved.json""#));
+        assert!(text.contains(r#"<testcase name="review_status::accepted::approved@v1" classname="review_status.accepted" time=""#));
+        if code == 2 {
+            // The sidecar that cannot load is an error; the snapshot that changed is a failure.
+            assert!(text.contains(r#"errors="1""#), "{text}");
+            assert!(
+                text.contains(
+                    r#"<error message="fixtures/job_status/near-miss/null_data.expect.yaml"#
+                ),
+                "{text}"
+            );
+            assert!(text.contains(r#"type="load""#), "{text}");
+            assert!(
+                text.contains(r#"<failure message="what the agent sees changed from"#),
+                "{text}"
+            );
+            assert!(text.contains(r#"type="snapshot""#), "{text}");
+        }
+    }
+}
+
+fn report_schema() -> Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["schema", "report"]);
+    serde_json::from_str(&run(command, b"").stdout).unwrap()
+}
+
+#[test]
+fn the_json_report_is_valid_against_its_published_schema() {
+    let validator = standalone_validator(&report_schema()).unwrap();
+    for (dir, code) in [(tree(), 0), (failing_tree(), 2)] {
+        let outcome = toolgate_test(dir.path(), &["--format", "json"], true);
+        assert_eq!(outcome.code, code);
+        let report: Value = serde_json::from_str(&outcome.stdout).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&report)
+            .map(|error| error.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{report:#}");
+        assert_eq!(report["format_version"], 1);
+        if code == 2 {
+            assert_eq!(
+                report["failures"][0]["fixture"],
+                "fixtures/job_status/near-miss/null_data.expect.yaml"
+                    .replace(".expect.yaml", ".json")
+            );
+        }
+    }
+    // The schema is not a rubber stamp: a report with an unknown problem kind fails it.
+    let mut forged: Value = serde_json::from_str(
+        &toolgate_test(failing_tree().path(), &["--format", "json"], true).stdout,
+    )
+    .unwrap();
+    forged["failures"][0]["problems"][0]["kind"] = Value::from("mystery");
+    assert!(!validator.is_valid(&forged));
+}
+
+#[test]
+fn markdown_github_and_several_reports_from_one_run() {
+    let dir = failing_tree();
+    let markdown = dir.path().join("report.md");
+    let json = dir.path().join("report.json");
+    let summary = dir.path().join("step-summary.md");
+    let mut command = common::toolgate_test_command(
+        dir.path(),
+        &[
+            "--format",
+            "github",
+            "--report",
+            &format!("markdown={}", markdown.display()),
+            "--report",
+            &format!("json={}", json.display()),
+        ],
+        true,
+    );
+    command.env("GITHUB_STEP_SUMMARY", &summary);
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 2);
+    // GitHub annotations: on the fixture, escaped so nothing in a message ends the command.
+    let root = dir.path().display().to_string();
+    let annotation = outcome
+        .stdout
+        .lines()
+        .find(|line| line.contains("title=review_status%3A%3Aaccepted%3A%3Aapproved@v1"))
+        .unwrap_or_else(|| panic!("{}", outcome.stdout));
+    assert!(
+        annotation.starts_with(&format!(
+            "::error file={root}/fixtures/review_status/accepted/approved.json,"
+        )),
+        "{annotation}"
+    );
+    assert!(
+        annotation.contains("%0A"),
+        "multi-line messages stay on one line: {annotation}"
+    );
+    assert!(
+        outcome.stdout.trim_end().ends_with(
+            "toolgate test: FAILED. 163 of 165 cases passed; 233 of 233 suite checks passed."
+        ),
+        "{}",
+        outcome.stdout
+    );
+
+    let text = fs::read_to_string(&markdown).unwrap();
+    assert!(
+        text.starts_with("**toolgate test**: ❌ **FAILED** · 163 of 165 cases"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| review\\_status | **17/18** | 42/42 | - | 6/6 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<details><summary>❌ <code>review\\_status::accepted::approved@v1</code>"),
+        "{text}"
+    );
+    assert!(text.contains("```text\n"), "{text}");
+    assert_eq!(
+        fs::read_to_string(&summary).unwrap(),
+        text,
+        "the job summary is the markdown report"
+    );
+    let report: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["exit_code"], 2);
+}
+
+fn names(run: &Run) -> Vec<&str> {
+    run.stdout
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .collect()
+}
+
+#[test]
+fn selection_works_like_cargo_test() {
+    let dir = tree();
+    let listed = toolgate_test(dir.path(), &["--list"], true);
+    assert_eq!(listed.code, 0);
+    let all = names(&listed);
+    assert_eq!(all.len(), 166 + 233);
+    assert!(
+        listed.stdout.trim_end().ends_with("399 tests"),
+        "{}",
+        listed.stdout
+    );
+
+    // Several filters: any of them; --skip leaves out; --exact matches whole names.
+    let some = toolgate_test(
+        dir.path(),
+        &[
+            "--list",
+            "close_ticket::near-miss",
+            "job_status::duplicate-key",
+            "--skip",
+            "escaped",
+        ],
+        true,
+    );
+    let some = names(&some);
+    assert!(!some.is_empty());
+    assert!(
+        some.iter()
+            .all(|name| (name.starts_with("close_ticket::near-miss")
+                || name.starts_with("job_status::duplicate-key"))
+                && !name.contains("escaped")),
+        "{some:?}"
+    );
+    let exact = toolgate_test(
+        dir.path(),
+        &[
+            "--list",
+            "--exact",
+            "job_status::coverage",
+            "suite::contract_lock",
+        ],
+        true,
+    );
+    assert_eq!(
+        names(&exact),
+        ["job_status::coverage", "suite::contract_lock"]
+    );
+
+    // What --list names is what a run runs.
+    let ran = toolgate_test(
+        dir.path(),
+        &[
+            "--exact",
+            "job_status::coverage",
+            "suite::contract_lock",
+            "--format",
+            "json",
+        ],
+        true,
+    );
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert_eq!(report["totals"]["checks"], 2);
+    assert_eq!(report["totals"]["cases"], 0);
+}
+
+#[test]
+fn a_bad_report_argument_is_a_usage_error() {
+    let dir = tree();
+    for (argument, message) in [
+        ("junit", "write FORMAT=FILE"),
+        ("xml=out.xml", "is not a report format"),
+        ("json=", "no file after"),
+    ] {
+        let outcome = toolgate_test(dir.path(), &["--report", argument], true);
+        assert_eq!(outcome.code, 2, "{argument}");
+        assert!(
+            outcome.stderr.contains(message),
+            "{argument}: {}",
+            outcome.stderr
+        );
+    }
+}

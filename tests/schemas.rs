@@ -1,0 +1,170 @@
+//! `toolgate schema`: each published schema holds exactly what toolgate's own reader holds. Every
+//! bundled sidecar and request file validates, and over a corpus of edits the schema and the
+//! parser agree on every document, so an editor that validates with the schema tells the truth.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{repo_root, run};
+use serde_json::Value;
+use toolgate::request::parse_request_file;
+use toolgate::sidecar::Sidecar;
+use toolgate_gate::internals::{CONTRACT_SCHEMA, read_strict_yaml, standalone_validator};
+
+fn schema(kind: &str) -> Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["schema", kind]);
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    serde_json::from_str(&outcome.stdout).unwrap()
+}
+
+fn files(dir: &Path, suffix: &str, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files(&path, suffix, out);
+        } else if path.to_string_lossy().ends_with(suffix) {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_kind_prints_a_schema_the_gate_compiles() {
+    for kind in ["report", "contract", "sidecar", "request"] {
+        standalone_validator(&schema(kind)).unwrap_or_else(|error| panic!("{kind}: {error}"));
+    }
+    assert_eq!(
+        schema("contract"),
+        serde_json::from_str::<Value>(CONTRACT_SCHEMA).unwrap()
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["schema", "fixture"]);
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 2);
+    assert!(
+        outcome
+            .stderr
+            .contains("possible values: report, contract, sidecar, request"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn the_sidecar_schema_and_the_sidecar_reader_agree() {
+    let validator = standalone_validator(&schema("sidecar")).unwrap();
+    let mut sidecars = Vec::new();
+    files(&repo_root().join("fixtures"), ".expect.yaml", &mut sidecars);
+    assert!(sidecars.len() > 100);
+    for path in &sidecars {
+        let text = fs::read_to_string(path).unwrap();
+        let document: Value = read_strict_yaml(&text).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|error| error.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    }
+    let corpus = [
+        "expect: { outcome: admitted }",
+        "expect: { outcome: admitted, code: NOT_FOUND }",
+        "expect: { outcome: admitted_failure, code: NOT_FOUND, retryable: false }",
+        "expect: { outcome: admitted_failure, code: NOT_FOUND }",
+        "expect: { outcome: admitted_failure, code: NOT_FOUND, retryable: false, layer: schema }",
+        "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }",
+        "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false, rule: required }",
+        "expect: { outcome: rejected, layer: semantic, code: INVALID_RESPONSE, retryable: false }",
+        "expect: { outcome: rejected, layer: semantic, code: INVALID_RESPONSE, retryable: true, rule: fresh }",
+        "expect: { outcome: rejected, layer: kernel, code: INVALID_RESPONSE, retryable: false }",
+        "expect: { outcome: rejected, layer: schema, code: TEAPOT, retryable: false }",
+        "expect: { outcome: rejected, layer: schema, code: INVALID_RESPONSE }",
+        "expect: { outcome: maybe }",
+        "expect: { outcome: admitted, extra: 1 }",
+        "expect: { outcome: admitted }\nversions: [v1]",
+        "expect: { outcome: admitted }\nversions: []",
+        "expect: { outcome: admitted }\nversions: [v1, v1]",
+        "expect: { outcome: admitted }\nversions: [v0]",
+        "expect: { outcome: admitted }\nversions: [version1]",
+        "expect_by_version:\n  v1: { outcome: admitted }\n  v2: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }",
+        "expect_by_version: {}",
+        "expect_by_version:\n  latest: { outcome: admitted }",
+        "expect_by_version:\n  v1: { outcome: admitted }\nversions: [v1]",
+        "expect_by_version:\n  v1: { outcome: admitted }\nexpect: { outcome: admitted }",
+        "description: nothing expected",
+        "expect: { outcome: admitted }\nrequest: other.json",
+        "expect: { outcome: admitted }\nrequest: ../../etc/passwd",
+        "expect: { outcome: admitted }\nrequest: ..",
+        "expect: { outcome: admitted }\nrequest: ~root",
+        "expect: { outcome: admitted }\nrequest: \"\"",
+        "expect: { outcome: admitted }\nrequest: a\\\\b.json",
+        "expect: { outcome: admitted }\nupstream_status: 503",
+        "expect: { outcome: admitted }\nupstream_status: 70000",
+        "expect: { outcome: admitted }\nupstream_status: \"503\"",
+        "expect: { outcome: admitted }\ncanaries: [Ignore all prior]",
+        "expect: { outcome: admitted }\ncovers: [extra_property]",
+        "expect: { outcome: admitted }\ntwin: a\nnow: 2026-11-29T12:00:00Z\nrequest_id: req.1",
+        "expect: { outcome: admitted }\nowner: me",
+    ];
+    for text in corpus {
+        let parsed = Sidecar::parse(text);
+        let document: Result<Value, _> = read_strict_yaml(text);
+        let valid = document
+            .as_ref()
+            .is_ok_and(|document| validator.is_valid(document));
+        assert_eq!(
+            parsed.is_ok(),
+            valid,
+            "{text:?}: the reader says {:?}, the schema says {valid}",
+            parsed.err().map(|error| error.to_string())
+        );
+    }
+}
+
+#[test]
+fn the_request_schema_and_the_request_reader_agree() {
+    let validator = standalone_validator(&schema("request")).unwrap();
+    let mut requests = Vec::new();
+    files(&repo_root().join("fixtures"), ".json", &mut requests);
+    let requests: Vec<_> = requests
+        .into_iter()
+        .filter(|path| {
+            path.parent()
+                .and_then(Path::parent)
+                .is_some_and(|grand| grand.ends_with("fixtures"))
+        })
+        .collect();
+    assert!(requests.len() >= 4, "{requests:?}");
+    for path in &requests {
+        let document: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+        assert!(validator.is_valid(&document), "{}", path.display());
+    }
+    let corpus = [
+        r#"{"request_id": "req.1"}"#,
+        r#"{"request_id": "req.1", "now": "2026-11-29T12:00:00Z", "context": {"a": [1]}, "upstream": "GET /x", "upstream_status": 503}"#,
+        r#"{"request_id": "req.1", "now": "2026-11-29T12:00:00"}"#,
+        r#"{"request_id": "req.1", "now": "yesterday"}"#,
+        r#"{"request_id": "req.1", "now": "2026-02-30T12:00:00Z"}"#,
+        r#"{"now": "2026-11-29T12:00:00Z"}"#,
+        r#"{"request_id": 7}"#,
+        r#"{"request_id": "req.1", "context": []}"#,
+        r#"{"request_id": "req.1", "upstream_status": 70000}"#,
+        r#"{"request_id": "req.1", "upstream_status": -1}"#,
+        r#"{"request_id": "req.1", "tenant": "acme"}"#,
+        r#"["req.1"]"#,
+    ];
+    for text in corpus {
+        let parsed = parse_request_file(text.as_bytes(), Path::new("request.json"));
+        let valid = validator.is_valid(&serde_json::from_str::<Value>(text).unwrap());
+        assert_eq!(
+            parsed.is_ok(),
+            valid,
+            "{text}: reader {:?}, schema {valid}",
+            parsed.err().map(|error| error.to_string())
+        );
+    }
+}
