@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use toolgate_gate::internals::escape_hidden;
 
@@ -64,7 +64,24 @@ enum Command {
     ///
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
     /// contract that cannot be loaded).
+    #[command(after_long_help = TEST_ENVIRONMENT)]
     Test(TestOptions),
+    /// Print a shell completion script: `toolgate completions bash > /etc/bash_completion.d/toolgate`,
+    /// `toolgate completions zsh > "${fpath[1]}/_toolgate"`, `toolgate completions fish >
+    /// ~/.config/fish/completions/toolgate.fish`, or for PowerShell, `toolgate completions
+    /// powershell >> $PROFILE`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (toolgate.1 and one per verb) into DIR; the committed ones are in
+    /// doc/man/.
+    #[command(hide = true)]
+    GenerateMan {
+        /// The folder to write them into.
+        dir: PathBuf,
+    },
     /// Write a synthetic repository of TOOLS tools x FIXTURES fixtures, with snapshots, for
     /// measuring the harness at scale (see BENCHMARKS.md).
     #[command(hide = true)]
@@ -78,6 +95,52 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         fixtures: usize,
     },
+}
+
+/// What `toolgate test --help` says about the environment and the files it writes.
+const TEST_ENVIRONMENT: &str = "\
+Snapshots (snapshots/<tool>/<class>/<case>@vN.snap) follow insta's rules:
+  locally                   a missing or changed snapshot fails its case and a pending
+                            <case>@vN.snap.new is written beside it: review it with
+                            `cargo insta review`, or accept everything with --accept
+  CI=true (or TF_BUILD)     compare only: nothing is written or deleted, a leftover
+                            .snap.new fails the run (CI=false or CI=0 is not CI)
+  INSTA_UPDATE=VALUE        auto (the default, as above), new (always .snap.new), always
+                            (write the .snap and pass), unseen (write new snapshots,
+                            .snap.new for changed ones), force (rewrite even matching
+                            ones), no (write nothing)
+  INSTA_FORCE_PASS=1        a snapshot difference does not fail its case; it is written
+                            for review and listed under notes (cargo insta test sets it)
+  INSTA_SNAPSHOT_REFERENCES_FILE=PATH
+                            every snapshot the run uses is named in PATH, so
+                            `cargo insta test --unreferenced=delete|reject` spares them
+--accept also removes stale and pending snapshot files and locks new contract versions in
+contracts/contracts.lock; CI never does.
+
+Exit codes: 0 all passed, 1 a case or check failed, 2 a fixture, sidecar, contract or
+request file could not be loaded, or a usage error.";
+
+/// Every man page: `toolgate.1`, then one per visible verb (`toolgate-test.1`, ...), as
+/// clap_mangen renders them.
+pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    let mut pages = Vec::new();
+    let mut pending = vec![command];
+    while let Some(command) = pending.pop() {
+        pending.extend(
+            command
+                .get_subcommands()
+                .filter(|subcommand| !subcommand.is_hide_set())
+                .cloned(),
+        );
+        let man = clap_mangen::Man::new(command);
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        pages.push((man.get_filename(), page));
+    }
+    pages.sort();
+    Ok(pages)
 }
 
 /// Parses the command line and runs the verb; returns the process exit code.
@@ -98,6 +161,21 @@ pub fn main() -> ExitCode {
             tools,
             fixtures,
         } => scale::generate(&dir, tools, fixtures).map(|()| EXIT_OK),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
+            crate::error::write_output(&mut stdout.lock(), &script).map(|()| EXIT_OK)
+        }
+        Command::GenerateMan { dir } => man_pages()
+            .and_then(|pages| {
+                std::fs::create_dir_all(&dir)?;
+                for (name, page) in pages {
+                    std::fs::write(dir.join(name), page)?;
+                }
+                Ok(())
+            })
+            .map(|()| EXIT_OK)
+            .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
         Command::Diff(mut options) => {
             options.color =
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
