@@ -13,6 +13,7 @@ use toolgate_gate::{AuditSink, Decision, JsonLinesSink, Outcome, Response, read_
 use crate::error::{UsageError, write_output};
 use crate::repo::Repository;
 use crate::request::{RequestSpec, parse_time, read_request_file};
+use crate::save_fixture::{self, FixtureTarget, Observed};
 
 /// What `toolgate check` was asked to do: its command-line arguments.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -48,6 +49,11 @@ pub struct CheckOptions {
     /// Keep the raw bytes in this folder, named by their SHA-256.
     #[arg(long, value_name = "DIR")]
     pub retain: Option<PathBuf>,
+    /// Save the response as a regression fixture, fixtures/TOOL/CLASS/NAME, with a sidecar that
+    /// expects what the gate just decided (under every version) and the request it decided under.
+    /// Never overwrites; then run `toolgate test --accept`.
+    #[arg(long, value_name = "CLASS/NAME", value_parser = save_fixture::parse_target)]
+    pub save_fixture: Option<FixtureTarget>,
 }
 
 /// Runs the check. `Ok(true)` when the gate admitted the bytes, `Ok(false)` when it rejected them.
@@ -105,6 +111,30 @@ pub fn run(
                 &error,
             )
         })?;
+    }
+    if let Some(target) = &options.save_fixture {
+        let observed = Observed {
+            tool: contract.tool(),
+            raw: &raw,
+            raw_path: options
+                .raw
+                .as_deref()
+                .filter(|path| *path != Path::new("-")),
+            spec: &spec,
+            request_file: options.request.as_deref(),
+            overridden: (
+                options.request_id.is_some(),
+                options.now.is_some(),
+                options.upstream_status.is_some(),
+            ),
+            now,
+            version: contract.version(),
+            decision: &decision,
+        };
+        let message = save_fixture::save(&repository.clone().naming_relative(), target, &observed)?;
+        for line in message.lines() {
+            let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(line));
+        }
     }
     let mut line = decision.agent_bytes().to_vec();
     line.push(b'\n');

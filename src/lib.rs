@@ -21,6 +21,7 @@ pub mod mutate;
 pub mod repo;
 pub mod report;
 pub mod request;
+pub mod save_fixture;
 pub mod scale;
 pub mod schema_cmd;
 pub mod sidecar;

@@ -78,6 +78,49 @@ impl Expectation {
         }
     }
 
+    /// What `decision` is, as a sidecar expects it: the rule named for a semantic rejection (where
+    /// a sidecar must name it), left open elsewhere.
+    pub fn observed(decision: &Decision) -> Expectation {
+        match decision.outcome() {
+            Outcome::Admitted => Expectation::Admitted,
+            Outcome::AdmittedFailure { code, retryable } => Expectation::AdmittedFailure {
+                code: *code,
+                retryable: *retryable,
+            },
+            Outcome::Rejected(rejection) => Expectation::Rejected {
+                layer: rejection.layer(),
+                rule: (rejection.layer() == Layer::Semantic)
+                    .then(|| decision.rule().unwrap_or_default().to_owned()),
+                code: rejection.code(),
+                retryable: rejection.retryable(),
+            },
+        }
+    }
+
+    /// The expectation as a sidecar writes it, a YAML flow mapping.
+    pub fn to_yaml(&self) -> String {
+        match self {
+            Expectation::Admitted => "{ outcome: admitted }".to_owned(),
+            Expectation::AdmittedFailure { code, retryable } => {
+                format!("{{ outcome: admitted_failure, code: {code}, retryable: {retryable} }}")
+            }
+            Expectation::Rejected {
+                layer,
+                rule,
+                code,
+                retryable,
+            } => {
+                let rule = rule
+                    .as_ref()
+                    .map(|rule| format!(", rule: {}", yaml_string(rule)))
+                    .unwrap_or_default();
+                format!(
+                    "{{ outcome: rejected, layer: {layer}, code: {code}, retryable: {retryable}{rule} }}"
+                )
+            }
+        }
+    }
+
     /// Whether this expects a rejection.
     pub fn is_rejection(&self) -> bool {
         matches!(self, Expectation::Rejected { .. })
@@ -114,6 +157,12 @@ impl fmt::Display for Expectation {
             }
         }
     }
+}
+
+/// A string as a YAML scalar that reads back as exactly this string: a JSON string literal,
+/// which YAML reads as a double-quoted scalar.
+pub fn yaml_string(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
 }
 
 /// `retryable` or `not retryable`.
