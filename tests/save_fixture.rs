@@ -29,7 +29,7 @@ fn suite_passes_after_accept(root: &Path, case: &str) {
     assert_eq!(ci.code, 0, "{}", ci.stdout);
     let listed = toolgate_test(root, &["--list", case], true);
     assert!(
-        listed.stdout.contains(&format!("{case}")),
+        listed.stdout.contains(&format!("{case}: test")),
         "{}",
         listed.stdout
     );
