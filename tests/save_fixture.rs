@@ -29,7 +29,10 @@ fn suite_passes_after_accept(root: &Path, case: &str) {
     assert_eq!(ci.code, 0, "{}", ci.stdout);
     let listed = toolgate_test(root, &["--list", case], true);
     assert!(
-        listed.stdout.contains(&format!("{case}: test")),
+        listed
+            .stdout
+            .lines()
+            .any(|line| line.starts_with(case) && line.ends_with(": test")),
         "{}",
         listed.stdout
     );
