@@ -12,6 +12,7 @@ use crate::bump::{self, DiffOptions};
 use crate::check::{self, CheckOptions};
 use crate::error::UsageError;
 use crate::lint::command::{self as lint, LintOptions};
+use crate::mcp::{self, McpProxyOptions};
 use crate::mutants::command::{self as mutate, MutateOptions};
 use crate::scale;
 use crate::schema_cmd::{self, SchemaOptions};
@@ -51,6 +52,13 @@ enum Command {
     /// Exit 0 when every finding is accepted in contracts/<tool>/lint.yaml; 1 otherwise (or an
     /// accepted finding is no longer found); 2 on usage or configuration errors.
     Lint(LintOptions),
+    /// Stand in front of an MCP server (stdio): tool results pass only as their contracts admit,
+    /// rebuilt by projection; every other route for data is closed unless allowed.
+    ///
+    /// An MCP host runs `toolgate mcp-proxy --root DIR -- <server command> [args...]` in place of
+    /// the server's command. Exit 0 when the host closes the connection; 2 when the repository or
+    /// the server command cannot be used.
+    McpProxy(McpProxyOptions),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
     ///
@@ -181,6 +189,7 @@ pub fn main() -> ExitCode {
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
             bump::run(&options, &mut io::stdout())
         }
+        Command::McpProxy(options) => mcp::run(&options),
         Command::Lint(options) => lint::run(&options, &mut io::stdout()),
         Command::Schema(options) => schema_cmd::run(&options, &mut io::stdout()),
         Command::Mutate(options) => mutate::run(&options, &mut io::stdout()),

@@ -15,6 +15,7 @@ pub mod leak;
 pub mod lint;
 pub mod lock;
 pub mod markdown;
+pub mod mcp;
 pub mod model;
 pub mod mutants;
 pub mod mutate;

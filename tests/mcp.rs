@@ -1,0 +1,416 @@
+//! `toolgate mcp-proxy` end to end, through the real binary.
+//!
+//! This test binary is also the fake MCP server: started with `TOOLGATE_FAKE_MCP_SCENARIO`, it
+//! replays a scenario file from `tests/mcp/scenarios/` (what it lists, how it answers each call:
+//! results, duplicate keys, oversized and split lines, `isError` text, progress, a sampling
+//! request, late ids, a crash, a stall). Each scenario's scripted host talks to the proxy in front
+//! of it; the transcript (every line the host sent and received, then every line the server
+//! received) is a snapshot, and no line the host received may hold a byte the gate did not build
+//! (every word the fake server writes on its own carries `CANARY`). A real SDK client (rmcp)
+//! connects through the proxy too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::{Value, json};
+
+const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
+const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
+
+fn main() -> ExitCode {
+    if let Some(scenario) = std::env::var_os(SCENARIO_VARIABLE) {
+        fake_server(
+            Path::new(&scenario),
+            std::env::var_os(LOG_VARIABLE).map(PathBuf::from),
+        );
+        return ExitCode::SUCCESS;
+    }
+    let arguments = Arguments::from_args();
+    let mut trials: Vec<Trial> = scenarios()
+        .into_iter()
+        .filter(|(name, _)| name != "sdk")
+        .map(|(name, path)| {
+            Trial::test(format!("mcp::scenario::{name}"), move || {
+                scripted(&name, &path)
+            })
+        })
+        .collect();
+    trials.push(Trial::test(
+        "mcp::rmcp_client_accepts_the_rewritten_tools_and_results",
+        rmcp_client,
+    ));
+    libtest_mimic::run(&arguments, trials).exit_code()
+}
+
+fn here() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
+fn scenarios() -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = fs::read_dir(here().join("scenarios"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+        })
+        .map(|path| {
+            (
+                path.file_stem().unwrap().to_string_lossy().into_owned(),
+                path,
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake server.
+
+/// Replays `scenario`: answers `initialize` and `tools/list` from its `server` section, and each
+/// `tools/call` with the next action listed for that tool.
+fn fake_server(scenario: &Path, log: Option<PathBuf>) {
+    let scenario: Value = serde_json::from_slice(&fs::read(scenario).unwrap()).unwrap();
+    let server = &scenario["server"];
+    let mut actions: BTreeMap<String, Vec<Value>> = scenario["calls"]
+        .as_object()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|(tool, list)| (tool.clone(), list.as_array().cloned().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    let mut write = |line: &str| {
+        stdout.write_all(line.as_bytes()).unwrap();
+        stdout.write_all(b"\n").unwrap();
+        stdout.flush().unwrap();
+    };
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        if let Some(log) = &log {
+            let mut file = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .unwrap();
+            writeln!(file, "{line}").unwrap();
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            continue; // notifications and responses to our own requests
+        };
+        let respond =
+            |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        match method {
+            "initialize" => {
+                let mut result = json!({
+                    "protocolVersion": server["protocolVersion"],
+                    "capabilities": server["capabilities"],
+                    "serverInfo": server["serverInfo"],
+                });
+                if let Some(instructions) = server.get("instructions") {
+                    result["instructions"] = instructions.clone();
+                }
+                write(&respond(result));
+            }
+            "tools/list" => {
+                let mut result = json!({"tools": server["tools"]});
+                if let Some(cursor) = server.get("nextCursor") {
+                    result["nextCursor"] = cursor.clone();
+                }
+                write(&respond(result));
+            }
+            "ping" => write(&respond(json!({}))),
+            "tools/call" => {
+                let tool = message["params"]["name"].as_str().unwrap_or_default().to_owned();
+                let queue = actions.entry(tool).or_default();
+                let action = if queue.is_empty() { json!({"stall": true}) } else { queue.remove(0) };
+                let token = message["params"]["_meta"]["progressToken"].clone();
+                let fill = |text: &str| {
+                    text.replace("{{id}}", &id.to_string()).replace("{{token}}", &token.to_string())
+                };
+                for before in action["before"].as_array().into_iter().flatten() {
+                    write(&fill(&text_of(before)));
+                }
+                let answer_id = action.get("id_override").cloned().unwrap_or_else(|| id.clone());
+                if action["crash"] == true {
+                    std::process::exit(3);
+                } else if action["stall"] == true {
+                    continue;
+                } else if let Some(raw) = action.get("raw") {
+                    write(&fill(&text_of(raw)));
+                } else if let Some(error) = action.get("error") {
+                    write(&json!({"jsonrpc": "2.0", "id": answer_id, "error": error}).to_string());
+                } else {
+                    write(&json!({"jsonrpc": "2.0", "id": answer_id, "result": action["result"]}).to_string());
+                }
+            }
+            _ => write(
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "CANARY: no such method here"}})
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+/// A scenario line: a string as written (for malformed lines), anything else as compact JSON.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Object(members) if members.contains_key("raw") => {
+            members["raw"].as_str().unwrap_or_default().to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scripted host.
+
+struct Proxy {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+fn start_proxy(scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("mcp-proxy")
+        .arg("--root")
+        .arg(here())
+        .args(extra)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(SCENARIO_VARIABLE, scenario)
+        .env(LOG_VARIABLE, log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    Proxy {
+        child,
+        lines,
+        stderr,
+    }
+}
+
+/// How long the host waits for any one line before it calls the proxy hung.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
+    let scenario: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let extra: Vec<String> = scenario["proxy_args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|arg| arg.as_str().unwrap().to_owned())
+        .collect();
+    let mut proxy = start_proxy(path, log.path(), &extra);
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut transcript = String::new();
+    let mut received: Vec<Value> = Vec::new();
+    let mut answered_in_order: Vec<Value> = Vec::new();
+    for step in scenario["host"].as_array().unwrap() {
+        let sent: Vec<Value> = match &step["send"] {
+            Value::Array(messages) => messages.clone(),
+            message => vec![message.clone()],
+        };
+        let mut awaited: Vec<Value> = Vec::new();
+        for message in &sent {
+            let line = text_of(message);
+            transcript.push_str(&format!("→ {line}\n"));
+            stdin.write_all(line.as_bytes()).unwrap();
+            stdin.write_all(b"\n").unwrap();
+            if message.get("method").is_some() && message.get("id").is_some() {
+                awaited.push(message["id"].clone());
+            }
+        }
+        stdin.flush().unwrap();
+        let (mut ids, mut lines_wanted): (Vec<Value>, usize) = match &step["await"] {
+            Value::Null => (awaited, 0),
+            Value::String(kind) if kind == "line" => (Vec::new(), 1),
+            Value::Array(ids) => (ids.clone(), 0),
+            id => (vec![id.clone()], 0),
+        };
+        answered_in_order.extend(ids.iter().cloned());
+        while !ids.is_empty() || lines_wanted > 0 {
+            let line = proxy.lines.recv_timeout(PATIENCE).map_err(|_| {
+                Failed::from(format!("{name}: no answer for {ids:?}\n{transcript}"))
+            })?;
+            transcript.push_str(&format!("← {line}\n"));
+            let message: Value = serde_json::from_str(&line).map_err(|error| {
+                Failed::from(format!(
+                    "{name}: the proxy wrote a line that is not JSON ({error}): {line}"
+                ))
+            })?;
+            if message.get("method").is_none() {
+                ids.retain(|id| Some(id) != message.get("id"));
+                lines_wanted = lines_wanted.saturating_sub(1);
+            }
+            received.push(message);
+        }
+    }
+    drop(stdin);
+    // The host closed the connection: the proxy answers what is left and exits.
+    while let Ok(line) = proxy.lines.recv_timeout(PATIENCE) {
+        transcript.push_str(&format!("← {line}\n"));
+        received.push(serde_json::from_str(&line).unwrap_or(Value::Null));
+    }
+    let status = proxy.child.wait().unwrap();
+    let stderr = proxy.stderr.join().unwrap();
+    transcript.push_str("\nthe server received:\n");
+    for line in fs::read_to_string(log.path()).unwrap_or_default().lines() {
+        transcript.push_str(&format!("· {line}\n"));
+    }
+    if !status.success() {
+        return Err(format!("{name}: the proxy exited with {status}\n{stderr}").into());
+    }
+    // Nothing the host received holds the fake server's own words.
+    for line in transcript.lines().filter(|line| line.starts_with('←')) {
+        if line.contains("CANARY") {
+            return Err(format!("{name}: upstream text reached the host: {line}").into());
+        }
+    }
+    // Every request was answered, once, in the order the host awaited them, with its own id.
+    let responses: Vec<&Value> = received
+        .iter()
+        .filter(|message| message.get("method").is_none() && !message["id"].is_null())
+        .map(|message| &message["id"])
+        .collect();
+    let expected: Vec<&Value> = answered_in_order.iter().collect();
+    if responses != expected {
+        return Err(format!("{name}: answered {responses:?}, awaited {expected:?}").into());
+    }
+    if let Some(expected) = scenario["stderr_contains"].as_str()
+        && !stderr.contains(expected)
+    {
+        return Err(format!("{name}: stderr lacks {expected:?}:\n{stderr}").into());
+    }
+    let check = std::panic::catch_unwind(|| {
+        insta::with_settings!({
+            snapshot_path => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots"),
+            prepend_module_to_snapshot => false,
+            description => scenario["description"].as_str().unwrap_or_default(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("mcp__{name}"), transcript);
+        });
+    });
+    check.map_err(|_| {
+        Failed::from(format!(
+            "{name}: the transcript changed (see the .snap.new)"
+        ))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// A real SDK client.
+
+fn rmcp_client() -> Result<(), Failed> {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+
+    let scenario = here().join("scenarios/sdk.json");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(async {
+            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            command
+                .arg("mcp-proxy")
+                .arg("--root")
+                .arg(here())
+                .arg("--")
+                .arg(std::env::current_exe().unwrap())
+                .env(SCENARIO_VARIABLE, &scenario)
+                .env(LOG_VARIABLE, log.path());
+            let transport = TokioChildProcess::new(command).map_err(|error| error.to_string())?;
+            let client = ().serve(transport).await.map_err(|error| format!("initialize: {error}"))?;
+            let tools = client
+                .list_tools(Default::default())
+                .await
+                .map_err(|error| format!("tools/list: {error}"))?;
+            let names: BTreeSet<String> = tools
+                .tools
+                .iter()
+                .map(|tool| tool.name.to_string())
+                .collect();
+            if names != BTreeSet::from(["service_state".to_owned(), "weather".to_owned()]) {
+                return Err(format!("listed {names:?}"));
+            }
+            if tools.tools.iter().any(|tool| tool.output_schema.is_none()) {
+                return Err("every listed tool has an outputSchema".to_owned());
+            }
+            let arguments = |city: &str| json!({"city": city}).as_object().cloned();
+            let mut params = CallToolRequestParams::new("weather");
+            params.arguments = arguments("Lisbon");
+            let admitted = client
+                .call_tool(params)
+                .await
+                .map_err(|error| format!("tools/call: {error}"))?;
+            let structured = admitted.structured_content.clone().unwrap_or_default();
+            let expected = json!({"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"});
+            if structured["data"] != expected
+                || structured["outcome"] != "success"
+                || !structured["request_id"].is_string()
+                || admitted.is_error == Some(true)
+            {
+                return Err(format!("admitted: {admitted:?}"));
+            }
+            let mut params = CallToolRequestParams::new("weather");
+            params.arguments = arguments("Porto");
+            let rejected = client
+                .call_tool(params)
+                .await
+                .map_err(|error| format!("tools/call: {error}"))?;
+            if rejected.is_error != Some(true)
+                || rejected
+                    .structured_content
+                    .as_ref()
+                    .and_then(|value| value["error"]["code"].as_str())
+                    != Some("INVALID_RESPONSE")
+            {
+                return Err(format!("rejected: {rejected:?}"));
+            }
+            client
+                .cancel()
+                .await
+                .map_err(|error| format!("close: {error}"))?;
+            Ok(())
+        })
+        .map_err(Failed::from)
+}
