@@ -235,6 +235,9 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
         .flatten()
         .map(|arg| arg.as_str().unwrap().to_owned())
         .collect();
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let mut extra = extra;
+    extra.extend(["--audit".to_owned(), audit.path().display().to_string()]);
     let mut proxy = start_proxy(path, log.path(), &extra);
     let mut stdin = proxy.child.stdin.take().unwrap();
     let mut transcript = String::new();
@@ -310,6 +313,18 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
     let expected: Vec<&Value> = answered_in_order.iter().collect();
     if responses != expected {
         return Err(format!("{name}: answered {responses:?}, awaited {expected:?}").into());
+    }
+    // Every tool result the host received was a decision of the gate, and audited as one.
+    let results = received
+        .iter()
+        .filter(|message| message["result"].get("structuredContent").is_some())
+        .count();
+    let audited = fs::read_to_string(audit.path())
+        .unwrap_or_default()
+        .lines()
+        .count();
+    if audited != results {
+        return Err(format!("{name}: {results} tool results, {audited} audit events").into());
     }
     if let Some(expected) = scenario["stderr_contains"].as_str()
         && !stderr.contains(expected)
