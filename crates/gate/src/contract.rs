@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::correlation;
 use crate::decision::{Decision, Detail, Explanation};
+use crate::document::{Document, Node};
 use crate::error::CompileErrors;
 use crate::facts::{Facts, RawEvidence, Sha256Digest};
 use crate::fault::Fault;
@@ -224,15 +225,15 @@ impl Contract {
         let shape = self
             .shapes
             .iter()
-            .find(|shape| shape.schema.is_valid(document))?;
+            .find(|shape| shape.schema.accepts_value(document))?;
         Some((&shape.name, shape.schema.applied_keywords(document)))
     }
 
     /// Whether `agent_bytes` is a success this contract's agent-visible schema accepts.
     /// Harnesses use it to prove every admitted output has the promised shape.
     pub fn agent_view_accepts(&self, agent_bytes: &[u8]) -> bool {
-        serde_json::from_slice::<Value>(agent_bytes)
-            .is_ok_and(|value| self.agent_schema.is_valid(&value))
+        parse::parse_document(agent_bytes, Limits::MAX_DEPTH_CEILING)
+            .is_ok_and(|document| self.agent_schema.is_valid(document.root()))
     }
 
     fn evaluate(
@@ -245,24 +246,21 @@ impl Contract {
         if self.text_input {
             let text = parse::utf8(response.body)?;
             let (shape, document) = self.match_text(text)?;
-            return Ok(self.conclude(shape, &document, request, now)?);
+            return Ok(self.conclude(shape, document.root(), request, now)?);
         }
-        let document = parse::parse_json(response.body, self.limits.max_depth)?;
+        let document = parse::parse_document(response.body, self.limits.max_depth)?;
+        let root = document.root();
         // G3: the first shape whose schema accepts the document (the current shape first).
         // `is_valid` decides; the validator's detailed errors wait until someone asks.
-        match self
-            .shapes
-            .iter()
-            .find(|shape| shape.schema.is_valid(&document))
-        {
-            Some(shape) => Ok(self.conclude(shape, &document, request, now)?),
-            None => Err(Refusal::Schema(document)),
+        match self.shapes.iter().find(|shape| shape.schema.is_valid(root)) {
+            Some(shape) => Ok(self.conclude(shape, root, request, now)?),
+            None => Err(Refusal::Schema),
         }
     }
 
     /// G2 + G3 for text: the first shape whose pattern matches the whole output and whose schema
     /// accepts the captures.
-    fn match_text(&self, text: &str) -> Result<(&Shape, Value), Fault> {
+    fn match_text<'a>(&'a self, text: &'a str) -> Result<(&'a Shape, Document<'a>), Fault> {
         let mut schema_fault = None;
         for shape in self.shapes.iter() {
             let Some(document) = shape
@@ -272,10 +270,10 @@ impl Contract {
             else {
                 continue;
             };
-            if shape.schema.is_valid(&document) {
+            if shape.schema.is_valid(document.root()) {
                 return Ok((shape, document));
             }
-            schema_fault.get_or_insert_with(|| shape.schema.fault(&document));
+            schema_fault.get_or_insert_with(|| shape.schema.fault(&document.root().to_value()));
         }
         Err(schema_fault.unwrap_or_else(|| text::mismatch(text)))
     }
@@ -284,7 +282,7 @@ impl Contract {
     fn conclude(
         &self,
         shape: &Shape,
-        document: &Value,
+        document: Node<'_>,
         request: &Request,
         now: SystemTime,
     ) -> Result<Admitted, Fault> {
@@ -319,7 +317,7 @@ impl Contract {
     fn check_rules(
         &self,
         shape: &Shape,
-        document: &Value,
+        document: Node<'_>,
         request: &Request,
         now: SystemTime,
     ) -> Result<(), Fault> {
@@ -377,16 +375,20 @@ impl Contract {
                 };
                 self.rejected(rejection, request, Detail::new(Explanation::Fault(fault)))
             }
-            Err(Refusal::Schema(document)) => {
+            Err(Refusal::Schema) => {
                 let code = ErrorCode::InvalidResponse;
                 let rejection = Rejection {
                     layer: Layer::Schema,
                     code,
                     retryable: self.retry.is_retryable(code),
                 };
+                // The explanation parses the bytes again when the record is read: a copy now
+                // (shared with the audit evidence when that keeps them) costs less than keeping
+                // the document, whose strings borrow from the caller's buffer.
                 let explanation = PendingExplanation {
                     shapes: Arc::clone(&self.shapes),
-                    document,
+                    raw: facts.raw.kept().unwrap_or_else(|| Arc::from(response.body)),
+                    max_depth: self.limits.max_depth,
                 };
                 self.rejected(
                     rejection,
@@ -426,17 +428,17 @@ impl Contract {
         transport::check(&self.limits, response).is_ok()
     }
 
-    pub(crate) fn stage_parse(&self, raw: &[u8]) -> Option<Value> {
-        parse::parse_json(raw, self.limits.max_depth).ok()
+    pub(crate) fn stage_parse<'a>(&self, raw: &'a [u8]) -> Option<Document<'a>> {
+        parse::parse_document(raw, self.limits.max_depth).ok()
     }
 
-    pub(crate) fn stage_schema(&self, document: &Value) -> bool {
+    pub(crate) fn stage_schema(&self, document: Node<'_>) -> bool {
         self.shapes[0].schema.is_valid(document)
     }
 
     pub(crate) fn stage_semantic(
         &self,
-        document: &Value,
+        document: Node<'_>,
         request: &Request,
         now: SystemTime,
     ) -> bool {
@@ -445,7 +447,11 @@ impl Contract {
             && self.check_rules(shape, document, request, now).is_ok()
     }
 
-    pub(crate) fn stage_projection(&self, document: &Value, request: &Request) -> Option<Vec<u8>> {
+    pub(crate) fn stage_projection(
+        &self,
+        document: Node<'_>,
+        request: &Request,
+    ) -> Option<Vec<u8>> {
         projection::project(
             self.direction,
             &self.tool,
@@ -463,7 +469,7 @@ impl Contract {
 /// to be explained only when the operator record is read.
 enum Refusal {
     Fault(Fault),
-    Schema(Value),
+    Schema,
 }
 
 impl From<Fault> for Refusal {

@@ -3,8 +3,7 @@
 //! The request id is compared with the one the adapter minted, never taken from the response: a
 //! late, replayed or misrouted answer to another request is rejected even if it is otherwise valid.
 
-use serde_json::Value;
-
+use crate::document::Node;
 use crate::fault::Fault;
 use crate::outcome::Layer;
 use crate::pointer::JsonPointer;
@@ -20,13 +19,13 @@ pub(crate) struct Correlation {
 
 pub(crate) fn check(
     correlation: &Correlation,
-    document: &Value,
+    document: Node<'_>,
     tool: &str,
     request: &Request,
 ) -> Result<(), Fault> {
     if let Some(pointer) = &correlation.tool {
         let found = pointer.resolve(document);
-        if found.and_then(Value::as_str) != Some(tool) {
+        if found.and_then(|node| node.as_str()) != Some(tool) {
             return Err(Fault::new(
                 Layer::Correlation,
                 "tool",
@@ -38,7 +37,7 @@ pub(crate) fn check(
     }
     if let Some(pointer) = &correlation.request_id {
         let found = pointer.resolve(document);
-        if found.and_then(Value::as_str) != Some(request.id()) {
+        if found.and_then(|node| node.as_str()) != Some(request.id()) {
             return Err(Fault::new(
                 Layer::Correlation,
                 "request_id",
@@ -55,13 +54,14 @@ pub(crate) fn check(
     Ok(())
 }
 
-fn shown(value: Option<&Value>) -> String {
-    value.map_or_else(|| "(nothing)".to_owned(), Value::to_string)
+fn shown(value: Option<Node<'_>>) -> String {
+    value.map_or_else(|| "(nothing)".to_owned(), |node| node.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::Document;
     use serde_json::json;
 
     fn correlation() -> Correlation {
@@ -77,7 +77,7 @@ mod tests {
         assert!(
             check(
                 &correlation(),
-                &document,
+                Document::from_value(&document).root(),
                 "job_status",
                 &Request::new("req.00000001")
             )
@@ -90,7 +90,7 @@ mod tests {
         let document = json!({"tool": "review_status", "request_id": "req.00000001"});
         let fault = check(
             &correlation(),
-            &document,
+            Document::from_value(&document).root(),
             "job_status",
             &Request::new("req.00000001"),
         )
@@ -103,7 +103,7 @@ mod tests {
         let document = json!({"tool": "job_status", "request_id": "req.00000002"});
         let fault = check(
             &correlation(),
-            &document,
+            Document::from_value(&document).root(),
             "job_status",
             &Request::new("req.00000001"),
         )
@@ -118,7 +118,7 @@ mod tests {
         assert!(
             check(
                 &Correlation::default(),
-                &document,
+                Document::from_value(&document).root(),
                 "release_status",
                 &Request::new("r")
             )

@@ -71,7 +71,7 @@ pub(crate) struct Facts {
 #[derive(Debug, Clone)]
 pub(crate) struct RawEvidence {
     len: usize,
-    kept: Option<Box<[u8]>>,
+    kept: Option<Arc<[u8]>>,
     digest: OnceLock<Sha256Digest>,
 }
 
@@ -105,6 +105,11 @@ impl RawEvidence {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The bytes, when they are small enough to be kept.
+    pub fn kept(&self) -> Option<Arc<[u8]>> {
+        self.kept.clone()
     }
 
     pub fn digest(&self) -> Sha256Digest {

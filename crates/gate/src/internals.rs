@@ -7,8 +7,9 @@
 
 pub mod stages;
 
+pub use crate::document::{Document, DocumentJson, Node};
 pub use crate::sanitize::escape_hidden;
-pub use crate::schema::{AppliedKeyword, DIALECT, compile_options};
+pub use crate::schema::{AppliedKeyword, DIALECT, compile_options, document_compile_options};
 pub use crate::timestamp::parse_timestamp;
 pub use crate::yaml::{YamlError, read_strict_yaml};
 
@@ -41,10 +42,21 @@ pub fn read_contract_file(contract_yaml: &str) -> Result<(), String> {
 /// even after unescaping, nesting at most `max_depth`), for a harness's own JSON files. The error
 /// is one line, naming the JSON pointer where it applies.
 pub fn parse_strict_json(bytes: &[u8], max_depth: usize) -> Result<serde_json::Value, String> {
-    crate::parse::parse_json(bytes, max_depth).map_err(|fault| match &fault.instance_path {
+    crate::parse::parse_value(bytes, max_depth).map_err(|fault| one_line(&fault))
+}
+
+/// Parses `bytes` exactly as the gate's G2 layer does, into the document admission reads (and
+/// a `document_compile_options` validator validates). The error is one line, as
+/// [`parse_strict_json`]'s.
+pub fn parse_document(bytes: &[u8], max_depth: usize) -> Result<Document<'_>, String> {
+    crate::parse::parse_document(bytes, max_depth).map_err(|fault| one_line(&fault))
+}
+
+fn one_line(fault: &crate::fault::Fault) -> String {
+    match &fault.instance_path {
         Some(pointer) if !pointer.is_empty() => format!("at {pointer}: {}", fault.message),
         _ => fault.message.clone(),
-    })
+    }
 }
 
 /// For a document one of `contract`'s shapes accepts, that shape's name and every assertion

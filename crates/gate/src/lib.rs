@@ -58,6 +58,7 @@
 // In pipeline order, then what the decision is made of, then the contract around them. The
 // modules import each other without a cycle (tests/module_graph.rs checks it).
 mod correlation;
+mod document;
 mod parse;
 mod projection;
 mod schema;

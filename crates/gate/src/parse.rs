@@ -3,29 +3,36 @@
 //! Duplicate member names must be caught here, by the parser itself: once a value is built, the
 //! evidence that `"approved"` appeared twice is gone, and two parsers (a proxy keeping the first,
 //! the application keeping the last) may already disagree about what the document said. The
-//! visitor below builds the same `serde_json::Value` serde_json would, but refuses a member name it
-//! has seen in the same object (compared after unescaping, so `"appr\u006fved"` is `"approved"`),
-//! and refuses nesting deeper than the contract allows before descending into it. Both checks ride
-//! on work the parse does anyway (the map insert, the recursion), so they cost nothing measurable.
+//! visitor below fills a [`Document`] straight from serde_json's tokenizer, refuses a member name
+//! it has seen in the same object (compared after unescaping, so `"appr\u006fved"` is
+//! `"approved"`), and refuses nesting deeper than the contract allows before descending into it.
+//! Both checks ride on work the parse does anyway (placing the member, the recursion).
 //!
 //! The rest of the strictness is serde_json's own: no NaN/Infinity, no trailing content, no lone
 //! surrogate escapes, no raw control characters in strings, and `1e400` is out of range (which is
 //! why the workspace must never enable serde_json's `arbitrary_precision`).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::map::Entry;
-use serde_json::{Map, Number, Value};
+use serde_json::Number;
 
+use crate::document::{Builder, Document, Element};
 use crate::fault::Fault;
 use crate::outcome::Layer;
 
 /// Parses `bytes` as one strict JSON document no deeper than `max_depth` containers.
-pub(crate) fn parse_json(bytes: &[u8], max_depth: usize) -> Result<Value, Fault> {
+pub(crate) fn parse_document(bytes: &[u8], max_depth: usize) -> Result<Document<'_>, Fault> {
     let text = utf8(bytes)?;
-    parse_json_text(text, max_depth)
+    parse_document_text(text, max_depth)
+}
+
+/// Parses `bytes` as [`parse_document`] does, into a `serde_json::Value`: for cold paths (a
+/// rejection's explanation, contract files, the harness's own files).
+pub(crate) fn parse_value(bytes: &[u8], max_depth: usize) -> Result<serde_json::Value, Fault> {
+    parse_document(bytes, max_depth).map(|document| document.root().to_value())
 }
 
 /// Checks that `bytes` are UTF-8 without a byte-order mark, and returns them as text.
@@ -52,21 +59,26 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Fault> {
 }
 
 /// Parses already-validated UTF-8 text strictly.
-pub(crate) fn parse_json_text(text: &str, max_depth: usize) -> Result<Value, Fault> {
+pub(crate) fn parse_document_text(text: &str, max_depth: usize) -> Result<Document<'_>, Fault> {
     let state = ParseState {
         max_depth,
+        builder: RefCell::new(Builder::for_input(text.len())),
         violation: RefCell::new(None),
         path: RefCell::new(Vec::new()),
     };
-    // `from_str` skips serde_json's per-string UTF-8 check: `utf8` above already covered the whole input.
+    // `from_str` skips serde_json's per-string UTF-8 check (`utf8` above already covered the
+    // whole input) and hands over every string without escapes as a borrow of the input.
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let parsed = NodeSeed {
         state: &state,
         depth: 0,
     }
     .deserialize(&mut deserializer)
-    .and_then(|value| deserializer.end().map(|()| value));
-    parsed.map_err(|error| state.into_fault(&error))
+    .and_then(|root| deserializer.end().map(|()| root));
+    match parsed {
+        Ok(root) => Ok(state.builder.into_inner().finish(root)),
+        Err(error) => Err(state.into_fault(&error)),
+    }
 }
 
 #[derive(Debug)]
@@ -80,14 +92,15 @@ enum Segment {
     Member(String),
 }
 
-struct ParseState {
+struct ParseState<'de> {
     max_depth: usize,
+    builder: RefCell<Builder<'de>>,
     violation: RefCell<Option<Violation>>,
     /// Filled only while an error unwinds, innermost segment first.
     path: RefCell<Vec<Segment>>,
 }
 
-impl ParseState {
+impl ParseState<'_> {
     fn violate<E: de::Error>(&self, violation: Violation) -> E {
         *self.violation.borrow_mut() = Some(violation);
         E::custom("toolgate strict-parse violation")
@@ -178,103 +191,118 @@ fn syntax_fault(error: &serde_json::Error, max_depth: usize) -> Fault {
     Fault::new(Layer::Parse, rule, message, hint)
 }
 
-/// Deserializes one JSON value at a known depth.
-#[derive(Clone, Copy)]
-struct NodeSeed<'s> {
-    state: &'s ParseState,
+/// Deserializes one JSON value at a known depth into the document.
+struct NodeSeed<'s, 'de> {
+    state: &'s ParseState<'de>,
     depth: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
-    type Value = Value;
+// Not derived: a derive would demand `ParseState: Copy`.
+impl Clone for NodeSeed<'_, '_> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl Copy for NodeSeed<'_, '_> {}
 
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_, 'de> {
+    type Value = Element<'de>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Element<'de>, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for NodeSeed<'_> {
-    type Value = Value;
+impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
+    type Value = Element<'de>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
+    fn visit_bool<E>(self, value: bool) -> Result<Element<'de>, E> {
+        Ok(Element::Bool(value))
     }
 
-    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::Number(value.into()))
+    fn visit_i64<E>(self, value: i64) -> Result<Element<'de>, E> {
+        Ok(Element::Number(value.into()))
     }
 
-    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::Number(value.into()))
+    fn visit_u64<E>(self, value: u64) -> Result<Element<'de>, E> {
+        Ok(Element::Number(value.into()))
     }
 
-    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Element<'de>, E> {
         // serde_json never produces a non-finite float from JSON text; refuse one all the same.
         Number::from_f64(value)
-            .map(Value::Number)
+            .map(Element::Number)
             .ok_or_else(|| E::custom("number out of range"))
     }
 
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::String(value.to_owned()))
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Element<'de>, E> {
+        Ok(Element::String(Cow::Borrowed(value)))
     }
 
-    fn visit_string<E>(self, value: String) -> Result<Value, E> {
-        Ok(Value::String(value))
+    fn visit_str<E>(self, value: &str) -> Result<Element<'de>, E> {
+        Ok(Element::String(Cow::Owned(value.to_owned())))
     }
 
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_string<E>(self, value: String) -> Result<Element<'de>, E> {
+        Ok(Element::String(Cow::Owned(value)))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_unit<E>(self) -> Result<Element<'de>, E> {
+        Ok(Element::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Element<'de>, A::Error> {
         let inner = self.enter::<A::Error>()?;
-        let mut items = Vec::new();
+        let array = self.state.builder.borrow().open_array();
         loop {
             match seq.next_element_seed(inner) {
-                Ok(Some(item)) => items.push(item),
-                Ok(None) => return Ok(Value::Array(items)),
+                Ok(Some(element)) => self.state.builder.borrow_mut().push_element(element),
+                Ok(None) => return Ok(self.state.builder.borrow_mut().close_array(array)),
                 Err(error) => {
-                    self.state.unwinding(Segment::Index(items.len()));
+                    let index = self.state.builder.borrow().element_count(&array);
+                    self.state.unwinding(Segment::Index(index));
                     return Err(error);
                 }
             }
         }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Element<'de>, A::Error> {
         let inner = self.enter::<A::Error>()?;
-        let mut members = Map::new();
-        while let Some(name) = map.next_key::<String>()? {
+        let mut object = self.state.builder.borrow().open_object();
+        while let Some(name) = map.next_key_seed(NameSeed)? {
             let value = match map.next_value_seed(inner) {
                 Ok(value) => value,
                 Err(error) => {
-                    self.state.unwinding(Segment::Member(name));
+                    self.state.unwinding(Segment::Member(name.into_owned()));
                     return Err(error);
                 }
             };
-            match members.entry(name) {
-                Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
-                Entry::Occupied(existing) => {
-                    let name = existing.key().clone();
-                    self.state.unwinding(Segment::Member(name.clone()));
-                    return Err(self.state.violate(Violation::DuplicateMember { name }));
-                }
+            let placed = self
+                .state
+                .builder
+                .borrow_mut()
+                .push_member(&mut object, name, value);
+            if let Err(name) = placed {
+                let name = name.into_owned();
+                self.state.unwinding(Segment::Member(name.clone()));
+                return Err(self.state.violate(Violation::DuplicateMember { name }));
             }
         }
-        Ok(Value::Object(members))
+        Ok(self.state.builder.borrow_mut().close_object(object))
     }
 }
 
-impl<'s> NodeSeed<'s> {
+impl<'s, 'de> NodeSeed<'s, 'de> {
     /// The seed for the children of a container opened at this position, if the limit allows one.
-    fn enter<E: de::Error>(self) -> Result<NodeSeed<'s>, E> {
+    fn enter<E: de::Error>(self) -> Result<NodeSeed<'s, 'de>, E> {
         let depth = self.depth + 1;
         if depth > self.state.max_depth {
             return Err(self.state.violate(Violation::TooDeep));
@@ -286,21 +314,55 @@ impl<'s> NodeSeed<'s> {
     }
 }
 
+/// Deserializes a member name, borrowed from the input unless it had to be unescaped.
+struct NameSeed;
+
+impl<'de> DeserializeSeed<'de> for NameSeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Cow<'de, str>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn rule_of(bytes: &[u8]) -> String {
-        parse_json(bytes, 8).unwrap_err().rule.to_string()
+        parse_document(bytes, 8).unwrap_err().rule.to_string()
     }
 
     #[test]
-    fn plain_documents_parse_to_the_same_value_serde_json_builds() {
+    fn plain_documents_hold_the_same_value_serde_json_builds() {
         let text = br#"{"a":[1,-2,3.5,true,null,"x\u00e9"],"b":{"c":{}}}"#;
-        let ours = parse_json(text, 8).unwrap();
+        let ours = parse_document(text, 8).unwrap();
         let theirs: Value = serde_json::from_slice(text).unwrap();
-        assert_eq!(ours, theirs);
+        assert_eq!(ours.root().to_value(), theirs);
     }
 
     #[test]
@@ -313,20 +375,20 @@ mod tests {
             rule_of(br#"{"approved":false,"appr\u006fved":true}"#),
             "duplicate_member"
         );
-        let fault = parse_json(br#"{"data":[{"x":1},{"y":1,"y":2}]}"#, 8).unwrap_err();
+        let fault = parse_document(br#"{"data":[{"x":1},{"y":1,"y":2}]}"#, 8).unwrap_err();
         assert_eq!(fault.rule, "duplicate_member");
         assert_eq!(fault.instance_path.as_deref(), Some("/data/1/y"));
     }
 
     #[test]
     fn the_same_name_in_different_objects_is_fine() {
-        assert!(parse_json(br#"{"a":{"id":1},"b":{"id":2}}"#, 8).is_ok());
+        assert!(parse_document(br#"{"a":{"id":1},"b":{"id":2}}"#, 8).is_ok());
     }
 
     #[test]
     fn depth_is_enforced_while_parsing_and_names_the_limit() {
-        assert!(parse_json(b"[[[]]]", 3).is_ok());
-        let fault = parse_json(b"[[[[]]]]", 3).unwrap_err();
+        assert!(parse_document(b"[[[]]]", 3).is_ok());
+        let fault = parse_document(b"[[[[]]]]", 3).unwrap_err();
         assert_eq!(fault.rule, "max_depth");
         assert!(fault.message.contains("limit of 3"), "{}", fault.message);
         assert_eq!(fault.instance_path.as_deref(), Some("/0/0/0"));
@@ -335,9 +397,9 @@ mod tests {
     #[test]
     fn a_hundred_thousand_open_brackets_are_a_clean_rejection() {
         let bytes = vec![b'['; 100_000];
-        assert_eq!(parse_json(&bytes, 32).unwrap_err().rule, "max_depth");
+        assert_eq!(parse_document(&bytes, 32).unwrap_err().rule, "max_depth");
         assert_eq!(
-            parse_json(&bytes, Limits::MAX_DEPTH_CEILING)
+            parse_document(&bytes, Limits::MAX_DEPTH_CEILING)
                 .unwrap_err()
                 .rule,
             "max_depth"

@@ -1,7 +1,7 @@
 //! JSON pointers (RFC 6901) parsed once, when the contract compiles, instead of on every lookup
 //! (`serde_json::Value::pointer` unescapes every token of the pointer each time it is called).
 
-use serde_json::Value;
+use crate::document::Node;
 
 /// A pointer into an admitted document, ready to resolve.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,20 +66,21 @@ impl JsonPointer {
     }
 
     /// The value the pointer names in `document`, if any.
-    pub fn resolve<'d>(&self, document: &'d Value) -> Option<&'d Value> {
-        self.tokens
-            .iter()
-            .try_fold(document, |value, token| match value {
-                Value::Object(members) => members.get(&token.name),
-                Value::Array(items) => token.index.and_then(|index| items.get(index)),
-                _ => None,
-            })
+    pub fn resolve<'d>(&self, document: Node<'d>) -> Option<Node<'d>> {
+        self.tokens.iter().try_fold(document, |node, token| {
+            if node.is_object() {
+                node.get(&token.name)
+            } else {
+                token.index.and_then(|index| node.index(index))
+            }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::Document;
     use serde_json::json;
 
     #[test]
@@ -95,8 +96,8 @@ mod tests {
 
     #[test]
     fn resolves_exactly_like_serde_json() {
-        let document =
-            json!({"a/b": {"~k": [10, {"01": "x", "1": "y"}]}, "": {"": 1}, "arr": [0, 1]});
+        let value = json!({"a/b": {"~k": [10, {"01": "x", "1": "y"}]}, "": {"": 1}, "arr": [0, 1]});
+        let document = Document::from_value(&value);
         for pointer in [
             "",
             "/a~1b",
@@ -113,8 +114,10 @@ mod tests {
             "/arr/9",
         ] {
             assert_eq!(
-                JsonPointer::new(pointer).resolve(&document),
-                document.pointer(pointer),
+                JsonPointer::new(pointer)
+                    .resolve(document.root())
+                    .map(|node| node.to_value()),
+                value.pointer(pointer).cloned(),
                 "{pointer}"
             );
         }

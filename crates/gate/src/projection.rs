@@ -4,8 +4,7 @@
 //! document is read by pointer, field by field; it is never serialized whole, so a member the
 //! contract does not promise cannot ride along, whatever the schema allowed.
 
-use serde_json::Value;
-
+use crate::document::Node;
 use crate::fault::Fault;
 use crate::outcome::Layer;
 use crate::pointer::JsonPointer;
@@ -27,7 +26,7 @@ pub(crate) fn project(
     request: &Request,
     names: &[String],
     sources: &[FieldSource],
-    document: &Value,
+    document: Node<'_>,
 ) -> Result<AgentBytes, Fault> {
     let fill = |members: &mut wire::Members<'_>| {
         for (name, source) in names.iter().zip(sources) {
@@ -57,6 +56,7 @@ pub(crate) fn project(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::Document;
     use serde_json::json;
 
     fn sources(pointers: &[&str]) -> Vec<FieldSource> {
@@ -79,7 +79,7 @@ mod tests {
             &Request::new("r"),
             &names,
             &sources(&["/data/b", "/data/a"]),
-            &document,
+            Document::from_value(&document).root(),
         )
         .unwrap();
         assert_eq!(
@@ -98,7 +98,7 @@ mod tests {
             &Request::new("req.1"),
             &names,
             &sources(&["/data/state"]),
-            &document,
+            Document::from_value(&document).root(),
         )
         .unwrap();
         assert_eq!(
@@ -118,7 +118,7 @@ mod tests {
             &Request::new("r"),
             &names,
             &fields,
-            &document,
+            Document::from_value(&document).root(),
         )
         .unwrap_err();
         assert_eq!(fault.layer, Layer::Projection);
@@ -129,7 +129,7 @@ mod tests {
             &Request::new("r"),
             &names,
             &fields,
-            &document,
+            Document::from_value(&document).root(),
         )
         .unwrap();
         assert_eq!(std::str::from_utf8(out.as_slice()).unwrap(), r#"{"a":1}"#);

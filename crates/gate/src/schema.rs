@@ -6,16 +6,23 @@
 //! and `$ref` resolved only against the contract's own files. A `$ref` to anything else, a remote
 //! URL included, is a compile error naming it; the gate never fetches a schema.
 //!
-//! At admission time `is_valid` decides; errors are collected only for a document that already
-//! failed, so the rejection path pays for detail and the admission path does not.
+//! At admission time `is_valid` decides, over the gate's own [`Document`]; errors are collected
+//! only for a document that already failed, so the rejection path pays for detail and the
+//! admission path does not. The explanation runs the same schema, compiled a second time (on
+//! first use) over serde_json's `Value`: its messages and their order are jsonschema's for that
+//! representation, whatever order the document wrote its members in.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::ValidationErrorKind;
-use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use jsonschema::json::{Json, SerdeJson};
+use jsonschema::{
+    Draft, PatternOptions, Retrieve, Uri, ValidationError, ValidationOptions, Validator,
+};
 use serde_json::Value;
 
+use crate::document::{Document, DocumentJson, Node};
 use crate::error::CompileError;
 use crate::fault::{Fault, Finding};
 use crate::outcome::Layer;
@@ -24,14 +31,28 @@ use crate::sanitize::FINDINGS_CAP;
 /// The dialect every contract schema is read in.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// The options every contract schema (and the conformance suite) is compiled with.
+/// The options every contract schema (and the conformance suite) is compiled with, for
+/// validating serde_json `Value`s: how the gate explains a rejection, and how the harness checks
+/// its own files.
 ///
 /// Exposed so the schema conformance tests compile exactly as the gate does.
 #[doc(hidden)]
-pub fn compile_options(
+pub fn compile_options(retriever: impl Retrieve + 'static) -> ValidationOptions<'static> {
+    options_for::<SerdeJson>(retriever)
+}
+
+/// The same options, for validating the gate's [`Document`]: how admission decides.
+#[doc(hidden)]
+pub fn document_compile_options(
     retriever: impl Retrieve + 'static,
-) -> jsonschema::ValidationOptions<'static> {
-    jsonschema::options()
+) -> ValidationOptions<'static, Arc<dyn Retrieve>, DocumentJson> {
+    options_for::<DocumentJson>(retriever)
+}
+
+fn options_for<F: Json>(
+    retriever: impl Retrieve + 'static,
+) -> ValidationOptions<'static, Arc<dyn Retrieve>, F> {
+    jsonschema::options_for::<F>()
         .with_draft(Draft::Draft202012)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
@@ -44,6 +65,8 @@ pub(crate) struct SchemaFiles {
     base: String,
     documents: HashMap<String, Arc<Value>>,
 }
+
+type Documents = Arc<HashMap<String, Arc<Value>>>;
 
 impl SchemaFiles {
     /// `base` names the contract folder as a URI, e.g. `toolgate://contract/job_status/v1/`.
@@ -91,17 +114,19 @@ impl SchemaFiles {
                     .hint("add the file next to contract.yaml, or fix the name"),
             );
         };
-        let retriever = ContractFiles {
+        let files = ContractFiles {
             base: self.base.clone(),
-            documents: self.documents.clone(),
+            documents: Arc::new(self.documents.clone()),
         };
-        let validator = compile_options(retriever)
-            .with_base_uri(uri)
+        let validator = document_compile_options(files.clone())
+            .with_base_uri(uri.clone())
             .build(document)
             .map_err(|error| compile_error(file, &error))?;
         Ok(CompiledSchema {
             validator,
-            documents: Arc::new(self.documents.clone()),
+            explainer: OnceLock::new(),
+            uri,
+            files,
         })
     }
 }
@@ -142,9 +167,10 @@ impl Retrieve for NoRetrieval {
 }
 
 /// Serves a contract's own files to the schema compiler, and refuses everything else.
+#[derive(Clone)]
 struct ContractFiles {
     base: String,
-    documents: HashMap<String, Arc<Value>>,
+    documents: Documents,
 }
 
 impl Retrieve for ContractFiles {
@@ -169,9 +195,15 @@ impl Retrieve for ContractFiles {
 
 /// One compiled schema.
 pub(crate) struct CompiledSchema {
-    validator: Validator,
-    /// The contract's schema documents by URI, to read back the keywords a validation applied.
-    documents: Arc<HashMap<String, Arc<Value>>>,
+    /// Decides: over the gate's document, on every admission.
+    validator: Validator<DocumentJson>,
+    /// Explains: the same schema over `Value`, compiled when a rejection is first explained.
+    /// `None` only if it failed to compile, which the first compilation rules out.
+    explainer: OnceLock<Option<Validator>>,
+    uri: String,
+    /// The contract's schema documents by URI: for the explainer's compilation, and to read back
+    /// the keywords a validation applied.
+    files: ContractFiles,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -181,8 +213,24 @@ impl std::fmt::Debug for CompiledSchema {
 }
 
 impl CompiledSchema {
-    pub fn is_valid(&self, document: &Value) -> bool {
+    pub fn is_valid(&self, document: Node<'_>) -> bool {
         self.validator.is_valid(document)
+    }
+
+    /// Whether the schema accepts a `Value` (decided as admission decides: over its document).
+    pub fn accepts_value(&self, value: &Value) -> bool {
+        self.is_valid(Document::from_value(value).root())
+    }
+
+    fn explainer(&self) -> Option<&Validator> {
+        self.explainer
+            .get_or_init(|| {
+                compile_options(self.files.clone())
+                    .with_base_uri(self.uri.clone())
+                    .build(self.files.documents.get(&self.uri)?)
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// Every assertion keyword the schema applied to a document it accepts, where, and with what
@@ -190,7 +238,10 @@ impl CompiledSchema {
     /// them (through `$ref`, in the `oneOf` branch that matched). Harness-side only (mutants,
     /// the contract lint); the admission path never calls it.
     pub fn applied_keywords(&self, document: &Value) -> Vec<AppliedKeyword> {
-        let evaluation = self.validator.evaluate(document);
+        let Some(explainer) = self.explainer() else {
+            return Vec::new();
+        };
+        let evaluation = explainer.evaluate(document);
         let mut applied = Vec::new();
         let mut units = vec![evaluation.root()];
         while let Some(unit) = units.pop() {
@@ -214,6 +265,7 @@ impl CompiledSchema {
                 continue;
             }
             let value = self
+                .files
                 .documents
                 .get(uri)
                 .and_then(|schema| schema.pointer(&pointer));
@@ -232,7 +284,11 @@ impl CompiledSchema {
     /// Explains why `document` failed. Call only after `is_valid` said no.
     pub fn fault(&self, document: &Value) -> Fault {
         let mut leaves = Vec::new();
-        for error in self.validator.iter_errors(document) {
+        let errors = self
+            .explainer()
+            .into_iter()
+            .flat_map(|explainer| explainer.iter_errors(document));
+        for error in errors {
             collect_leaves(&error, &mut leaves);
             if leaves.len() > FINDINGS_CAP {
                 break;

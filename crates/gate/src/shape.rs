@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::correlation::Correlation;
+use crate::document::Node;
 use crate::fault::{Fault, Finding};
 use crate::outcome::{ErrorCode, Layer};
 use crate::pointer::JsonPointer;
@@ -38,17 +39,22 @@ pub(crate) struct OutcomeSelector {
     pub failure: String,
 }
 
-/// A schema rejection's document, kept with the shapes that refused it so the explanation can
-/// be built on demand.
+/// A schema rejection's raw bytes, kept with the shapes that refused them so the explanation
+/// can be built on demand: the document is parsed again then, as a `Value`.
 #[derive(Clone)]
 pub(crate) struct PendingExplanation {
     pub shapes: Arc<[Shape]>,
-    pub document: Value,
+    pub raw: Arc<[u8]>,
+    pub max_depth: usize,
 }
 
 impl PendingExplanation {
     pub(crate) fn explain(&self) -> Fault {
-        closest_shape_fault(&self.shapes, &self.document)
+        match crate::parse::parse_value(&self.raw, self.max_depth) {
+            Ok(document) => closest_shape_fault(&self.shapes, &document),
+            // The same bytes parsed once already; the parser is deterministic.
+            Err(fault) => fault,
+        }
     }
 }
 
@@ -87,8 +93,8 @@ fn closest_shape_fault(shapes: &[Shape], document: &Value) -> Fault {
 }
 
 impl OutcomeSelector {
-    pub fn is_failure(&self, document: &Value) -> Result<bool, Fault> {
-        match self.pointer.resolve(document).and_then(Value::as_str) {
+    pub fn is_failure(&self, document: Node<'_>) -> Result<bool, Fault> {
+        match self.pointer.resolve(document).and_then(|node| node.as_str()) {
             Some(value) if value == self.success => Ok(false),
             Some(value) if value == self.failure => Ok(true),
             other => Err(Fault::new(
@@ -106,13 +112,13 @@ impl OutcomeSelector {
 }
 
 impl Shape {
-    pub fn error_code_of(&self, document: &Value) -> Result<ErrorCode, Fault> {
+    pub fn error_code_of(&self, document: Node<'_>) -> Result<ErrorCode, Fault> {
         let pointer = self.error_code.as_ref().map_or("", JsonPointer::as_str);
         let found = self
             .error_code
             .as_ref()
             .and_then(|code| code.resolve(document))
-            .and_then(Value::as_str);
+            .and_then(|node| node.as_str());
         found.and_then(ErrorCode::from_wire).ok_or_else(|| {
             Fault::new(
                 Layer::Projection,

@@ -4,9 +4,11 @@
 //! A transcript that merely contains the fact is not a contract: the pattern is anchored at both
 //! ends of the output, so a banner, a warning or one extra line makes the output not match.
 
-use regex::Regex;
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
+use regex::Regex;
+
+use crate::document::{Builder, Document, Element};
 use crate::fault::Fault;
 use crate::outcome::Layer;
 
@@ -28,16 +30,20 @@ impl TextPattern {
         Ok(TextPattern { regex })
     }
 
-    /// The captures as a JSON object of strings, if the whole text matches.
-    pub fn captures(&self, text: &str) -> Option<Value> {
+    /// The captures as a document holding one object of strings, if the whole text matches.
+    pub fn captures<'a>(&'a self, text: &'a str) -> Option<Document<'a>> {
         let captures = self.regex.captures(text)?;
-        let mut document = Map::new();
+        let mut builder = Builder::default();
+        let mut object = builder.open_object();
         for name in self.regex.capture_names().flatten() {
             if let Some(found) = captures.name(name) {
-                document.insert(name.to_owned(), Value::String(found.as_str().to_owned()));
+                let value = Element::String(Cow::Borrowed(found.as_str()));
+                // The regex crate refuses a pattern that names two groups alike.
+                let _ = builder.push_member(&mut object, Cow::Borrowed(name), value);
             }
         }
-        Some(Value::Object(document))
+        let root = builder.close_object(object);
+        Some(builder.finish(root))
     }
 }
 
@@ -63,7 +69,11 @@ mod tests {
     #[test]
     fn the_whole_output_must_match() {
         let pattern = TextPattern::compile(r"(?P<state>active|inactive|failed)\n?").unwrap();
-        assert_eq!(pattern.captures("active\n").unwrap()["state"], "active");
+        let document = pattern.captures("active\n").unwrap();
+        assert_eq!(
+            document.root().get("state").unwrap().as_str(),
+            Some("active")
+        );
         assert!(
             pattern
                 .captures("active\nWarning: unit file changed\n")

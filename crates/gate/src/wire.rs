@@ -9,8 +9,7 @@
 
 use std::fmt;
 
-use serde_json::Value;
-
+use crate::document::{Element, Node};
 use crate::outcome::ErrorCode;
 
 /// Bytes an agent (or, for an action, an executor) may see.
@@ -108,7 +107,7 @@ pub(crate) struct Members<'o> {
 }
 
 impl Members<'_> {
-    pub(crate) fn push(&mut self, name: &str, value: &Value) {
+    pub(crate) fn push(&mut self, name: &str, value: Node<'_>) {
         if self.written > 0 {
             self.out.push(b',');
         }
@@ -137,12 +136,18 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(&mut *out, text).expect("writing JSON to a Vec<u8> is infallible");
 }
 
-/// Writes a value compactly with object keys sorted, whatever map type serde_json was built with.
-fn write_canonical(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Array(items) => {
+/// Writes a value compactly, object members sorted by name, whatever order the input had them in.
+fn write_canonical(out: &mut Vec<u8>, value: Node<'_>) {
+    match value.element() {
+        Element::Null => out.extend_from_slice(b"null"),
+        Element::Bool(true) => out.extend_from_slice(b"true"),
+        Element::Bool(false) => out.extend_from_slice(b"false"),
+        Element::Number(number) => serde_json::to_writer(&mut *out, number)
+            .expect("writing JSON to a Vec<u8> is infallible"),
+        Element::String(text) => write_string(out, text),
+        Element::Array(_) => {
             out.push(b'[');
-            for (index, item) in items.iter().enumerate() {
+            for (index, item) in value.elements().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
@@ -150,30 +155,28 @@ fn write_canonical(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
-        Value::Object(members) => {
-            let mut keys: Vec<&String> = members.keys().collect();
-            keys.sort_unstable();
+        Element::Object(_) => {
+            let mut members: Vec<(&str, Node<'_>)> = value.members().collect();
+            members.sort_unstable_by_key(|(name, _)| *name);
             out.push(b'{');
-            for (index, key) in keys.into_iter().enumerate() {
+            for (index, (name, member)) in members.into_iter().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
-                write_string(out, key);
+                write_string(out, name);
                 out.push(b':');
-                write_canonical(out, &members[key]);
+                write_canonical(out, member);
             }
             out.push(b'}');
         }
-        Value::String(text) => write_string(out, text),
-        scalar => serde_json::to_writer(&mut *out, scalar)
-            .expect("writing JSON to a Vec<u8> is infallible"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::document::Document;
+    use serde_json::{Value, json};
 
     #[test]
     fn strings_are_written_exactly_as_serde_json_writes_them() {
@@ -232,7 +235,7 @@ mod tests {
     fn nested_objects_are_written_with_sorted_keys() {
         let value = json!({"b": 1, "a": [true, null, {"d": "x", "c": 2.5}]});
         let out = action_call(0, |members| {
-            members.push("v", &value);
+            members.push("v", Document::from_value(&value).root());
             Ok::<(), ()>(())
         })
         .unwrap();

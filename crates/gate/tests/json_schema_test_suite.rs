@@ -1,7 +1,12 @@
 //! JSON-Schema-Test-Suite, Draft 2020-12 (vendored under corpora/), through the schema layer
-//! compiled exactly as the gate compiles contract schemas: `toolgate_gate::internals::compile_options` (2020-12
-//! forced, format assertions on, unknown formats refused, the linear-time regex engine), with the
-//! suite's remotes served from the vendored folder and every other reference refused.
+//! compiled exactly as the gate compiles contract schemas (2020-12 forced, format assertions on,
+//! unknown formats refused, the linear-time regex engine), with the suite's remotes served from
+//! the vendored folder and every other reference refused.
+//!
+//! Each case runs the way admission decides it: the instance is written out, parsed by the gate's
+//! strict parser into its document, and validated by `document_compile_options`' validator. The
+//! same case through the serde_json `Value` validator that explains rejections
+//! (`compile_options`) must give the same answer.
 //!
 //! Every case that does not give the suite's answer is listed in
 //! `corpora/json-schema-test-suite.xfail.md` with a reason; a listed case that starts passing fails
@@ -12,7 +17,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use toolgate_gate::internals::compile_options;
+use toolgate_gate::internals::{compile_options, document_compile_options, parse_document};
 
 const REMOTE_BASE: &str = "http://localhost:1234/";
 
@@ -116,14 +121,31 @@ fn draft_2020_12_as_the_gate_compiles_it() {
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         for group in groups {
             let group_name = group["description"].as_str().unwrap().to_owned();
-            let compiled =
+            let compiled = document_compile_options(VendoredRemotes(root.join("remotes")))
+                .build(&group["schema"]);
+            let explainer =
                 compile_options(VendoredRemotes(root.join("remotes"))).build(&group["schema"]);
+            assert_eq!(
+                compiled.is_ok(),
+                explainer.is_ok(),
+                "{file} / {group_name}: both representations compile, or neither"
+            );
             for case in group["tests"].as_array().unwrap() {
                 let case_name = case["description"].as_str().unwrap().to_owned();
                 let expected = case["valid"].as_bool().unwrap();
-                let passed = match &compiled {
-                    Ok(validator) => validator.is_valid(&case["data"]) == expected,
-                    Err(_) => false,
+                let bytes = serde_json::to_vec(&case["data"]).unwrap();
+                let document = parse_document(&bytes, 100).expect("suite data is strict JSON");
+                let passed = match (&compiled, &explainer) {
+                    (Ok(validator), Ok(explainer)) => {
+                        let decided = validator.is_valid(document.root());
+                        assert_eq!(
+                            decided,
+                            explainer.is_valid(&case["data"]),
+                            "{file} / {group_name} / {case_name}: the document and the Value disagree"
+                        );
+                        decided == expected
+                    }
+                    _ => false,
                 };
                 let tally = counts.entry(part).or_default();
                 tally.0 += 1;

@@ -41,7 +41,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         let document = match text {
             SchemaText::Value(value) => value.clone(),
             SchemaText::Text(text) => {
-                match parse::parse_json(text.as_bytes(), Limits::MAX_DEPTH_CEILING) {
+                match parse::parse_value(text.as_bytes(), Limits::MAX_DEPTH_CEILING) {
                     Ok(value) => value,
                     Err(fault) => {
                         let error = CompileError::in_file(

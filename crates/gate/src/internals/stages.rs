@@ -3,9 +3,8 @@
 
 use std::time::SystemTime;
 
-use serde_json::Value;
-
 use crate::contract::Contract;
+use crate::document::Document;
 use crate::request::Request;
 use crate::transport::Response;
 
@@ -15,23 +14,32 @@ pub fn limits(contract: &Contract, raw: &[u8]) -> bool {
 }
 
 /// G2: the strict parse with the contract's depth limit.
-pub fn parse(contract: &Contract, raw: &[u8]) -> Option<Value> {
+pub fn parse<'a>(contract: &Contract, raw: &'a [u8]) -> Option<Document<'a>> {
     contract.stage_parse(raw)
 }
 
 /// G3: the current shape's schema, decided with `is_valid`.
-pub fn schema(contract: &Contract, document: &Value) -> bool {
-    contract.stage_schema(document)
+pub fn schema(contract: &Contract, document: &Document<'_>) -> bool {
+    contract.stage_schema(document.root())
 }
 
 /// G4 + G5: correlation and every semantic rule, against the current shape.
-pub fn semantic(contract: &Contract, document: &Value, request: &Request, now: SystemTime) -> bool {
-    contract.stage_semantic(document, request, now)
+pub fn semantic(
+    contract: &Contract,
+    document: &Document<'_>,
+    request: &Request,
+    now: SystemTime,
+) -> bool {
+    contract.stage_semantic(document.root(), request, now)
 }
 
 /// G6: the projection of the current shape's fields.
-pub fn projection(contract: &Contract, document: &Value, request: &Request) -> Option<Vec<u8>> {
-    contract.stage_projection(document, request)
+pub fn projection(
+    contract: &Contract,
+    document: &Document<'_>,
+    request: &Request,
+) -> Option<Vec<u8>> {
+    contract.stage_projection(document.root(), request)
 }
 
 /// The freshness rule's fast RFC 3339 path: nanoseconds since the epoch, or `None` when it

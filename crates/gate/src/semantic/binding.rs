@@ -3,10 +3,10 @@
 use std::time::SystemTime;
 
 use serde::Deserialize;
-use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::{Check, KindSpec, Violation, context_value};
+use crate::document::Node;
 use crate::error::CompileError;
 use crate::request::Request;
 
@@ -42,13 +42,13 @@ impl Check for Binding {
 
     fn check(
         &self,
-        value: &Value,
+        value: Node<'_>,
         field: &str,
         request: &Request,
         _now: SystemTime,
     ) -> Result<(), Violation> {
         let expected = context_value(request, &self.context)?;
-        if value == expected {
+        if value.equals(expected) {
             return Ok(());
         }
         Err(Violation::new(
@@ -64,6 +64,7 @@ impl Check for Binding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantic::CheckValue;
     use serde_json::json;
 
     #[test]
@@ -74,7 +75,7 @@ mod tests {
         let request = Request::new("r").with_context("project_id", "bluebird");
         assert!(
             binding
-                .check(
+                .check_value(
                     &json!("bluebird"),
                     "project_id",
                     &request,
@@ -83,7 +84,7 @@ mod tests {
                 .is_ok()
         );
         let violation = binding
-            .check(
+            .check_value(
                 &json!("copperhead"),
                 "project_id",
                 &request,
@@ -101,7 +102,7 @@ mod tests {
         let request = Request::new("r").with_context("n", 7);
         assert!(
             binding
-                .check(&json!("7"), "n", &request, SystemTime::UNIX_EPOCH)
+                .check_value(&json!("7"), "n", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }
@@ -113,7 +114,7 @@ mod tests {
         };
         assert!(
             binding
-                .check(
+                .check_value(
                     &json!("bluebird"),
                     "project_id",
                     &Request::new("r"),

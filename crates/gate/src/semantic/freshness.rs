@@ -4,10 +4,10 @@
 use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
-use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::{Check, KindSpec, Violation};
+use crate::document::Node;
 use crate::error::{CompileError, error_at};
 use crate::request::Request;
 use crate::timestamp::{self, UnixNanos};
@@ -47,7 +47,7 @@ impl Check for Freshness {
 
     fn check(
         &self,
-        value: &Value,
+        value: Node<'_>,
         field: &str,
         _request: &Request,
         now: SystemTime,
@@ -114,6 +114,8 @@ fn human_duration(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantic::CheckValue;
+    use serde_json::Value;
     use serde_json::json;
 
     fn at(text: &str) -> SystemTime {
@@ -129,7 +131,7 @@ mod tests {
 
     impl Freshness {
         fn at(&self, value: &Value, now: SystemTime) -> Result<(), Violation> {
-            self.check(value, "observed_at", &Request::new("r"), now)
+            self.check_value(value, "observed_at", &Request::new("r"), now)
         }
     }
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::{Check, KindSpec, Violation, context_value};
+use crate::document::Node;
 use crate::error::{CompileError, error_at};
 use crate::request::Request;
 
@@ -85,7 +86,7 @@ impl Check for Lookup {
 
     fn check(
         &self,
-        value: &Value,
+        value: Node<'_>,
         field: &str,
         request: &Request,
         _now: SystemTime,
@@ -101,13 +102,13 @@ impl Check for Lookup {
         };
         // Keys are strings; an integer id looks up its decimal spelling. Nothing else is converted:
         // a float or a string that merely looks like a number finds nothing.
-        let key = match value {
-            Value::String(text) => text.clone(),
-            Value::Number(number) if number.is_i64() || number.is_u64() => number.to_string(),
-            other => {
+        let key = match (value.as_str(), value.as_number()) {
+            (Some(text), _) => text.to_owned(),
+            (_, Some(number)) if number.is_i64() || number.is_u64() => number.to_string(),
+            _ => {
                 return Err(Violation::new(
                     format!(
-                        "`{field}` is {other}, which cannot key the `{}` table",
+                        "`{field}` is {value}, which cannot key the `{}` table",
                         self.context
                     ),
                     "make the schema constrain the field to a string or an integer",
@@ -144,6 +145,7 @@ impl Check for Lookup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantic::CheckValue;
     use serde_json::json;
 
     fn lookup() -> Lookup {
@@ -173,7 +175,7 @@ mod tests {
     fn a_resolved_ticket_of_the_tenant_passes() {
         assert!(
             lookup()
-                .check(&json!(7), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
+                .check_value(&json!(7), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
                 .is_ok()
         );
     }
@@ -183,7 +185,7 @@ mod tests {
         for id in [json!(8), json!(9), json!(10)] {
             assert!(
                 lookup()
-                    .check(&id, "ticket_id", &request(), SystemTime::UNIX_EPOCH)
+                    .check_value(&id, "ticket_id", &request(), SystemTime::UNIX_EPOCH)
                     .is_err(),
                 "{id}"
             );
@@ -194,7 +196,7 @@ mod tests {
     fn no_coercion_from_floats() {
         assert!(
             lookup()
-                .check(&json!(7.0), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
+                .check_value(&json!(7.0), "ticket_id", &request(), SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }

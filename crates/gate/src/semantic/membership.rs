@@ -3,10 +3,10 @@
 use std::time::SystemTime;
 
 use serde::Deserialize;
-use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::{Check, KindSpec, Violation, context_value};
+use crate::document::Node;
 use crate::error::CompileError;
 use crate::request::Request;
 
@@ -42,7 +42,7 @@ impl Check for Membership {
 
     fn check(
         &self,
-        value: &Value,
+        value: Node<'_>,
         field: &str,
         request: &Request,
         _now: SystemTime,
@@ -53,7 +53,7 @@ impl Check for Membership {
                 "the adapter must supply a JSON array for this context key",
             ));
         };
-        if members.contains(value) {
+        if members.iter().any(|member| value.equals(member)) {
             return Ok(());
         }
         Err(Violation::new(
@@ -70,6 +70,7 @@ impl Check for Membership {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantic::CheckValue;
     use serde_json::json;
 
     #[test]
@@ -80,12 +81,12 @@ mod tests {
         let request = Request::new("r").with_context("runs", json!(["run_a", "run_b"]));
         assert!(
             membership
-                .check(&json!("run_b"), "run_id", &request, SystemTime::UNIX_EPOCH)
+                .check_value(&json!("run_b"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_ok()
         );
         assert!(
             membership
-                .check(&json!("run_c"), "run_id", &request, SystemTime::UNIX_EPOCH)
+                .check_value(&json!("run_c"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }
@@ -98,7 +99,7 @@ mod tests {
         let request = Request::new("r").with_context("runs", "run_a");
         assert!(
             membership
-                .check(&json!("run_a"), "run_id", &request, SystemTime::UNIX_EPOCH)
+                .check_value(&json!("run_a"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
     }

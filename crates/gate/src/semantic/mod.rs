@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use crate::document::Node;
 use crate::error::{CompileError, error_at};
 use crate::fault::Fault;
 use crate::outcome::Layer;
@@ -53,7 +54,7 @@ trait KindSpec {
 pub(crate) trait Check: Debug + Send + Sync {
     fn check(
         &self,
-        value: &Value,
+        value: Node<'_>,
         field: &str,
         request: &Request,
         now: SystemTime,
@@ -62,6 +63,24 @@ pub(crate) trait Check: Debug + Send + Sync {
     /// The trusted context keys the check reads.
     fn context_keys(&self) -> Vec<&str>;
 }
+
+/// For the rule kinds' unit tests: a check on a `Value`.
+#[cfg(test)]
+trait CheckValue: Check {
+    fn check_value(
+        &self,
+        value: &Value,
+        field: &str,
+        request: &Request,
+        now: SystemTime,
+    ) -> Result<(), Violation> {
+        let document = crate::document::Document::from_value(value);
+        self.check(document.root(), field, request, now)
+    }
+}
+
+#[cfg(test)]
+impl<C: Check> CheckValue for C {}
 
 impl RuleSpec {
     /// Every kind this rule declares (exactly one is valid).
@@ -130,7 +149,7 @@ impl Rule {
     /// Checks the value of the rule's field. `field` and `pointer` name it for the operator.
     pub fn evaluate(
         &self,
-        value: Option<&Value>,
+        value: Option<Node<'_>>,
         field: &str,
         pointer: &str,
         request: &Request,
