@@ -16,7 +16,7 @@ use crate::facts::{Facts, RawEvidence, Sha256Digest};
 use crate::fault::Fault;
 use crate::outcome::{ErrorCode, Layer, Outcome, Rejection};
 use crate::parse;
-use crate::projection;
+use crate::projection::Output;
 use crate::request::Request;
 use crate::retry::RetryPolicy;
 use crate::schema::CompiledSchema;
@@ -39,13 +39,13 @@ const HASH_ALONGSIDE_FROM: usize = 1 << 20;
 pub struct Contract {
     tool: Arc<str>,
     version: Arc<str>,
-    direction: Direction,
     description: Option<String>,
     limits: Limits,
     text_input: bool,
     /// The current shape first, then legacy shapes in the order the contract lists them.
     shapes: Arc<[Shape]>,
-    field_names: Vec<String>,
+    /// The direction, and the field names the agent sees, in output order.
+    output: Output,
     agent_schema: CompiledSchema,
     rules: Vec<Rule>,
     retry: RetryPolicy,
@@ -130,7 +130,7 @@ impl Contract {
 
     /// Whether this contract gates a tool's result or a model's proposed action.
     pub fn direction(&self) -> Direction {
-        self.direction
+        self.output.direction()
     }
 
     /// The contract's own description, if it has one.
@@ -165,7 +165,7 @@ impl Contract {
 
     /// The agent-visible field names, in output order.
     pub fn fields(&self) -> &[String] {
-        &self.field_names
+        self.output.names()
     }
 
     /// The names of the shapes this contract admits: `current`, then its legacy shapes.
@@ -180,9 +180,10 @@ impl Contract {
             .iter()
             .find(|candidate| &*candidate.name == shape)?;
         Some(
-            self.field_names
+            self.output
+                .names()
                 .iter()
-                .zip(&shape.fields)
+                .zip(shape.fields.sources())
                 .map(|(name, source)| (name.as_str(), source.pointer.as_str()))
                 .collect(),
         )
@@ -298,36 +299,28 @@ impl Contract {
                 code,
             });
         }
-        self.check_rules(shape, document, request, now)?;
-        let output = projection::project(
-            self.direction,
-            &self.tool,
-            request,
-            &self.field_names,
-            &shape.fields,
-            document,
-        )?;
+        let values = shape.fields.read(document);
+        self.check_rules(shape, &values, request, now)?;
+        let output = self.output.write(request, &shape.fields, &values)?;
         Ok(Admitted::Success {
             shape: Arc::clone(&shape.name),
             output,
         })
     }
 
-    /// G5: every semantic rule, in contract order, on the shape's fields.
+    /// G5: every semantic rule, in contract order, on the shape's field values.
     fn check_rules(
         &self,
         shape: &Shape,
-        document: Node<'_>,
+        values: &[Option<Node<'_>>],
         request: &Request,
         now: SystemTime,
     ) -> Result<(), Fault> {
         for rule in &self.rules {
-            let source = &shape.fields[rule.field];
-            let value = source.pointer.resolve(document);
             rule.evaluate(
-                value,
-                &self.field_names[rule.field],
-                source.pointer.as_str(),
+                values[rule.field],
+                &self.output.names()[rule.field],
+                shape.fields.sources()[rule.field].pointer.as_str(),
                 request,
                 now,
             )?;
@@ -444,7 +437,9 @@ impl Contract {
     ) -> bool {
         let shape = &self.shapes[0];
         correlation::check(&shape.correlation, document, &self.tool, request).is_ok()
-            && self.check_rules(shape, document, request, now).is_ok()
+            && self
+                .check_rules(shape, &shape.fields.read(document), request, now)
+                .is_ok()
     }
 
     pub(crate) fn stage_projection(
@@ -452,16 +447,11 @@ impl Contract {
         document: Node<'_>,
         request: &Request,
     ) -> Option<Vec<u8>> {
-        projection::project(
-            self.direction,
-            &self.tool,
-            request,
-            &self.field_names,
-            &self.shapes[0].fields,
-            document,
-        )
-        .ok()
-        .map(AgentBytes::into_vec)
+        let fields = &self.shapes[0].fields;
+        self.output
+            .write(request, fields, &fields.read(document))
+            .ok()
+            .map(AgentBytes::into_vec)
     }
 }
 

@@ -38,6 +38,12 @@ pub(crate) enum Element<'a> {
     Null,
     Bool(bool),
     Number(Number),
+    /// A string as the input wrote it between its quotes, with no escape in it. JSON text cannot
+    /// hold a quote, a backslash or a control character in a string except as an escape, so this
+    /// one holds none of them, and is written back out as it is, unscanned. Only the parser
+    /// makes these, and only from the input itself.
+    Verbatim(&'a str),
+    /// Any other string: unescaped by the parser, or taken from elsewhere.
     String(Cow<'a, str>),
     Array(Run),
     Object(Run),
@@ -121,6 +127,7 @@ impl<'d> Node<'d> {
     /// The string, if the value is one.
     pub fn as_str(&self) -> Option<&'d str> {
         match self.element {
+            Element::Verbatim(text) => Some(text),
             Element::String(text) => Some(text),
             _ => None,
         }
@@ -209,6 +216,7 @@ impl<'d> Node<'d> {
             (Element::Null, Value::Null) => true,
             (Element::Bool(left), Value::Bool(right)) => left == right,
             (Element::Number(left), Value::Number(right)) => left == right,
+            (Element::Verbatim(left), Value::String(right)) => left == right,
             (Element::String(left), Value::String(right)) => left == right,
             (Element::Array(_), Value::Array(right)) => {
                 let left = self.element_slice();
@@ -246,6 +254,7 @@ impl<'d> Node<'d> {
             Element::Null => Value::Null,
             Element::Bool(value) => Value::Bool(*value),
             Element::Number(number) => Value::Number(number.clone()),
+            Element::Verbatim(text) => Value::String((*text).to_owned()),
             Element::String(text) => Value::String(text.to_string()),
             Element::Array(_) => {
                 Value::Array(self.elements().map(|item| item.to_value()).collect())

@@ -243,7 +243,8 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
     }
 
     fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Element<'de>, E> {
-        Ok(Element::String(Cow::Borrowed(value)))
+        // serde_json lends a string only when it held no escape (see `Element::Verbatim`).
+        Ok(Element::Verbatim(value))
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Element<'de>, E> {
@@ -363,6 +364,55 @@ mod tests {
         let ours = parse_document(text, 8).unwrap();
         let theirs: Value = serde_json::from_slice(text).unwrap();
         assert_eq!(ours.root().to_value(), theirs);
+    }
+
+    #[test]
+    fn only_strings_written_without_escapes_are_kept_verbatim() {
+        // Every printable ASCII character raw, then every escape JSON has, each in its own string.
+        let mut strings: Vec<String> = (0x20u8..0x7f)
+            .map(|byte| match byte {
+                b'"' => r#""\"""#.to_owned(),
+                b'\\' => r#""\\""#.to_owned(),
+                other => format!("\"a{}b\"", other as char),
+            })
+            .collect();
+        strings.extend(
+            [
+                r"\n",
+                r"\t",
+                r"\u0000",
+                r"\u001f",
+                r"\u0041",
+                r"\/",
+                r"\ud83d\ude80",
+                r"\\",
+                "\\\"",
+            ]
+            .iter()
+            .map(|escape| format!("\"x{escape}y\"")),
+        );
+        let text = format!("[{}]", strings.join(","));
+        let document = parse_document(text.as_bytes(), 8).unwrap();
+        let mut verbatim = 0;
+        for (index, node) in document.root().elements().enumerate() {
+            match node.element() {
+                Element::Verbatim(value) => {
+                    verbatim += 1;
+                    assert!(!strings[index].contains('\\'), "{}", strings[index]);
+                    assert!(
+                        !value
+                            .bytes()
+                            .any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\'),
+                        "{value:?}"
+                    );
+                }
+                Element::String(_) => assert!(strings[index].contains('\\'), "{}", strings[index]),
+                other => panic!("not a string: {other:?}"),
+            }
+        }
+        assert_eq!(verbatim, 0x7f - 0x20 - 2);
+        // A raw control character is not JSON at all, so it never reaches a string.
+        assert_eq!(rule_of(b"[\"a\tb\"]"), "syntax");
     }
 
     #[test]

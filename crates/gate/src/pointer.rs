@@ -10,8 +10,9 @@ pub(crate) struct JsonPointer {
     tokens: Vec<Token>,
 }
 
+/// One token of a pointer: a member name, or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Token {
+pub(crate) struct Token {
     /// The member name, unescaped (`~1` → `/`, `~0` → `~`).
     name: String,
     /// The array index the token denotes, when it is one (RFC 6901: no leading zeros).
@@ -67,13 +68,34 @@ impl JsonPointer {
 
     /// The value the pointer names in `document`, if any.
     pub fn resolve<'d>(&self, document: Node<'d>) -> Option<Node<'d>> {
-        self.tokens.iter().try_fold(document, |node, token| {
-            if node.is_object() {
-                node.get(&token.name)
-            } else {
-                token.index.and_then(|index| node.index(index))
-            }
-        })
+        self.tokens
+            .iter()
+            .try_fold(document, |node, token| token.step(node))
+    }
+
+    /// The pointer to the parent of what this one names, and the last token; `None` for the
+    /// whole document.
+    pub fn split_last(&self) -> Option<(JsonPointer, Token)> {
+        let (last, parents) = self.tokens.split_last()?;
+        let cut = self.text.rfind('/').unwrap_or_default();
+        Some((
+            JsonPointer {
+                text: self.text[..cut].to_owned(),
+                tokens: parents.to_vec(),
+            },
+            last.clone(),
+        ))
+    }
+}
+
+impl Token {
+    /// The member or element this token names in `node`, if any.
+    pub fn step<'d>(&self, node: Node<'d>) -> Option<Node<'d>> {
+        if node.is_object() {
+            node.get(&self.name)
+        } else {
+            self.index.and_then(|index| node.index(index))
+        }
     }
 }
 
@@ -92,6 +114,23 @@ mod tests {
             let error = JsonPointer::parse(bad).unwrap_err();
             assert!(error.contains("not a JSON pointer"), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn a_pointer_splits_into_its_parent_and_last_token() {
+        let value = json!({"data": {"a/b": [7]}});
+        let document = Document::from_value(&value);
+        for (pointer, parent) in [("/data/a~1b/0", "/data/a~1b"), ("/data", ""), ("/", "")] {
+            let (parent_pointer, last) = JsonPointer::new(pointer).split_last().unwrap();
+            assert_eq!(parent_pointer.as_str(), parent);
+            assert_eq!(parent_pointer, JsonPointer::new(parent));
+            let stepped = parent_pointer
+                .resolve(document.root())
+                .and_then(|node| last.step(node))
+                .map(|node| node.to_value());
+            assert_eq!(stepped, value.pointer(pointer).cloned(), "{pointer}");
+        }
+        assert!(JsonPointer::new("").split_last().is_none());
     }
 
     #[test]

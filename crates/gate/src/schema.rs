@@ -12,6 +12,8 @@
 //! first use) over serde_json's `Value`: its messages and their order are jsonschema's for that
 //! representation, whatever order the document wrote its members in.
 
+mod pattern;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -41,9 +43,17 @@ pub fn compile_options(retriever: impl Retrieve + 'static) -> ValidationOptions<
     options_for::<SerdeJson>(retriever)
 }
 
-/// The same options, for validating the gate's [`Document`]: how admission decides.
+/// The same options, for validating the gate's [`Document`]: how admission decides. Identifier
+/// patterns are matched by position (`schema/pattern.rs`); everything else is jsonschema's.
 #[doc(hidden)]
 pub fn document_compile_options(
+    retriever: impl Retrieve + 'static,
+) -> ValidationOptions<'static, Arc<dyn Retrieve>, DocumentJson> {
+    builtin_document_options(retriever).with_keyword("pattern", pattern::keyword)
+}
+
+/// The options over the document with every keyword jsonschema's own.
+fn builtin_document_options(
     retriever: impl Retrieve + 'static,
 ) -> ValidationOptions<'static, Arc<dyn Retrieve>, DocumentJson> {
     options_for::<DocumentJson>(retriever)

@@ -11,7 +11,7 @@ use crate::document::Node;
 use crate::fault::{Fault, Finding};
 use crate::outcome::{ErrorCode, Layer};
 use crate::pointer::JsonPointer;
-use crate::projection::FieldSource;
+use crate::projection::Fields;
 use crate::schema::CompiledSchema;
 use crate::text::TextPattern;
 
@@ -27,8 +27,8 @@ pub(crate) struct Shape {
     pub outcome: Option<OutcomeSelector>,
     pub correlation: Correlation,
     pub error_code: Option<JsonPointer>,
-    /// Aligned with `Contract::field_names`.
-    pub fields: Vec<FieldSource>,
+    /// Aligned with the contract's field names.
+    pub fields: Fields,
 }
 
 /// Where a result envelope says whether it is a success or a failure.

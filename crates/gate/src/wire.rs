@@ -37,6 +37,19 @@ impl fmt::Debug for AgentBytes {
     }
 }
 
+/// A string as JSON writes it, quotes and escapes included, encoded once: the contract's tool
+/// name and field names, copied into every success instead of being written again each time.
+#[derive(Debug, Clone)]
+pub(crate) struct Encoded(Box<[u8]>);
+
+impl Encoded {
+    pub fn new(text: &str) -> Encoded {
+        let mut out = Vec::with_capacity(text.len() + 2);
+        write_string(&mut out, text);
+        Encoded(out.into())
+    }
+}
+
 /// The fixed failure envelope the agent sees for every rejection and every admitted upstream
 /// failure: `{"tool","request_id","outcome":"failure","error":{"code","retryable"}}`.
 pub(crate) fn failure(
@@ -61,14 +74,14 @@ pub(crate) fn failure(
 /// A result contract's success: the envelope around exactly the members `fill` pushes.
 /// `capacity` is a guess at the final length, to allocate once.
 pub(crate) fn success_envelope<E>(
-    tool: &str,
+    tool: &Encoded,
     request_id: &str,
     capacity: usize,
     fill: impl FnOnce(&mut Members<'_>) -> Result<(), E>,
 ) -> Result<AgentBytes, E> {
     let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(b"{\"tool\":");
-    write_string(&mut out, tool);
+    out.extend_from_slice(&tool.0);
     out.extend_from_slice(b",\"request_id\":");
     write_string(&mut out, request_id);
     out.extend_from_slice(b",\"outcome\":\"success\",\"data\":");
@@ -107,15 +120,24 @@ pub(crate) struct Members<'o> {
 }
 
 impl Members<'_> {
-    pub(crate) fn push(&mut self, name: &str, value: Node<'_>) {
+    pub(crate) fn push(&mut self, name: &Encoded, value: Node<'_>) {
         if self.written > 0 {
             self.out.push(b',');
         }
-        write_string(self.out, name);
+        self.out.extend_from_slice(&name.0);
         self.out.push(b':');
         write_canonical(self.out, value);
         self.written += 1;
     }
+}
+
+/// Writes a string the parser found with no escape in it (see `Element::Verbatim`): it needs
+/// none, so it is copied without looking at it.
+fn write_verbatim(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'"');
 }
 
 fn write_string(out: &mut Vec<u8>, text: &str) {
@@ -127,10 +149,7 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
         found | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
     });
     if !needs_escape {
-        out.reserve(text.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
+        write_verbatim(out, text);
         return;
     }
     serde_json::to_writer(&mut *out, text).expect("writing JSON to a Vec<u8> is infallible");
@@ -144,6 +163,7 @@ fn write_canonical(out: &mut Vec<u8>, value: Node<'_>) {
         Element::Bool(false) => out.extend_from_slice(b"false"),
         Element::Number(number) => serde_json::to_writer(&mut *out, number)
             .expect("writing JSON to a Vec<u8> is infallible"),
+        Element::Verbatim(text) => write_verbatim(out, text),
         Element::String(text) => write_string(out, text),
         Element::Array(_) => {
             out.push(b'[');
@@ -235,7 +255,7 @@ mod tests {
     fn nested_objects_are_written_with_sorted_keys() {
         let value = json!({"b": 1, "a": [true, null, {"d": "x", "c": 2.5}]});
         let out = action_call(0, |members| {
-            members.push("v", Document::from_value(&value).root());
+            members.push(&Encoded::new("v"), Document::from_value(&value).root());
             Ok::<(), ()>(())
         })
         .unwrap();

@@ -6,7 +6,8 @@
 //! - every `y_` file must be admitted;
 //! - every `i_` file's decision, and every deviation from the two rules above, is an entry in
 //!   `corpora/json-test-suite-decisions.md` with a one-line reason. An entry that no longer
-//!   describes what the gate does fails the test, so the table stays true.
+//!   describes what the gate does fails the test, so the table stays true;
+//! - every admitted file reaches the agent as exactly the bytes serde_json writes for it.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -90,6 +91,23 @@ fn every_file_of_json_test_suite_is_decided_as_recorded() {
                 rejection.layer(),
                 decision.rule().unwrap_or_default()
             );
+        }
+        if decision.is_admitted() {
+            // What the agent reads is the document itself, written canonically: exactly what
+            // serde_json writes for the value it parses from the same bytes (members sorted).
+            let value: serde_json::Value = serde_json::from_slice(&raw).unwrap_or_else(|error| {
+                panic!("{name}: admitted, but serde_json cannot read it: {error}")
+            });
+            let expected = format!(
+                r#"{{"tool":"corpus","request_id":"req.corpus01","outcome":"success","data":{{"document":{}}}}}"#,
+                serde_json::to_string(&value).unwrap()
+            );
+            if decision.agent_bytes() != expected.as_bytes() {
+                wrong.push(format!(
+                    "{name}: the agent bytes are {}, not serde_json's {expected}",
+                    String::from_utf8_lossy(decision.agent_bytes())
+                ));
+            }
         }
         let kind = name.chars().next().unwrap();
         let default = match kind {

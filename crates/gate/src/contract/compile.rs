@@ -12,7 +12,7 @@ use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
 use crate::parse;
 use crate::pointer::JsonPointer;
-use crate::projection::FieldSource;
+use crate::projection::{FieldSource, Fields, Output};
 use crate::retry::RetryPolicy;
 use crate::schema::SchemaFiles;
 use crate::semantic::Rule;
@@ -136,15 +136,15 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
 
     match (errors.is_empty(), agent_schema) {
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
+            let output = Output::new(file.direction, &tool, field_names);
             Ok(Contract {
                 tool: Arc::from(tool),
                 version: Arc::from(version),
-                direction: file.direction,
                 description: file.description,
                 limits,
                 text_input,
                 shapes: shapes.into(),
-                field_names,
+                output,
                 agent_schema,
                 rules,
                 retry,
@@ -372,7 +372,7 @@ fn compile_shape(
         outcome,
         correlation,
         error_code,
-        fields,
+        fields: Fields::new(fields),
     })
 }
 

@@ -86,7 +86,7 @@ impl<'a> JsonNode<'a, DocumentJson> for Node<'a> {
     }
 
     fn is_string(&self) -> bool {
-        matches!(self.element, Element::String(_))
+        matches!(self.element, Element::Verbatim(_) | Element::String(_))
     }
 
     fn json_type(&self) -> JsonType {
@@ -94,7 +94,7 @@ impl<'a> JsonNode<'a, DocumentJson> for Node<'a> {
             Element::Null => JsonType::Null,
             Element::Bool(_) => JsonType::Boolean,
             Element::Number(_) => JsonType::Number,
-            Element::String(_) => JsonType::String,
+            Element::Verbatim(_) | Element::String(_) => JsonType::String,
             Element::Array(_) => JsonType::Array,
             Element::Object(_) => JsonType::Object,
         }
