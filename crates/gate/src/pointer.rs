@@ -73,6 +73,14 @@ impl JsonPointer {
             .try_fold(document, |node, token| token.step(node))
     }
 
+    /// The member name, when the pointer names one member of the root (`/outcome`).
+    pub fn single_member(&self) -> Option<&str> {
+        match self.tokens.as_slice() {
+            [token] => Some(&token.name),
+            _ => None,
+        }
+    }
+
     /// The pointer to the parent of what this one names, and the last token; `None` for the
     /// whole document.
     pub fn split_last(&self) -> Option<(JsonPointer, Token)> {

@@ -12,6 +12,7 @@
 //! first use) over serde_json's `Value`: its messages and their order are jsonschema's for that
 //! representation, whatever order the document wrote its members in.
 
+mod branches;
 mod pattern;
 
 use std::collections::HashMap;
@@ -134,11 +135,19 @@ impl SchemaFiles {
             .map_err(|error| compile_error(file, &error))?;
         Ok(CompiledSchema {
             validator,
+            branches: None,
             explainer: OnceLock::new(),
             uri,
             files,
         })
     }
+}
+
+/// A root `oneOf` decided by its discriminator (see `schema/branches.rs`).
+struct Branches {
+    member: Box<str>,
+    /// One validator per outcome value: the root with `oneOf` narrowed to that value's branch.
+    by_value: Vec<(String, Validator<DocumentJson>)>,
 }
 
 fn compile_error(file: &str, error: &ValidationError<'_>) -> CompileError {
@@ -207,6 +216,8 @@ impl Retrieve for ContractFiles {
 pub(crate) struct CompiledSchema {
     /// Decides: over the gate's document, on every admission.
     validator: Validator<DocumentJson>,
+    /// Decides instead, for a document whose outcome member names one of them.
+    branches: Option<Branches>,
     /// Explains: the same schema over `Value`, compiled when a rejection is first explained.
     /// `None` only if it failed to compile, which the first compilation rules out.
     explainer: OnceLock<Option<Validator>>,
@@ -224,7 +235,44 @@ impl std::fmt::Debug for CompiledSchema {
 
 impl CompiledSchema {
     pub fn is_valid(&self, document: Node<'_>) -> bool {
+        if let Some(branches) = &self.branches
+            && let Some(outcome) = document
+                .get(&branches.member)
+                .and_then(|node| node.as_str())
+            && let Some((_, narrowed)) =
+                branches.by_value.iter().find(|(value, _)| value == outcome)
+        {
+            return narrowed.is_valid(document);
+        }
         self.validator.is_valid(document)
+    }
+
+    /// Decides a root `oneOf` by the outcome member `member`, where the schema allows it; a
+    /// schema that does not is left as it is.
+    pub fn discriminated_by(mut self, member: &str) -> CompiledSchema {
+        let Some(narrowed) = self
+            .files
+            .documents
+            .get(&self.uri)
+            .and_then(|root| branches::narrowed(root, member))
+        else {
+            return self;
+        };
+        let compiled: Option<Vec<(String, Validator<DocumentJson>)>> = narrowed
+            .into_iter()
+            .map(|(value, schema)| {
+                let validator = document_compile_options(self.files.clone())
+                    .with_base_uri(self.uri.clone())
+                    .build(&schema)
+                    .ok()?;
+                Some((value, validator))
+            })
+            .collect();
+        self.branches = compiled.map(|by_value| Branches {
+            member: member.into(),
+            by_value,
+        });
+        self
     }
 
     /// Whether the schema accepts a `Value` (decided as admission decides: over its document).
@@ -424,5 +472,96 @@ fn hint_for(keyword: &str) -> &'static str {
             "a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
         }
         _ => SCHEMA_HINT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn job_status_envelope() -> CompiledSchema {
+        let mut files = SchemaFiles::new("toolgate://contract/job_status/v1/".to_owned());
+        let text = include_str!("../../../contracts/job_status/v1/envelope.schema.json");
+        files
+            .add("envelope.schema.json", serde_json::from_str(text).unwrap())
+            .unwrap();
+        files.compile("envelope.schema.json").unwrap()
+    }
+
+    /// The narrowed validators decide every document exactly as the whole `oneOf` does.
+    #[test]
+    fn a_discriminated_envelope_decides_as_the_whole_one_of() {
+        let plain = job_status_envelope();
+        let discriminated = job_status_envelope().discriminated_by("outcome");
+        assert!(
+            discriminated.branches.is_some(),
+            "the bundled envelope is narrowed"
+        );
+        let data = json!({"project_id": "bluebird", "run_id": "run_8f3k2m9q1w7e", "state": "failed", "observed_at": "2026-11-29T11:58:00Z"});
+        let error = json!({"code": "NOT_FOUND", "retryable": false});
+        let base = json!({"tool": "job_status", "request_id": "req.J7q94MkP"});
+        let with = |members: &[(&str, Value)]| {
+            let mut document = base.clone();
+            for (name, value) in members {
+                document[*name] = value.clone();
+            }
+            document
+        };
+        let cases = [
+            (
+                with(&[("outcome", json!("success")), ("data", data.clone())]),
+                true,
+            ),
+            (
+                with(&[("outcome", json!("failure")), ("error", error.clone())]),
+                true,
+            ),
+            (
+                with(&[("outcome", json!("success")), ("error", error.clone())]),
+                false,
+            ),
+            (
+                with(&[("outcome", json!("failure")), ("data", data.clone())]),
+                false,
+            ),
+            (
+                with(&[
+                    ("outcome", json!("success")),
+                    ("data", data.clone()),
+                    ("error", error.clone()),
+                ]),
+                false,
+            ),
+            (
+                with(&[("outcome", json!("pending")), ("data", data.clone())]),
+                false,
+            ),
+            (
+                with(&[("outcome", json!(1)), ("data", data.clone())]),
+                false,
+            ),
+            (with(&[("data", data.clone())]), false),
+            (
+                with(&[("outcome", json!("success")), ("data", json!({}))]),
+                false,
+            ),
+            (
+                with(&[
+                    ("outcome", json!("success")),
+                    ("data", data.clone()),
+                    ("tool", json!("other")),
+                ]),
+                false,
+            ),
+            (json!([1, 2]), false),
+            (json!("success"), false),
+        ];
+        for (document, expected) in cases {
+            let document = Document::from_value(&document);
+            let root = document.root();
+            assert_eq!(plain.is_valid(root), expected, "{root}");
+            assert_eq!(discriminated.is_valid(root), expected, "{root}");
+        }
     }
 }

@@ -301,6 +301,14 @@ fn compile_shape(
             failure: outcome.failure.clone(),
         })
     });
+    // A result envelope's `oneOf` is decided by its outcome member when the schema allows it.
+    let schema = match (schema, &outcome) {
+        (Some(schema), Some(outcome)) => match outcome.pointer.single_member() {
+            Some(member) => Some(schema.discriminated_by(member)),
+            None => Some(schema),
+        },
+        (schema, _) => schema,
+    };
     if file.direction == Direction::Action && spec.outcome.is_some() {
         errors.push(error_at(
             &spec.schema,
