@@ -5,12 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::facts::{Facts, GATE_VERSION, Sha256Digest};
 use crate::outcome::{ErrorCode, Layer, Outcome};
 use crate::timestamp;
+use crate::wire::write_string;
 
 /// The audit record of one decision. Serialize it with [`AuditEvent::to_json_line`] or hand it
 /// to an [`AuditSink`].
@@ -41,15 +40,13 @@ pub struct AuditEvent {
     pub(crate) agent_sha256: Sha256Digest,
 }
 
+/// RFC 3339 in UTC; `null` for a time outside the years 0 to 9999, which RFC 3339 cannot write
+/// (an adapter's clock that far off is still recorded, not a reason to fail).
 fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
-    let formatted = match timestamp::format_utc(timestamp::unix_nanos(*time)) {
-        Some(formatted) => formatted,
-        // Outside the years 0 to 9999 the time crate says why it cannot write RFC 3339.
-        None => OffsetDateTime::from(*time)
-            .format(&Rfc3339)
-            .map_err(serde::ser::Error::custom)?,
-    };
-    serializer.serialize_str(&formatted)
+    match timestamp::format_utc(timestamp::unix_nanos(*time)) {
+        Some(formatted) => serializer.serialize_str(&formatted),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl AuditEvent {
@@ -87,11 +84,69 @@ impl AuditEvent {
         }
     }
 
-    /// The event as one JSON object followed by `\n`.
+    /// The event as one JSON object followed by `\n`: the same object serde_json writes for the
+    /// event, written directly.
     pub fn to_json_line(&self) -> Vec<u8> {
-        let mut line = serde_json::to_vec(self).expect("an audit event always serializes");
-        line.push(b'\n');
+        let mut line = Vec::with_capacity(
+            AuditEvent::FIXED_LINE_BYTES
+                + self.request_id.len()
+                + self.tool.len()
+                + self.contract_version.len()
+                + self.upstream.as_deref().map_or(0, str::len)
+                + self.shape.as_deref().map_or(0, str::len)
+                + self.rule.as_deref().map_or(0, str::len),
+        );
+        self.write_json_line(&mut line);
         line
+    }
+
+    /// The longest the line can be besides its variable strings: names, punctuation, the time,
+    /// both digests in hex, the gate version and the longest values of the finite fields.
+    const FIXED_LINE_BYTES: usize = 400;
+
+    /// Appends [`to_json_line`](Self::to_json_line)'s bytes to `out`, for a sink that reuses
+    /// one buffer.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"time\":");
+        let start = out.len();
+        out.push(b'"');
+        if timestamp::write_utc(out, timestamp::unix_nanos(self.time)) {
+            out.push(b'"');
+        } else {
+            out.truncate(start);
+            out.extend_from_slice(b"null");
+        }
+        out.extend_from_slice(b",\"request_id\":");
+        write_string(out, &self.request_id);
+        out.extend_from_slice(b",\"tool\":");
+        write_string(out, &self.tool);
+        out.extend_from_slice(b",\"contract_version\":");
+        write_string(out, &self.contract_version);
+        out.extend_from_slice(b",\"gate_version\":");
+        write_string(out, self.gate_version);
+        out.extend_from_slice(b",\"upstream\":");
+        write_optional(out, self.upstream.as_deref());
+        out.extend_from_slice(b",\"outcome\":");
+        write_string(out, self.outcome);
+        out.extend_from_slice(b",\"shape\":");
+        write_optional(out, self.shape.as_deref());
+        out.extend_from_slice(b",\"layer\":");
+        write_optional(out, self.layer.map(Layer::as_str));
+        if let Some(rule) = &self.rule {
+            out.extend_from_slice(b",\"rule\":");
+            write_string(out, rule);
+        }
+        out.extend_from_slice(b",\"code\":");
+        write_optional(out, self.code.map(ErrorCode::as_str));
+        out.extend_from_slice(b",\"retryable\":");
+        out.extend_from_slice(if self.retryable { b"true" } else { b"false" });
+        out.extend_from_slice(b",\"raw_len\":");
+        write_decimal(out, self.raw_len);
+        out.extend_from_slice(b",\"raw_sha256\":\"");
+        self.raw_sha256.write_hex(out);
+        out.extend_from_slice(b"\",\"agent_sha256\":\"");
+        self.agent_sha256.write_hex(out);
+        out.extend_from_slice(b"\"}\n");
     }
 
     /// The outstanding request's id.
@@ -112,6 +167,27 @@ impl AuditEvent {
     /// Digest of the bytes the agent was given.
     pub fn agent_sha256(&self) -> Sha256Digest {
         self.agent_sha256
+    }
+}
+
+fn write_decimal(out: &mut Vec<u8>, mut value: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[start..]);
+}
+
+fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => write_string(out, text),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -158,5 +234,121 @@ impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         writer.write_all(&line)?;
         writer.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::facts::RawEvidence;
+    use crate::outcome::Rejection;
+
+    fn event(
+        time: SystemTime,
+        (texts, raw_len): ([&str; 3], usize),
+        upstream: Option<&str>,
+        shape: Option<&str>,
+        outcome: Outcome,
+        rule: Option<&str>,
+    ) -> AuditEvent {
+        let [request_id, tool, version] = texts;
+        let facts = Facts {
+            time,
+            request_id: Arc::from(request_id),
+            tool: Arc::from(tool),
+            contract_version: Arc::from(version),
+            upstream: upstream.map(Arc::from),
+            upstream_status: None,
+            shape: shape.map(Arc::from),
+            raw: RawEvidence::hashed(raw_len, Sha256Digest::of(b"raw")),
+        };
+        AuditEvent::new(
+            &facts,
+            &outcome,
+            rule.map(str::to_owned),
+            Sha256Digest::of(b"agent"),
+        )
+    }
+
+    /// The line is written by hand for speed; serde_json, writing the same event, is the reference.
+    #[test]
+    fn the_line_is_exactly_what_serde_json_writes() {
+        let at = |seconds: u64, nanos: u32| SystemTime::UNIX_EPOCH + Duration::new(seconds, nanos);
+        let rejected = Outcome::Rejected(Rejection {
+            layer: Layer::Semantic,
+            code: ErrorCode::NotFound,
+            retryable: true,
+        });
+        let failure = Outcome::AdmittedFailure {
+            code: ErrorCode::UpstreamUnavailable,
+            retryable: true,
+        };
+        let events = [
+            event(
+                at(1_764_417_600, 0),
+                (["req.1", "job_status", "v1"], 0),
+                None,
+                Some("current"),
+                Outcome::Admitted,
+                None,
+            ),
+            event(
+                at(1_764_417_600, 120_000_000),
+                (["r\"q\\1\n", "t", "v2"], 7),
+                Some("GET https://x/\u{1b}[31m"),
+                None,
+                rejected,
+                Some("project_binding"),
+            ),
+            event(
+                at(0, 1),
+                (["日本", "t", "v1"], 250),
+                Some(""),
+                Some("legacy_bare"),
+                failure,
+                None,
+            ),
+            event(
+                SystemTime::UNIX_EPOCH - Duration::from_secs(86_400),
+                (["r", "t", "v1"], 65_537),
+                None,
+                None,
+                Outcome::Admitted,
+                Some(""),
+            ),
+            event(
+                at(400_000 * 365 * 86_400, 0),
+                (["r", "t", "v1"], usize::MAX),
+                None,
+                None,
+                Outcome::Admitted,
+                None,
+            ),
+        ];
+        for event in events {
+            let mut expected = serde_json::to_vec(&event).unwrap();
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8(event.to_json_line()).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_clock_past_the_year_9999_is_recorded_as_no_time_rather_than_a_panic() {
+        let far = SystemTime::UNIX_EPOCH + Duration::from_secs(400_000 * 365 * 86_400);
+        let event = event(
+            far,
+            (["r", "t", "v1"], 1),
+            None,
+            None,
+            Outcome::Admitted,
+            None,
+        );
+        let line: serde_json::Value = serde_json::from_slice(&event.to_json_line()).unwrap();
+        assert_eq!(line["time"], serde_json::Value::Null);
     }
 }

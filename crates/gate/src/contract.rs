@@ -299,9 +299,10 @@ impl Contract {
                 code,
             });
         }
-        let values = shape.fields.read(document);
-        self.check_rules(shape, &values, request, now)?;
-        let output = self.output.write(request, &shape.fields, &values)?;
+        let output = shape.fields.read(document, |values| {
+            self.check_rules(shape, values, request, now)?;
+            self.output.write(request, &shape.fields, values)
+        })?;
         Ok(Admitted::Success {
             shape: Arc::clone(&shape.name),
             output,
@@ -437,8 +438,11 @@ impl Contract {
     ) -> bool {
         let shape = &self.shapes[0];
         correlation::check(&shape.correlation, document, &self.tool, request).is_ok()
-            && self
-                .check_rules(shape, &shape.fields.read(document), request, now)
+            && shape
+                .fields
+                .read(document, |values| {
+                    self.check_rules(shape, values, request, now)
+                })
                 .is_ok()
     }
 
@@ -448,8 +452,10 @@ impl Contract {
         request: &Request,
     ) -> Option<Vec<u8>> {
         let fields = &self.shapes[0].fields;
-        self.output
-            .write(request, fields, &fields.read(document))
+        fields
+            .read(document, |values| {
+                self.output.write(request, fields, values)
+            })
             .ok()
             .map(AgentBytes::into_vec)
     }

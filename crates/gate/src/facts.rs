@@ -24,18 +24,20 @@ impl Sha256Digest {
 
     /// Lowercase hex, 64 characters.
     pub fn to_hex(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let hex: Vec<u8> = self
-            .0
-            .iter()
-            .flat_map(|byte| {
-                [
-                    DIGITS[usize::from(byte >> 4)],
-                    DIGITS[usize::from(byte & 0x0f)],
-                ]
-            })
-            .collect();
+        let mut hex = Vec::with_capacity(64);
+        self.write_hex(&mut hex);
         String::from_utf8(hex).expect("hex digits are ASCII")
+    }
+
+    /// Appends the lowercase hex to `out`.
+    pub(crate) fn write_hex(&self, out: &mut Vec<u8>) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 64];
+        for (pair, byte) in hex.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0x0f)];
+        }
+        out.extend_from_slice(&hex);
     }
 }
 

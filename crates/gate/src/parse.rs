@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
@@ -83,13 +83,14 @@ pub(crate) fn parse_document_text(text: &str, max_depth: usize) -> Result<Docume
 
 #[derive(Debug)]
 enum Violation {
-    DuplicateMember { name: String },
+    DuplicateMember,
     TooDeep,
 }
 
-enum Segment {
+/// One step of the path to where the parse stopped; member names as the parser read them.
+enum Segment<'de> {
     Index(usize),
-    Member(String),
+    Member(Cow<'de, str>),
 }
 
 struct ParseState<'de> {
@@ -97,16 +98,16 @@ struct ParseState<'de> {
     builder: RefCell<Builder<'de>>,
     violation: RefCell<Option<Violation>>,
     /// Filled only while an error unwinds, innermost segment first.
-    path: RefCell<Vec<Segment>>,
+    path: RefCell<Vec<Segment<'de>>>,
 }
 
-impl ParseState<'_> {
+impl<'de> ParseState<'de> {
     fn violate<E: de::Error>(&self, violation: Violation) -> E {
         *self.violation.borrow_mut() = Some(violation);
         E::custom("toolgate strict-parse violation")
     }
 
-    fn unwinding(&self, segment: Segment) {
+    fn unwinding(&self, segment: Segment<'de>) {
         self.path.borrow_mut().push(segment);
     }
 
@@ -115,22 +116,38 @@ impl ParseState<'_> {
         for segment in self.path.borrow().iter().rev() {
             pointer.push('/');
             match segment {
-                Segment::Index(index) => pointer.push_str(&index.to_string()),
+                Segment::Index(index) => {
+                    let _ = write!(pointer, "{index}");
+                }
                 Segment::Member(name) => {
-                    pointer.push_str(&name.replace('~', "~0").replace('/', "~1"))
+                    for ch in name.chars() {
+                        match ch {
+                            '~' => pointer.push_str("~0"),
+                            '/' => pointer.push_str("~1"),
+                            other => pointer.push(other),
+                        }
+                    }
                 }
             }
         }
         pointer
     }
 
+    /// The member name the parse stopped at (the duplicate, for a duplicate member).
+    fn innermost_name(&self) -> String {
+        match self.path.borrow().first() {
+            Some(Segment::Member(name)) => name.to_string(),
+            _ => String::new(),
+        }
+    }
+
     fn into_fault(self, error: &serde_json::Error) -> Fault {
         let pointer = self.pointer();
-        match self.violation.into_inner() {
-            Some(Violation::DuplicateMember { name }) => Fault::new(
+        match self.violation.borrow().as_ref() {
+            Some(Violation::DuplicateMember) => Fault::new(
                 Layer::Parse,
                 "duplicate_member",
-                format!("member name {name:?} appears more than once in the same object (compared after unescaping)"),
+                format!("member name {:?} appears more than once in the same object (compared after unescaping)", self.innermost_name()),
                 "RFC 8259 leaves duplicate names undefined and parsers disagree on which copy wins; the upstream must send each member once",
             )
             .at(&pointer),
@@ -282,7 +299,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
             let value = match map.next_value_seed(inner) {
                 Ok(value) => value,
                 Err(error) => {
-                    self.state.unwinding(Segment::Member(name.into_owned()));
+                    self.state.unwinding(Segment::Member(name));
                     return Err(error);
                 }
             };
@@ -292,9 +309,8 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
                 .borrow_mut()
                 .push_member(&mut object, name, value);
             if let Err(name) = placed {
-                let name = name.into_owned();
-                self.state.unwinding(Segment::Member(name.clone()));
-                return Err(self.state.violate(Violation::DuplicateMember { name }));
+                self.state.unwinding(Segment::Member(name));
+                return Err(self.state.violate(Violation::DuplicateMember));
             }
         }
         Ok(self.state.builder.borrow_mut().close_object(object))
@@ -428,6 +444,9 @@ mod tests {
         let fault = parse_document(br#"{"data":[{"x":1},{"y":1,"y":2}]}"#, 8).unwrap_err();
         assert_eq!(fault.rule, "duplicate_member");
         assert_eq!(fault.instance_path.as_deref(), Some("/data/1/y"));
+        let fault = parse_document(br#"{"a/b":[{"~x\u0041":1,"~xA":2}]}"#, 8).unwrap_err();
+        assert_eq!(fault.instance_path.as_deref(), Some("/a~1b/0/~0xA"));
+        assert!(fault.message.contains(r#""~xA""#), "{}", fault.message);
     }
 
     #[test]

@@ -61,26 +61,38 @@ impl Fields {
         &self.sources
     }
 
-    /// Each field's value in `document`, in field order (`None` where it is absent).
-    pub fn read<'d>(&self, document: Node<'d>) -> Vec<Option<Node<'d>>> {
+    /// Calls `with` on each field's value in `document`, in field order (`None` where it is
+    /// absent). A contract's handful of values live on the stack; only a long list allocates.
+    pub fn read<'d, R>(
+        &self,
+        document: Node<'d>,
+        with: impl FnOnce(&[Option<Node<'d>>]) -> R,
+    ) -> R {
+        const ON_STACK: usize = 16;
         let mut parent: Option<(usize, Option<Node<'d>>)> = None;
-        self.steps
-            .iter()
-            .map(|(index, step)| {
-                let node = match parent {
-                    Some((cached, node)) if cached == *index => node,
-                    _ => {
-                        let node = self.parents[*index].resolve(document);
-                        parent = Some((*index, node));
-                        node
-                    }
-                };
-                match step {
-                    Some(step) => node.and_then(|node| step.step(node)),
-                    None => node,
+        let values = self.steps.iter().map(|(index, step)| {
+            let node = match parent {
+                Some((cached, node)) if cached == *index => node,
+                _ => {
+                    let node = self.parents[*index].resolve(document);
+                    parent = Some((*index, node));
+                    node
                 }
-            })
-            .collect()
+            };
+            match step {
+                Some(step) => node.and_then(|node| step.step(node)),
+                None => node,
+            }
+        });
+        if self.steps.len() <= ON_STACK {
+            let mut buffer = [None; ON_STACK];
+            for (slot, value) in buffer.iter_mut().zip(values) {
+                *slot = value;
+            }
+            with(&buffer[..self.steps.len()])
+        } else {
+            with(&values.collect::<Vec<_>>())
+        }
     }
 }
 
@@ -180,8 +192,9 @@ mod tests {
         );
         let fields = Fields::new(fields);
         let document = Document::from_value(document);
-        let values = fields.read(document.root());
-        let bytes = output.write(&Request::new(request_id), &fields, &values)?;
+        let bytes = fields.read(document.root(), |values| {
+            output.write(&Request::new(request_id), &fields, values)
+        })?;
         Ok(String::from_utf8(bytes.into_vec()).unwrap())
     }
 
@@ -231,6 +244,31 @@ mod tests {
             out.unwrap(),
             r#"{"av":1,"bv":3,"x":0,"c1":5,"aw":2,"all":{"a":{"v":1,"w":2},"b":{"v":3},"c":[4,5],"x":0}}"#
         );
+    }
+
+    #[test]
+    fn a_long_field_list_reads_as_a_short_one() {
+        let members: serde_json::Map<String, Value> = (0..40)
+            .map(|index| (format!("m{index:02}"), json!(index)))
+            .collect();
+        let document = json!({"data": members});
+        let names: Vec<String> = (0..40).rev().map(|index| format!("m{index:02}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let pointers: Vec<String> = names.iter().map(|name| format!("/data/{name}")).collect();
+        let pointers: Vec<&str> = pointers.iter().map(String::as_str).collect();
+        let out = project(
+            Direction::Action,
+            "t",
+            "r",
+            &names,
+            sources(&pointers),
+            &document,
+        );
+        let expected: Vec<String> = (0..40)
+            .rev()
+            .map(|index| format!(r#""m{index:02}":{index}"#))
+            .collect();
+        assert_eq!(out.unwrap(), format!("{{{}}}", expected.join(",")));
     }
 
     #[test]

@@ -23,9 +23,17 @@ pub(crate) const FINDINGS_CAP: usize = 12;
 /// it again.
 pub(crate) fn sanitize(text: &str, cap: usize) -> String {
     let mut out = String::with_capacity(text.len().min(cap + 16));
-    for (written, (offset, ch)) in text.char_indices().enumerate() {
-        if written >= cap {
-            let _ = write!(out, "… ({} more bytes)", text.len() - offset);
+    // Printable ASCII is shown as itself: the leading run of it (most messages are nothing else)
+    // is copied in one go; one byte is one character there, so it counts against the cap as such.
+    let plain = text
+        .bytes()
+        .take(cap)
+        .take_while(|byte| (b' '..=b'~').contains(byte))
+        .count();
+    out.push_str(&text[..plain]);
+    for (written, (offset, ch)) in text[plain..].char_indices().enumerate() {
+        if plain + written >= cap {
+            let _ = write!(out, "… ({} more bytes)", text.len() - plain - offset);
             return out;
         }
         push_shown(&mut out, ch);
@@ -146,6 +154,11 @@ mod tests {
         let long = "x".repeat(1000);
         let capped = sanitize(&long, 10);
         assert_eq!(capped, format!("{}… (990 more bytes)", "x".repeat(10)));
+        // The cap counts characters, across the plain ASCII start and whatever follows it.
+        assert_eq!(sanitize("abcé日本x", 5), "abcé日… (4 more bytes)");
+        assert_eq!(sanitize("ab\u{1b}cd", 3), "ab\\u{001b}… (2 more bytes)");
+        assert_eq!(sanitize("abc", 3), "abc");
+        assert_eq!(sanitize("abcd", 3), "abc… (1 more bytes)");
     }
 
     #[test]

@@ -146,41 +146,56 @@ pub(crate) fn fast(text: &[u8]) -> Option<UnixNanos> {
 /// fraction only when there is one, without trailing zeros; `Z`), for the years 0 to 9999.
 /// `None` outside them.
 pub(crate) fn format_utc(nanos: UnixNanos) -> Option<String> {
-    let seconds = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
+    let mut text = Vec::with_capacity(30);
+    write_utc(&mut text, nanos)
+        .then(|| String::from_utf8(text).expect("digits and separators are ASCII"))
+}
+
+/// Appends [`format_utc`]'s text to `out`; `false`, having written nothing, outside the years
+/// 0 to 9999.
+pub(crate) fn write_utc(out: &mut Vec<u8>, nanos: UnixNanos) -> bool {
+    let Ok(seconds) = i64::try_from(nanos.div_euclid(1_000_000_000)) else {
+        return false;
+    };
     let fraction = nanos.rem_euclid(1_000_000_000) as u32;
     let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
     let second_of_day = seconds.rem_euclid(86_400) as u32;
-    let year = u32::try_from(year).ok().filter(|year| *year < 10_000)?;
-    let mut text = Vec::with_capacity(30);
-    push_digits(&mut text, year, 4);
-    text.push(b'-');
-    push_digits(&mut text, month, 2);
-    text.push(b'-');
-    push_digits(&mut text, day, 2);
-    text.push(b'T');
-    push_digits(&mut text, second_of_day / 3600, 2);
-    text.push(b':');
-    push_digits(&mut text, second_of_day / 60 % 60, 2);
-    text.push(b':');
-    push_digits(&mut text, second_of_day % 60, 2);
+    let Some(year) = u32::try_from(year).ok().filter(|year| *year < 10_000) else {
+        return false;
+    };
+    push_digits(out, year, 4);
+    out.push(b'-');
+    push_digits(out, month, 2);
+    out.push(b'-');
+    push_digits(out, day, 2);
+    out.push(b'T');
+    push_digits(out, second_of_day / 3600, 2);
+    out.push(b':');
+    push_digits(out, second_of_day / 60 % 60, 2);
+    out.push(b':');
+    push_digits(out, second_of_day % 60, 2);
     if fraction != 0 {
         let (mut value, mut width) = (fraction, 9);
         while value % 10 == 0 {
             value /= 10;
             width -= 1;
         }
-        text.push(b'.');
-        push_digits(&mut text, value, width);
+        out.push(b'.');
+        push_digits(out, value, width);
     }
-    text.push(b'Z');
-    Some(String::from_utf8(text).expect("digits and separators are ASCII"))
+    out.push(b'Z');
+    true
 }
 
-/// Writes `value` as exactly `width` decimal digits, zero-padded.
-fn push_digits(out: &mut Vec<u8>, value: u32, width: u32) {
-    for position in (0..width).rev() {
-        out.push(b'0' + (value / 10u32.pow(position) % 10) as u8);
+/// Writes `value` as exactly `width` (at most 10) decimal digits, zero-padded.
+pub(crate) fn push_digits(out: &mut Vec<u8>, mut value: u32, width: u32) {
+    let mut digits = [b'0'; 10];
+    let width = width as usize;
+    for digit in digits[..width].iter_mut().rev() {
+        *digit = b'0' + (value % 10) as u8;
+        value /= 10;
     }
+    out.extend_from_slice(&digits[..width]);
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's

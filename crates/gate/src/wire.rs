@@ -140,7 +140,9 @@ fn write_verbatim(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-fn write_string(out: &mut Vec<u8>, text: &str) {
+/// Writes `text` as a JSON string, exactly as serde_json writes it. Also the audit line's string
+/// writer: that line is not agent-visible, but it is JSON all the same.
+pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
     // Most strings need no escaping (no control character, quote or backslash): copy those as
     // they are. serde_json's encoder, the reference, writes every other one; a test checks the
     // two agree.

@@ -1,5 +1,6 @@
 //! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
-//! Usage: `profile_admit [mix|mix-parse-only|success|extra_property|...] [iterations]`
+//! Usage: `profile_admit [mix|mix-parse-only|mix-audit|success|extra_property|...] [iterations]`
+//! (`mix-audit`: admit, then write the decision's audit line, as an adapter that logs does).
 
 use std::hint::black_box;
 
@@ -33,6 +34,9 @@ fn main() {
         let raw = &inputs[round % inputs.len()];
         if mode == "mix-parse-only" {
             let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(raw)));
+        } else if mode == "mix-audit" {
+            let decision = contract.admit(black_box(raw), &request, now);
+            black_box(decision.audit_event().to_json_line());
         } else {
             black_box(contract.admit(black_box(raw), &request, now));
         }

@@ -53,7 +53,12 @@ impl Check for Membership {
                 "the adapter must supply a JSON array for this context key",
             ));
         };
-        if members.iter().any(|member| value.equals(member)) {
+        // Lists of ids are the common case: compare those as strings, without the general match.
+        let listed = match value.as_str() {
+            Some(text) => members.iter().any(|member| member.as_str() == Some(text)),
+            None => members.iter().any(|member| value.equals(member)),
+        };
+        if listed {
             return Ok(());
         }
         Err(Violation::new(
@@ -71,6 +76,7 @@ impl Check for Membership {
 mod tests {
     use super::*;
     use crate::semantic::CheckValue;
+    use serde_json::Value;
     use serde_json::json;
 
     #[test]
@@ -89,6 +95,38 @@ mod tests {
                 .check_value(&json!("run_c"), "run_id", &request, SystemTime::UNIX_EPOCH)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn any_json_value_can_be_listed_and_nothing_is_coerced() {
+        let membership = Membership {
+            context: "ids".into(),
+        };
+        let request = Request::new("r").with_context("ids", json!([7, "8", {"k": [1]}, null, "x"]));
+        let check = |value: Value| {
+            membership
+                .check_value(&value, "id", &request, SystemTime::UNIX_EPOCH)
+                .is_ok()
+        };
+        for listed in [
+            json!(7),
+            json!("8"),
+            json!({"k": [1]}),
+            json!(null),
+            json!("x"),
+        ] {
+            assert!(check(listed.clone()), "{listed}");
+        }
+        for unlisted in [
+            json!("7"),
+            json!(7.0),
+            json!(8),
+            json!({"k": [2]}),
+            json!(false),
+            json!("X"),
+        ] {
+            assert!(!check(unlisted.clone()), "{unlisted}");
+        }
     }
 
     #[test]
