@@ -87,15 +87,7 @@ impl AuditEvent {
     /// The event as one JSON object followed by `\n`: the same object serde_json writes for the
     /// event, written directly.
     pub fn to_json_line(&self) -> Vec<u8> {
-        let mut line = Vec::with_capacity(
-            AuditEvent::FIXED_LINE_BYTES
-                + self.request_id.len()
-                + self.tool.len()
-                + self.contract_version.len()
-                + self.upstream.as_deref().map_or(0, str::len)
-                + self.shape.as_deref().map_or(0, str::len)
-                + self.rule.as_deref().map_or(0, str::len),
-        );
+        let mut line = Vec::new();
         self.write_json_line(&mut line);
         line
     }
@@ -107,6 +99,16 @@ impl AuditEvent {
     /// Appends [`to_json_line`](Self::to_json_line)'s bytes to `out`, for a sink that reuses
     /// one buffer.
     pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        // One reservation up front, so no write below grows the buffer.
+        out.reserve(
+            AuditEvent::FIXED_LINE_BYTES
+                + self.request_id.len()
+                + self.tool.len()
+                + self.contract_version.len()
+                + self.upstream.as_deref().map_or(0, str::len)
+                + self.shape.as_deref().map_or(0, str::len)
+                + self.rule.as_deref().map_or(0, str::len),
+        );
         out.extend_from_slice(b"{\"time\":");
         let start = out.len();
         out.push(b'"');
@@ -123,21 +125,27 @@ impl AuditEvent {
         out.extend_from_slice(b",\"contract_version\":");
         write_string(out, &self.contract_version);
         out.extend_from_slice(b",\"gate_version\":");
-        write_string(out, self.gate_version);
+        write_name(out, self.gate_version);
         out.extend_from_slice(b",\"upstream\":");
         write_optional(out, self.upstream.as_deref());
         out.extend_from_slice(b",\"outcome\":");
-        write_string(out, self.outcome);
+        write_name(out, self.outcome);
         out.extend_from_slice(b",\"shape\":");
         write_optional(out, self.shape.as_deref());
         out.extend_from_slice(b",\"layer\":");
-        write_optional(out, self.layer.map(Layer::as_str));
+        match self.layer {
+            Some(layer) => write_name(out, layer.as_str()),
+            None => out.extend_from_slice(b"null"),
+        }
         if let Some(rule) = &self.rule {
             out.extend_from_slice(b",\"rule\":");
             write_string(out, rule);
         }
         out.extend_from_slice(b",\"code\":");
-        write_optional(out, self.code.map(ErrorCode::as_str));
+        match self.code {
+            Some(code) => write_name(out, code.as_str()),
+            None => out.extend_from_slice(b"null"),
+        }
         out.extend_from_slice(b",\"retryable\":");
         out.extend_from_slice(if self.retryable { b"true" } else { b"false" });
         out.extend_from_slice(b",\"raw_len\":");
@@ -182,6 +190,19 @@ fn write_decimal(out: &mut Vec<u8>, mut value: usize) {
         }
     }
     out.extend_from_slice(&digits[start..]);
+}
+
+/// Writes one of the gate's own names (an outcome, layer, code, the gate version): fixed words
+/// that never need escaping, so they are copied without the scan `write_string` makes.
+fn write_name(out: &mut Vec<u8>, name: &'static str) {
+    debug_assert!(
+        !name
+            .bytes()
+            .any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+    );
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
 }
 
 fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
@@ -327,7 +348,19 @@ mod tests {
                 None,
             ),
         ];
-        for event in events {
+        // Every layer and code the gate can name is written unscanned: each must be what
+        // serde_json would write.
+        let every_name = Layer::ALL.into_iter().flat_map(|layer| {
+            ErrorCode::ALL.into_iter().map(move |code| {
+                let outcome = Outcome::Rejected(Rejection {
+                    layer,
+                    code,
+                    retryable: false,
+                });
+                event(at(1, 0), (["r", "t", "v1"], 1), None, None, outcome, None)
+            })
+        });
+        for event in events.into_iter().chain(every_name) {
             let mut expected = serde_json::to_vec(&event).unwrap();
             expected.push(b'\n');
             assert_eq!(

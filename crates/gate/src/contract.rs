@@ -430,6 +430,15 @@ impl Contract {
         self.shapes[0].schema.is_valid(document)
     }
 
+    /// Every shape's schema decides `document` as its reference validator decides the same
+    /// document read as a `Value`.
+    pub(crate) fn schemas_agree_with_reference(&self, document: Node<'_>) -> bool {
+        let value = document.to_value();
+        self.shapes.iter().all(|shape| {
+            shape.schema.reference_accepts(&value) == Some(shape.schema.is_valid(document))
+        })
+    }
+
     pub(crate) fn stage_semantic(
         &self,
         document: Node<'_>,

@@ -280,6 +280,13 @@ impl CompiledSchema {
         self.is_valid(Document::from_value(value).root())
     }
 
+    /// Whether the plain validator (serde_json's `Value`, no `oneOf` narrowing, jsonschema's own
+    /// `pattern`) accepts `value`: the reference the admission path must agree with, for the
+    /// fuzz targets. `None` when it could not be compiled.
+    pub fn reference_accepts(&self, value: &Value) -> Option<bool> {
+        self.explainer().map(|explainer| explainer.is_valid(value))
+    }
+
     fn explainer(&self) -> Option<&Validator> {
         self.explainer
             .get_or_init(|| {

@@ -198,6 +198,7 @@ fn write_canonical(out: &mut Vec<u8>, value: Node<'_>) {
 mod tests {
     use super::*;
     use crate::document::Document;
+    use proptest::prelude::*;
     use serde_json::{Value, json};
 
     #[test]
@@ -265,5 +266,80 @@ mod tests {
             std::str::from_utf8(out.as_slice()).unwrap(),
             r#"{"v":{"a":[true,null,{"c":2.5,"d":"x"}],"b":1}}"#
         );
+    }
+
+    /// Any string: mostly the characters a writer could get wrong (quotes, backslashes, every
+    /// control character, DEL, the line separators, multi-byte text), in any number and order.
+    fn any_text() -> impl Strategy<Value = String> {
+        let tricky = prop_oneof![
+            Just('"'),
+            Just('\\'),
+            (0u32..0x20).prop_map(|code| char::from_u32(code).unwrap()),
+            Just('\u{7f}'),
+            Just('\u{2028}'),
+            Just('é'),
+            Just('日'),
+            Just('🚀'),
+            proptest::char::range('a', 'z'),
+        ];
+        prop_oneof![
+            proptest::collection::vec(tricky, 0..40).prop_map(String::from_iter),
+            any::<String>(),
+        ]
+    }
+
+    /// Any JSON value, objects with any member names, numbers of every kind serde_json keeps.
+    fn any_value() -> impl Strategy<Value = Value> {
+        let number = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_filter_map("finite", |float| {
+                serde_json::Number::from_f64(float).map(Value::Number)
+            }),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number,
+            any_text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((any_text(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The one function that writes agent-visible strings: byte for byte serde_json's.
+        #[test]
+        fn any_string_is_written_exactly_as_serde_json_writes_it(text in any_text()) {
+            let mut ours = Vec::new();
+            write_string(&mut ours, &text);
+            prop_assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            );
+        }
+
+        /// The canonical writer, over a document built from a value and over one the strict
+        /// parser read from serde_json's own text (where strings are lent from the input and
+        /// written back unscanned): serde_json's bytes (its maps are sorted by name, as ours are).
+        #[test]
+        fn any_value_is_written_exactly_as_serde_json_writes_it(value in any_value()) {
+            let expected = serde_json::to_string(&value).unwrap();
+            let mut built = Vec::new();
+            write_canonical(&mut built, Document::from_value(&value).root());
+            prop_assert_eq!(String::from_utf8(built).unwrap(), expected.clone());
+
+            let parsed = crate::parse::parse_document(expected.as_bytes(), 128).unwrap();
+            let mut reread = Vec::new();
+            write_canonical(&mut reread, parsed.root());
+            prop_assert_eq!(String::from_utf8(reread).unwrap(), expected);
+        }
     }
 }

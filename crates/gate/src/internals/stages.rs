@@ -23,6 +23,13 @@ pub fn schema(contract: &Contract, document: &Document<'_>) -> bool {
     contract.stage_schema(document.root())
 }
 
+/// Whether every shape's schema decides `document` as the reference validator (over
+/// serde_json's `Value`, with no `oneOf` narrowing and jsonschema's own `pattern`) decides it:
+/// the fuzz targets' check on the admission path's own document, branches and patterns.
+pub fn schema_agrees_with_reference(contract: &Contract, document: &Document<'_>) -> bool {
+    contract.schemas_agree_with_reference(document.root())
+}
+
 /// G4 + G5: correlation and every semantic rule, against the current shape.
 pub fn semantic(
     contract: &Contract,

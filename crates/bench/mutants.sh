@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Mutation testing of the gate's security-critical modules with cargo-mutants (scope and settings:
+# .cargo/mutants.toml). Prints how many mutants were caught, missed, unviable and timed out, then
+# holds the missed ones to crates/gate/mutants-survivors.txt, the accepted survivors, each with
+# the reason it is equivalent: a survivor not on that list (a gap in the tests, or new code that
+# needs one) or a listed one that no longer survives (a stale entry) fails the run.
+#
+# Usage: crates/bench/mutants.sh [cargo-mutants arguments, e.g. -j 2 or --iterate]
+# About 50 minutes on 2 cores for some 260 mutants: a periodic check, not part of `.ci/run`
+# (pull requests run `cargo mutants --in-diff` on their own changes instead; see the example
+# workflow). Results land in target/mutants/mutants.out/.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+accepted="$root/crates/gate/mutants-survivors.txt"
+output="$root/target/mutants"
+
+if ! command -v cargo-mutants >/dev/null 2>&1; then
+    cargo install --locked cargo-mutants
+fi
+
+mkdir -p "$output"
+status=0
+cargo mutants --dir "$root" --package toolgate-gate --output "$output" "$@" || status=$?
+# cargo-mutants: 0 all caught, 2 some missed, 3 some timed out; anything else is a failure of
+# the run itself (1 usage, 4 the unmutated tree's tests fail).
+case "$status" in 0 | 2 | 3) ;; *) exit "$status" ;; esac
+
+results="$output/mutants.out"
+count() { if [ -f "$results/$1.txt" ]; then grep -c . "$results/$1.txt" || true; else echo 0; fi; }
+echo "caught $(count caught), missed $(count missed), unviable $(count unviable), timeouts $(count timeout)"
+
+# Names without their line and column, so an edit elsewhere in a file does not make every entry
+# stale; repeated names are compared as many times as they occur.
+names() { sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /' | LC_ALL=C sort; }
+missed="$(if [ -f "$results/missed.txt" ]; then names < "$results/missed.txt"; fi)"
+listed="$(grep -v -e '^#' -e '^[[:space:]]*$' "$accepted" | names)"
+new="$(LC_ALL=C comm -23 <(printf '%s\n' "$missed" | sed '/^$/d') <(printf '%s\n' "$listed" | sed '/^$/d'))"
+stale="$(LC_ALL=C comm -13 <(printf '%s\n' "$missed" | sed '/^$/d') <(printf '%s\n' "$listed" | sed '/^$/d'))"
+if [ -n "$new" ]; then
+    echo
+    echo "Survivors not in crates/gate/mutants-survivors.txt: write a test that catches each, or list it"
+    echo "there with the reason it cannot change what the gate decides or writes:"
+    printf '  %s\n' "$new"
+fi
+if [ -n "$stale" ]; then
+    echo
+    echo "Listed in crates/gate/mutants-survivors.txt but no longer surviving: remove these entries:"
+    printf '  %s\n' "$stale"
+fi
+if [ -n "$new" ] || [ -n "$stale" ] || [ "$(count timeout)" != 0 ]; then
+    exit 1
+fi
+echo "every survivor is listed with its reason"

@@ -1,0 +1,174 @@
+//! What an adapter reads to log a decision, read back through every public accessor: each must
+//! return what the record itself holds (its serialized form is the independent reference) and
+//! what the call really was.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use toolgate_gate::{Contract, Decision, GATE_VERSION, Layer, Response, Sha256Digest};
+
+/// SHA-256 of `abc` (FIPS 180-2, appendix B.1).
+const ABC_SHA256: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+fn admit(contract: &Contract, response: Response<'_>) -> Decision {
+    contract.admit_response(response, &job_request(), now())
+}
+
+fn serialized(record: &toolgate_gate::OperatorRecord) -> Value {
+    serde_json::to_value(record).unwrap()
+}
+
+/// Every accessor of the record agrees with the record's own serialization, member by member.
+fn assert_accessors_match_serialization(record: &toolgate_gate::OperatorRecord) {
+    let json = serialized(record);
+    let text = |name: &str| json[name].as_str().map(str::to_owned);
+    assert_eq!(Some(record.layer().as_str().to_owned()), text("layer"));
+    assert_eq!(Some(record.rule().to_owned()), text("rule"));
+    assert_eq!(Some(record.code().as_str().to_owned()), text("code"));
+    assert_eq!(Some(record.message().to_owned()), text("message"));
+    assert_eq!(
+        record.instance_path().map(str::to_owned),
+        text("instance_path")
+    );
+    assert_eq!(
+        record.keyword_location().map(str::to_owned),
+        text("keyword_location")
+    );
+    assert_eq!(Some(record.hint().to_owned()), text("hint"));
+    assert_eq!(
+        record.upstream_status().map(u64::from),
+        json["upstream_status"].as_u64()
+    );
+    assert_eq!(Some(record.raw_len() as u64), json["raw_len"].as_u64());
+    assert_eq!(Some(record.raw_sha256().to_owned()), text("raw_sha256"));
+    assert_eq!(Some(record.tool().to_owned()), text("tool"));
+    assert_eq!(
+        Some(record.contract_version().to_owned()),
+        text("contract_version")
+    );
+    assert_eq!(Some(record.gate_version().to_owned()), text("gate_version"));
+    assert_eq!(Some(record.request_id().to_owned()), text("request_id"));
+    let findings = json["findings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(record.findings().len(), findings.len());
+    for (finding, json) in record.findings().iter().zip(&findings) {
+        assert_eq!(
+            Some(finding.instance_path()),
+            json["instance_path"].as_str()
+        );
+        assert_eq!(
+            Some(finding.keyword_location()),
+            json["keyword_location"].as_str()
+        );
+        assert_eq!(Some(finding.message()), json["message"].as_str());
+    }
+}
+
+#[test]
+fn a_schema_rejection_record_reads_back_exactly() {
+    let contract = bundled("job_status");
+    let raw = format!(
+        r#"{{"tool":"job_status","request_id":"{REQUEST_ID}","outcome":"success","data":{{"project_id":"bluebird","run_id":"run_8f3kQ2LmZx9T","state":"exploded","observed_at":"2026-11-29T11:59:00Z"}},"extra":1}}"#
+    );
+    let decision = admit(&contract, Response::body(raw.as_bytes()).with_status(200));
+    let record = decision
+        .operator_record()
+        .expect("a rejection has a record");
+    assert_accessors_match_serialization(record);
+
+    assert_eq!(record.layer(), Layer::Schema);
+    assert_eq!(record.rule(), "enum");
+    assert_eq!(record.instance_path(), Some("/data/state"));
+    assert_eq!(
+        record.keyword_location(),
+        Some("/$defs/run/properties/state/enum")
+    );
+    assert!(
+        record.message().contains("exploded"),
+        "{}",
+        record.message()
+    );
+    assert!(record.hint().contains("closed set"), "{}", record.hint());
+    assert_eq!(record.upstream_status(), Some(200));
+    assert_eq!(record.raw_len(), raw.len());
+    assert_eq!(
+        record.raw_sha256(),
+        Sha256Digest::of(raw.as_bytes()).to_hex()
+    );
+    assert_eq!(record.tool(), "job_status");
+    assert_eq!(record.contract_version(), "v1");
+    assert_eq!(record.gate_version(), GATE_VERSION);
+    assert_eq!(record.gate_version(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(record.request_id(), REQUEST_ID);
+
+    // The other branch's complaint, as a finding.
+    let [finding] = record.findings() else {
+        panic!("one finding: {:?}", record.findings());
+    };
+    assert_eq!(finding.instance_path(), "");
+    assert_eq!(finding.keyword_location(), "/oneOf/0/additionalProperties");
+    assert!(
+        finding.message().contains("'extra' was unexpected"),
+        "{}",
+        finding.message()
+    );
+}
+
+#[test]
+fn a_parse_rejection_record_reads_back_exactly() {
+    let contract = bundled("job_status");
+    let decision = admit(&contract, Response::body(b"abc"));
+    let record = decision
+        .operator_record()
+        .expect("a rejection has a record");
+    assert_accessors_match_serialization(record);
+    assert_eq!((record.layer(), record.rule()), (Layer::Parse, "syntax"));
+    assert_eq!(record.raw_len(), 3);
+    assert_eq!(record.raw_sha256(), ABC_SHA256);
+    assert_eq!(Sha256Digest::of(b"abc").to_hex(), ABC_SHA256);
+    assert_eq!(record.upstream_status(), None);
+    assert!(record.findings().is_empty());
+    assert!(
+        record.message().contains("line 1 column 1"),
+        "{}",
+        record.message()
+    );
+}
+
+#[test]
+fn the_audit_event_names_the_call_and_digests_both_sides() {
+    let contract = bundled("job_status");
+    for raw in [
+        &b"abc"[..],
+        include_bytes!("../../../fixtures/job_status/accepted/running_with_offset.json"),
+    ] {
+        let decision = admit(&contract, Response::body(raw));
+        let event = decision.audit_event();
+        assert_eq!(event.request_id(), REQUEST_ID);
+        assert_eq!(event.raw_sha256(), Sha256Digest::of(raw));
+        assert_eq!(
+            event.agent_sha256(),
+            Sha256Digest::of(decision.agent_bytes())
+        );
+        let line: Value = serde_json::from_slice(&event.to_json_line()).unwrap();
+        assert_eq!(line["outcome"].as_str(), Some(event.outcome()));
+        let expected = if decision.is_admitted() {
+            "admitted"
+        } else {
+            "rejected"
+        };
+        assert_eq!(event.outcome(), expected);
+    }
+}
+
+#[test]
+fn a_response_reads_back_what_the_adapter_gave() {
+    let body = b"{\"a\":1}";
+    let response = Response::body(body).with_status(503);
+    assert_eq!(response.bytes(), body);
+    assert_eq!(response.status(), Some(503));
+    assert_eq!(Response::body(body).status(), None);
+    let unreachable = Response::unreachable("connection refused");
+    assert_eq!(unreachable.bytes(), b"");
+    assert_eq!(unreachable.status(), None);
+}
