@@ -96,6 +96,39 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(fault.rule, "tool");
+        assert_eq!(
+            fault.message,
+            r#"the response names tool "review_status", but this contract is for "job_status""#
+        );
+    }
+
+    /// The operator is told what stood where the id belongs: the value as JSON, or that nothing
+    /// did.
+    #[test]
+    fn the_operator_message_shows_what_the_response_held() {
+        let refused = |document: serde_json::Value| {
+            check(
+                &correlation(),
+                Document::from_value(&document).root(),
+                "job_status",
+                &Request::new("req.00000001"),
+            )
+            .unwrap_err()
+            .message
+            .clone()
+        };
+        assert_eq!(
+            refused(json!({"tool": "job_status", "request_id": 7})),
+            r#"the response answers request 7, but the outstanding request is "req.00000001""#
+        );
+        assert_eq!(
+            refused(json!({"tool": "job_status"})),
+            r#"the response answers request (nothing), but the outstanding request is "req.00000001""#
+        );
+        assert_eq!(
+            refused(json!({"request_id": "req.00000001"})),
+            r#"the response names tool (nothing), but this contract is for "job_status""#
+        );
     }
 
     #[test]

@@ -193,8 +193,9 @@ fn syntax_fault(error: &serde_json::Error, max_depth: usize) -> Fault {
     } else if message.starts_with("lone leading surrogate")
         || message.starts_with("unexpected end of hex escape")
         || message.starts_with("invalid escape")
-        || message.starts_with("invalid unicode code point")
     {
+        // (serde_json's fourth escape error, "invalid unicode code point", is about invalid
+        // UTF-8, which `utf8` refuses before serde_json reads a byte.)
         (
             "invalid_escape",
             "a string holds an escape that does not denote a Unicode scalar value (e.g. a lone surrogate)",
@@ -264,12 +265,10 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
         Ok(Element::Verbatim(value))
     }
 
+    // A string that needed unescaping (serde_json never hands over an owned `String`; the
+    // default `visit_string` would forward one here).
     fn visit_str<E>(self, value: &str) -> Result<Element<'de>, E> {
         Ok(Element::String(Cow::Owned(value.to_owned())))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Element<'de>, E> {
-        Ok(Element::String(Cow::Owned(value)))
     }
 
     fn visit_unit<E>(self) -> Result<Element<'de>, E> {
@@ -356,12 +355,10 @@ impl<'de> Visitor<'de> for NameSeed {
         Ok(Cow::Borrowed(value))
     }
 
+    // A name that needed unescaping; serde_json never hands over an owned `String` for one (the
+    // default `visit_string` would forward it here all the same).
     fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
         Ok(Cow::Owned(value.to_owned()))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(value))
     }
 }
 

@@ -229,6 +229,24 @@ mod tests {
         );
     }
 
+    /// Request ids are the adapter's to choose, of any length; the envelope echoes a long one
+    /// (with its quote escaped) as it echoes a short one.
+    #[test]
+    fn a_long_request_id_is_echoed_whole() {
+        let request_id = format!("req.{}\"{}", "x".repeat(150), "y".repeat(150));
+        let out = project(
+            Direction::Result,
+            "t",
+            &request_id,
+            &["state"],
+            sources(&["/data/state"]),
+            &json!({"data": {"state": "ok"}}),
+        );
+        let expected = json!({"tool": "t", "request_id": request_id, "outcome": "success", "data": {"state": "ok"}});
+        let written: Value = serde_json::from_str(&out.unwrap()).unwrap();
+        assert_eq!(written, expected);
+    }
+
     #[test]
     fn fields_under_different_parents_are_each_read_from_their_own() {
         let document = json!({"x": 0, "a": {"v": 1, "w": 2}, "b": {"v": 3}, "c": [4, 5]});

@@ -158,5 +158,39 @@ mod tests {
         let endless = io::repeat(b'x');
         let body = read_capped(endless, 10).unwrap();
         assert_eq!(body.len(), 11);
+        assert_eq!(read_capped(io::repeat(b'x'), 0).unwrap(), b"x");
+        assert_eq!(read_capped(&b"short"[..], 100_000).unwrap(), b"short");
+    }
+
+    /// The ceilings the typed reader enforces are the ones the contract schema publishes (and
+    /// its messages state): a contract the schema accepts is never refused by the reader.
+    #[test]
+    fn the_ceilings_are_the_contract_schemas() {
+        let schema: serde_json::Value =
+            serde_json::from_str(crate::spec::CONTRACT_SCHEMA).unwrap();
+        let limits = &schema["properties"]["limits"]["properties"];
+        assert_eq!(
+            limits["max_bytes"]["maximum"].as_u64(),
+            Some(Limits::MAX_BYTES_CEILING as u64)
+        );
+        assert_eq!(
+            limits["max_depth"]["maximum"].as_u64(),
+            Some(Limits::MAX_DEPTH_CEILING as u64)
+        );
+    }
+
+    /// What the operator is told names the limit and the size, or the status.
+    #[test]
+    fn the_operator_message_names_the_size_and_the_limit() {
+        let fault = check(&limits(), &Response::body(b"123456789")).unwrap_err();
+        assert_eq!(
+            fault.message,
+            "the response is at least 9 bytes; the contract allows at most 8"
+        );
+        let fault = check(&limits(), &Response::body(b"").with_status(429)).unwrap_err();
+        assert_eq!(
+            fault.message,
+            "the upstream answered with status 429, which the contract treats as unavailable"
+        );
     }
 }

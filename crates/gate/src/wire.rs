@@ -243,6 +243,16 @@ mod tests {
         );
     }
 
+    /// A decision's `Debug` (adapters log it) shows the agent bytes as text.
+    #[test]
+    fn agent_bytes_debug_as_their_text() {
+        let bytes = failure("t", "r", ErrorCode::NotFound, false);
+        assert_eq!(
+            format!("{bytes:?}"),
+            r#"AgentBytes({"tool":"t","request_id":"r","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}})"#
+        );
+    }
+
     #[test]
     fn strings_are_escaped_by_the_json_encoder() {
         let bytes = failure("t", "a\"b\n\u{1b}", ErrorCode::NotFound, true);

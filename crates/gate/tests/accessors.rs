@@ -172,3 +172,40 @@ fn a_response_reads_back_what_the_adapter_gave() {
     assert_eq!(unreachable.bytes(), b"");
     assert_eq!(unreachable.status(), None);
 }
+
+/// `toolgate check --explain` prints the record's `Display`: every part of the record, labelled.
+#[test]
+fn the_record_prints_every_part_labelled() {
+    let contract = bundled("job_status");
+    let raw = format!(
+        r#"{{"tool":"job_status","request_id":"{REQUEST_ID}","outcome":"success","data":{{"project_id":"bluebird","run_id":"run_8f3kQ2LmZx9T","state":"exploded","observed_at":"2026-11-29T11:59:00Z"}},"extra":1}}"#
+    );
+    let decision = admit(&contract, Response::body(raw.as_bytes()).with_status(200));
+    let sha = Sha256Digest::of(raw.as_bytes()).to_hex();
+    assert_eq!(
+        decision.operator_record().unwrap().to_string(),
+        format!(
+            "rejected by job_status v1 at layer `schema`, rule `enum` (INVALID_RESPONSE, not retryable)
+  what:     \"exploded\" is not one of \"failed\", \"running\" or 2 other candidates
+  where:    /data/state
+  schema:   /$defs/run/properties/state/enum
+  also:     (root): Additional properties are not allowed ('extra' was unexpected) [/oneOf/0/additionalProperties]
+  upstream: status 200
+  raw:      196 bytes, sha256 {sha}
+  request:  req.J7q94MkP (gate {GATE_VERSION})
+  fix:      a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
+        )
+    );
+    let decision = admit(&contract, Response::body(b"abc"));
+    assert_eq!(
+        decision.operator_record().unwrap().to_string(),
+        format!(
+            "rejected by job_status v1 at layer `parse`, rule `syntax` (INVALID_RESPONSE, not retryable)
+  what:     expected value at line 1 column 1
+  where:    (the whole document)
+  raw:      3 bytes, sha256 {ABC_SHA256}
+  request:  req.J7q94MkP (gate {GATE_VERSION})
+  fix:      the bytes are not JSON as RFC 8259 defines it (NaN, Infinity, comments, single quotes and trailing commas are not JSON)"
+        )
+    );
+}

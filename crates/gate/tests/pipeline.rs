@@ -207,6 +207,13 @@ fn missing_trusted_context_fails_closed() {
     let decision = contract.admit(bluebird.as_bytes(), &request(), now());
     assert_eq!(decision.rejection().unwrap().layer(), Layer::Semantic);
     assert_eq!(contract.required_context(), vec!["project_id", "runs"]);
+    // A lookup reads its table and every context value its records must match; a constant is
+    // not context.
+    assert_eq!(
+        bundled("close_ticket").required_context(),
+        vec!["tenant", "tickets"]
+    );
+    assert!(bundled("review_status").required_context().is_empty());
 }
 
 #[test]

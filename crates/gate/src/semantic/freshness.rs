@@ -143,12 +143,42 @@ mod tests {
         assert!(rule().at(&json!("2026-11-29T13:55:00+01:55"), now).is_ok());
     }
 
+    /// The window is closed at both ends: exactly `max_age` old and exactly `max_future` ahead
+    /// pass; a nanosecond more fails.
+    #[test]
+    fn the_window_includes_its_edges() {
+        let now = at("2026-11-29T12:00:00Z");
+        assert!(rule().at(&json!("2026-11-29T11:45:00Z"), now).is_ok());
+        assert!(rule().at(&json!("2026-11-29T11:44:59.999999999Z"), now).is_err());
+        assert!(rule().at(&json!("2026-11-29T12:02:00Z"), now).is_ok());
+        assert!(rule().at(&json!("2026-11-29T12:02:00.000000001Z"), now).is_err());
+    }
+
     #[test]
     fn stale_and_future_values_fail() {
         let now = at("2026-11-29T12:00:00Z");
         let stale = rule().at(&json!("2026-11-29T11:44:59Z"), now).unwrap_err();
         assert!(stale.message.contains("15m"), "{}", stale.message);
         assert!(rule().at(&json!("2026-11-29T12:02:01Z"), now).is_err());
+    }
+
+    /// The operator is told how far off the value was, to the second, against what the contract
+    /// allows.
+    #[test]
+    fn the_operator_message_states_the_age_and_the_allowance() {
+        let now = at("2026-11-29T12:00:00Z");
+        let stale = rule()
+            .at(&json!("2026-11-29T10:44:58.5Z"), now)
+            .unwrap_err();
+        assert_eq!(
+            stale.message,
+            "`observed_at` is 2026-11-29T10:44:58.5Z, 1h 15m 1s old; the contract accepts at most 15m"
+        );
+        let future = rule().at(&json!("2026-11-29T12:02:01Z"), now).unwrap_err();
+        assert_eq!(
+            future.message,
+            "`observed_at` is 2026-11-29T12:02:01Z, 2m 1s in the future; the contract tolerates 2m of clock skew"
+        );
     }
 
     #[test]

@@ -200,4 +200,49 @@ mod tests {
                 .is_err()
         );
     }
+
+    /// A float keys nothing, even where the table has its spelling: the id must be what the
+    /// schema promised (a string or an integer), not something that prints like a key.
+    #[test]
+    fn a_float_keys_nothing_even_where_its_spelling_is_a_key() {
+        let record = json!({"tenant": "demo-a", "status": "resolved"});
+        let request = Request::new("r")
+            .with_context("tenant", "demo-a")
+            .with_context("tickets", json!({"7.5": record}));
+        let refused = lookup()
+            .check_value(&json!(7.5), "ticket_id", &request, SystemTime::UNIX_EPOCH)
+            .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "`ticket_id` is 7.5, which cannot key the `tickets` table"
+        );
+    }
+
+    /// Every integer serde_json keeps keys its decimal spelling: negative ones (only `i64`) and
+    /// those past `i64::MAX` (only `u64`) as much as small positive ones (both).
+    #[test]
+    fn integers_of_either_sign_and_any_width_key_their_decimal_spelling() {
+        let record = json!({"tenant": "demo-a", "status": "resolved"});
+        let request = Request::new("r")
+            .with_context("tenant", "demo-a")
+            .with_context(
+                "tickets",
+                json!({"-3": record.clone(), "18446744073709551615": record}),
+            );
+        for id in [json!(-3), json!(u64::MAX)] {
+            assert!(
+                lookup()
+                    .check_value(&id, "ticket_id", &request, SystemTime::UNIX_EPOCH)
+                    .is_ok(),
+                "{id}"
+            );
+        }
+        let unknown = lookup()
+            .check_value(&json!("-4"), "ticket_id", &request, SystemTime::UNIX_EPOCH)
+            .unwrap_err();
+        assert_eq!(
+            unknown.message,
+            "`ticket_id` \"-4\" is not in the `tickets` table"
+        );
+    }
 }
