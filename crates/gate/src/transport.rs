@@ -166,8 +166,7 @@ mod tests {
     /// its messages state): a contract the schema accepts is never refused by the reader.
     #[test]
     fn the_ceilings_are_the_contract_schemas() {
-        let schema: serde_json::Value =
-            serde_json::from_str(crate::spec::CONTRACT_SCHEMA).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(crate::spec::CONTRACT_SCHEMA).unwrap();
         let limits = &schema["properties"]["limits"]["properties"];
         assert_eq!(
             limits["max_bytes"]["maximum"].as_u64(),

@@ -251,20 +251,24 @@ fn ascii_class(class: &Class) -> Option<u128> {
 mod tests {
     use super::*;
 
+    /// Patterns with a positional reading: the bundled contracts' identifiers and the edges.
+    const POSITIONAL: [&str; 11] = [
+        "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$",
+        "^[a-z0-9][a-z0-9-]{2,62}$",
+        "^run_[A-Za-z0-9]{12,48}$",
+        "^[0-9]{4}-[0-9]{2}$",
+        "^T-[0-9]+$",
+        "^x*$",
+        "^$",
+        r"^\d{3}$",
+        r"^\w+$",
+        "^(ab)[c-e]{0,4}$",
+        "^[a-z]{1,64}$",
+    ];
+
     #[test]
     fn identifier_patterns_have_a_positional_reading() {
-        for pattern in [
-            "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$",
-            "^[a-z0-9][a-z0-9-]{2,62}$",
-            "^run_[A-Za-z0-9]{12,48}$",
-            "^[0-9]{4}-[0-9]{2}$",
-            "^T-[0-9]+$",
-            "^x*$",
-            "^$",
-            r"^\d{3}$",
-            r"^\w+$",
-            "^(ab)[c-e]{0,4}$",
-        ] {
+        for pattern in POSITIONAL {
             assert!(Positional::compile(pattern).is_some(), "{pattern}");
         }
     }
@@ -340,19 +344,7 @@ mod tests {
                 ]
             })
             .collect();
-        for pattern in [
-            "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$",
-            "^[a-z0-9][a-z0-9-]{2,62}$",
-            "^run_[A-Za-z0-9]{12,48}$",
-            "^[0-9]{4}-[0-9]{2}$",
-            "^T-[0-9]+$",
-            "^x*$",
-            "^$",
-            r"^\d{3}$",
-            "^(ab)[c-e]{0,4}$",
-            "^[a-z]{1,64}$",
-            r"^\w+$",
-        ] {
+        for pattern in POSITIONAL {
             let positional = Positional::compile(pattern).unwrap();
             let regex =
                 regex::Regex::new(&jsonschema_regex::to_rust_regex(pattern).unwrap()).unwrap();

@@ -149,9 +149,17 @@ mod tests {
     fn the_window_includes_its_edges() {
         let now = at("2026-11-29T12:00:00Z");
         assert!(rule().at(&json!("2026-11-29T11:45:00Z"), now).is_ok());
-        assert!(rule().at(&json!("2026-11-29T11:44:59.999999999Z"), now).is_err());
+        assert!(
+            rule()
+                .at(&json!("2026-11-29T11:44:59.999999999Z"), now)
+                .is_err()
+        );
         assert!(rule().at(&json!("2026-11-29T12:02:00Z"), now).is_ok());
-        assert!(rule().at(&json!("2026-11-29T12:02:00.000000001Z"), now).is_err());
+        assert!(
+            rule()
+                .at(&json!("2026-11-29T12:02:00.000000001Z"), now)
+                .is_err()
+        );
     }
 
     #[test]
