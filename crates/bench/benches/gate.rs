@@ -15,6 +15,7 @@ use toolgate_bench::{
     Kind, history, job_status, job_status_schema, now, request, run_history, small, small_mix,
 };
 use toolgate_gate::internals::stages;
+use toolgate_gate::{AuditSink, JsonLinesSink};
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -69,12 +70,13 @@ fn bench_small_mix(criterion: &mut Criterion) {
         })
     });
     // What an adapter that logs every decision pays on top: the audit event (with both SHA-256
-    // digests) serialized as its JSON line.
+    // digests) written as its JSON line through the gate's own sink (to a writer that discards).
+    let sink = JsonLinesSink::new(std::io::sink());
     group.bench_function("admit_and_audit_line", |bench| {
         bench.iter(|| {
             for (_, raw) in &mix {
                 let decision = contract.admit(black_box(raw), &request, now);
-                black_box(decision.audit_event().to_json_line());
+                black_box(sink.record(decision.audit_event())).unwrap();
             }
         })
     });
@@ -314,14 +316,11 @@ fn print_paired_ratios() {
             black_box(contract.admit(black_box(raw), &request, now));
         }
     };
+    let sink = JsonLinesSink::new(std::io::sink());
     let audit_mix = || {
         for (_, raw) in &mix {
-            black_box(
-                contract
-                    .admit(black_box(raw), &request, now)
-                    .audit_event()
-                    .to_json_line(),
-            );
+            let decision = contract.admit(black_box(raw), &request, now);
+            black_box(sink.record(decision.audit_event())).unwrap();
         }
     };
     println!(

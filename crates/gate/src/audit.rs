@@ -220,19 +220,29 @@ pub trait AuditSink: Send + Sync {
 
 /// Writes one JSON line per event to any writer (an append-mode file, a socket, stdout).
 ///
-/// Each line is serialized before the lock is taken and written with a single `write_all` and
-/// `flush` while it is held, so lines from concurrent admissions never interleave. Open files with
-/// `O_APPEND` when several processes share one log.
+/// Each line is written into one buffer the sink keeps (so logging allocates nothing per event)
+/// and handed to the writer with a single `write_all` and `flush` while the lock is held, so
+/// lines from concurrent admissions never interleave. Open files with `O_APPEND` when several
+/// processes share one log.
 #[derive(Debug)]
 pub struct JsonLinesSink<W> {
-    writer: Mutex<W>,
+    writer: Mutex<LineWriter<W>>,
+}
+
+#[derive(Debug)]
+struct LineWriter<W> {
+    writer: W,
+    line: Vec<u8>,
 }
 
 impl<W: Write> JsonLinesSink<W> {
     /// Wraps a writer.
     pub fn new(writer: W) -> JsonLinesSink<W> {
         JsonLinesSink {
-            writer: Mutex::new(writer),
+            writer: Mutex::new(LineWriter {
+                writer,
+                line: Vec::new(),
+            }),
         }
     }
 
@@ -241,19 +251,23 @@ impl<W: Write> JsonLinesSink<W> {
         self.writer
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .writer
     }
 }
 
 impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
     fn record(&self, event: &AuditEvent) -> io::Result<()> {
-        let line = event.to_json_line();
-        // A panic elsewhere while holding the lock cannot leave half a line behind (the line is
-        // written in one call), so a poisoned lock is safe to keep using.
-        let mut writer = self
+        // A panic elsewhere while holding the lock cannot leave half a line behind (the buffer is
+        // cleared before each line, which is written in one call), so a poisoned lock is safe to
+        // keep using.
+        let mut guard = self
             .writer
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        writer.write_all(&line)?;
+        let LineWriter { writer, line } = &mut *guard;
+        line.clear();
+        event.write_json_line(line);
+        writer.write_all(line)?;
         writer.flush()
     }
 }

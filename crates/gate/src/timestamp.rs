@@ -172,39 +172,35 @@ pub(crate) fn write_utc(out: &mut Vec<u8>, nanos: UnixNanos) -> bool {
     let Some(year) = u32::try_from(year).ok().filter(|year| *year < 10_000) else {
         return false;
     };
-    push_digits(out, year, 4);
-    out.push(b'-');
-    push_digits(out, month, 2);
-    out.push(b'-');
-    push_digits(out, day, 2);
-    out.push(b'T');
-    push_digits(out, second_of_day / 3600, 2);
-    out.push(b':');
-    push_digits(out, second_of_day / 60 % 60, 2);
-    out.push(b':');
-    push_digits(out, second_of_day % 60, 2);
+    // `YYYY-MM-DDTHH:MM:SS` and at most `.NNNNNNNNNZ`, formatted on the stack and appended once.
+    let mut text = *b"0000-00-00T00:00:00.000000000Z";
+    put_digits(&mut text[0..4], year);
+    put_digits(&mut text[5..7], month);
+    put_digits(&mut text[8..10], day);
+    put_digits(&mut text[11..13], second_of_day / 3600);
+    put_digits(&mut text[14..16], second_of_day / 60 % 60);
+    put_digits(&mut text[17..19], second_of_day % 60);
+    let mut end = 19;
     if fraction != 0 {
         let (mut value, mut width) = (fraction, 9);
         while value % 10 == 0 {
             value /= 10;
             width -= 1;
         }
-        out.push(b'.');
-        push_digits(out, value, width);
+        put_digits(&mut text[20..20 + width], value);
+        end = 20 + width;
     }
-    out.push(b'Z');
+    text[end] = b'Z';
+    out.extend_from_slice(&text[..=end]);
     true
 }
 
-/// Writes `value` as exactly `width` (at most 10) decimal digits, zero-padded.
-pub(crate) fn push_digits(out: &mut Vec<u8>, mut value: u32, width: u32) {
-    let mut digits = [b'0'; 10];
-    let width = width as usize;
-    for digit in digits[..width].iter_mut().rev() {
+/// Fills `digits` with `value`'s last `digits.len()` decimal digits, zero-padded.
+fn put_digits(digits: &mut [u8], mut value: u32) {
+    for digit in digits.iter_mut().rev() {
         *digit = b'0' + (value % 10) as u8;
         value /= 10;
     }
-    out.extend_from_slice(&digits[..width]);
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's

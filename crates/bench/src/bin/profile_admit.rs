@@ -1,8 +1,11 @@
 //! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
 //! Usage: `profile_admit [mix|mix-parse-only|mix-audit|success|extra_property|...] [iterations]`
-//! (`mix-audit`: admit, then write the decision's audit line, as an adapter that logs does).
+//! (`mix-audit`: admit, then record the decision's audit event through a `JsonLinesSink` to a
+//! writer that discards it, as an adapter that logs does).
 
 use std::hint::black_box;
+
+use toolgate_gate::{AuditSink, JsonLinesSink};
 
 use toolgate_bench::{Kind, job_status, now, request, small, small_mix};
 
@@ -24,6 +27,7 @@ fn main() {
     let contract = job_status();
     let request = request();
     let now = now();
+    let sink = JsonLinesSink::new(std::io::sink());
     let mode = std::env::args().nth(1).unwrap_or_default();
     let inputs: Vec<Vec<u8>> = if mode.starts_with("mix") {
         small_mix(1000).into_iter().map(|(_, raw)| raw).collect()
@@ -36,7 +40,7 @@ fn main() {
             let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(raw)));
         } else if mode == "mix-audit" {
             let decision = contract.admit(black_box(raw), &request, now);
-            black_box(decision.audit_event().to_json_line());
+            black_box(sink.record(decision.audit_event())).expect("io::sink never fails");
         } else {
             black_box(contract.admit(black_box(raw), &request, now));
         }
