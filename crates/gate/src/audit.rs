@@ -1,5 +1,6 @@
 //! Audit events: one JSON line per decision, accepted or not, and a sink that keeps lines whole.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -32,7 +33,7 @@ pub struct AuditEvent {
     /// The rejecting rule, for layers whose rule is known without explaining the rejection
     /// (everything but a schema keyword, which the operator record carries).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) rule: Option<String>,
+    pub(crate) rule: Option<Cow<'static, str>>,
     pub(crate) code: Option<ErrorCode>,
     pub(crate) retryable: bool,
     pub(crate) raw_len: usize,
@@ -53,7 +54,7 @@ impl AuditEvent {
     pub(crate) fn new(
         facts: &Facts,
         outcome: &Outcome,
-        rule: Option<String>,
+        rule: Option<Cow<'static, str>>,
         agent_sha256: Sha256Digest,
     ) -> AuditEvent {
         let (layer, code, retryable) = match outcome {
@@ -302,7 +303,7 @@ mod tests {
         AuditEvent::new(
             &facts,
             &outcome,
-            rule.map(str::to_owned),
+            rule.map(|rule| Cow::Owned(rule.to_owned())),
             Sha256Digest::of(b"agent"),
         )
     }

@@ -134,7 +134,7 @@ impl Decision {
             let rule = self
                 .detail
                 .as_ref()
-                .and_then(|detail| detail.known_rule.as_deref().map(str::to_owned));
+                .and_then(|detail| detail.known_rule.clone());
             AuditEvent::new(
                 &self.facts,
                 &self.outcome,

@@ -15,6 +15,13 @@ fn admit(contract: &Contract, response: Response<'_>) -> Decision {
     contract.admit_response(response, &job_request(), now())
 }
 
+/// A success with two faults: a state outside the enum, and a member the envelope does not allow.
+fn unknown_state_and_extra_member() -> String {
+    format!(
+        r#"{{"tool":"job_status","request_id":"{REQUEST_ID}","outcome":"success","data":{{"project_id":"bluebird","run_id":"run_8f3kQ2LmZx9T","state":"exploded","observed_at":"2026-11-29T11:59:00Z"}},"extra":1}}"#
+    )
+}
+
 fn serialized(record: &toolgate_gate::OperatorRecord) -> Value {
     serde_json::to_value(record).unwrap()
 }
@@ -67,9 +74,7 @@ fn assert_accessors_match_serialization(record: &toolgate_gate::OperatorRecord) 
 #[test]
 fn a_schema_rejection_record_reads_back_exactly() {
     let contract = bundled("job_status");
-    let raw = format!(
-        r#"{{"tool":"job_status","request_id":"{REQUEST_ID}","outcome":"success","data":{{"project_id":"bluebird","run_id":"run_8f3kQ2LmZx9T","state":"exploded","observed_at":"2026-11-29T11:59:00Z"}},"extra":1}}"#
-    );
+    let raw = unknown_state_and_extra_member();
     let decision = admit(&contract, Response::body(raw.as_bytes()).with_status(200));
     let record = decision
         .operator_record()
@@ -177,9 +182,7 @@ fn a_response_reads_back_what_the_adapter_gave() {
 #[test]
 fn the_record_prints_every_part_labelled() {
     let contract = bundled("job_status");
-    let raw = format!(
-        r#"{{"tool":"job_status","request_id":"{REQUEST_ID}","outcome":"success","data":{{"project_id":"bluebird","run_id":"run_8f3kQ2LmZx9T","state":"exploded","observed_at":"2026-11-29T11:59:00Z"}},"extra":1}}"#
-    );
+    let raw = unknown_state_and_extra_member();
     let decision = admit(&contract, Response::body(raw.as_bytes()).with_status(200));
     let sha = Sha256Digest::of(raw.as_bytes()).to_hex();
     assert_eq!(
