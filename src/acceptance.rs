@@ -69,6 +69,18 @@ pub trait EntryFile: DeserializeOwned {
     fn split(self) -> Result<Checked<Self::What>, String>;
 }
 
+/// Checks an entry's `pointer:`: a JSON pointer into `whole` (it starts with `/`, or is empty for
+/// all of it).
+pub fn check_pointer(pointer: &str, whole: &str) -> Result<(), String> {
+    if pointer.is_empty() || pointer.starts_with('/') {
+        Ok(())
+    } else {
+        Err(format!(
+            "pointer: {pointer:?} is not a JSON pointer (it starts with `/`, or is empty for {whole})"
+        ))
+    }
+}
+
 /// An entry, checked: what it accepts, its `versions:` and its `reason:`.
 #[derive(Debug)]
 pub struct Checked<T> {

@@ -173,7 +173,9 @@ fn request_spec(options: &CheckOptions) -> Result<RequestSpec, UsageError> {
     Ok(spec)
 }
 
-fn open_audit_log(path: &Path) -> Result<JsonLinesSink<fs::File>, UsageError> {
+/// Opens (creating it if needed) the audit log `--audit FILE` names, for appending: several
+/// processes may share one log, and each line is written whole.
+pub(crate) fn open_audit_log(path: &Path) -> Result<JsonLinesSink<fs::File>, UsageError> {
     OpenOptions::new()
         .create(true)
         .append(true)

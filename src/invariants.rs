@@ -3,10 +3,11 @@
 //! and no string of the raw input that the contract did not promise appears in them.
 //!
 //! The fixture runner checks this on every case; the property tests and the fuzz targets check it
-//! on generated and mutated inputs.
+//! on generated and mutated inputs, together with [`reference_disagreements`]: the admission
+//! path's shortcuts against the references they must agree with.
 
 use serde_json::Value;
-use toolgate_gate::internals::failure_envelope;
+use toolgate_gate::internals::{failure_envelope, stages};
 use toolgate_gate::{Contract, Decision, Outcome};
 
 use crate::leak;
@@ -76,6 +77,35 @@ pub fn agent_view_problems(
             ProblemKind::Leak,
             format!("{leaked:?} from the raw input reached the agent, but the contract does not promise it"),
         ));
+    }
+    problems
+}
+
+/// Where the admission path and its references part on `raw`, one line each; empty when they
+/// agree (and when the strict parser refuses `raw`, which leaves nothing to compare). The gate
+/// reads its own document, narrows a `oneOf` by the outcome member and matches identifier
+/// patterns by table; the references are serde_json's `Value` and the plain validator. Where the
+/// strict parser accepts `raw`, serde_json must read the same value, and every shape's schema
+/// must decide it as the reference does.
+pub fn reference_disagreements(contract: &Contract, raw: &[u8]) -> Vec<String> {
+    let Some(document) = stages::parse(contract, raw) else {
+        return Vec::new();
+    };
+    let reference: Value = match serde_json::from_slice(raw) {
+        Ok(value) => value,
+        Err(error) => {
+            return vec![format!(
+                "the strict parser accepted what serde_json refuses ({error})"
+            )];
+        }
+    };
+    let mut problems = Vec::new();
+    if !(document.root().equals(&reference) && document.root().to_value() == reference) {
+        problems.push("the gate's document differs from serde_json's value".to_owned());
+    }
+    if !stages::schema_agrees_with_reference(contract, &document) {
+        problems
+            .push("a shape's schema decides differently from the reference validator".to_owned());
     }
     problems
 }

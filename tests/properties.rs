@@ -1,14 +1,16 @@
 //! Property tests: generated JSON built from each bundled tool's accepted fixtures, with unknown
 //! members injected, member names duplicated and values replaced or blown up. Whatever the input,
 //! the gate's answer must keep the invariants (`toolgate::invariants`): exactly the failure
-//! envelope or a promised success, and nothing unpromised from the raw bytes in it.
+//! envelope or a promised success, nothing unpromised from the raw bytes in it, and the
+//! admission path's document and schema decisions agreeing with serde_json's and the plain
+//! validator's.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolgate::invariants::agent_view_problems;
+use toolgate::invariants::{agent_view_problems, reference_disagreements};
 use toolgate::mutate::{
     object_pointers, text_with_duplicate, value_pointers, with_member, with_value,
 };
@@ -64,6 +66,13 @@ fn tools() -> &'static Vec<Tool> {
 fn admit(tool: &Tool, raw: &[u8]) -> Decision {
     let now = parse_time(tool.request.now.as_deref().unwrap()).unwrap();
     let decision = tool.contract.admit(raw, &tool.request.to_request(), now);
+    let disagreements = reference_disagreements(&tool.contract, raw);
+    assert!(
+        disagreements.is_empty(),
+        "{}: {disagreements:?}\nraw: {}",
+        tool.contract.tool(),
+        String::from_utf8_lossy(raw)
+    );
     let problems = agent_view_problems(&tool.contract, raw, &tool.request.request_id, &decision);
     assert!(
         problems.is_empty(),

@@ -23,6 +23,21 @@ fn check(root: &Path, args: &[&str], stdin: &[u8]) -> Run {
     run(command, stdin)
 }
 
+/// `toolgate check job_status` with the tool's own request file, saving the bytes as `target`.
+fn save_job_status(root: &Path, target: &str, stdin: &[u8]) -> Run {
+    check(
+        root,
+        &[
+            "job_status",
+            "--request",
+            "fixtures/job_status/request.json",
+            "--save-fixture",
+            target,
+        ],
+        stdin,
+    )
+}
+
 fn suite_passes_after_accept(root: &Path, case: &str) {
     assert_eq!(toolgate_test(root, &["--accept"], false).code, 0);
     let ci = toolgate_test(root, &["--format", "json"], true);
@@ -42,17 +57,7 @@ fn suite_passes_after_accept(root: &Path, case: &str) {
 fn a_production_rejection_becomes_a_near_miss_that_passes_the_suite() {
     let dir = tree();
     let root = dir.path();
-    let saved = check(
-        root,
-        &[
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--save-fixture",
-            "near-miss/captured_copperhead",
-        ],
-        COPPERHEAD.as_bytes(),
-    );
+    let saved = save_job_status(root, "near-miss/captured_copperhead", COPPERHEAD.as_bytes());
     assert_eq!(
         saved.code, 1,
         "rejected, as in production: {}",
@@ -93,17 +98,7 @@ fn a_production_rejection_becomes_a_near_miss_that_passes_the_suite() {
     suite_passes_after_accept(root, "job_status::near-miss::captured_copperhead");
 
     // Never overwritten: the same name again is refused, and nothing changes.
-    let again = check(
-        root,
-        &[
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--save-fixture",
-            "near-miss/captured_copperhead",
-        ],
-        b"{}",
-    );
+    let again = save_job_status(root, "near-miss/captured_copperhead", b"{}");
     assert_eq!(again.code, 2);
     assert!(
         again
@@ -204,17 +199,7 @@ fn versions_that_decide_differently_are_recorded_per_version() {
             .unwrap();
     assert!(sidecar.contains("expect_by_version:\n  v1: { outcome: admitted }\n  v2: { outcome: rejected, layer: schema"), "{sidecar}");
     // Checked against v2 as a near-miss: v1 admits it, so the fixture runs against v2 only.
-    let saved = check(
-        root,
-        &[
-            "job_status",
-            "--request",
-            "fixtures/job_status/request.json",
-            "--save-fixture",
-            "near-miss/cancelled_refused",
-        ],
-        cancelled.as_bytes(),
-    );
+    let saved = save_job_status(root, "near-miss/cancelled_refused", cancelled.as_bytes());
     assert_eq!(saved.code, 1, "{}", saved.stderr);
     let sidecar = fs::read_to_string(
         root.join("fixtures/job_status/near-miss/cancelled_refused.expect.yaml"),
@@ -242,17 +227,7 @@ fn a_decision_that_does_not_fit_the_class_or_a_bad_target_is_refused() {
         ("rejected/x", "is not a fixture class"),
         ("accepted/../../escape", "a fixture name is letters, digits"),
     ] {
-        let outcome = check(
-            root,
-            &[
-                "job_status",
-                "--request",
-                "fixtures/job_status/request.json",
-                "--save-fixture",
-                target,
-            ],
-            admitted.as_bytes(),
-        );
+        let outcome = save_job_status(root, target, admitted.as_bytes());
         assert_eq!(outcome.code, 2, "{target}");
         assert!(
             outcome.stderr.contains(message),

@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::acceptance::{self, Acceptances, Checked, EntryFile};
+use crate::acceptance::{self, Acceptances, Checked, EntryFile, check_pointer};
 use crate::confine::RepoRoot;
 use crate::model::schema::{self, JsonType, Kind, Node, admits, alternatives};
 use crate::model::strings::{self, Strings};
@@ -512,12 +512,7 @@ impl EntryFile for LintEntry {
                 known.join(", ")
             )
         })?;
-        if !(self.pointer.is_empty() || self.pointer.starts_with('/')) {
-            return Err(format!(
-                "pointer: {:?} is not a JSON pointer (it starts with `/`, or is empty for the whole file)",
-                self.pointer
-            ));
-        }
+        check_pointer(&self.pointer, "the whole file")?;
         Ok(Checked {
             what: AcceptedFinding {
                 rule,

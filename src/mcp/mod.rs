@@ -10,12 +10,10 @@ pub mod schemas;
 pub mod tools;
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use toolgate_gate::JsonLinesSink;
 use toolgate_gate::internals::parse_duration;
 
 use crate::error::UsageError;
@@ -66,15 +64,8 @@ pub fn run(options: &McpProxyOptions) -> Result<u8, UsageError> {
         .unwrap_or_else(|| (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024));
     let audit = options
         .audit
-        .as_ref()
-        .map(|path| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map(JsonLinesSink::new)
-                .map_err(|error| UsageError::io(path, "open the audit log for appending", &error))
-        })
+        .as_deref()
+        .map(crate::check::open_audit_log)
         .transpose()?;
     let (program, arguments) = options
         .command

@@ -248,6 +248,19 @@ impl Proxy {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Every request still waiting for the upstream, removed from the table, oldest first (so
+    /// the host hears about them in the order it asked).
+    fn take_pending(&self) -> Vec<Pending> {
+        let mut drained: Vec<Pending> = self
+            .state()
+            .pending
+            .drain()
+            .map(|(_, pending)| pending)
+            .collect();
+        drained.sort_by_key(|pending| pending.since);
+        drained
+    }
+
     fn allows(&self, route: Route) -> bool {
         self.allowed.contains(&route)
     }
@@ -481,13 +494,7 @@ impl Proxy {
         log(&format!(
             "the upstream wrote an unreadable line ({why}); every pending request is answered with the fixed failure"
         ));
-        let pending: Vec<Pending> = {
-            let mut state = self.state();
-            let mut drained: Vec<Pending> =
-                state.pending.drain().map(|(_, pending)| pending).collect();
-            drained.sort_by_key(|pending| pending.since);
-            drained
-        };
+        let pending = self.take_pending();
         for pending in pending {
             match &pending.waiting {
                 Waiting::Call(call) => {
@@ -713,13 +720,7 @@ impl Proxy {
 
     /// Answers every pending request with the fixed failure.
     fn fail_pending(&self, reason: &str) {
-        let pending: Vec<Pending> = {
-            let mut state = self.state();
-            let mut drained: Vec<Pending> =
-                state.pending.drain().map(|(_, pending)| pending).collect();
-            drained.sort_by_key(|pending| pending.since);
-            drained
-        };
+        let pending = self.take_pending();
         for pending in pending {
             self.answer_gone(pending, reason);
         }

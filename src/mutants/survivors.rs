@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::Family;
-use crate::acceptance::{self, Acceptances, Checked, EntryFile};
+use crate::acceptance::{self, Acceptances, Checked, EntryFile, check_pointer};
 use crate::confine::RepoRoot;
 use crate::fixture::FIXTURES_DIR;
 
@@ -52,12 +52,7 @@ impl EntryFile for SurvivorEntry {
                 known.join(", ")
             )
         })?;
-        if !(self.pointer.is_empty() || self.pointer.starts_with('/')) {
-            return Err(format!(
-                "pointer: {:?} is not a JSON pointer (it starts with `/`, or is empty for the whole response)",
-                self.pointer
-            ));
-        }
+        check_pointer(&self.pointer, "the whole response")?;
         Ok(Checked {
             what: AcceptedSurvivor {
                 family,

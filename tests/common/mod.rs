@@ -106,27 +106,12 @@ pub fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
 }
 
 /// The closed failure branch of a result envelope for `tool` (`outcome: failure` with an
-/// `error` of a finite code and a retryable flag), its request id as `request_id` says.
+/// `error` of a finite code and a retryable flag): the schema of the failure the gate writes,
+/// with its request id as `request_id` says.
 pub fn failure_branch(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
-    serde_json::json!({
-        "type": "object",
-        "required": ["tool", "request_id", "outcome", "error"],
-        "properties": {
-            "tool": {"const": tool},
-            "request_id": request_id,
-            "outcome": {"const": "failure"},
-            "error": {
-                "type": "object",
-                "required": ["code", "retryable"],
-                "properties": {
-                    "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                    "retryable": {"type": "boolean"}
-                },
-                "additionalProperties": false
-            }
-        },
-        "additionalProperties": false
-    })
+    let mut branch = toolgate::mcp::schemas::failure_schema(tool);
+    branch["properties"]["request_id"] = request_id;
+    branch
 }
 
 /// Sets or clears `CI`, and clears insta's variables, so a test decides the snapshot mode itself.
