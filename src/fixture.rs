@@ -18,6 +18,8 @@ pub const FIXTURES_DIR: &str = "fixtures";
 pub const SIDECAR_SUFFIX: &str = ".expect.yaml";
 /// The request file a sidecar uses unless it names another.
 pub const DEFAULT_REQUEST_FILE: &str = "request.json";
+/// `fixtures/<tool>/survivors.yaml`: mutants accepted as survivors, each with a reason.
+pub const SURVIVORS_FILE: &str = "survivors.yaml";
 
 /// The four kinds of fixture, one folder each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -263,7 +265,7 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
             },
             Ok(Kind::File) if entry.name.ends_with(".json") => {} // a request file
             // The mutants the tool's contract admits on purpose.
-            Ok(Kind::File) if entry.name == crate::mutants::survivors::SURVIVORS_FILE => {}
+            Ok(Kind::File) if entry.name == SURVIVORS_FILE => {}
             Ok(_) => discovery.problems.push(StructureProblem {
                 path: entry.path,
                 message: "only request files (*.json), survivors.yaml and class folders belong in a tool's fixture folder".to_owned(),

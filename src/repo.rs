@@ -11,6 +11,17 @@ use crate::error::UsageError;
 /// The folder under the root that holds one folder per tool.
 pub const CONTRACTS_DIR: &str = "contracts";
 
+/// `contracts/<tool>/lint.yaml`: lint findings accepted with a reason.
+///
+/// ```yaml
+/// - rule: string_unbounded
+///   file: envelope.schema.json
+///   pointer: /$defs/review/properties/note
+///   versions: [v1]            # optional: every version when absent
+///   reason: free text the agent shows to a person, bounded by the byte limit
+/// ```
+pub const LINT_FILE: &str = "lint.yaml";
+
 /// A repository root: the folder holding `contracts/` (and, for the harness, `fixtures/` and
 /// `snapshots/`). Everything under it is read through [`RepoRoot`], inside the root only.
 #[derive(Debug, Clone)]
@@ -160,7 +171,7 @@ impl Repository {
                 }),
                 // Lint findings accepted with a reason: beside the versions, never inside one,
                 // so accepting a finding does not change a published, locked version.
-                None if entry.name == crate::lint::LINT_FILE && kind == Kind::File => {}
+                None if entry.name == LINT_FILE && kind == Kind::File => {}
                 _ => {
                     return Err(UsageError::new(format!(
                         "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder) and lint.yaml",

@@ -20,7 +20,7 @@ use crate::confine::RepoRoot;
 use crate::model::schema::{self, JsonType, Kind, Node, admits, alternatives};
 use crate::model::strings::{self, Strings};
 use crate::model::{ShapeDoc, Version};
-use crate::repo::{CONTRACTS_DIR, Repository};
+use crate::repo::{CONTRACTS_DIR, LINT_FILE, Repository};
 
 macro_rules! rules {
     ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal; )*) => {
@@ -466,17 +466,6 @@ fn step(node: &Node, tokens: &[String], required: bool, out: &mut Vec<Resolution
         }),
     }
 }
-
-/// `contracts/<tool>/lint.yaml`: lint findings accepted with a reason.
-///
-/// ```yaml
-/// - rule: string_unbounded
-///   file: envelope.schema.json
-///   pointer: /$defs/review/properties/note
-///   versions: [v1]            # optional: every version when absent
-///   reason: free text the agent shows to a person, bounded by the byte limit
-/// ```
-pub const LINT_FILE: &str = "lint.yaml";
 
 /// One accepted finding: a rule at a place in a version folder.
 #[derive(Debug, Clone, PartialEq, Eq)]

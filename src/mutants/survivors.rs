@@ -16,10 +16,7 @@ use serde::Deserialize;
 use super::Family;
 use crate::acceptance::{self, Acceptances, Checked, EntryFile, check_pointer};
 use crate::confine::RepoRoot;
-use crate::fixture::FIXTURES_DIR;
-
-/// The file's name in a tool's fixture folder.
-pub const SURVIVORS_FILE: &str = "survivors.yaml";
+use crate::fixture::{FIXTURES_DIR, SURVIVORS_FILE};
 
 /// One accepted survivor: a mutation at a place in the response, in any fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]
