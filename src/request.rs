@@ -14,6 +14,10 @@ use toolgate_gate::Request;
 use crate::confine::MAX_FILE_BYTES;
 use crate::error::UsageError;
 
+/// The request file's JSON Schema, published by `toolgate schema request`; tests hold it to
+/// [`parse_request_file`].
+pub const SCHEMA: &str = include_str!("../schemas/request.schema.json");
+
 /// The outstanding request, as a connector owner writes it down to reproduce a decision.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

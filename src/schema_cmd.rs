@@ -32,10 +32,10 @@ pub struct SchemaOptions {
 /// The schema's text.
 pub fn text(kind: SchemaKind) -> &'static str {
     match kind {
-        SchemaKind::Report => include_str!("../schemas/report.schema.json"),
+        SchemaKind::Report => crate::report::json::SCHEMA,
         SchemaKind::Contract => toolgate_gate::internals::CONTRACT_SCHEMA,
-        SchemaKind::Sidecar => include_str!("../schemas/sidecar.schema.json"),
-        SchemaKind::Request => include_str!("../schemas/request.schema.json"),
+        SchemaKind::Sidecar => crate::sidecar::SCHEMA,
+        SchemaKind::Request => crate::request::SCHEMA,
     }
 }
 

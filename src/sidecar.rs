@@ -12,12 +12,14 @@ use toolgate_gate::internals::{
 };
 use toolgate_gate::{Decision, ErrorCode, Layer, Outcome};
 
-/// The sidecar's JSON Schema (`toolgate schema sidecar`), compiled once.
+/// The sidecar's JSON Schema, published by `toolgate schema sidecar`: the reader holds every
+/// sidecar to it, so the schema an editor validates with is the one toolgate reads by.
+pub const SCHEMA: &str = include_str!("../schemas/sidecar.schema.json");
+
+/// [`SCHEMA`], compiled once.
 static SIDECAR_SCHEMA: LazyLock<SchemaValidator> = LazyLock::new(|| {
-    let schema: serde_json::Value = serde_json::from_str(crate::schema_cmd::text(
-        crate::schema_cmd::SchemaKind::Sidecar,
-    ))
-    .expect("the bundled sidecar schema is JSON");
+    let schema: serde_json::Value =
+        serde_json::from_str(SCHEMA).expect("the bundled sidecar schema is JSON");
     standalone_validator(&schema).expect("the bundled sidecar schema compiles")
 });
 

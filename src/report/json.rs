@@ -11,6 +11,9 @@ use super::Summary;
 use crate::snapshot::SnapshotMode;
 use crate::verdict::Problem;
 
+/// The report's JSON Schema, published by `toolgate schema report`; tests hold every report to it.
+pub const SCHEMA: &str = include_str!("../../schemas/report.schema.json");
+
 /// The JSON report's format version: bumped on any change a consumer could notice.
 pub const FORMAT_VERSION: u32 = 1;
 
