@@ -3,6 +3,7 @@
 //! through its public API, exactly as a production adapter would.
 
 pub mod acceptance;
+pub mod admission;
 pub mod bump;
 pub mod check;
 pub mod cli;

@@ -23,11 +23,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::admission::{RequestFiles, prepare};
 use crate::error::{UsageError, write_output};
 use crate::fixture::{self, FixtureClass};
 use crate::model::{Version, load};
 use crate::repo::{Repository, VersionDir};
-use crate::suite::admission::{RequestFiles, prepare};
 use change::{Change, Effect, Verdict};
 use replay::Replayed;
 use witness::{Base, Finding, Witness};

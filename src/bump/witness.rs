@@ -11,11 +11,11 @@ use toolgate_gate::internals::{failure_envelope, format_timestamp};
 use toolgate_gate::{Contract, Decision, Outcome, Response};
 
 use super::change::{Change, Edit, Effect, Probe, Side, Verdict};
+use crate::admission::Prepared;
 use crate::fixture::Fixture;
 use crate::model::schema::{self as model, Kind, Node};
 use crate::model::{RuleDoc, Version};
 use crate::request::RequestSpec;
-use crate::suite::admission::Prepared;
 
 /// A fixture, ready to be a witness's base: its bytes, its request, and both versions' decisions.
 pub(crate) struct Base {

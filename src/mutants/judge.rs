@@ -6,8 +6,8 @@ use toolgate_gate::internals::failure_envelope;
 use toolgate_gate::{Contract, Decision, Direction, Layer, Outcome};
 
 use super::{Expect, Mutant};
+use crate::admission::Prepared;
 use crate::invariants;
-use crate::suite::admission::Prepared;
 
 /// What happened to a mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use super::judge::{Fate, Judged};
 use super::seeds::SeedFixture;
 use super::survivors::AcceptedSurvivor;
 use crate::acceptance::Acceptances;
+use crate::admission::reproduce_command;
 use crate::fixture::Fixture;
-use crate::suite::reproduce_command;
 
 /// What a report says about one mutant.
 #[derive(Debug, Clone, PartialEq, Eq)]

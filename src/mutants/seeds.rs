@@ -9,9 +9,9 @@ use toolgate_gate::internals::{AppliedKeyword, applied_keywords, correlation_poi
 
 use super::judge::{Judged, judge};
 use super::{Family, Seed};
+use crate::admission::{Prepared, RequestFiles, prepare};
 use crate::confine::RepoRoot;
 use crate::fixture::{Fixture, FixtureClass};
-use crate::suite::admission::{Prepared, RequestFiles, prepare};
 
 /// One admitted fixture, ready to be mutated.
 #[derive(Debug)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use toolgate_gate::{Contract, Decision, Layer, Outcome};
 
-use super::admission::{RequestFiles, admit_fixture};
 use super::{Case, CaseContract, RunContext};
+use crate::admission::{RequestFiles, admit_fixture, reproduce_command};
 use crate::confine::RepoRoot;
 use crate::fixture::{Fixture, FixtureClass};
 use crate::invariants;
@@ -199,56 +199,6 @@ fn reproduce(fixture: &Fixture, spec: &Sidecar, version: &str) -> String {
     reproduce_command(fixture, spec, version, &fixture.raw)
 }
 
-/// The `toolgate check` command that decides `raw` (the fixture's own bytes, or a mutant of them)
-/// under the fixture's request, against `version`.
-pub(crate) fn reproduce_command(
-    fixture: &Fixture,
-    spec: &Sidecar,
-    version: &str,
-    raw: &Path,
-) -> String {
-    let raw = raw.to_string_lossy();
-    let request = fixture.request_file();
-    let request = request.to_string_lossy();
-    let mut words: Vec<&str> = vec![
-        "toolgate",
-        "check",
-        &fixture.tool,
-        &raw,
-        "--request",
-        &request,
-        "--contract-version",
-        version,
-    ];
-    let status = spec.upstream_status.map(|status| status.to_string());
-    for (flag, value) in [
-        ("--request-id", spec.request_id.as_deref()),
-        ("--now", spec.now.as_deref()),
-        ("--upstream-status", status.as_deref()),
-    ] {
-        if let Some(value) = value {
-            words.extend([flag, value]);
-        }
-    }
-    words.push("--explain");
-    shell_command(&words)
-}
-
-/// Words joined into one POSIX shell command line, each quoted where the shell would otherwise
-/// read it as more than itself: pasting the line runs `toolgate check` and nothing else.
-pub(crate) fn shell_command(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|word| {
-            shlex::try_quote(word).map_or_else(
-                |_| "'<an argument holding a NUL byte, which no shell can pass>'".into(),
-                |quoted| quoted.into_owned(),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn expectation_problems(spec: &Sidecar, version: &str, decision: &Decision) -> Vec<Problem> {
     let Some(expect) = spec.expect.for_version(version) else {
         return vec![Problem::new(
@@ -372,38 +322,5 @@ fn snapshot_problem(context: &RunContext, path: &Path, expected: &Snapshot) -> O
             )
         }
         SnapshotCheck::Unreadable(message) => Some(Problem::new(ProblemKind::Snapshot, message)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reproduce_lines_quote_what_a_shell_would_interpret() {
-        assert_eq!(
-            shell_command(&[
-                "toolgate",
-                "check",
-                "t",
-                "fixtures/t/accepted/a.json",
-                "--now",
-                "2026-11-29T12:00:00+02:00"
-            ]),
-            "toolgate check t fixtures/t/accepted/a.json --now 2026-11-29T12:00:00+02:00"
-        );
-        assert_eq!(
-            shell_command(&[
-                "toolgate",
-                "check",
-                "t",
-                "a.json;rm -rf ~",
-                "--request-id",
-                "$(id)`x`"
-            ]),
-            "toolgate check t 'a.json;rm -rf ~' --request-id '$(id)`x`'"
-        );
-        assert_eq!(shell_command(&["it's"]), r#""it's""#);
-        assert!(shell_command(&["a\0b"]).starts_with("'<an argument"));
     }
 }

@@ -6,10 +6,9 @@
 //! failure in one never stops the others.
 //!
 //! This module finds what there is to run: the cases (fixture × version) and the suite checks.
-//! Running a case is `case.rs`; the suite-wide checks are `checks.rs`; loading a fixture's
-//! request and raw bytes and handing them to the gate is `admission.rs`, which both share.
+//! Running a case is `case.rs`; the suite-wide checks are `checks.rs`; both load a fixture's
+//! request and raw bytes and hand them to the gate through `crate::admission`.
 
-pub(crate) mod admission;
 mod case;
 mod checks;
 pub(crate) mod mutant_trials;
@@ -21,6 +20,7 @@ use std::sync::{Arc, OnceLock};
 use toolgate_gate::Contract;
 
 use crate::acceptance::Acceptances;
+use crate::admission::RequestFiles;
 use crate::confine::RepoRoot;
 use crate::error::UsageError;
 use crate::fixture::{self, Fixture, FixtureClass, StructureProblem};
@@ -31,9 +31,6 @@ use crate::mutants::survivors::AcceptedSurvivor;
 use crate::repo::{Repository, VersionDir};
 use crate::snapshot::SnapshotMode;
 use crate::verdict::{Problem, ProblemKind, Verdict};
-
-use admission::RequestFiles;
-pub(crate) use case::reproduce_command;
 
 /// How a run treats snapshots and colour.
 #[derive(Debug, Clone)]

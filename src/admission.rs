@@ -1,5 +1,6 @@
 //! Loading what a fixture runs under (its request file, adjusted by its sidecar, and its raw
-//! bytes) and handing it to the gate's public API, exactly as production does.
+//! bytes) and handing it to the gate's public API, exactly as production does; and the
+//! `toolgate check` command line that reproduces any such decision.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ impl Prepared {
 }
 
 /// A fixture's raw bytes, request and the gate's decision on them.
-pub(super) struct Admitted {
+pub(crate) struct Admitted {
     pub raw: Vec<u8>,
     pub request: RequestSpec,
     pub decision: Decision,
@@ -121,7 +122,7 @@ pub(crate) fn prepare(
 }
 
 /// Loads a fixture's request and raw bytes and runs them through the gate's public API.
-pub(super) fn admit_fixture(
+pub(crate) fn admit_fixture(
     root: &RepoRoot,
     requests: &RequestFiles,
     fixture: &Fixture,
@@ -135,4 +136,87 @@ pub(super) fn admit_fixture(
         request: prepared.request,
         decision,
     })
+}
+
+/// The `toolgate check` command that decides `raw` (the fixture's own bytes, or a mutant of them)
+/// under the fixture's request, against `version`.
+pub(crate) fn reproduce_command(
+    fixture: &Fixture,
+    spec: &Sidecar,
+    version: &str,
+    raw: &Path,
+) -> String {
+    let raw = raw.to_string_lossy();
+    let request = fixture.request_file();
+    let request = request.to_string_lossy();
+    let mut words: Vec<&str> = vec![
+        "toolgate",
+        "check",
+        &fixture.tool,
+        &raw,
+        "--request",
+        &request,
+        "--contract-version",
+        version,
+    ];
+    let status = spec.upstream_status.map(|status| status.to_string());
+    for (flag, value) in [
+        ("--request-id", spec.request_id.as_deref()),
+        ("--now", spec.now.as_deref()),
+        ("--upstream-status", status.as_deref()),
+    ] {
+        if let Some(value) = value {
+            words.extend([flag, value]);
+        }
+    }
+    words.push("--explain");
+    shell_command(&words)
+}
+
+/// Words joined into one POSIX shell command line, each quoted where the shell would otherwise
+/// read it as more than itself: pasting the line runs `toolgate check` and nothing else.
+pub(crate) fn shell_command(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|word| {
+            shlex::try_quote(word).map_or_else(
+                |_| "'<an argument holding a NUL byte, which no shell can pass>'".into(),
+                |quoted| quoted.into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reproduce_lines_quote_what_a_shell_would_interpret() {
+        assert_eq!(
+            shell_command(&[
+                "toolgate",
+                "check",
+                "t",
+                "fixtures/t/accepted/a.json",
+                "--now",
+                "2026-11-29T12:00:00+02:00"
+            ]),
+            "toolgate check t fixtures/t/accepted/a.json --now 2026-11-29T12:00:00+02:00"
+        );
+        assert_eq!(
+            shell_command(&[
+                "toolgate",
+                "check",
+                "t",
+                "a.json;rm -rf ~",
+                "--request-id",
+                "$(id)`x`"
+            ]),
+            "toolgate check t 'a.json;rm -rf ~' --request-id '$(id)`x`'"
+        );
+        assert_eq!(shell_command(&["it's"]), r#""it's""#);
+        assert!(shell_command(&["a\0b"]).starts_with("'<an argument"));
+    }
 }
