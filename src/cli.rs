@@ -16,14 +16,8 @@ use crate::mcp::{self, McpProxyOptions};
 use crate::mutants::command::{self as mutate, MutateOptions};
 use crate::scale;
 use crate::schema_cmd::{self, SchemaOptions};
+use crate::status::Status;
 use crate::test_cmd::{self, TestOptions};
-
-/// Exit code: everything passed / the gate admitted.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a contract said no (a rejection, a failing fixture).
-pub const EXIT_REJECTED: u8 = 1;
-/// Exit code: usage, I/O or configuration error.
-pub const EXIT_USAGE: u8 = 2;
 
 /// toolgate: nothing reaches an agent that a contract did not promise.
 #[derive(Debug, Parser)]
@@ -163,16 +157,16 @@ pub fn main() -> ExitCode {
             &mut stdout.lock(),
             &mut stderr.lock(),
         )
-        .map(|admitted| if admitted { EXIT_OK } else { EXIT_REJECTED }),
+        .map(Status::passed_if),
         Command::GenerateScaleSuite {
             dir,
             tools,
             fixtures,
-        } => scale::generate(&dir, tools, fixtures).map(|()| EXIT_OK),
+        } => scale::generate(&dir, tools, fixtures).map(|()| Status::Passed),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
-            crate::error::write_output(&mut stdout.lock(), &script).map(|()| EXIT_OK)
+            crate::error::write_output(&mut stdout.lock(), &script).map(|()| Status::Passed)
         }
         Command::GenerateMan { dir } => man_pages()
             .and_then(|pages| {
@@ -182,7 +176,7 @@ pub fn main() -> ExitCode {
                 }
                 Ok(())
             })
-            .map(|()| EXIT_OK)
+            .map(|()| Status::Passed)
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
         Command::Diff(mut options) => {
             options.color =
@@ -202,7 +196,7 @@ pub fn main() -> ExitCode {
         }
     };
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(status) => ExitCode::from(status.code()),
         Err(error) => report(&error),
     }
 }
@@ -213,5 +207,5 @@ fn report(error: &UsageError) -> ExitCode {
         // Messages name files and values from a repository nobody vetted.
         let _ = writeln!(stderr, "toolgate: error: {}", escape_hidden(line));
     }
-    ExitCode::from(EXIT_USAGE)
+    ExitCode::from(Status::Unusable.code())
 }

@@ -28,8 +28,10 @@ pub mod scale;
 pub mod schema_cmd;
 pub mod sidecar;
 pub mod snapshot;
+pub mod status;
 pub mod suite;
 pub mod test_cmd;
 pub mod verdict;
 
 pub use error::UsageError;
+pub use status::Status;

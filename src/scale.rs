@@ -6,6 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::error::UsageError;
+use crate::status::Status;
 use crate::test_cmd::{self, ReportFormat, TestOptions};
 
 const CONTRACT: &str = include_str!("../contracts/job_status/v1/contract.yaml");
@@ -161,11 +162,12 @@ pub fn generate(dir: &Path, tools: usize, fixtures: usize) -> Result<(), UsageEr
         accept: true,
         ..TestOptions::default()
     };
-    let code = test_cmd::run(&options, &mut std::io::sink(), &mut std::io::stderr())?;
-    if code != 0 {
+    let status = test_cmd::run(&options, &mut std::io::sink(), &mut std::io::stderr())?;
+    if status != Status::Passed {
         return Err(UsageError::new(format!(
-            "{}: the generated suite does not pass (exit {code}); this is a bug in the generator",
-            dir.display()
+            "{}: the generated suite does not pass (exit {}); this is a bug in the generator",
+            dir.display(),
+            status.code()
         )));
     }
     Ok(())

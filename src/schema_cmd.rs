@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use crate::error::{UsageError, write_output};
+use crate::status::Status;
 
 /// `toolgate schema`'s argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,7 +41,7 @@ pub fn text(kind: SchemaKind) -> &'static str {
 }
 
 /// Prints the schema.
-pub fn run(options: &SchemaOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+pub fn run(options: &SchemaOptions, out: &mut impl Write) -> Result<Status, UsageError> {
     write_output(out, text(options.kind).as_bytes())?;
-    Ok(crate::cli::EXIT_OK)
+    Ok(Status::Passed)
 }

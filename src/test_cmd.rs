@@ -12,6 +12,7 @@ use toolgate_gate::internals::escape_hidden;
 use crate::error::{UsageError, write_output};
 use crate::report::{self, Summary};
 use crate::snapshot::{self, SnapshotMode};
+use crate::status::Status;
 use crate::suite::{Case, RunContext, Scope, Suite};
 use crate::verdict::{Problem, ProblemKind, Verdict};
 
@@ -108,12 +109,12 @@ impl TestOptions {
 
 /// Runs the suite and writes the report to `out`; configuration problems (a fixture, sidecar or
 /// contract that could not be loaded) are also written to `err`, one `toolgate: error:` line each.
-/// Returns the exit code: 0 all passed, 1 a failure, 2 a configuration problem.
+/// Returns whether everything passed, something failed, or a configuration problem stopped a case.
 pub fn run(
     options: &TestOptions,
     out: &mut impl Write,
     err: &mut impl Write,
-) -> Result<u8, UsageError> {
+) -> Result<Status, UsageError> {
     let started = Instant::now();
     let mode = if options.accept {
         SnapshotMode::ACCEPT
@@ -255,11 +256,15 @@ pub fn run(
         // stderr is for the person or the CI log; if it is gone there is no one left to tell.
         let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
     }
-    Ok(summary.exit_code())
+    Ok(summary.status())
 }
 
 /// `--list`: the names that would run, in run order, as `cargo test -- --list` prints them.
-fn list(options: &TestOptions, repository: &Suite, out: &mut impl Write) -> Result<u8, UsageError> {
+fn list(
+    options: &TestOptions,
+    repository: &Suite,
+    out: &mut impl Write,
+) -> Result<Status, UsageError> {
     let mut text = String::new();
     let mut count = 0;
     let mut add = |name: &str| {
@@ -280,7 +285,7 @@ fn list(options: &TestOptions, repository: &Suite, out: &mut impl Write) -> Resu
         .for_each(|check| add(&check.name));
     text.push_str(&format!("\n{}\n", crate::error::plural(count, "test")));
     write_output(out, text.as_bytes())?;
-    Ok(crate::cli::EXIT_OK)
+    Ok(Status::Passed)
 }
 
 /// Runs `work`, recording how long it took in its verdict.

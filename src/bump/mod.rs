@@ -28,6 +28,7 @@ use crate::error::{UsageError, write_output};
 use crate::fixture::{self, FixtureClass};
 use crate::model::{Version, load};
 use crate::repo::{Repository, VersionDir};
+use crate::status::Status;
 use change::{Change, Effect, Verdict};
 use replay::Replayed;
 use witness::{Base, Finding, Witness};
@@ -292,9 +293,9 @@ fn answer(
     }
 }
 
-/// Runs `toolgate diff`; returns the exit code (0 the report ran, 1 a `--fail-on` verdict is
-/// true or undecided).
-pub fn run(options: &DiffOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+/// Runs `toolgate diff`: passed when the report ran, failed when a `--fail-on` verdict is true
+/// or undecided.
+pub fn run(options: &DiffOptions, out: &mut impl Write) -> Result<Status, UsageError> {
     let report = compare(
         &options.root,
         &options.tool,
@@ -311,5 +312,5 @@ pub fn run(options: &DiffOptions, out: &mut impl Write) -> Result<u8, UsageError
         .fail_on
         .iter()
         .any(|fail_on| report.answer(fail_on.verdict()).value != Some(false));
-    Ok(u8::from(failing))
+    Ok(Status::passed_if(!failing))
 }

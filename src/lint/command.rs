@@ -11,6 +11,7 @@ use toolgate_gate::internals::escape_hidden;
 use super::{Judged, Rule, ToolLint, judge, lint_tool};
 use crate::error::{UsageError, plural, write_output};
 use crate::repo::Repository;
+use crate::status::Status;
 
 /// `toolgate lint`'s options.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,9 +38,9 @@ pub enum LintFormat {
 /// The JSON report's format version.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Runs `toolgate lint`; returns the exit code (0 clean or every finding accepted, 1 a finding
-/// nobody accepted or a stale acceptance, 2 a contract or `lint.yaml` that cannot be read).
-pub fn run(options: &LintOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+/// Runs `toolgate lint`: passed when clean or every finding is accepted, failed on a finding
+/// nobody accepted or a stale acceptance, unusable when a contract or `lint.yaml` cannot be read.
+pub fn run(options: &LintOptions, out: &mut impl Write) -> Result<Status, UsageError> {
     let repository = Repository::open(&options.root)?.naming_relative();
     let tools = repository.select_tools(options.tool.as_deref())?;
     let linted: Vec<ToolLint> = tools
@@ -53,11 +54,11 @@ pub fn run(options: &LintOptions, out: &mut impl Write) -> Result<u8, UsageError
     };
     write_output(out, text.as_bytes())?;
     Ok(if !report.errors.is_empty() {
-        crate::cli::EXIT_USAGE
+        Status::Unusable
     } else if report.unaccepted() > 0 || !report.stale.is_empty() {
-        crate::cli::EXIT_REJECTED
+        Status::Failed
     } else {
-        crate::cli::EXIT_OK
+        Status::Passed
     })
 }
 

@@ -18,6 +18,7 @@ use toolgate_gate::internals::parse_duration;
 
 use crate::error::UsageError;
 use crate::repo::Repository;
+use crate::status::Status;
 use proxy::{Route, Setup};
 use tools::Registry;
 
@@ -56,7 +57,7 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
 }
 
 /// Runs the proxy on this process's stdin and stdout until the host closes its input.
-pub fn run(options: &McpProxyOptions) -> Result<u8, UsageError> {
+pub fn run(options: &McpProxyOptions) -> Result<Status, UsageError> {
     let repository = Repository::open(&options.root)?;
     let registry = Registry::load(&repository)?;
     let line_cap = options
@@ -95,5 +96,5 @@ pub fn run(options: &McpProxyOptions) -> Result<u8, UsageError> {
         std::io::stdin(),
         std::io::stdout(),
     );
-    Ok(crate::cli::EXIT_OK)
+    Ok(Status::Passed)
 }

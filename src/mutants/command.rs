@@ -16,6 +16,7 @@ use crate::confine::RepoRoot;
 use crate::error::{UsageError, plural, write_output};
 use crate::mutants::survivors;
 use crate::repo::Repository;
+use crate::status::Status;
 use crate::suite::mutant_trials::{DEFAULT_EMIT_DIR, detail, headline};
 use crate::suite::{Scope, Suite};
 
@@ -55,9 +56,9 @@ struct VersionReport {
     run: Result<Run, String>,
 }
 
-/// Runs `toolgate mutate`; returns the exit code (0 no leak and no unaccepted survivor or stale
-/// acceptance, 1 otherwise, 2 when a contract or `survivors.yaml` cannot be read).
-pub fn run(options: &MutateOptions, out: &mut impl Write) -> Result<u8, UsageError> {
+/// Runs `toolgate mutate`: passed with no leak, no unaccepted survivor and no stale acceptance,
+/// failed otherwise, unusable when a contract or `survivors.yaml` cannot be read.
+pub fn run(options: &MutateOptions, out: &mut impl Write) -> Result<Status, UsageError> {
     let repository = Repository::open(&options.root)?;
     let tools = repository.select_tools(options.tool.as_deref())?;
     let emit_dir = options
@@ -113,11 +114,11 @@ pub fn run(options: &MutateOptions, out: &mut impl Write) -> Result<u8, UsageErr
     write_output(out, text.as_bytes())?;
     let totals = Totals::of(&reports);
     Ok(if totals.errors > 0 {
-        crate::cli::EXIT_USAGE
+        Status::Unusable
     } else if totals.leaks > 0 || totals.survivors > totals.accepted_survivors || totals.stale > 0 {
-        crate::cli::EXIT_REJECTED
+        Status::Failed
     } else {
-        crate::cli::EXIT_OK
+        Status::Passed
     })
 }
 

@@ -92,7 +92,7 @@ pub fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String 
         format_version: FORMAT_VERSION,
         toolgate: env!("CARGO_PKG_VERSION"),
         passed: summary.passed(),
-        exit_code: summary.exit_code(),
+        exit_code: summary.status().code(),
         snapshots: super::mode_name(mode),
         totals: Totals {
             fixtures,

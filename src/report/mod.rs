@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::fixture::FixtureClass;
 use crate::snapshot::SnapshotMode;
+use crate::status::Status;
 use crate::verdict::Verdict;
 
 /// How the cases of one tool and class went.
@@ -145,14 +146,12 @@ impl Summary {
         self.failures.is_empty() && self.cases.0 > 0 && self.cases_skipped == 0
     }
 
-    /// 0 all passed, 1 a failure, 2 a configuration problem.
-    pub fn exit_code(&self) -> u8 {
+    /// Passed, a failure, or a configuration problem.
+    pub fn status(&self) -> Status {
         if self.configuration_error {
-            2
-        } else if self.passed() {
-            0
+            Status::Unusable
         } else {
-            1
+            Status::passed_if(self.passed())
         }
     }
 }
