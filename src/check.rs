@@ -3,13 +3,14 @@
 //! stdout holds exactly the agent-visible bytes and a newline; everything for the person running
 //! the command (the operator record with `--explain`) goes to stderr.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use toolgate_gate::{AuditSink, Decision, JsonLinesSink, Outcome, Response, read_capped};
+use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
+use crate::audit_log::open_audit_log;
 use crate::error::{UsageError, write_output};
 use crate::repo::Repository;
 use crate::request::{RequestSpec, parse_time, read_request_file};
@@ -171,17 +172,6 @@ fn request_spec(options: &CheckOptions) -> Result<RequestSpec, UsageError> {
         ));
     }
     Ok(spec)
-}
-
-/// Opens (creating it if needed) the audit log `--audit FILE` names, for appending: several
-/// processes may share one log, and each line is written whole.
-pub(crate) fn open_audit_log(path: &Path) -> Result<JsonLinesSink<fs::File>, UsageError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map(JsonLinesSink::new)
-        .map_err(|error| UsageError::io(path, "open the audit log for appending", &error))
 }
 
 /// Reads the raw response, at most one byte past the contract's limit: an oversized body is

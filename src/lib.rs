@@ -4,6 +4,7 @@
 
 pub mod acceptance;
 pub mod admission;
+pub mod audit_log;
 pub mod bump;
 pub mod check;
 pub mod cli;

@@ -10,6 +10,7 @@
 //! contracts through the real gate. Every fixture is also replayed through both versions
 //! ([`replay`]). The report is human, markdown (a pull-request comment) or JSON ([`report`]).
 
+pub mod answer;
 pub mod change;
 pub mod contracts;
 pub mod replay;
@@ -29,9 +30,9 @@ use crate::fixture::{self, FixtureClass};
 use crate::model::{Version, load};
 use crate::repo::{Repository, VersionDir};
 use crate::status::Status;
+pub use answer::{Answer, Report};
 use change::{Change, Effect, Verdict};
-use replay::Replayed;
-use witness::{Base, Finding, Witness};
+use witness::{Base, Finding};
 
 /// How `toolgate diff` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -91,45 +92,6 @@ pub struct DiffOptions {
     /// Colour the human report (decided from the terminal, not a flag).
     #[arg(skip)]
     pub color: bool,
-}
-
-/// A verdict's answer: `Some(true)`, `Some(false)`, or `None` when it cannot be decided.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// True, false, or undecided.
-    pub value: Option<bool>,
-    /// Why it is undecided, when it is.
-    pub reasons: Vec<String>,
-    /// The confirmed witness, when it is true.
-    pub witness: Option<Witness>,
-}
-
-/// Everything `toolgate diff` found.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// The tool.
-    pub tool: String,
-    /// The older version.
-    pub from: String,
-    /// The newer version.
-    pub to: String,
-    /// One answer per verdict, in [`Verdict::ALL`] order.
-    pub answers: Vec<Answer>,
-    /// Every change.
-    pub changes: Vec<Change>,
-    /// How many fixtures were replayed.
-    pub replayed: usize,
-    /// The fixtures the two versions decide differently.
-    pub replay: Vec<Replayed>,
-}
-
-impl Report {
-    /// The answer for one verdict.
-    pub fn answer(&self, verdict: Verdict) -> &Answer {
-        &self.answers[Verdict::ALL.iter().position(|v| *v == verdict).unwrap_or(0)]
-    }
 }
 
 /// Compares two versions of `tool`'s contract under `root`.

@@ -14,9 +14,9 @@ use toolgate_gate::internals::escape_hidden;
 
 use crate::markdown::{fenced, md};
 
+use super::answer::{Answer, Report};
 use super::change::{Change, Effect, Verdict};
 use super::witness::{Seen, Witness};
-use super::{Answer, Report};
 
 /// The JSON report's format version; it changes only when a field changes meaning or goes away.
 pub const FORMAT_VERSION: u32 = 1;

@@ -66,7 +66,7 @@ pub fn run(options: &McpProxyOptions) -> Result<Status, UsageError> {
     let audit = options
         .audit
         .as_deref()
-        .map(crate::check::open_audit_log)
+        .map(crate::audit_log::open_audit_log)
         .transpose()?;
     let (program, arguments) = options
         .command
