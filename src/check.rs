@@ -7,18 +7,19 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use toolgate_repo::{parse_target, save_fixture};
 
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
-use crate::audit_log::open_audit_log;
-use crate::error::{UsageError, write_output};
-use crate::repo::Repository;
-use crate::request::{RequestSpec, parse_time, read_request_file};
-use crate::save_fixture::{self, FixtureTarget, Observed};
+use toolgate_repo::Repository;
+use toolgate_repo::open_audit_log;
+use toolgate_repo::{FixtureTarget, Observed};
+use toolgate_repo::{RequestSpec, parse_time, read_request_file};
+use toolgate_repo::{UsageError, write_output};
 
 /// What `toolgate check` was asked to do: its command-line arguments.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct CheckOptions {
+pub(crate) struct CheckOptions {
     /// The tool whose contract decides (a folder under contracts/).
     pub tool: String,
     /// The raw response file, byte for byte as received; standard input when absent or `-`.
@@ -53,12 +54,12 @@ pub struct CheckOptions {
     /// Save the response as a regression fixture, fixtures/TOOL/CLASS/NAME, with a sidecar that
     /// expects what the gate just decided (under every version) and the request it decided under.
     /// Never overwrites; then run `toolgate test --accept`.
-    #[arg(long, value_name = "CLASS/NAME", value_parser = save_fixture::parse_target)]
+    #[arg(long, value_name = "CLASS/NAME", value_parser = parse_target)]
     pub save_fixture: Option<FixtureTarget>,
 }
 
 /// Runs the check. `Ok(true)` when the gate admitted the bytes, `Ok(false)` when it rejected them.
-pub fn run(
+pub(crate) fn run(
     options: &CheckOptions,
     stdin: impl Read,
     stdout: &mut impl Write,
@@ -132,7 +133,7 @@ pub fn run(
             version: contract.version(),
             decision: &decision,
         };
-        let message = save_fixture::save(&repository.clone().naming_relative(), target, &observed)?;
+        let message = save_fixture(&repository.clone().naming_relative(), target, &observed)?;
         for line in message.lines() {
             let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(line));
         }

@@ -8,21 +8,17 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use toolgate_gate::internals::escape_hidden;
 
-use crate::bump::{self, DiffOptions};
+use toolgate_repo::Status;
+use toolgate_repo::UsageError;
+
+use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, TestArgs};
 use crate::check::{self, CheckOptions};
-use crate::error::UsageError;
-use crate::lint::command::{self as lint, LintOptions};
-use crate::mcp::{self, McpProxyOptions};
-use crate::mutants::command::{self as mutate, MutateOptions};
-use crate::scale;
-use crate::schema_cmd::{self, SchemaOptions};
-use crate::status::Status;
-use crate::test_cmd::{self, TestOptions};
+use crate::schema::{self, SchemaOptions};
 
 /// toolgate: nothing reaches an agent that a contract did not promise.
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, long_about = None, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -39,27 +35,27 @@ enum Command {
     ///
     /// Exit 0 when the report ran; 1 when a verdict named by --fail-on is true or undecided;
     /// 2 on usage or configuration errors.
-    Diff(DiffOptions),
+    Diff(DiffArgs),
     /// Check every contract version for what makes a contract looser than a gate should be:
     /// open objects, unbounded strings and arrays, promised fields that can carry a whole object.
     ///
     /// Exit 0 when every finding is accepted in contracts/<tool>/lint.yaml; 1 otherwise (or an
     /// accepted finding is no longer found); 2 on usage or configuration errors.
-    Lint(LintOptions),
+    Lint(LintArgs),
     /// Stand in front of an MCP server (stdio): tool results pass only as their contracts admit,
     /// rebuilt by projection; every other route for data is closed unless allowed.
     ///
     /// An MCP host runs `toolgate mcp-proxy --root DIR -- <server command> [args...]` in place of
     /// the server's command. Exit 0 when the host closes the connection; 2 when the repository or
     /// the server command cannot be used.
-    McpProxy(McpProxyOptions),
+    McpProxy(McpProxyArgs),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
     ///
     /// Exit 0 when nothing leaks and every survivor is accepted in fixtures/<tool>/survivors.yaml;
     /// 1 otherwise (or an accepted survivor no longer survives); 2 on usage or configuration
     /// errors.
-    Mutate(MutateOptions),
+    Mutate(MutateArgs),
     /// Print the JSON Schema of a file toolgate reads or writes: report, contract, sidecar, request.
     Schema(SchemaOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
@@ -67,7 +63,7 @@ enum Command {
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
     /// contract that cannot be loaded).
     #[command(after_long_help = TEST_ENVIRONMENT)]
-    Test(TestOptions),
+    Test(TestArgs),
     /// Print a shell completion script: `toolgate completions bash > /etc/bash_completion.d/toolgate`,
     /// `toolgate completions zsh > "${fpath[1]}/_toolgate"`, `toolgate completions fish >
     /// ~/.config/fish/completions/toolgate.fish`, or for PowerShell, `toolgate completions
@@ -83,19 +79,6 @@ enum Command {
     GenerateMan {
         /// The folder to write them into.
         dir: PathBuf,
-    },
-    /// Write a synthetic repository of TOOLS tools x FIXTURES fixtures, with snapshots, for
-    /// measuring the harness at scale (see BENCHMARKS.md).
-    #[command(hide = true)]
-    GenerateScaleSuite {
-        /// The folder to create.
-        dir: PathBuf,
-        /// How many tools.
-        #[arg(long, default_value_t = 200)]
-        tools: usize,
-        /// How many fixtures per tool.
-        #[arg(long, default_value_t = 50)]
-        fixtures: usize,
     },
 }
 
@@ -124,7 +107,7 @@ request file could not be loaded, or a usage error.";
 
 /// Every man page: `toolgate.1`, then one per visible verb (`toolgate-test.1`, ...), as
 /// clap_mangen renders them.
-pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
+pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
     let mut command = Cli::command().disable_help_subcommand(true);
     command.build();
     let mut pages = Vec::new();
@@ -146,7 +129,7 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
 }
 
 /// Parses the command line and runs the verb; returns the process exit code.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
     let stderr = io::stderr();
@@ -158,15 +141,10 @@ pub fn main() -> ExitCode {
             &mut stderr.lock(),
         )
         .map(Status::passed_if),
-        Command::GenerateScaleSuite {
-            dir,
-            tools,
-            fixtures,
-        } => scale::generate(&dir, tools, fixtures).map(|()| Status::Passed),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
-            crate::error::write_output(&mut stdout.lock(), &script).map(|()| Status::Passed)
+            toolgate_repo::write_output(&mut stdout.lock(), &script).map(|()| Status::Passed)
         }
         Command::GenerateMan { dir } => man_pages()
             .and_then(|pages| {
@@ -178,27 +156,32 @@ pub fn main() -> ExitCode {
             })
             .map(|()| Status::Passed)
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
-        Command::Diff(mut options) => {
-            options.color =
-                anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
-            bump::run(&options, &mut io::stdout())
+        Command::Diff(args) => {
+            toolgate_diff::run(&args.into_config(stdout_takes_color()), &mut io::stdout())
         }
-        Command::McpProxy(options) => mcp::run(&options),
-        Command::Lint(options) => lint::run(&options, &mut io::stdout()),
-        Command::Schema(options) => schema_cmd::run(&options, &mut io::stdout()),
-        Command::Mutate(options) => mutate::run(&options, &mut io::stdout()),
-        Command::Test(mut options) => {
-            options.color =
-                anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
+        Command::McpProxy(args) => toolgate_mcp::run(&args.into()),
+        Command::Lint(args) => toolgate_analyze::lint::run(&args.into(), &mut io::stdout()),
+        Command::Schema(options) => schema::run(&options, &mut io::stdout()),
+        Command::Mutate(args) => toolgate_runner::mutate(&args.into(), &mut io::stdout()),
+        Command::Test(args) => {
             // Unlocked handles: a worker (or a library it calls) may write to stderr while the
             // run is in progress, and must never wait on a lock this thread holds.
-            test_cmd::run(&options, &mut io::stdout(), &mut io::stderr())
+            toolgate_runner::test(
+                &args.into_config(stdout_takes_color()),
+                &mut io::stdout(),
+                &mut io::stderr(),
+            )
         }
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),
         Err(error) => report(&error),
     }
+}
+
+/// Whether the report on stdout may be coloured: a terminal that takes colour, no `NO_COLOR`.
+fn stdout_takes_color() -> bool {
+    anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
 }
 
 fn report(error: &UsageError) -> ExitCode {

@@ -1,4 +1,16 @@
 //! The `toolgate` command: see the README, or `toolgate --help`.
+//!
+//! Architecture invariant: this crate is the command line and nothing else. It parses arguments
+//! with clap, hands plain configurations to the library crates, and turns the [`Status`] a verb
+//! returns into the process exit code. Only `check` and `schema` are verbs of its own (glue over
+//! the repository crate).
+//!
+//! [`Status`]: toolgate_repo::Status
+
+mod args;
+mod check;
+mod cli;
+mod schema;
 
 use std::process::ExitCode;
 
@@ -8,5 +20,5 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    toolgate::cli::main()
+    cli::main()
 }

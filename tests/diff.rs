@@ -12,8 +12,7 @@ use std::time::SystemTime;
 
 use common::{failure_branch, repo_root, run, snapshot_env};
 use serde_json::{Value, json};
-use toolgate::bump::change::Verdict;
-use toolgate::bump::{self, Report};
+use toolgate_diff::{BumpVerdict, Report};
 use toolgate_gate::{Contract, ContractSource, Response};
 
 const CONTRACT: &str = "tool: probe
@@ -230,7 +229,7 @@ fn check_pair(
     expected: [Option<bool>; 4],
 ) -> Report {
     let dir = repository(older, newer);
-    let report = bump::compare(dir.path(), "probe", None, None)
+    let report = toolgate_diff::compare(dir.path(), "probe", None, None)
         .unwrap_or_else(|error| panic!("{case}: {error}"));
     let found: Vec<&str> = report.changes.iter().map(|change| change.kind).collect();
     for kind in kinds {
@@ -276,8 +275,8 @@ fn compile(root: &Path, version: u32) -> Contract {
 fn confirm(
     case: &str,
     root: &Path,
-    verdict: Verdict,
-    witness: &bump::witness::Witness,
+    verdict: BumpVerdict,
+    witness: &toolgate_diff::Witness,
     kind: &str,
 ) {
     let request = witness.request.to_request();
@@ -292,13 +291,13 @@ fn confirm(
     };
     let (from, to) = (decide(&compile(root, 1)), decide(&compile(root, 2)));
     let confirmed = match verdict {
-        Verdict::UpstreamBreaking => from.is_admitted() && !to.is_admitted(),
-        Verdict::UpstreamLoosened => to.is_admitted() && !from.is_admitted(),
-        Verdict::AgentWidened => {
+        BumpVerdict::UpstreamBreaking => from.is_admitted() && !to.is_admitted(),
+        BumpVerdict::UpstreamLoosened => to.is_admitted() && !from.is_admitted(),
+        BumpVerdict::AgentWidened => {
             (to.is_admitted() || kind.starts_with("failure_envelope"))
                 && to.agent_bytes() != from.agent_bytes()
         }
-        Verdict::AgentNarrowed => {
+        BumpVerdict::AgentNarrowed => {
             (from.is_admitted() || kind.starts_with("failure_envelope"))
                 && to.agent_bytes() != from.agent_bytes()
         }

@@ -7,9 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use toolgate::snapshot::{self, SnapshotMode};
-use toolgate::suite::{RunContext, Scope, Suite};
-use toolgate::verdict::Verdict;
+use toolgate_repo::CaseResult;
+use toolgate_runner::{RunContext, Scope, SnapshotMode, Suite, references_file};
 
 fn main() -> ExitCode {
     let arguments = Arguments::from_args();
@@ -43,7 +42,7 @@ fn main() -> ExitCode {
     let context = Arc::new(RunContext {
         root: suite.root().clone(),
         mode,
-        references: snapshot::references_file(),
+        references: references_file(),
         color,
     });
     let mut trials = Vec::new();
@@ -66,7 +65,7 @@ fn main() -> ExitCode {
     libtest_mimic::run(&arguments, trials).exit_code()
 }
 
-fn outcome(verdict: Verdict) -> Result<(), Failed> {
+fn outcome(verdict: CaseResult) -> Result<(), Failed> {
     if verdict.passed() {
         Ok(())
     } else {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::{Run, cargo_trials_command, copy, run, toolgate_test, tree};
 use serde_json::Value;
-use toolgate::leak;
+
 use toolgate_gate::{Contract, ContractSource, Request};
 
 /// `toolgate test --root <root> ...`.
@@ -497,14 +497,14 @@ fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
     let decision = contract.admit(raw, &request, std::time::SystemTime::UNIX_EPOCH);
     assert!(decision.is_admitted());
     let document: Value = serde_json::from_slice(raw).unwrap();
-    let allowed = leak::allowed_strings(
+    let allowed = toolgate_repo::allowed_strings(
         &contract,
         request.id(),
         Some((&document, decision.shape().unwrap())),
     );
 
     assert!(
-        leak::leaks(raw, decision.agent_bytes(), &allowed).is_empty(),
+        toolgate_repo::leaks(raw, decision.agent_bytes(), &allowed).is_empty(),
         "the gate's own projection is clean"
     );
 
@@ -512,7 +512,9 @@ fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
         "tool": "probe", "request_id": "req.00000001", "outcome": "success", "data": document
     }))
     .unwrap();
-    let found: BTreeSet<String> = leak::leaks(raw, &leaky, &allowed).into_iter().collect();
+    let found: BTreeSet<String> = toolgate_repo::leaks(raw, &leaky, &allowed)
+        .into_iter()
+        .collect();
     let expected: BTreeSet<String> = [
         "debug",
         "Traceback: token=s3cr3t at worker-7",
@@ -526,7 +528,7 @@ fn the_leakage_detector_catches_a_deliberately_leaky_projection() {
 
     let paraphrased = br#"{"tool":"probe","request_id":"req.00000001","outcome":"success","data":{"state":"ok","note":"see Traceback: token=s3cr3t at worker-7"}}"#;
     assert!(
-        leak::leaks(raw, paraphrased, &allowed)
+        toolgate_repo::leaks(raw, paraphrased, &allowed)
             .contains(&"Traceback: token=s3cr3t at worker-7".to_owned())
     );
 }

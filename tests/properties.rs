@@ -1,6 +1,6 @@
 //! Property tests: generated JSON built from each bundled tool's accepted fixtures, with unknown
 //! members injected, member names duplicated and values replaced or blown up. Whatever the input,
-//! the gate's answer must keep the invariants (`toolgate::invariants`): exactly the failure
+//! the gate's answer must keep the invariants (`toolgate_repo::agent_view_problems`): exactly the failure
 //! envelope or a promised success, nothing unpromised from the raw bytes in it, and the
 //! admission path's document and schema decisions agreeing with serde_json's and the plain
 //! validator's.
@@ -10,13 +10,13 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolgate::invariants::{agent_view_problems, reference_disagreements};
-use toolgate::mutate::{
+use toolgate_gate::{Contract, Decision, Layer};
+use toolgate_model::edit::{
     object_pointers, text_with_duplicate, value_pointers, with_member, with_value,
 };
-use toolgate::repo::Repository;
-use toolgate::request::{RequestSpec, parse_time, read_request_file};
-use toolgate_gate::{Contract, Decision, Layer};
+use toolgate_repo::Repository;
+use toolgate_repo::{RequestSpec, parse_time, read_request_file};
+use toolgate_repo::{agent_view_problems, reference_disagreements};
 
 struct Tool {
     contract: Contract,

@@ -10,9 +10,8 @@ use std::process::Command;
 
 use common::{repo_root, run};
 use serde_json::Value;
-use toolgate::request::parse_request_file;
-use toolgate::sidecar::Sidecar;
 use toolgate_gate::internals::{CONTRACT_SCHEMA, read_strict_yaml, standalone_validator};
+use toolgate_repo::{Sidecar, parse_request_file};
 
 fn schema(kind: &str) -> Value {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));

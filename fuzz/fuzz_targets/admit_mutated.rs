@@ -6,7 +6,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolgate::mutate::{object_pointers, text_with_duplicate, value_pointers, with_member, with_value};
+use toolgate_model::edit::{object_pointers, text_with_duplicate, value_pointers, with_member, with_value};
 use toolgate_fuzz::{admit_and_check, tools};
 
 #[derive(Debug, Arbitrary)]

@@ -6,9 +6,10 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use serde_json::Value;
-use toolgate::invariants::{agent_view_problems, reference_disagreements};
-use toolgate::repo::Repository;
-use toolgate::request::{RequestSpec, parse_time, read_request_file};
+use toolgate_repo::{
+    Repository, RequestSpec, agent_view_problems, parse_time, read_request_file,
+    reference_disagreements,
+};
 use toolgate_gate::{Contract, Decision};
 
 /// One bundled tool, ready to admit.

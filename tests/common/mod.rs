@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The repository this crate lives in.
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A private copy of the repository's contracts, fixtures and snapshots, to break on purpose.
-pub fn tree() -> tempfile::TempDir {
+pub(crate) fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary folder");
     for folder in ["contracts", "fixtures", "snapshots"] {
         copy(&repo_root().join(folder), &dir.path().join(folder));
@@ -21,7 +21,7 @@ pub fn tree() -> tempfile::TempDir {
 }
 
 /// Copies a folder recursively, leaving out pending snapshots.
-pub fn copy(from: &Path, to: &Path) {
+pub(crate) fn copy(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -35,14 +35,14 @@ pub fn copy(from: &Path, to: &Path) {
 }
 
 /// What a finished process left behind.
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 /// Runs `command` with `stdin` as its standard input and collects its output.
-pub fn run(mut command: Command, stdin: &[u8]) -> Run {
+pub(crate) fn run(mut command: Command, stdin: &[u8]) -> Run {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -67,7 +67,7 @@ pub fn run(mut command: Command, stdin: &[u8]) -> Run {
 
 /// The `cargo test` trial runner (the `fixtures` test binary cargo built beside this one), on
 /// `root`, in CI mode or not.
-pub fn cargo_trials_command(root: &Path, ci: bool) -> Command {
+pub(crate) fn cargo_trials_command(root: &Path, ci: bool) -> Command {
     let deps = std::env::current_exe()
         .unwrap()
         .parent()
@@ -91,7 +91,7 @@ pub fn cargo_trials_command(root: &Path, ci: bool) -> Command {
 }
 
 /// `toolgate test --root ROOT EXTRA…`, in CI mode or not.
-pub fn toolgate_test_command(root: &Path, extra: &[&str], ci: bool) -> Command {
+pub(crate) fn toolgate_test_command(root: &Path, extra: &[&str], ci: bool) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     command
         .args(["test", "--root", root.to_str().unwrap()])
@@ -101,21 +101,21 @@ pub fn toolgate_test_command(root: &Path, extra: &[&str], ci: bool) -> Command {
 }
 
 /// Runs `toolgate test --root ROOT EXTRA…`.
-pub fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
+pub(crate) fn toolgate_test(root: &Path, extra: &[&str], ci: bool) -> Run {
     run(toolgate_test_command(root, extra, ci), b"")
 }
 
 /// The closed failure branch of a result envelope for `tool` (`outcome: failure` with an
 /// `error` of a finite code and a retryable flag): the schema of the failure the gate writes,
 /// with its request id as `request_id` says.
-pub fn failure_branch(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
-    let mut branch = toolgate::mcp::schemas::failure_schema(tool);
+pub(crate) fn failure_branch(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
+    let mut branch = toolgate_mcp::failure_schema(tool);
     branch["properties"]["request_id"] = request_id;
     branch
 }
 
 /// Sets or clears `CI`, and clears insta's variables, so a test decides the snapshot mode itself.
-pub fn snapshot_env(command: &mut Command, ci: bool) {
+pub(crate) fn snapshot_env(command: &mut Command, ci: bool) {
     command
         .env_remove("INSTA_UPDATE")
         .env_remove("INSTA_FORCE_PASS")
@@ -131,7 +131,7 @@ pub fn snapshot_env(command: &mut Command, ci: bool) {
 
 /// Runs `command` (stdin closed), killing it if it is still running after `limit`: a harness
 /// that hangs on a hostile tree fails its test instead of stalling CI.
-pub fn run_within(mut command: Command, limit: std::time::Duration) -> Run {
+pub(crate) fn run_within(mut command: Command, limit: std::time::Duration) -> Run {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -44,7 +44,7 @@ pub(crate) enum Explanation {
 }
 
 impl Detail {
-    pub fn new(explanation: Explanation) -> Detail {
+    pub(crate) fn new(explanation: Explanation) -> Detail {
         let known_rule = match &explanation {
             Explanation::Fault(fault) => Some(fault.rule.clone()),
             Explanation::Schema(_) => None,

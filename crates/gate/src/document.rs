@@ -332,7 +332,7 @@ pub(crate) struct OpenObject<'a> {
 
 impl<'a> Builder<'a> {
     /// A builder sized for a document of `input_len` bytes, so a typical answer never regrows.
-    pub fn for_input(input_len: usize) -> Builder<'a> {
+    pub(crate) fn for_input(input_len: usize) -> Builder<'a> {
         let guess = (input_len / 24).clamp(4, 4096);
         Builder {
             elements: Vec::new(),
@@ -342,20 +342,20 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub fn open_array(&self) -> OpenArray {
+    pub(crate) fn open_array(&self) -> OpenArray {
         OpenArray(self.pending_elements.len())
     }
 
-    pub fn push_element(&mut self, element: Element<'a>) {
+    pub(crate) fn push_element(&mut self, element: Element<'a>) {
         self.pending_elements.push(element);
     }
 
     /// How many elements the open array has so far.
-    pub fn element_count(&self, array: &OpenArray) -> usize {
+    pub(crate) fn element_count(&self, array: &OpenArray) -> usize {
         self.pending_elements.len() - array.0
     }
 
-    pub fn close_array(&mut self, array: OpenArray) -> Element<'a> {
+    pub(crate) fn close_array(&mut self, array: OpenArray) -> Element<'a> {
         let run = Run {
             start: self.elements.len(),
             len: self.pending_elements.len() - array.0,
@@ -364,7 +364,7 @@ impl<'a> Builder<'a> {
         Element::Array(run)
     }
 
-    pub fn open_object(&self) -> OpenObject<'a> {
+    pub(crate) fn open_object(&self) -> OpenObject<'a> {
         OpenObject {
             start: self.pending_members.len(),
             names: None,
@@ -373,7 +373,7 @@ impl<'a> Builder<'a> {
 
     /// Adds a member to the open object, or, if it already has one of that name, gives the
     /// member back.
-    pub fn push_member(
+    pub(crate) fn push_member(
         &mut self,
         object: &mut OpenObject<'a>,
         name: Cow<'a, str>,
@@ -400,7 +400,7 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    pub fn close_object(&mut self, object: OpenObject<'a>) -> Element<'a> {
+    pub(crate) fn close_object(&mut self, object: OpenObject<'a>) -> Element<'a> {
         let run = Run {
             start: self.members.len(),
             len: self.pending_members.len() - object.start,
@@ -410,7 +410,7 @@ impl<'a> Builder<'a> {
         Element::Object(run)
     }
 
-    pub fn finish(self, root: Element<'a>) -> Document<'a> {
+    pub(crate) fn finish(self, root: Element<'a>) -> Document<'a> {
         Document {
             root,
             elements: self.elements,

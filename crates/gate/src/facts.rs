@@ -80,7 +80,7 @@ pub(crate) struct RawEvidence {
 impl RawEvidence {
     const KEEP_AT_MOST: usize = 64 * 1024;
 
-    pub fn new(raw: &[u8]) -> RawEvidence {
+    pub(crate) fn new(raw: &[u8]) -> RawEvidence {
         if raw.len() <= RawEvidence::KEEP_AT_MOST {
             RawEvidence {
                 len: raw.len(),
@@ -97,7 +97,7 @@ impl RawEvidence {
     }
 
     /// Evidence whose digest is already known.
-    pub fn hashed(len: usize, digest: Sha256Digest) -> RawEvidence {
+    pub(crate) fn hashed(len: usize, digest: Sha256Digest) -> RawEvidence {
         RawEvidence {
             len,
             kept: None,
@@ -105,16 +105,16 @@ impl RawEvidence {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The bytes, when they are small enough to be kept.
-    pub fn kept(&self) -> Option<Arc<[u8]>> {
+    pub(crate) fn kept(&self) -> Option<Arc<[u8]>> {
         self.kept.clone()
     }
 
-    pub fn digest(&self) -> Sha256Digest {
+    pub(crate) fn digest(&self) -> Sha256Digest {
         *self
             .digest
             .get_or_init(|| Sha256Digest::of(self.kept.as_deref().unwrap_or_default()))

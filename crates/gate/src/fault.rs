@@ -29,7 +29,7 @@ pub(crate) struct FaultDetail {
 }
 
 impl Fault {
-    pub fn new(
+    pub(crate) fn new(
         layer: Layer,
         rule: impl Into<Cow<'static, str>>,
         message: impl AsRef<str>,
@@ -48,31 +48,31 @@ impl Fault {
         }))
     }
 
-    pub fn at(mut self, instance_path: &str) -> Fault {
+    pub(crate) fn at(mut self, instance_path: &str) -> Fault {
         self.instance_path = Some(sanitize(instance_path, PATH_CAP));
         self
     }
 
-    pub fn keyword(mut self, keyword_location: &str) -> Fault {
+    pub(crate) fn keyword(mut self, keyword_location: &str) -> Fault {
         self.keyword_location = Some(sanitize(keyword_location, PATH_CAP));
         self
     }
 
-    pub fn code(mut self, code: ErrorCode) -> Fault {
+    pub(crate) fn code(mut self, code: ErrorCode) -> Fault {
         self.code = code;
         self
     }
 
-    pub fn retryable(mut self, retryable: bool) -> Fault {
+    pub(crate) fn retryable(mut self, retryable: bool) -> Fault {
         self.retryable = Some(retryable);
         self
     }
 
-    pub fn into_detail(self) -> FaultDetail {
+    pub(crate) fn into_detail(self) -> FaultDetail {
         *self.0
     }
 
-    pub fn with_findings(mut self, findings: impl IntoIterator<Item = Finding>) -> Fault {
+    pub(crate) fn with_findings(mut self, findings: impl IntoIterator<Item = Finding>) -> Fault {
         self.findings
             .extend(findings.into_iter().take(FINDINGS_CAP));
         self

@@ -86,6 +86,7 @@ mod spec;
 mod timestamp;
 mod yaml;
 
+#[cfg(feature = "_internals")]
 #[doc(hidden)]
 pub mod internals;
 

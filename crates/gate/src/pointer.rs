@@ -22,7 +22,7 @@ pub(crate) struct Token {
 impl JsonPointer {
     /// Parses a pointer as RFC 6901 writes it: empty, or `/`-separated tokens in which `~` only
     /// starts the escapes `~0` and `~1`. The error says what is wrong, in one line.
-    pub fn parse(text: &str) -> Result<JsonPointer, String> {
+    pub(crate) fn parse(text: &str) -> Result<JsonPointer, String> {
         let mut chars = text.chars();
         let mut well_formed = text.is_empty() || text.starts_with('/');
         while let Some(ch) = chars.next() {
@@ -40,7 +40,7 @@ impl JsonPointer {
     }
 
     /// Parses a pointer whose syntax is known to be right (see [`JsonPointer::parse`]).
-    pub fn new(text: &str) -> JsonPointer {
+    pub(crate) fn new(text: &str) -> JsonPointer {
         let tokens = text
             .split('/')
             .skip(1)
@@ -62,19 +62,19 @@ impl JsonPointer {
     }
 
     /// The pointer as written in the contract.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.text
     }
 
     /// The value the pointer names in `document`, if any.
-    pub fn resolve<'d>(&self, document: Node<'d>) -> Option<Node<'d>> {
+    pub(crate) fn resolve<'d>(&self, document: Node<'d>) -> Option<Node<'d>> {
         self.tokens
             .iter()
             .try_fold(document, |node, token| token.step(node))
     }
 
     /// The member name, when the pointer names one member of the root (`/outcome`).
-    pub fn single_member(&self) -> Option<&str> {
+    pub(crate) fn single_member(&self) -> Option<&str> {
         match self.tokens.as_slice() {
             [token] => Some(&token.name),
             _ => None,
@@ -83,7 +83,7 @@ impl JsonPointer {
 
     /// The pointer to the parent of what this one names, and the last token; `None` for the
     /// whole document.
-    pub fn split_last(&self) -> Option<(JsonPointer, Token)> {
+    pub(crate) fn split_last(&self) -> Option<(JsonPointer, Token)> {
         let (last, parents) = self.tokens.split_last()?;
         let cut = self.text.rfind('/').unwrap_or_default();
         Some((
@@ -98,7 +98,7 @@ impl JsonPointer {
 
 impl Token {
     /// The member or element this token names in `node`, if any.
-    pub fn step<'d>(&self, node: Node<'d>) -> Option<Node<'d>> {
+    pub(crate) fn step<'d>(&self, node: Node<'d>) -> Option<Node<'d>> {
         if node.is_object() {
             node.get(&self.name)
         } else {

@@ -32,7 +32,7 @@ pub(crate) struct Fields {
 }
 
 impl Fields {
-    pub fn new(sources: Vec<FieldSource>) -> Fields {
+    pub(crate) fn new(sources: Vec<FieldSource>) -> Fields {
         let mut parents: Vec<JsonPointer> = Vec::new();
         let mut steps = Vec::with_capacity(sources.len());
         for source in &sources {
@@ -57,13 +57,13 @@ impl Fields {
     }
 
     /// Where each field comes from, in field order.
-    pub fn sources(&self) -> &[FieldSource] {
+    pub(crate) fn sources(&self) -> &[FieldSource] {
         &self.sources
     }
 
     /// Calls `with` on each field's value in `document`, in field order (`None` where it is
     /// absent). A contract's handful of values live on the stack; only a long list allocates.
-    pub fn read<'d, R>(
+    pub(crate) fn read<'d, R>(
         &self,
         document: Node<'d>,
         with: impl FnOnce(&[Option<Node<'d>>]) -> R,
@@ -107,7 +107,7 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    pub fn new(direction: Direction, tool: &str, names: Vec<String>) -> Output {
+    pub(crate) fn new(direction: Direction, tool: &str, names: Vec<String>) -> Output {
         Output {
             direction,
             tool: Encoded::new(tool),
@@ -116,18 +116,18 @@ impl Output {
         }
     }
 
-    pub fn direction(&self) -> Direction {
+    pub(crate) fn direction(&self) -> Direction {
         self.direction
     }
 
     /// The agent-visible field names, in output order.
-    pub fn names(&self) -> &[String] {
+    pub(crate) fn names(&self) -> &[String] {
         &self.names
     }
 
     /// Writes the agent-visible success: field `i` holds `values[i]`, read from `fields`' source
     /// `i` of the admitted document.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         request: &Request,
         fields: &Fields,

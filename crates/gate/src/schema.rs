@@ -81,20 +81,20 @@ type Documents = Arc<HashMap<String, Arc<Value>>>;
 
 impl SchemaFiles {
     /// `base` names the contract folder as a URI, e.g. `toolgate://contract/job_status/v1/`.
-    pub fn new(base: String) -> SchemaFiles {
+    pub(crate) fn new(base: String) -> SchemaFiles {
         SchemaFiles {
             base,
             documents: HashMap::new(),
         }
     }
 
-    pub fn uri_of(&self, file: &str) -> String {
+    pub(crate) fn uri_of(&self, file: &str) -> String {
         format!("{}{file}", self.base)
     }
 
     /// Adds one file. Refuses a `$schema` other than 2020-12: the dialect is forced, and a schema
     /// written for another draft would silently mean something else.
-    pub fn add(&mut self, file: &str, document: Value) -> Result<(), CompileError> {
+    pub(crate) fn add(&mut self, file: &str, document: Value) -> Result<(), CompileError> {
         if let Some(dialect) = document.get("$schema") {
             let declared = dialect.as_str().unwrap_or_default();
             if declared.trim_end_matches('#') != DIALECT {
@@ -117,7 +117,7 @@ impl SchemaFiles {
         Ok(())
     }
 
-    pub fn compile(&self, file: &str) -> Result<CompiledSchema, CompileError> {
+    pub(crate) fn compile(&self, file: &str) -> Result<CompiledSchema, CompileError> {
         let uri = self.uri_of(file);
         let Some(document) = self.documents.get(&uri) else {
             return Err(
@@ -234,7 +234,7 @@ impl std::fmt::Debug for CompiledSchema {
 }
 
 impl CompiledSchema {
-    pub fn is_valid(&self, document: Node<'_>) -> bool {
+    pub(crate) fn is_valid(&self, document: Node<'_>) -> bool {
         if let Some(branches) = &self.branches
             && let Some(outcome) = document
                 .get(&branches.member)
@@ -249,7 +249,7 @@ impl CompiledSchema {
 
     /// Decides a root `oneOf` by the outcome member `member`, where the schema allows it; a
     /// schema that does not is left as it is.
-    pub fn discriminated_by(mut self, member: &str) -> CompiledSchema {
+    pub(crate) fn discriminated_by(mut self, member: &str) -> CompiledSchema {
         let Some(narrowed) = self
             .files
             .documents
@@ -276,14 +276,14 @@ impl CompiledSchema {
     }
 
     /// Whether the schema accepts a `Value` (decided as admission decides: over its document).
-    pub fn accepts_value(&self, value: &Value) -> bool {
+    pub(crate) fn accepts_value(&self, value: &Value) -> bool {
         self.is_valid(Document::from_value(value).root())
     }
 
     /// Whether the plain validator (serde_json's `Value`, no `oneOf` narrowing, jsonschema's own
     /// `pattern`) accepts `value`: the reference the admission path must agree with, for the
     /// fuzz targets. `None` when it could not be compiled.
-    pub fn reference_accepts(&self, value: &Value) -> Option<bool> {
+    pub(crate) fn reference_accepts(&self, value: &Value) -> Option<bool> {
         self.explainer().map(|explainer| explainer.is_valid(value))
     }
 
@@ -302,7 +302,7 @@ impl CompiledSchema {
     /// value: the bounds the contract states for each value, as the validator itself evaluated
     /// them (through `$ref`, in the `oneOf` branch that matched). Harness-side only (mutants,
     /// the contract lint); the admission path never calls it.
-    pub fn applied_keywords(&self, document: &Value) -> Vec<AppliedKeyword> {
+    pub(crate) fn applied_keywords(&self, document: &Value) -> Vec<AppliedKeyword> {
         let Some(explainer) = self.explainer() else {
             return Vec::new();
         };
@@ -347,7 +347,7 @@ impl CompiledSchema {
     }
 
     /// Explains why `document` failed. Call only after `is_valid` said no.
-    pub fn fault(&self, document: &Value) -> Fault {
+    pub(crate) fn fault(&self, document: &Value) -> Fault {
         let mut leaves = Vec::new();
         let errors = self
             .explainer()

@@ -93,7 +93,7 @@ fn closest_shape_fault(shapes: &[Shape], document: &Value) -> Fault {
 }
 
 impl OutcomeSelector {
-    pub fn is_failure(&self, document: Node<'_>) -> Result<bool, Fault> {
+    pub(crate) fn is_failure(&self, document: Node<'_>) -> Result<bool, Fault> {
         match self.pointer.resolve(document).and_then(|node| node.as_str()) {
             Some(value) if value == self.success => Ok(false),
             Some(value) if value == self.failure => Ok(true),
@@ -112,7 +112,7 @@ impl OutcomeSelector {
 }
 
 impl Shape {
-    pub fn error_code_of(&self, document: Node<'_>) -> Result<ErrorCode, Fault> {
+    pub(crate) fn error_code_of(&self, document: Node<'_>) -> Result<ErrorCode, Fault> {
         let pointer = self.error_code.as_ref().map_or("", JsonPointer::as_str);
         let found = self
             .error_code

@@ -19,7 +19,7 @@ pub(crate) struct TextPattern {
 
 impl TextPattern {
     /// Compiles `pattern` anchored to the whole text. It must name at least one capture.
-    pub fn compile(pattern: &str) -> Result<TextPattern, String> {
+    pub(crate) fn compile(pattern: &str) -> Result<TextPattern, String> {
         let regex =
             Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|error| error.to_string())?;
         if regex.capture_names().flatten().next().is_none() {
@@ -31,7 +31,7 @@ impl TextPattern {
     }
 
     /// The captures as a document holding one object of strings, if the whole text matches.
-    pub fn captures<'a>(&'a self, text: &'a str) -> Option<Document<'a>> {
+    pub(crate) fn captures<'a>(&'a self, text: &'a str) -> Option<Document<'a>> {
         let captures = self.regex.captures(text)?;
         let mut builder = Builder::default();
         let mut object = builder.open_object();

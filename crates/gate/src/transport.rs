@@ -62,15 +62,15 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    pub const DEFAULT_MAX_BYTES: usize = 64 * 1024;
+    pub(crate) const DEFAULT_MAX_BYTES: usize = 64 * 1024;
     /// No agent needs a larger answer, and a limit this size can be added to without overflow
     /// anywhere (`read_capped` reads one byte more). The contract schema says the same.
-    pub const MAX_BYTES_CEILING: usize = 64 * 1024 * 1024;
-    pub const DEFAULT_MAX_DEPTH: usize = 32;
+    pub(crate) const MAX_BYTES_CEILING: usize = 64 * 1024 * 1024;
+    pub(crate) const DEFAULT_MAX_DEPTH: usize = 32;
     /// serde_json refuses nesting at 128 on its own; the contract's limit must be the one that
     /// speaks, with its own message, so it stays comfortably below.
-    pub const MAX_DEPTH_CEILING: usize = 100;
-    pub const DEFAULT_UNAVAILABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
+    pub(crate) const MAX_DEPTH_CEILING: usize = 100;
+    pub(crate) const DEFAULT_UNAVAILABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
 }
 
 pub(crate) fn check(limits: &Limits, response: &Response<'_>) -> Result<(), Fault> {

@@ -22,11 +22,11 @@ use crate::outcome::ErrorCode;
 pub(crate) struct AgentBytes(Vec<u8>);
 
 impl AgentBytes {
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         &self.0
     }
 
-    pub fn into_vec(self) -> Vec<u8> {
+    pub(crate) fn into_vec(self) -> Vec<u8> {
         self.0
     }
 }
@@ -43,7 +43,7 @@ impl fmt::Debug for AgentBytes {
 pub(crate) struct Encoded(Box<[u8]>);
 
 impl Encoded {
-    pub fn new(text: &str) -> Encoded {
+    pub(crate) fn new(text: &str) -> Encoded {
         let mut out = Vec::with_capacity(text.len() + 2);
         write_string(&mut out, text);
         Encoded(out.into())

@@ -73,7 +73,7 @@ pub(crate) struct YamlTree {
 impl YamlTree {
     /// Where the node at `pointer` was written; for a node that does not exist (a missing
     /// member), where its nearest existing ancestor was.
-    pub fn location(&self, pointer: &str) -> Option<(u64, u64)> {
+    pub(crate) fn location(&self, pointer: &str) -> Option<(u64, u64)> {
         let mut pointer = pointer;
         loop {
             if let Some(location) = self.locations.get(pointer) {
@@ -84,7 +84,7 @@ impl YamlTree {
     }
 
     /// Where the name of the member at `pointer` was written, falling back to its value.
-    pub fn name_location(&self, pointer: &str) -> Option<(u64, u64)> {
+    pub(crate) fn name_location(&self, pointer: &str) -> Option<(u64, u64)> {
         self.names
             .get(pointer)
             .copied()

@@ -83,7 +83,7 @@ struct Atom {
 
 impl Positional {
     /// The positional reading of an ECMA-262 `pattern`, or `None` when it has none.
-    pub fn compile(pattern: &str) -> Option<Positional> {
+    pub(super) fn compile(pattern: &str) -> Option<Positional> {
         let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
         let hir = regex_syntax::Parser::new().parse(&translated).ok()?;
         let mut items = Vec::new();
@@ -124,7 +124,7 @@ impl Positional {
 
     /// Whether `text` matches. Every class is ASCII, so a byte past ASCII matches nothing, and
     /// counting bytes counts characters whenever the answer can be yes.
-    pub fn matches(&self, text: &str) -> bool {
+    pub(super) fn matches(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
         let Some(rest) = bytes.len().checked_sub(self.fixed.len()) else {
             return false;

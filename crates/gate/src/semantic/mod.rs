@@ -115,7 +115,7 @@ pub(crate) struct Violation {
 }
 
 impl Violation {
-    pub fn new(message: impl Into<String>, hint: &'static str) -> Violation {
+    pub(crate) fn new(message: impl Into<String>, hint: &'static str) -> Violation {
         Violation {
             message: message.into(),
             hint,
@@ -125,7 +125,7 @@ impl Violation {
 
 impl Rule {
     /// Compiles one rule; `field_index` resolves a field name to its position.
-    pub fn compile(
+    pub(crate) fn compile(
         spec: &RuleSpec,
         field_index: impl Fn(&Spanned<String>) -> Result<usize, CompileError>,
     ) -> Result<Rule, CompileError> {
@@ -147,7 +147,7 @@ impl Rule {
     }
 
     /// Checks the value of the rule's field. `field` and `pointer` name it for the operator.
-    pub fn evaluate(
+    pub(crate) fn evaluate(
         &self,
         value: Option<Node<'_>>,
         field: &str,
@@ -175,7 +175,7 @@ impl Rule {
     }
 
     /// The trusted context keys this rule reads.
-    pub fn context_keys(&self) -> Vec<&str> {
+    pub(crate) fn context_keys(&self) -> Vec<&str> {
         self.check.context_keys()
     }
 }

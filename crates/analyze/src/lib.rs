@@ -1,0 +1,18 @@
+//! Evidence that a contract is as tight as it looks: near-miss mutants derived from admitted
+//! fixtures and judged by the gate's own decisions, and the lint that reads each version's
+//! schemas for open objects, unbounded values and promised fields that can carry anything.
+
+pub mod lint;
+pub mod mutants;
+
+toolgate_repo::choices! {
+    /// How `toolgate lint` and `toolgate mutate` report.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum Format {
+        /// For a terminal.
+        #[default]
+        Human = "human",
+        /// Stable and documented field by field (see the README).
+        Json = "json",
+    }
+}

@@ -1,0 +1,108 @@
+//! `contracts/<tool>/lint.yaml`: findings accepted with a reason, read strictly; each finding
+//! judged against them, and each acceptance that matches nothing reported stale.
+
+use serde::Deserialize;
+use toolgate_repo::{
+    Acceptances, CONTRACTS_DIR, Checked, EntryFile, LINT_FILE, RepoRoot, check_pointer,
+    load_acceptances,
+};
+
+use super::rules::{LintFinding, Rule};
+
+/// One accepted finding: a rule at a place in a version folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedFinding {
+    /// The rule.
+    pub rule: Rule,
+    /// The file in the version folder.
+    pub file: String,
+    /// The JSON pointer in it.
+    pub pointer: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LintEntry {
+    rule: String,
+    file: String,
+    pointer: String,
+    #[serde(default)]
+    versions: Option<Vec<String>>,
+    reason: String,
+}
+
+impl EntryFile for LintEntry {
+    type What = AcceptedFinding;
+
+    fn split(self) -> Result<Checked<AcceptedFinding>, String> {
+        let rule = Rule::from_name(&self.rule).ok_or_else(|| {
+            let known: Vec<&str> = Rule::ALL.iter().map(|rule| rule.name()).collect();
+            format!(
+                "rule: {:?} is not a lint rule ({})",
+                self.rule,
+                known.join(", ")
+            )
+        })?;
+        check_pointer(&self.pointer, "the whole file")?;
+        Ok(Checked {
+            what: AcceptedFinding {
+                rule,
+                file: self.file,
+                pointer: self.pointer,
+            },
+            versions: self.versions,
+            reason: self.reason,
+        })
+    }
+}
+
+/// The accepted findings of `tool` (none when it has no `lint.yaml`).
+pub fn accepted(root: &RepoRoot, tool: &str) -> Result<Acceptances<AcceptedFinding>, String> {
+    let path = std::path::Path::new(CONTRACTS_DIR)
+        .join(tool)
+        .join(LINT_FILE);
+    load_acceptances::<LintEntry>(root, &path)
+}
+
+/// A finding and the entry accepting it, if any.
+pub struct JudgedFinding<'f> {
+    /// The finding.
+    pub finding: &'f LintFinding,
+    /// Why it is accepted, when it is.
+    pub accepted: Option<String>,
+}
+
+/// Every finding with its acceptance, and the entries (by line) that accept nothing in
+/// `versions`: stale.
+pub fn judge<'f>(
+    findings: &'f [LintFinding],
+    accepted: &Acceptances<AcceptedFinding>,
+    versions: &[String],
+) -> (Vec<JudgedFinding<'f>>, Vec<u64>) {
+    let mut used = vec![false; accepted.entries.len()];
+    let judged = findings
+        .iter()
+        .map(|finding| {
+            let entry = accepted.find(&finding.version, |what| {
+                what.rule == finding.rule
+                    && what.file == finding.file
+                    && what.pointer == finding.pointer
+            });
+            if let Some((index, _)) = entry {
+                used[index] = true;
+            }
+            JudgedFinding {
+                finding,
+                accepted: entry.map(|(_, entry)| entry.reason.clone()),
+            }
+        })
+        .collect();
+    let stale = accepted
+        .entries
+        .iter()
+        .zip(used)
+        .filter(|(entry, used)| !used && versions.iter().any(|version| entry.applies_to(version)))
+        .map(|(entry, _)| entry.line)
+        .collect();
+    (judged, stale)
+}

@@ -1,0 +1,229 @@
+//! `toolgate lint`'s report: every contract version's findings, which `lint.yaml` accepts, and which
+//! acceptances no longer match anything.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use toolgate_gate::internals::escape_hidden;
+
+use super::{JudgedFinding, Rule, ToolLint, judge, lint_tool};
+use crate::Format;
+use toolgate_repo::Repository;
+use toolgate_repo::Status;
+use toolgate_repo::json_report;
+use toolgate_repo::{UsageError, plural, write_output};
+
+/// What `toolgate lint` was asked to do.
+#[derive(Debug, Clone)]
+pub struct LintConfig {
+    /// Only this tool (default: every tool with a contract).
+    pub tool: Option<String>,
+    /// The repository root, holding contracts/.
+    pub root: PathBuf,
+    /// The report format.
+    pub format: Format,
+}
+
+/// Runs `toolgate lint`: passed when clean or every finding is accepted, failed on a finding
+/// nobody accepted or a stale acceptance, unusable when a contract or `lint.yaml` cannot be read.
+pub fn run(options: &LintConfig, out: &mut impl Write) -> Result<Status, UsageError> {
+    let repository = Repository::open(&options.root)?.naming_relative();
+    let tools = repository.select_tools(options.tool.as_deref())?;
+    let linted: Vec<ToolLint> = tools
+        .iter()
+        .map(|tool| lint_tool(&repository, tool))
+        .collect();
+    let report = Report::of(&linted);
+    let text = match options.format {
+        Format::Human => report.human(),
+        Format::Json => report.json(),
+    };
+    write_output(out, text.as_bytes())?;
+    Ok(if !report.errors.is_empty() {
+        Status::Unusable
+    } else if report.unaccepted() > 0 || !report.stale.is_empty() {
+        Status::Failed
+    } else {
+        Status::Passed
+    })
+}
+
+/// One finding as reported.
+#[derive(Debug, Serialize)]
+struct Row {
+    tool: String,
+    version: String,
+    file: String,
+    pointer: String,
+    rule: &'static str,
+    message: String,
+    accepted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Stale {
+    file: String,
+    line: u64,
+}
+
+struct Report {
+    tools: usize,
+    versions: usize,
+    rows: Vec<Row>,
+    stale: Vec<Stale>,
+    errors: Vec<String>,
+}
+
+impl Report {
+    fn of(linted: &[ToolLint]) -> Report {
+        let mut report = Report {
+            tools: linted.len(),
+            versions: 0,
+            rows: Vec::new(),
+            stale: Vec::new(),
+            errors: Vec::new(),
+        };
+        for tool in linted {
+            report.versions += tool.versions.len();
+            report.errors.extend(tool.errors());
+            let findings = tool.findings();
+            let (judged, stale) = match &tool.accepted {
+                Ok(accepted) => {
+                    let (judged, stale) = judge(&findings, accepted, &tool.read_versions());
+                    let file = accepted.file.display().to_string();
+                    (
+                        judged,
+                        stale
+                            .into_iter()
+                            .map(|line| Stale {
+                                file: file.clone(),
+                                line,
+                            })
+                            .collect(),
+                    )
+                }
+                Err(_) => (
+                    findings
+                        .iter()
+                        .map(|finding| JudgedFinding {
+                            finding,
+                            accepted: None,
+                        })
+                        .collect(),
+                    Vec::new(),
+                ),
+            };
+            report.stale.extend(stale);
+            report.rows.extend(judged.into_iter().map(|judged| Row {
+                tool: judged.finding.tool.clone(),
+                version: judged.finding.version.clone(),
+                file: judged.finding.file.clone(),
+                pointer: judged.finding.pointer.clone(),
+                rule: judged.finding.rule.name(),
+                message: judged.finding.message.clone(),
+                accepted: judged.accepted.is_some(),
+                reason: judged.accepted,
+            }));
+        }
+        report
+    }
+
+    fn unaccepted(&self) -> usize {
+        self.rows.iter().filter(|row| !row.accepted).count()
+    }
+
+    fn human(&self) -> String {
+        let mut out = String::new();
+        let accepted = self.rows.len() - self.unaccepted();
+        let _ = writeln!(
+            out,
+            "toolgate lint: {}, {}: {} ({accepted} accepted)",
+            plural(self.tools, "tool"),
+            plural(self.versions, "contract version"),
+            plural(self.rows.len(), "finding")
+        );
+        for row in self
+            .rows
+            .iter()
+            .filter(|row| !row.accepted)
+            .chain(self.rows.iter().filter(|row| row.accepted))
+        {
+            let _ = writeln!(
+                out,
+                "\n{} {} {}#{} [{}]\n    {}",
+                escape_hidden(&row.tool),
+                row.version,
+                escape_hidden(&row.file),
+                escape_hidden(&row.pointer),
+                row.rule,
+                escape_hidden(&row.message)
+            );
+            match &row.reason {
+                Some(reason) => {
+                    let _ = writeln!(out, "    accepted: {}", escape_hidden(reason));
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "    fix it in a new contract version, or accept it in contracts/{}/lint.yaml with a reason",
+                        escape_hidden(&row.tool)
+                    );
+                }
+            }
+        }
+        for stale in &self.stale {
+            let _ = writeln!(
+                out,
+                "\n{}:{}: this accepted finding is no longer found in the versions it names; remove the entry",
+                escape_hidden(&stale.file),
+                stale.line
+            );
+        }
+        for error in &self.errors {
+            let _ = writeln!(out, "\nerror: {}", escape_hidden(error));
+        }
+        if self.rows.is_empty() && self.errors.is_empty() {
+            let rules: Vec<&str> = Rule::ALL.iter().map(|rule| rule.name()).collect();
+            let _ = writeln!(out, "clean: {}", rules.join(", "));
+        }
+        out
+    }
+
+    fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct Summary {
+            tools: usize,
+            versions: usize,
+            findings: usize,
+            accepted: usize,
+            unaccepted: usize,
+            stale_acceptances: usize,
+        }
+        #[derive(Serialize)]
+        struct Document<'a> {
+            format_version: u32,
+            summary: Summary,
+            findings: &'a [Row],
+            stale_acceptances: &'a [Stale],
+            errors: &'a [String],
+        }
+        json_report::render(&Document {
+            format_version: json_report::FORMAT_VERSION,
+            summary: Summary {
+                tools: self.tools,
+                versions: self.versions,
+                findings: self.rows.len(),
+                accepted: self.rows.len() - self.unaccepted(),
+                unaccepted: self.unaccepted(),
+                stale_acceptances: self.stale.len(),
+            },
+            findings: &self.rows,
+            stale_acceptances: &self.stale,
+            errors: &self.errors,
+        })
+    }
+}

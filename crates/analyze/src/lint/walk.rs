@@ -1,0 +1,374 @@
+//! The walk: each shape's schema and the agent schema, normalized, visited node by node for what
+//! the rules look for; promised fields resolved through the schema to the nodes they read.
+
+use std::collections::BTreeSet;
+
+use toolgate_model::strings::{self, Strings};
+use toolgate_model::{Facts, JsonType, Kind, Node, ShapeDoc, Version, admits, alternatives};
+
+use super::rules::{LintFinding, Rule};
+
+/// Strings longer than this make a pattern unbounded: a request id is an opaque token, never a
+/// paragraph.
+const LONGEST_BOUNDED_PATTERN: u64 = 256;
+
+/// How deep the lint follows a schema before it stops (schemas nest far less).
+const DEPTH_BUDGET: usize = 48;
+
+/// Every finding of one contract version, in file and pointer order.
+pub fn lint(tool: &str, version: &Version) -> Vec<LintFinding> {
+    let mut linter = Linter {
+        tool,
+        version,
+        findings: Vec::new(),
+        seen: BTreeSet::new(),
+    };
+    let freshness: Vec<String> = version
+        .rules()
+        .into_iter()
+        .filter(|rule| rule.kind == "freshness")
+        .map(|rule| rule.field().to_owned())
+        .collect();
+    for shape in version.shapes() {
+        let root = version.schemas.root(&shape.schema);
+        let timestamps: Vec<String> = shape
+            .fields
+            .iter()
+            .filter(|(field, _)| freshness.contains(field))
+            .map(|(_, (pointer, _))| pointer.clone())
+            .collect();
+        linter.walk(&root, "", None, &Mode::Upstream(&timestamps), DEPTH_BUDGET);
+        linter.request_id(&shape, &root);
+        linter.fields(&shape, &root);
+    }
+    if let Some(agent) = version.document["agent_schema"].as_str() {
+        let root = version.schemas.root(agent);
+        linter.walk(&root, "", None, &Mode::Agent, DEPTH_BUDGET);
+    }
+    let mut findings = linter.findings;
+    findings.sort_by(|a, b| (&a.file, &a.pointer, a.rule).cmp(&(&b.file, &b.pointer, b.rule)));
+    findings
+}
+
+/// What a walk checks.
+enum Mode<'a> {
+    /// A shape's schema: every rule; these response pointers are read by freshness rules.
+    Upstream(&'a [String]),
+    /// The agent schema: closed objects only.
+    Agent,
+    /// Below a promised field: anything but scalars and closed objects is a finding.
+    Promised(&'a str),
+}
+
+struct Linter<'a> {
+    tool: &'a str,
+    version: &'a Version,
+    findings: Vec<LintFinding>,
+    seen: BTreeSet<(String, String, Rule)>,
+}
+
+impl Linter<'_> {
+    fn report(&mut self, node: &Node, rule: Rule, message: String) {
+        let key = (node.at.file.clone(), node.at.pointer.clone(), rule);
+        if self.seen.insert(key) {
+            self.findings.push(LintFinding {
+                tool: self.tool.to_owned(),
+                version: self.version.name.clone(),
+                file: node.at.file.clone(),
+                pointer: node.at.pointer.clone(),
+                rule,
+                message,
+            });
+        }
+    }
+
+    /// Checks `node`, the schema of the value at response pointer `instance` (reached through
+    /// member `member`), and everything below it.
+    fn walk(
+        &mut self,
+        node: &Node,
+        instance: &str,
+        member: Option<&str>,
+        mode: &Mode<'_>,
+        budget: usize,
+    ) {
+        let Some(budget) = budget.checked_sub(1) else {
+            return;
+        };
+        let shown = if instance.is_empty() { "/" } else { instance };
+        let facts = match &node.kind {
+            Kind::Nothing => return,
+            Kind::Any => {
+                match mode {
+                    Mode::Upstream(_) if member.is_some() => self.report(
+                        node,
+                        Rule::ValueUntyped,
+                        format!("{shown}: the schema admits any JSON value here; give it a type and bounds"),
+                    ),
+                    Mode::Promised(field) => self.report(
+                        node,
+                        Rule::PromisedFieldOpen,
+                        format!("{shown}: promised field `{field}` can be any JSON value, so whatever the upstream sends reaches the agent; give it a scalar type or a closed object"),
+                    ),
+                    _ => {}
+                }
+                return;
+            }
+            Kind::Unknown { reason, .. } => {
+                self.report(
+                    node,
+                    Rule::NotModelled,
+                    format!("{shown}: the schema uses {reason}; the lint cannot vouch for this part, so review it by hand (or express it with the keywords the lint models)"),
+                );
+                return;
+            }
+            Kind::Facts(facts) => facts,
+        };
+        if facts.union.is_some() {
+            for alternative in alternatives(node) {
+                self.walk(&alternative, instance, member, mode, budget);
+            }
+            return;
+        }
+        if facts.values.is_some() {
+            return; // an enum or const admits exactly what it lists
+        }
+        let Some(types) = &facts.types else {
+            match mode {
+                Mode::Agent => {}
+                Mode::Promised(field) => self.report(
+                    node,
+                    Rule::PromisedFieldOpen,
+                    format!("{shown}: promised field `{field}` has no type, so any JSON value the upstream sends reaches the agent; give it a scalar type or a closed object"),
+                ),
+                Mode::Upstream(_) => self.report(
+                    node,
+                    Rule::ValueUntyped,
+                    format!("{shown}: no `type`, so any JSON value is admitted here; add one"),
+                ),
+            }
+            // Untyped is the finding; only an object it describes is walked further.
+            if !facts.properties.is_empty() {
+                self.object(node, facts, instance, mode, budget);
+            }
+            return;
+        };
+        if types.contains(&JsonType::Object) {
+            self.object(node, facts, instance, mode, budget);
+        }
+        if let Mode::Promised(field) = mode
+            && types.contains(&JsonType::Array)
+        {
+            self.report(
+                node,
+                Rule::PromisedFieldOpen,
+                format!("{shown}: promised field `{field}` can be an array; promise scalars or a closed object, one field each"),
+            );
+        }
+        let Mode::Upstream(timestamps) = mode else {
+            return;
+        };
+        let name = member.unwrap_or_default();
+        if types.contains(&JsonType::String) {
+            if facts.strings.max_length.is_none() && facts.strings.patterns.is_empty() {
+                self.report(
+                    node,
+                    Rule::StringUnbounded,
+                    format!("{shown}: a string with no maxLength, pattern, enum or const, bounded only by the byte limit; add a maxLength (and a pattern where the value has a form)"),
+                );
+            }
+            let date_like = ["_at", "_time", "_date"]
+                .iter()
+                .any(|suffix| name.ends_with(suffix))
+                || ["date", "time", "timestamp"].contains(&name)
+                || timestamps.iter().any(|pointer| pointer == instance);
+            if date_like && facts.format.is_none() {
+                self.report(
+                    node,
+                    Rule::TimestampWithoutFormat,
+                    format!("{shown}: a date-like string without a format, so `2026-02-30` or a bare `yesterday` passes the schema; add \"format\": \"date-time\""),
+                );
+            }
+        }
+        if types.contains(&JsonType::Array) {
+            if facts.max_items.is_none() {
+                self.report(
+                    node,
+                    Rule::ArrayUnbounded,
+                    format!("{shown}: an array with no maxItems; add one"),
+                );
+            }
+            self.walk(&facts.items, &format!("{instance}/0"), None, mode, budget);
+        }
+        let numeric = types.contains(&JsonType::Integer) || types.contains(&JsonType::Number);
+        let identifier = name == "id" || name.ends_with("_id");
+        if numeric && identifier && (facts.minimum.is_none() || facts.maximum.is_none()) {
+            self.report(
+                node,
+                Rule::IdentifierUnbounded,
+                format!("{shown}: a numeric identifier without both a minimum and a maximum, so 0, -1 or 1e300 passes the schema; bound it"),
+            );
+        }
+    }
+
+    fn object(
+        &mut self,
+        node: &Node,
+        facts: &Facts,
+        instance: &str,
+        mode: &Mode<'_>,
+        budget: usize,
+    ) {
+        let shown = if instance.is_empty() { "/" } else { instance };
+        if !matches!(facts.additional.kind, Kind::Nothing) {
+            let (rule, why) = match mode {
+                Mode::Upstream(_) => (
+                    Rule::ObjectOpen,
+                    "admits members the contract does not declare",
+                ),
+                Mode::Agent => (
+                    Rule::AgentSchemaOpen,
+                    "lets the agent schema accept members projection never builds",
+                ),
+                Mode::Promised(_) => (
+                    Rule::PromisedFieldOpen,
+                    "is promised whole, so every member the upstream invents reaches the agent",
+                ),
+            };
+            self.report(
+                node,
+                rule,
+                format!("{shown}: an object that {why}; add \"additionalProperties\": false (or \"unevaluatedProperties\": false where it is composed with allOf, oneOf or anyOf)"),
+            );
+        }
+        for (name, property) in &facts.properties {
+            let below = format!("{instance}/{}", name.replace('~', "~0").replace('/', "~1"));
+            self.walk(property, &below, Some(name), mode, budget);
+        }
+    }
+
+    /// The request id a shape carries is bounded.
+    fn request_id(&mut self, shape: &ShapeDoc, root: &Node) {
+        let Some(pointer) = &shape.request_id else {
+            return;
+        };
+        for resolution in resolve(root, pointer) {
+            let Resolution::Found { node, .. } = resolution else {
+                continue;
+            };
+            let Some(facts) = node.facts() else { continue };
+            if facts.values.is_some() || facts.strings.max_length.is_some() {
+                continue;
+            }
+            let bounded = !facts.strings.patterns.is_empty()
+                && strings::example(&Strings {
+                    min_length: LONGEST_BOUNDED_PATTERN + 1,
+                    max_length: None,
+                    patterns: facts.strings.patterns.clone(),
+                }) == Ok(None);
+            if !bounded {
+                self.report(
+                    &node,
+                    Rule::RequestIdUnbounded,
+                    format!("{pointer}: the request id admits strings longer than {LONGEST_BOUNDED_PATTERN} characters (its pattern has no longest match and there is no maxLength), so a paragraph can ride in it; bound it, e.g. \"pattern\": \"^req\\\\.[A-Za-z0-9]{{8}}$\""),
+                );
+            }
+        }
+    }
+
+    /// Every promised field is declared and required in every success alternative, and is a
+    /// scalar or a closed object.
+    fn fields(&mut self, shape: &ShapeDoc, root: &Node) {
+        let successes: Vec<Node> = alternatives(root)
+            .into_iter()
+            .filter(|alternative| match &shape.outcome {
+                Some((pointer, success)) => {
+                    resolve(alternative, pointer).iter().any(|resolution| {
+                        matches!(resolution, Resolution::Found { node, .. } if admits(node, success) != Ok(false))
+                    })
+                }
+                None => true,
+            })
+            .collect();
+        for (field, (pointer, optional)) in &shape.fields {
+            for success in &successes {
+                for resolution in resolve(success, pointer) {
+                    match resolution {
+                        Resolution::Undeclared { object } => self.report(
+                            &object,
+                            Rule::FieldMissing,
+                            format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare that member: the field can never be projected; declare it (and require it)", shape.name),
+                        ),
+                        Resolution::Found { node, required } => {
+                            if !required && !optional {
+                                self.report(
+                                    &node,
+                                    Rule::FieldMissing,
+                                    format!("shape `{}` promises field `{field}` from {pointer}, which its schema does not require: a response without it passes the schema and fails at projection; require it, or mark the field `optional: true`", shape.name),
+                                );
+                            }
+                            self.walk(&node, pointer, None, &Mode::Promised(field), DEPTH_BUDGET);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a response pointer leads in a schema.
+enum Resolution {
+    /// To this node; `required` when every member on the way is required.
+    Found { node: Node, required: bool },
+    /// To a member this object node does not declare.
+    Undeclared { object: Node },
+}
+
+/// The schema of the value at `pointer`, in each alternative of every union on the way.
+fn resolve(root: &Node, pointer: &str) -> Vec<Resolution> {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut out = Vec::new();
+    step(root, &tokens, true, &mut out, DEPTH_BUDGET);
+    out
+}
+
+fn step(node: &Node, tokens: &[String], required: bool, out: &mut Vec<Resolution>, budget: usize) {
+    let Some(budget) = budget.checked_sub(1) else {
+        return;
+    };
+    let Some((first, rest)) = tokens.split_first() else {
+        out.push(Resolution::Found {
+            node: node.clone(),
+            required,
+        });
+        return;
+    };
+    let Some(facts) = node.facts() else {
+        out.push(Resolution::Undeclared {
+            object: node.clone(),
+        });
+        return;
+    };
+    if facts.union.is_some() {
+        for alternative in alternatives(node) {
+            step(&alternative, tokens, required, out, budget);
+        }
+        return;
+    }
+    match facts.properties.get(first) {
+        Some(property) => step(
+            property,
+            rest,
+            required && facts.required.contains(first),
+            out,
+            budget,
+        ),
+        None => out.push(Resolution::Undeclared {
+            object: node.clone(),
+        }),
+    }
+}

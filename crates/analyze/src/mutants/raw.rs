@@ -1,0 +1,152 @@
+//! Mutations of the bytes as received: what the parser and the byte limit must refuse before any
+//! value exists.
+
+use serde_json::Value;
+
+use super::{Family, Out, Seed};
+use toolgate_model::edit::{
+    bytes_with_raw_value, escaped_name, object_pointers, text_with_duplicate,
+    text_with_duplicate_spelled, with_value,
+};
+
+pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
+    let document = seed.document;
+    match out.family {
+        Family::DuplicateTopLevel | Family::DuplicateNested | Family::DuplicateEscaped => {
+            duplicates(seed, out);
+        }
+        Family::ByteOrderMark => {
+            let mut bytes = b"\xEF\xBB\xBF".to_vec();
+            bytes.extend_from_slice(seed.raw);
+            out.push("", "prefixed a UTF-8 byte-order mark", Some(bytes));
+        }
+        Family::TrailingContent => {
+            let canary = out.canary(0);
+            let mut bytes = seed.raw.to_vec();
+            bytes.extend_from_slice(b"\n");
+            bytes.extend_from_slice(serde_json::json!({ "note": canary }).to_string().as_bytes());
+            out.push_marked(
+                "",
+                "appended a second JSON value carrying a canary",
+                Some(bytes),
+                vec![canary],
+            );
+        }
+        Family::Truncated => {
+            let half = seed.raw.len() / 2;
+            out.push(
+                "",
+                format!("cut the {} bytes to the first {half}", seed.raw.len()),
+                Some(seed.raw[..half].to_vec()),
+            );
+        }
+        Family::PaddedPastMaxBytes if seed.raw.len() <= seed.max_bytes => {
+            let mut bytes = seed.raw.to_vec();
+            bytes.resize(seed.max_bytes + 1, b' ');
+            out.push(
+                "",
+                format!(
+                    "padded with trailing whitespace to {} bytes, one past the limit",
+                    seed.max_bytes + 1
+                ),
+                Some(bytes),
+            );
+        }
+        Family::NestedPastMaxDepth => {
+            // The first member of the root (or the root itself), wrapped in as many arrays as
+            // the limit allows levels: with the levels above it, one too deep at least.
+            let pointer = match document {
+                Value::Object(members) => members
+                    .keys()
+                    .next()
+                    .map(|name| format!("/{}", name.replace('~', "~0").replace('/', "~1")))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            if let Some(value) = document.pointer(&pointer) {
+                let mut nested = value.clone();
+                for _ in 0..seed.max_depth {
+                    nested = Value::Array(vec![nested]);
+                }
+                out.push(
+                    &pointer,
+                    format!(
+                        "wrapped the value in {} arrays, past the depth limit of {}",
+                        seed.max_depth, seed.max_depth
+                    ),
+                    super::compact(with_value(document, &pointer, nested)),
+                );
+            }
+        }
+        Family::InvalidUtf8 => {
+            let strings = seed.pointers(Value::is_string);
+            if let Some(pointer) = strings.first() {
+                let text = seed.text(pointer).unwrap_or_default();
+                let mut literal = Value::from(text).to_string().into_bytes();
+                literal.insert(literal.len() - 1, 0xFF);
+                out.push(
+                    pointer,
+                    "put the byte 0xFF, never valid in UTF-8, at the end of the string",
+                    bytes_with_raw_value(document, pointer, &literal),
+                );
+            }
+        }
+        Family::NanForNumber => {
+            for pointer in seed.pointers(Value::is_number) {
+                out.push(
+                    &pointer,
+                    "replaced the number with the token NaN",
+                    bytes_with_raw_value(document, &pointer, b"NaN"),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every member of the chosen objects repeated with a canary: in the top-level object, in nested
+/// ones, or (escaped) in any, with the copy's name spelled with a `\u` escape.
+fn duplicates(seed: &Seed<'_>, out: &mut Out<'_>) {
+    let family = out.family;
+    let mut index = 0;
+    for object in object_pointers(seed.document) {
+        let nested = !object.is_empty();
+        let wanted = match family {
+            Family::DuplicateTopLevel => !nested,
+            Family::DuplicateNested => nested,
+            _ => true,
+        };
+        let Some(Value::Object(members)) = seed.document.pointer(&object) else {
+            continue;
+        };
+        if !wanted {
+            continue;
+        }
+        for name in members.keys() {
+            let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
+            let canary = out.canary(index);
+            index += 1;
+            let other = Value::from(canary.as_str());
+            let (text, spelled) = if family == Family::DuplicateEscaped {
+                let text = text_with_duplicate_spelled(
+                    seed.document,
+                    &object,
+                    &escaped_name(name),
+                    &other,
+                );
+                (text, " (the copy's name spelled with a \\u escape)")
+            } else {
+                (
+                    text_with_duplicate(seed.document, &object, name, &other),
+                    "",
+                )
+            };
+            out.push_marked(
+                &pointer,
+                format!("repeated member `{name}` with another value{spelled}"),
+                Some(text.into_bytes()),
+                vec![canary],
+            );
+        }
+    }
+}

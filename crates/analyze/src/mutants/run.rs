@@ -1,0 +1,278 @@
+//! One tool version's mutants, run and sorted into what a report shows: survivors (accepted or
+//! not), misplaced rejections, leaks, and accepted survivors that no longer survive.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use toolgate_gate::{Contract, Layer};
+
+use super::Family;
+use super::judge::{Fate, JudgedMutant};
+use super::seeds::SeedFixture;
+use super::survivors::AcceptedSurvivor;
+use toolgate_repo::Acceptances;
+use toolgate_repo::Fixture;
+use toolgate_repo::reproduce_command;
+
+/// What a report says about one mutant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MutantVerdict {
+    /// Admitted when its family expects a rejection; `Some(reason)` when `survivors.yaml`
+    /// accepts it.
+    Survivor(Option<String>),
+    /// Rejected at another layer than its family expects.
+    Misplaced {
+        /// Where it was rejected.
+        layer: Layer,
+        /// The rule or keyword that rejected it.
+        rule: String,
+    },
+    /// Something unpromised reached the agent: always a failure.
+    Leak(Vec<String>),
+}
+
+/// One mutant worth reporting.
+#[derive(Debug, Clone)]
+pub struct MutantFinding {
+    /// The tool.
+    pub tool: String,
+    /// The contract version.
+    pub version: String,
+    /// The fixture it was derived from.
+    pub fixture: PathBuf,
+    /// The family.
+    pub family: Family,
+    /// The JSON pointer in the raw response that was mutated.
+    pub pointer: String,
+    /// What was done, in words.
+    pub what: String,
+    /// Where `--emit` writes the mutant, relative to the emit folder.
+    pub file: PathBuf,
+    /// The mutant's bytes.
+    pub bytes: Vec<u8>,
+    /// What the agent saw.
+    pub agent_bytes: Vec<u8>,
+    /// What it means.
+    pub verdict: MutantVerdict,
+    /// The `toolgate check` command that reproduces the decision, once the mutant is emitted.
+    pub reproduce: String,
+}
+
+/// An accepted survivor that survived nowhere: the contract rejects it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// `fixtures/<tool>/survivors.yaml`.
+    pub file: PathBuf,
+    /// The entry's line.
+    pub line: u64,
+    /// The family it names.
+    pub family: Family,
+    /// The pointer it names.
+    pub pointer: String,
+    /// The version it was checked against.
+    pub version: String,
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: the accepted survivor {} at {} no longer survives {} (the contract rejects it now); remove the entry",
+            self.file.display(),
+            self.line,
+            self.family,
+            super::shown_pointer(&self.pointer),
+            self.version
+        )
+    }
+}
+
+/// One tool version's mutants, counted and sorted.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    /// How many seeds (admitted accepted and legacy fixtures) they came from.
+    pub seeds: usize,
+    /// How many mutants ran.
+    pub mutants: usize,
+    /// How many the gate rejected.
+    pub rejected: usize,
+    /// Per family: mutants, rejected.
+    pub per_family: BTreeMap<Family, (usize, usize)>,
+    /// Survivors, misplaced rejections and leaks, in family and seed order.
+    pub findings: Vec<MutantFinding>,
+    /// Accepted survivors of these families that no longer survive.
+    pub stale: Vec<Stale>,
+    /// Every mutant with its file name, for `--emit`.
+    pub emitted: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// One family's mutants of a tool version's seeds, judged. Only the mutants worth reporting
+/// (not as expected, or leaking) are kept whole, so a suite can keep this for every family of a
+/// tool and share it between the family's trial and the coverage check.
+#[derive(Debug, Clone, Default)]
+pub struct FamilyOutcome {
+    /// How many mutants ran.
+    pub mutants: usize,
+    /// How many the gate rejected.
+    pub rejected: usize,
+    /// `(seed index, index of the mutant among its seed's of this family, judged)`.
+    pub notable: Vec<(usize, usize, JudgedMutant)>,
+    /// Every mutant's file name and bytes, when asked for (`--emit`).
+    pub emitted: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// What a run needs besides the seeds.
+pub struct Setting<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The compiled contract version.
+    pub contract: &'a Contract,
+    /// Another tool's name, for misrouted answers.
+    pub other_tool: &'a str,
+    /// The accepted survivors.
+    pub accepted: &'a Acceptances<AcceptedSurvivor>,
+    /// The folder reproduce commands name (`--emit`'s, or where it would write).
+    pub emit_dir: &'a Path,
+}
+
+/// Runs every mutant of `family` derived from `seeds` through `contract`; with `keep_all`, keeps
+/// every mutant's bytes for `--emit`.
+pub fn judge_family(
+    tool: &str,
+    contract: &Contract,
+    seeds: &[SeedFixture],
+    family: Family,
+    other_tool: &str,
+    keep_all: bool,
+) -> FamilyOutcome {
+    let mut out = FamilyOutcome::default();
+    for (seed_index, seed) in seeds.iter().enumerate() {
+        for (index, judged) in seed
+            .judge_all(contract, &[family], other_tool)
+            .into_iter()
+            .enumerate()
+        {
+            out.mutants += 1;
+            out.rejected += usize::from(judged.rejected);
+            if keep_all {
+                let file = mutant_file(tool, contract.version(), &seed.fixture, family, index);
+                out.emitted.push((file, judged.mutant.bytes.clone()));
+            }
+            if judged.fate != Fate::AsExpected || !judged.leaks.is_empty() {
+                out.notable.push((seed_index, index, judged));
+            }
+        }
+    }
+    out
+}
+
+/// Sorts judged families into a report: survivors matched against `survivors.yaml`, misplaced
+/// rejections, leaks, and the acceptances of these families that matched nothing.
+pub fn run(
+    setting: &Setting<'_>,
+    seeds: &[SeedFixture],
+    outcomes: &[(Family, &FamilyOutcome)],
+) -> Run {
+    let version = setting.contract.version();
+    let mut out = Run {
+        seeds: seeds.len(),
+        ..Run::default()
+    };
+    let mut used = vec![false; setting.accepted.entries.len()];
+    for (family, outcome) in outcomes {
+        out.mutants += outcome.mutants;
+        out.rejected += outcome.rejected;
+        out.per_family
+            .insert(*family, (outcome.mutants, outcome.rejected));
+        out.emitted.extend(outcome.emitted.iter().cloned());
+        for (seed_index, index, judged) in &outcome.notable {
+            let Some(verdict) = verdict(setting, version, judged, &mut used) else {
+                continue;
+            };
+            let seed = &seeds[*seed_index];
+            let file = mutant_file(setting.tool, version, &seed.fixture, *family, *index);
+            let reproduce = seed.fixture.spec.as_ref().map_or_else(
+                |_| String::new(),
+                |spec| {
+                    reproduce_command(&seed.fixture, spec, version, &setting.emit_dir.join(&file))
+                },
+            );
+            out.findings.push(MutantFinding {
+                tool: setting.tool.to_owned(),
+                version: version.to_owned(),
+                fixture: seed.fixture.raw.clone(),
+                family: *family,
+                pointer: judged.mutant.pointer.clone(),
+                what: judged.mutant.what.clone(),
+                file,
+                bytes: judged.mutant.bytes.clone(),
+                agent_bytes: judged.agent_bytes.clone(),
+                verdict,
+                reproduce,
+            });
+        }
+    }
+    // Only entries for the families that ran can be judged stale: a run of one family says
+    // nothing about another's survivors. A run with no seed cannot judge any.
+    for (entry, used) in setting.accepted.entries.iter().zip(used) {
+        let ran = outcomes
+            .iter()
+            .any(|(family, _)| *family == entry.what.family);
+        if !used && !seeds.is_empty() && entry.applies_to(version) && ran {
+            out.stale.push(Stale {
+                file: setting.accepted.file.clone(),
+                line: entry.line,
+                family: entry.what.family,
+                pointer: entry.what.pointer.clone(),
+                version: version.to_owned(),
+            });
+        }
+    }
+    out
+}
+
+/// The report verdict for a judged mutant; `None` when there is nothing to report.
+fn verdict(
+    setting: &Setting<'_>,
+    version: &str,
+    judged: &JudgedMutant,
+    used: &mut [bool],
+) -> Option<MutantVerdict> {
+    if !judged.leaks.is_empty() {
+        return Some(MutantVerdict::Leak(judged.leaks.clone()));
+    }
+    match &judged.fate {
+        Fate::AsExpected => None,
+        Fate::Misplaced { layer, rule } => Some(MutantVerdict::Misplaced {
+            layer: *layer,
+            rule: rule.clone(),
+        }),
+        Fate::Survived => {
+            let mutant = &judged.mutant;
+            let accepted = setting.accepted.find(version, |what| {
+                what.family == mutant.family && what.pointer == mutant.pointer
+            });
+            if let Some((index, _)) = accepted {
+                used[index] = true;
+            }
+            Some(MutantVerdict::Survivor(
+                accepted.map(|(_, entry)| entry.reason.clone()),
+            ))
+        }
+    }
+}
+
+/// Where a mutant is written: `<tool>/<version>/<class>/<case>/<family>-<n>.json`.
+fn mutant_file(
+    tool: &str,
+    version: &str,
+    fixture: &Fixture,
+    family: Family,
+    index: usize,
+) -> PathBuf {
+    Path::new(tool)
+        .join(version)
+        .join(fixture.class.as_str())
+        .join(&fixture.case)
+        .join(format!("{family}-{index}.json"))
+}

@@ -1,0 +1,410 @@
+//! Mutations of one value of the parsed document: what the schema, correlation and the rules
+//! must refuse.
+
+use std::time::Duration;
+
+use serde_json::{Number, Value};
+use toolgate_gate::internals::{format_timestamp, parse_timestamp};
+
+use super::{Family, Out, Seed, compact, resized};
+use toolgate_model::edit::{object_pointers, with_member, with_value, without_member};
+use toolgate_model::strings::{self, Strings};
+
+/// How far a stale or future timestamp is from the decision time.
+const A_YEAR: Duration = Duration::from_secs(365 * 86_400);
+
+pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
+    let document = seed.document;
+    let replace = |pointer: &str, value: Value| compact(with_value(document, pointer, value));
+    match out.family {
+        Family::ExtraProperty => {
+            for (index, pointer) in object_pointers(document).iter().enumerate() {
+                let name = format!("toolgate_unpromised_{index}");
+                let canary = out.canary(index);
+                out.push_marked(
+                    pointer,
+                    format!("added member `{name}` carrying a canary"),
+                    compact(with_member(document, pointer, &name, canary.clone().into())),
+                    vec![name, canary],
+                );
+            }
+        }
+        Family::NullForObject | Family::ArrayForObject | Family::StringForObject => {
+            for pointer in object_pointers(document) {
+                let object = document.pointer(&pointer).cloned().unwrap_or_default();
+                let (what, value) = match out.family {
+                    Family::NullForObject => ("replaced the object with null", Value::Null),
+                    Family::ArrayForObject => {
+                        ("wrapped the object in an array", Value::Array(vec![object]))
+                    }
+                    _ => (
+                        "replaced the object with its own JSON text, as a string",
+                        Value::from(object.to_string()),
+                    ),
+                };
+                out.push(&pointer, what, replace(&pointer, value));
+            }
+        }
+        Family::EmptyIdentifier | Family::EmptyString => {
+            let identifiers = out.family == Family::EmptyIdentifier;
+            for pointer in
+                seed.pointers(|value| value.as_str().is_some_and(|text| !text.is_empty()))
+            {
+                if seed.is_identifier(&pointer) == identifiers {
+                    let what = if identifiers {
+                        "emptied the identifier"
+                    } else {
+                        "emptied the string"
+                    };
+                    out.push(&pointer, what, replace(&pointer, Value::from("")));
+                }
+            }
+        }
+        Family::OversizedString => {
+            for pointer in seed.pointers(Value::is_string) {
+                if let Some((what, text)) = oversized(seed, &pointer) {
+                    out.push(&pointer, what, replace(&pointer, Value::from(text)));
+                }
+            }
+        }
+        Family::LongString => {
+            for pointer in seed.pointers(Value::is_string) {
+                let original = seed.text(&pointer).unwrap_or_default();
+                let Some(room) = seed.room(&pointer) else {
+                    continue;
+                };
+                if room > original.chars().count() {
+                    let text = resized(original, room, None);
+                    out.push(
+                        &pointer,
+                        format!("repeated the string's last character to {room} characters, all the byte limit allows"),
+                        replace(&pointer, Value::from(text)),
+                    );
+                }
+            }
+        }
+        Family::PatternViolation => {
+            for pointer in seed.pointers(Value::is_string) {
+                if let Some(text) = pattern_violation(seed, &pointer) {
+                    out.push(
+                        &pointer,
+                        format!("a value its pattern refuses: {text:?}"),
+                        replace(&pointer, Value::from(text)),
+                    );
+                }
+            }
+        }
+        Family::CanaryString => {
+            for (index, pointer) in seed.pointers(Value::is_string).iter().enumerate() {
+                let canary = out.canary(index);
+                out.push_marked(
+                    pointer,
+                    "replaced the string with a canary sentence",
+                    replace(pointer, Value::from(canary.as_str())),
+                    vec![canary],
+                );
+            }
+        }
+        Family::NumberAsString | Family::Fraction | Family::Negative => {
+            for pointer in seed.pointers(Value::is_number) {
+                let Some(Value::Number(number)) = document.pointer(&pointer) else {
+                    continue;
+                };
+                let Some((what, value)) = number_mutant(out.family, number) else {
+                    continue;
+                };
+                out.push(&pointer, what, replace(&pointer, value));
+            }
+        }
+        Family::EnumOtherCasing | Family::EnumForeignValue => {
+            for pointer in seed.pointers(|_| true) {
+                let listed = match (
+                    seed.keyword(&pointer, "enum"),
+                    seed.keyword(&pointer, "const"),
+                ) {
+                    (Some(Value::Array(values)), _) => values.clone(),
+                    (_, Some(value)) => vec![value.clone()],
+                    _ => continue,
+                };
+                let current = document.pointer(&pointer).cloned().unwrap_or_default();
+                let mutated = if out.family == Family::EnumOtherCasing {
+                    other_casing(&current)
+                } else {
+                    Some(foreign_value(&current, &listed))
+                };
+                let Some(mutated) = mutated.filter(|value| !listed.contains(value)) else {
+                    continue;
+                };
+                let what = if out.family == Family::EnumOtherCasing {
+                    format!("wrote {current} as {mutated}")
+                } else {
+                    format!("replaced {current} by {mutated}, which the list does not hold")
+                };
+                out.push(&pointer, what, replace(&pointer, mutated));
+            }
+        }
+        Family::RequiredRemoved => {
+            for (object, names) in seed.applied("required") {
+                for name in names
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    let pointer =
+                        format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
+                    out.push(
+                        &pointer,
+                        format!("removed the required member `{name}`"),
+                        compact(without_member(document, object, name)),
+                    );
+                }
+            }
+        }
+        Family::SuccessWithError if document.is_object() && document.get("error").is_none() => {
+            let error = serde_json::json!({"code": "INVALID_RESPONSE", "retryable": false});
+            out.push(
+                "",
+                "added an `error` object beside the success",
+                compact(with_member(document, "", "error", error)),
+            );
+        }
+        Family::ToolSwapped => {
+            if let Some(pointer) = seed.tool_pointer
+                && let Some(current) = seed.text(pointer)
+            {
+                let other = if seed.other_tool == current {
+                    "toolgate_other_tool"
+                } else {
+                    seed.other_tool
+                };
+                out.push(
+                    pointer,
+                    format!("named tool `{other}` instead"),
+                    replace(pointer, Value::from(other)),
+                );
+            }
+        }
+        Family::RequestIdChanged => {
+            if let Some(pointer) = seed.request_id_pointer
+                && let Some(current) = seed.text(pointer)
+            {
+                let other = another_id(current);
+                out.push(
+                    pointer,
+                    format!("answered request {other:?} instead"),
+                    replace(pointer, Value::from(other)),
+                );
+            }
+        }
+        Family::ImpossibleDate
+        | Family::NoOffset
+        | Family::StaleTimestamp
+        | Family::FutureTimestamp => {
+            for pointer in seed.pointers(Value::is_string) {
+                let text = seed.text(&pointer).unwrap_or_default();
+                let is_timestamp = seed.keyword(&pointer, "format")
+                    == Some(&Value::from("date-time"))
+                    || parse_timestamp(text).is_ok();
+                if !is_timestamp {
+                    continue;
+                }
+                if let Some((what, mutated)) = timestamp_mutant(out.family, text, seed) {
+                    out.push(&pointer, what, replace(&pointer, Value::from(mutated)));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One character past `maxLength` where the schema states one (padded with `x`), else as long as
+/// the byte limit allows.
+fn oversized(seed: &Seed<'_>, pointer: &str) -> Option<(String, String)> {
+    let original = seed.text(pointer)?;
+    if let Some(limit) = seed
+        .keyword(pointer, "maxLength")
+        .and_then(Value::as_u64)
+        .and_then(|limit| usize::try_from(limit).ok())
+    {
+        return Some((
+            format!(
+                "made the string {} characters, one past its maxLength of {limit}",
+                limit + 1
+            ),
+            resized(original, limit + 1, Some('x')),
+        ));
+    }
+    let room = seed.room(pointer)?;
+    if room <= original.chars().count() {
+        return None;
+    }
+    Some((
+        format!("made the string {room} characters: no maxLength bounds it, only the byte limit"),
+        resized(original, room, Some('x')),
+    ))
+}
+
+/// The first of a few near values that one of the string's patterns refuses.
+fn pattern_violation(seed: &Seed<'_>, pointer: &str) -> Option<String> {
+    let patterns = seed.patterns(pointer);
+    if patterns.is_empty() {
+        return None;
+    }
+    let original = seed.text(pointer)?;
+    let side = Strings {
+        min_length: 0,
+        max_length: None,
+        patterns,
+    };
+    let foreign_first: String = std::iter::once('!')
+        .chain(original.chars().skip(1))
+        .collect();
+    [
+        format!("{original}\n"),
+        format!(" {original}"),
+        foreign_first,
+        "!".to_owned(),
+        String::new(),
+    ]
+    .into_iter()
+    .find(|candidate| strings::admits(&side, candidate) == Ok(false))
+}
+
+fn number_mutant(family: Family, number: &Number) -> Option<(String, Value)> {
+    let whole = number.is_i64() || number.is_u64();
+    match family {
+        Family::NumberAsString => Some((
+            format!("wrote {number} as a string"),
+            Value::from(number.to_string()),
+        )),
+        Family::Fraction if whole => {
+            let value = number.as_f64()? + 0.5;
+            Some((
+                format!("gave {number} a fraction: {value}"),
+                Value::Number(Number::from_f64(value)?),
+            ))
+        }
+        Family::Negative => {
+            let value = match number.as_i64() {
+                Some(value) => Value::from(value.checked_abs()?.checked_add(1)?.checked_neg()?),
+                None => Value::Number(Number::from_f64(-(number.as_f64()?.abs() + 1.0))?),
+            };
+            Some((format!("made {number} negative: {value}"), value))
+        }
+        _ => None,
+    }
+}
+
+fn other_casing(value: &Value) -> Option<Value> {
+    let text = value.as_str()?;
+    let changed = if text.chars().any(char::is_lowercase) {
+        text.to_uppercase()
+    } else {
+        text.to_lowercase()
+    };
+    (changed != text).then(|| Value::from(changed))
+}
+
+/// A value of the same type that `listed` does not hold.
+fn foreign_value(current: &Value, listed: &[Value]) -> Value {
+    match current {
+        Value::Bool(flag) => Value::Bool(!flag),
+        Value::Number(_) => {
+            let largest = listed
+                .iter()
+                .filter_map(Value::as_f64)
+                .fold(f64::MIN, f64::max);
+            match largest {
+                largest if largest.fract() == 0.0 && largest.abs() < 9.0e15 => {
+                    Value::from(largest as i64 + 1)
+                }
+                largest => Number::from_f64(largest + 1.0).map_or(Value::Null, Value::Number),
+            }
+        }
+        _ => Value::from("toolgate_foreign_value"),
+    }
+}
+
+/// The same id with its last letter or digit moved on by one, so it keeps its form.
+fn another_id(id: &str) -> String {
+    let mut chars: Vec<char> = id.chars().collect();
+    let Some(last) = chars.iter().rposition(char::is_ascii_alphanumeric) else {
+        return format!("{id}0");
+    };
+    let next = |ch: char, first: char, count: u8| {
+        char::from(first as u8 + (ch as u8 - first as u8 + 1) % count)
+    };
+    chars[last] = match chars[last] {
+        ch @ '0'..='9' => next(ch, '0', 10),
+        ch @ 'a'..='z' => next(ch, 'a', 26),
+        ch => next(ch, 'A', 26),
+    };
+    chars.into_iter().collect()
+}
+
+fn timestamp_mutant(family: Family, text: &str, seed: &Seed<'_>) -> Option<(String, String)> {
+    match family {
+        Family::ImpossibleDate => {
+            let (year, rest) = (text.get(..4)?, text.get(10..)?);
+            Some((
+                "moved the timestamp to February 30".to_owned(),
+                format!("{year}-02-30{rest}"),
+            ))
+        }
+        Family::NoOffset => {
+            let cut = if text.ends_with(['Z', 'z']) {
+                text.len() - 1
+            } else {
+                let offset = text.len().checked_sub(6)?;
+                let tail = text.get(offset..)?;
+                if !(tail.starts_with(['+', '-']) && tail.as_bytes()[3] == b':') {
+                    return None;
+                }
+                offset
+            };
+            Some((
+                "removed the timestamp's UTC offset".to_owned(),
+                text[..cut].to_owned(),
+            ))
+        }
+        Family::StaleTimestamp => Some((
+            "set the timestamp a year before the decision time".to_owned(),
+            format_timestamp(seed.now.checked_sub(A_YEAR)?)?,
+        )),
+        Family::FutureTimestamp => Some((
+            "set the timestamp a year after the decision time".to_owned(),
+            format_timestamp(seed.now.checked_add(A_YEAR)?)?,
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_id_keeps_the_form() {
+        assert_eq!(another_id("req.J7q94MkP"), "req.J7q94MkQ");
+        assert_eq!(another_id("run_9"), "run_0");
+        assert_eq!(another_id("abz"), "aba");
+        assert_eq!(another_id("..."), "...0");
+    }
+
+    #[test]
+    fn foreign_values_keep_the_type() {
+        assert_eq!(
+            foreign_value(&Value::from(2), &[Value::from(1), Value::from(2)]),
+            Value::from(3)
+        );
+        assert_eq!(
+            foreign_value(&Value::Bool(true), &[Value::Bool(true)]),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            foreign_value(&Value::from("a"), &[]),
+            Value::from("toolgate_foreign_value")
+        );
+    }
+}

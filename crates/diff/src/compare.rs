@@ -1,0 +1,261 @@
+//! `toolgate diff` from end to end: pick the two versions, load both, compare them, decide each
+//! verdict by a witness both compiled contracts confirm, replay every fixture, render.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolgate_repo::{Fixture, discover_tool};
+
+use serde_json::Value;
+
+use crate::answer::{Answer, Report};
+use crate::change::{BumpVerdict, Change, Effect};
+use crate::witness::{Base, WitnessSearch};
+use crate::{contracts, render, replay, witness};
+use toolgate_model::{Version, load};
+use toolgate_repo::FixtureClass;
+use toolgate_repo::Status;
+use toolgate_repo::{Repository, VersionDir};
+use toolgate_repo::{RequestFiles, prepare};
+use toolgate_repo::{UsageError, write_output};
+
+toolgate_repo::choices! {
+    /// How `toolgate diff` reports.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum DiffFormat {
+        /// For a terminal.
+        #[default]
+        Human = "human",
+        /// Ready to paste as a pull-request comment.
+        Markdown = "markdown",
+        /// Stable and documented field by field (see the README).
+        Json = "json",
+    }
+}
+
+toolgate_repo::choices! {
+    /// A verdict `--fail-on` can name.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum FailOn {
+        /// Some response FROM admits, TO rejects.
+        Breaking = "breaking",
+        /// Some response TO admits, FROM rejects.
+        Loosened = "loosened",
+        /// Some agent-visible output possible under TO is impossible under FROM.
+        Widened = "widened",
+        /// Some output possible under FROM is impossible under TO.
+        Narrowed = "narrowed",
+    }
+}
+
+impl FailOn {
+    fn verdict(self) -> BumpVerdict {
+        match self {
+            FailOn::Breaking => BumpVerdict::UpstreamBreaking,
+            FailOn::Loosened => BumpVerdict::UpstreamLoosened,
+            FailOn::Widened => BumpVerdict::AgentWidened,
+            FailOn::Narrowed => BumpVerdict::AgentNarrowed,
+        }
+    }
+}
+
+/// What `toolgate diff` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct DiffConfig {
+    /// The tool whose contract versions to compare (a folder under contracts/).
+    pub tool: String,
+    /// The older version, e.g. `v1` (default: the second newest).
+    pub from: Option<String>,
+    /// The newer version, e.g. `v2` (default: the newest).
+    pub to: Option<String>,
+    /// The repository root, holding contracts/ and fixtures/.
+    pub root: PathBuf,
+    /// The report format.
+    pub format: DiffFormat,
+    /// Fail when one of these verdicts is true, or undecided (unknown is not safe).
+    pub fail_on: Vec<FailOn>,
+    /// Colour the human report.
+    pub color: bool,
+}
+
+/// Compares two versions of `tool`'s contract under `root`.
+pub fn compare(
+    root: &Path,
+    tool: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<Report, UsageError> {
+    let repository = Repository::open(root)?.naming_relative();
+    let published = repository.versions(tool)?;
+    let (from_dir, to_dir) = pick(tool, &published, from, to)?;
+    let from = load(&repository, tool, &from_dir)?;
+    let to = load(&repository, tool, &to_dir)?;
+    let changes = contracts::compare(&from, &to);
+    let bases = bases(&repository, tool, &from, &to);
+    let answers = BumpVerdict::ALL
+        .iter()
+        .map(|verdict| answer(*verdict, &changes, &bases, &from, &to))
+        .collect();
+    Ok(Report {
+        tool: tool.to_owned(),
+        from: from.name.clone(),
+        to: to.name.clone(),
+        answers,
+        replayed: bases.len(),
+        replay: replay::differences(&bases),
+        changes,
+    })
+}
+
+fn pick(
+    tool: &str,
+    published: &[VersionDir],
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(VersionDir, VersionDir), UsageError> {
+    let names: Vec<String> = published.iter().map(VersionDir::name).collect();
+    let find = |name: &str| {
+        published
+            .iter()
+            .find(|version| version.name() == name)
+            .cloned()
+            .ok_or_else(|| {
+                UsageError::new(format!(
+                    "tool `{tool}` has no contract version {name:?} (published: {})",
+                    names.join(", ")
+                ))
+            })
+    };
+    let newest = published.last().cloned();
+    let (from, to) = match (from, to) {
+        (Some(from), Some(to)) => (find(from)?, find(to)?),
+        (Some(from), None) => (
+            find(from)?,
+            newest.ok_or_else(|| UsageError::new("no versions"))?,
+        ),
+        (None, _) => {
+            if published.len() < 2 {
+                return Err(UsageError::new(format!(
+                    "tool `{tool}` has only {}: there is nothing to compare yet (a contract bump is a new folder contracts/{tool}/v<N+1>/)",
+                    names.join(", ")
+                )));
+            }
+            (
+                published[published.len() - 2].clone(),
+                published[published.len() - 1].clone(),
+            )
+        }
+    };
+    if from == to {
+        return Err(UsageError::new(format!(
+            "FROM and TO are both {}: name two different versions of `{tool}` ({})",
+            from.name(),
+            names.join(", ")
+        )));
+    }
+    Ok((from, to))
+}
+
+/// Every fixture of the tool that loads, decided by both versions: witnesses start from these,
+/// and replay reports where they differ. Accepted and legacy fixtures first.
+fn bases(repository: &Repository, tool: &str, from: &Version, to: &Version) -> Vec<Base> {
+    let root = repository.root();
+    let discovery = discover_tool(root, tool);
+    let fixtures: Vec<Arc<Fixture>> = discovery.fixtures.into_iter().map(Arc::new).collect();
+    let requests = RequestFiles::load(root, &fixtures);
+    // Read with the larger limit, so neither version sees a truncated response.
+    let reader = if from.contract.max_bytes() >= to.contract.max_bytes() {
+        &from.contract
+    } else {
+        &to.contract
+    };
+    let mut bases: Vec<Base> = fixtures
+        .iter()
+        .filter_map(|fixture| {
+            let spec = fixture.spec.as_ref().ok()?;
+            let prepared = prepare(root, &requests, fixture, spec, reader).ok()?;
+            let document = serde_json::from_slice::<Value>(&prepared.raw).ok();
+            Some(Base {
+                from: prepared.admit(&from.contract, &prepared.raw),
+                to: prepared.admit(&to.contract, &prepared.raw),
+                fixture: Arc::clone(fixture),
+                prepared,
+                document,
+            })
+        })
+        .collect();
+    let rank = |class: FixtureClass| match class {
+        FixtureClass::Accepted => 0,
+        FixtureClass::Legacy => 1,
+        FixtureClass::NearMiss => 2,
+        FixtureClass::DuplicateKey => 3,
+    };
+    bases.sort_by_key(|base| rank(base.fixture.class));
+    bases
+}
+
+fn answer(
+    verdict: BumpVerdict,
+    changes: &[Change],
+    bases: &[Base],
+    from: &Version,
+    to: &Version,
+) -> Answer {
+    let mut reasons: Vec<String> = changes
+        .iter()
+        .filter_map(|change| match change.effect(verdict) {
+            Effect::Unknown(reason) => Some(format!("{}: {reason}", change.kind)),
+            _ => None,
+        })
+        .collect();
+    reasons.dedup();
+    match witness::find(verdict, changes, bases, from, to) {
+        WitnessSearch::Confirmed(witness) => Answer {
+            verdict,
+            value: Some(true),
+            reasons: Vec::new(),
+            witness: Some(*witness),
+        },
+        WitnessSearch::Unconfirmed(reason) => {
+            reasons.insert(0, reason);
+            Answer {
+                verdict,
+                value: None,
+                reasons,
+                witness: None,
+            }
+        }
+        WitnessSearch::None => Answer {
+            verdict,
+            value: if reasons.is_empty() {
+                Some(false)
+            } else {
+                None
+            },
+            reasons,
+            witness: None,
+        },
+    }
+}
+
+/// Runs `toolgate diff`: passed when the report ran, failed when a `--fail-on` verdict is true
+/// or undecided.
+pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageError> {
+    let report = compare(
+        &options.root,
+        &options.tool,
+        options.from.as_deref(),
+        options.to.as_deref(),
+    )?;
+    let text = match options.format {
+        DiffFormat::Human => render::human(&report, options.color),
+        DiffFormat::Markdown => render::markdown(&report),
+        DiffFormat::Json => render::json(&report),
+    };
+    write_output(out, text.as_bytes())?;
+    let failing = options
+        .fail_on
+        .iter()
+        .any(|fail_on| report.answer(fail_on.verdict()).value != Some(false));
+    Ok(Status::passed_if(!failing))
+}

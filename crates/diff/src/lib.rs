@@ -1,0 +1,32 @@
+//! `toolgate diff`: reviewing a contract bump.
+//!
+//! Two versions of a tool's contract are compared on everything that decides what is admitted
+//! and what the agent sees: every schema (after `$ref`), the limits, the legacy shapes, the rules,
+//! the promised fields and their order, the agent schema and the retry policy. Each difference is
+//! a [`Change`] with its effect on four verdicts (upstream breaking, upstream loosened,
+//! agent widened, agent narrowed), decided on a model of the schemas ([`toolgate_model`], with pattern
+//! inclusion by DFA in [`toolgate_model::strings`]) or reported as undecidable. A verdict is true only when a
+//! witness built from one of the tool's fixtures (`witness.rs`) is confirmed by both compiled
+//! contracts through the real gate. Every fixture is also replayed through both versions
+//! (`replay.rs`). The report is human, markdown (a pull-request comment) or JSON (`render/`).
+
+//!
+//! Architecture invariant: a verdict is `true` only with a witness the real gate decides both
+//! ways, and `false` only where the model decides every change involved; anything else is
+//! undecided, with the reason.
+//!
+//! API boundary: the re-exports below; every module is private.
+
+mod answer;
+mod change;
+mod compare;
+mod contracts;
+mod render;
+mod replay;
+mod schemas;
+mod witness;
+
+pub use answer::{Answer, Report};
+pub use change::{BumpVerdict, Change, Effect};
+pub use compare::{DiffConfig, DiffFormat, FailOn, compare, run};
+pub use witness::{Seen, Witness};

@@ -1,0 +1,210 @@
+//! `toolgate diff` for a terminal.
+
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style};
+use toolgate_gate::internals::escape_hidden;
+
+use super::{decision_words, effect_word, location, meaning, words, yes_no};
+use crate::answer::{Answer, Report};
+use crate::change::BumpVerdict;
+use crate::witness::Witness;
+
+/// For a terminal.
+pub(crate) fn human(report: &Report, color: bool) -> String {
+    let paint = |style: Style, text: &str| {
+        if color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    };
+    let bold = Style::new().bold();
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+    let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} {} → {}",
+        paint(bold, "toolgate diff"),
+        report.tool,
+        report.from,
+        report.to
+    );
+    let _ = writeln!(out);
+    for answer in &report.answers {
+        let value = yes_no(answer.value);
+        let shown = match answer.value {
+            Some(true) => paint(red, value),
+            None => paint(yellow, value),
+            Some(false) => value.to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<18} {shown:<9}  ({})",
+            words(answer.verdict),
+            meaning(answer.verdict, report)
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{} ({})", paint(bold, "changes"), report.changes.len());
+    if report.changes.is_empty() {
+        let _ = writeln!(out, "  none: the two versions decide and show the same");
+    }
+    for change in &report.changes {
+        let at = change
+            .instance
+            .as_deref()
+            .map(|instance| format!("  at {}", if instance.is_empty() { "/" } else { instance }))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}  {}{}",
+            change.kind,
+            escape_hidden(&location(change)),
+            escape_hidden(&at)
+        );
+        let _ = writeln!(out, "      {}", escape_hidden(&change.description));
+        match change.declared {
+            Some((widened, narrowed)) => {
+                let _ = writeln!(
+                    out,
+                    "      declared only (the agent sees what projection builds): widens {}, narrows {}",
+                    if widened { "yes" } else { "no" },
+                    if narrowed { "yes" } else { "no" }
+                );
+            }
+            None => {
+                let effects: Vec<String> = BumpVerdict::ALL
+                    .iter()
+                    .map(|verdict| {
+                        format!(
+                            "{}: {}",
+                            verdict.short(),
+                            effect_word(change.effect(*verdict))
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(out, "      {}", effects.join("  "));
+            }
+        }
+    }
+    let witnesses: Vec<&Answer> = report
+        .answers
+        .iter()
+        .filter(|answer| answer.witness.is_some())
+        .collect();
+    if !witnesses.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(bold, "witnesses (confirmed by both compiled contracts)")
+        );
+    }
+    for answer in witnesses {
+        let Some(witness) = &answer.witness else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  {} ({}):",
+            words(answer.verdict),
+            report.changes[witness.change].kind
+        );
+        for line in witness_lines(witness, report) {
+            let _ = writeln!(out, "      {}", escape_hidden(&line));
+        }
+    }
+    let undecided: Vec<&Answer> = report
+        .answers
+        .iter()
+        .filter(|answer| answer.value.is_none())
+        .collect();
+    if !undecided.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(yellow, "undecided: review by hand"));
+        for answer in undecided {
+            for reason in &answer.reasons {
+                let _ = writeln!(
+                    out,
+                    "  {}: {}",
+                    words(answer.verdict),
+                    escape_hidden(reason)
+                );
+            }
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{} {} of {} fixtures decide differently",
+        paint(bold, "replay:"),
+        report.replay.len(),
+        report.replayed
+    );
+    for row in &report.replay {
+        let _ = writeln!(
+            out,
+            "  {} ({})",
+            escape_hidden(&row.fixture.display().to_string()),
+            row.class
+        );
+        let _ = writeln!(
+            out,
+            "      {}: {}; {}: {}",
+            report.from,
+            decision_words(&row.from),
+            report.to,
+            decision_words(&row.to)
+        );
+        if row.from.agent == row.to.agent {
+            let _ = writeln!(out, "      the agent sees the same bytes");
+            continue;
+        }
+        let labels = (report.from.as_str(), report.to.as_str());
+        for line in
+            toolgate_repo::text::diff::labelled(&row.from.agent, &row.to.agent, labels, color)
+                .lines()
+        {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+    out
+}
+
+pub(super) fn witness_lines(witness: &Witness, report: &Report) -> Vec<String> {
+    let mut lines = vec![format!(
+        "from {}: {}",
+        witness.fixture.display(),
+        witness.edit
+    )];
+    for change in &witness.request_changes {
+        lines.push(format!("request: {change}"));
+    }
+    if let Some(status) = witness.status {
+        lines.push(format!("upstream status: {status}"));
+    }
+    lines.push(format!("response: {}", shorten(&witness.raw, 400)));
+    lines.push(format!(
+        "{}: {} → {}",
+        report.from,
+        decision_words(&witness.from),
+        shorten(&witness.from.agent, 400)
+    ));
+    lines.push(format!(
+        "{}: {} → {}",
+        report.to,
+        decision_words(&witness.to),
+        shorten(&witness.to.agent, 400)
+    ));
+    lines
+}
+
+pub(super) fn shorten(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(limit).collect();
+    format!("{cut}… ({} characters)", text.chars().count())
+}

@@ -1,0 +1,180 @@
+//! `toolgate diff --format json`: serialize-only types (`toolgate schema diff-report`).
+
+use serde::Serialize;
+use serde_json::Value;
+use toolgate_repo::json_report;
+
+use crate::answer::Report;
+use crate::change::BumpVerdict;
+use crate::witness::Seen;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    format_version: u32,
+    tool: &'a str,
+    from: &'a str,
+    to: &'a str,
+    summary: JsonSummary,
+    undecided: Vec<JsonUndecided<'a>>,
+    changes: Vec<JsonChange<'a>>,
+    witnesses: Vec<JsonWitness<'a>>,
+    replayed: usize,
+    replay: Vec<JsonReplay<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    upstream_breaking: Option<bool>,
+    upstream_loosened: Option<bool>,
+    agent_widened: Option<bool>,
+    agent_narrowed: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct JsonUndecided<'a> {
+    verdict: &'static str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonChange<'a> {
+    kind: &'static str,
+    description: &'a str,
+    file: &'a str,
+    pointer: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instance: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape: Option<&'a str>,
+    effects: serde_json::Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    declared: Option<JsonDeclared>,
+}
+
+#[derive(Serialize)]
+struct JsonDeclared {
+    widened: bool,
+    narrowed: bool,
+}
+
+#[derive(Serialize)]
+struct JsonWitness<'a> {
+    verdict: &'static str,
+    change: usize,
+    fixture: String,
+    edit: &'a str,
+    request_changes: &'a [String],
+    request: &'a toolgate_repo::RequestSpec,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream_status: Option<u16>,
+    response: &'a str,
+    from: JsonSeen<'a>,
+    to: JsonSeen<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSeen<'a> {
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<&'a str>,
+    agent_bytes: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonReplay<'a> {
+    fixture: String,
+    class: &'static str,
+    from: JsonSeen<'a>,
+    to: JsonSeen<'a>,
+}
+
+fn json_seen(seen: &Seen) -> JsonSeen<'_> {
+    JsonSeen {
+        outcome: seen.outcome,
+        layer: seen.rejected_at.as_ref().map(|(layer, _)| layer.as_str()),
+        rule: seen.rejected_at.as_ref().map(|(_, rule)| rule.as_str()),
+        agent_bytes: &seen.agent,
+    }
+}
+
+/// Stable and documented field by field (README, "`toolgate diff`").
+pub(crate) fn json(report: &Report) -> String {
+    let value = |verdict: BumpVerdict| report.answer(verdict).value;
+    json_report::render(&JsonReport {
+        format_version: json_report::FORMAT_VERSION,
+        tool: &report.tool,
+        from: &report.from,
+        to: &report.to,
+        summary: JsonSummary {
+            upstream_breaking: value(BumpVerdict::UpstreamBreaking),
+            upstream_loosened: value(BumpVerdict::UpstreamLoosened),
+            agent_widened: value(BumpVerdict::AgentWidened),
+            agent_narrowed: value(BumpVerdict::AgentNarrowed),
+        },
+        undecided: report
+            .answers
+            .iter()
+            .flat_map(|answer| {
+                answer.reasons.iter().map(|reason| JsonUndecided {
+                    verdict: answer.verdict.key(),
+                    reason,
+                })
+            })
+            .collect(),
+        changes: report
+            .changes
+            .iter()
+            .map(|change| JsonChange {
+                kind: change.kind,
+                description: &change.description,
+                file: &change.file,
+                pointer: &change.pointer,
+                instance: change.instance.as_deref(),
+                shape: change.shape.as_deref(),
+                effects: BumpVerdict::ALL
+                    .iter()
+                    .map(|verdict| {
+                        let effect = match change.declared {
+                            Some(_) => Value::Bool(false),
+                            None => change.effect(*verdict).as_json(),
+                        };
+                        (verdict.key().to_owned(), effect)
+                    })
+                    .collect(),
+                declared: change
+                    .declared
+                    .map(|(widened, narrowed)| JsonDeclared { widened, narrowed }),
+            })
+            .collect(),
+        witnesses: report
+            .answers
+            .iter()
+            .filter_map(|answer| answer.witness.as_ref())
+            .map(|witness| JsonWitness {
+                verdict: witness.verdict.key(),
+                change: witness.change,
+                fixture: witness.fixture.display().to_string(),
+                edit: &witness.edit,
+                request_changes: &witness.request_changes,
+                request: &witness.request,
+                upstream_status: witness.status,
+                response: &witness.raw,
+                from: json_seen(&witness.from),
+                to: json_seen(&witness.to),
+            })
+            .collect(),
+        replayed: report.replayed,
+        replay: report
+            .replay
+            .iter()
+            .map(|row| JsonReplay {
+                fixture: row.fixture.display().to_string(),
+                class: row.class.as_str(),
+                from: json_seen(&row.from),
+                to: json_seen(&row.to),
+            })
+            .collect(),
+    })
+}

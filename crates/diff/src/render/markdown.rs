@@ -1,0 +1,187 @@
+//! `toolgate diff --format markdown`: a pull-request comment.
+
+use std::fmt::Write as _;
+
+use toolgate_repo::text::markdown::{fenced, md};
+
+use super::human::shorten;
+use super::{decision_words, effect_word, location, words, yes_no};
+use crate::answer::{Answer, Report};
+use crate::change::BumpVerdict;
+
+/// Ready to paste as a pull-request comment.
+pub(crate) fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let verdicts: Vec<String> = report
+        .answers
+        .iter()
+        .map(|answer| {
+            let value = yes_no(answer.value);
+            match answer.value {
+                Some(false) => format!("{}: {value}", words(answer.verdict)),
+                _ => format!("{}: **{value}**", words(answer.verdict)),
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "**toolgate diff** `{}` {} → {}: {}",
+        md(&report.tool),
+        report.from,
+        report.to,
+        verdicts.join(" · ")
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "### Changes ({})", report.changes.len());
+    let _ = writeln!(out);
+    if report.changes.is_empty() {
+        let _ = writeln!(out, "None: the two versions decide and show the same.");
+    } else {
+        let _ = writeln!(
+            out,
+            "| change | where | response | what | breaking | loosened | widened | narrowed |"
+        );
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for change in &report.changes {
+            let effects: Vec<&str> = match change.declared {
+                Some(_) => vec!["—"; 4],
+                None => BumpVerdict::ALL
+                    .iter()
+                    .map(|verdict| effect_word(change.effect(*verdict)))
+                    .collect(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                md(change.kind),
+                md(&location(change)),
+                md(change
+                    .instance
+                    .as_deref()
+                    .map(|path| if path.is_empty() { "/" } else { path })
+                    .unwrap_or("")),
+                md(&change.description),
+                effects.join(" | ")
+            );
+        }
+        if report
+            .changes
+            .iter()
+            .any(|change| change.declared.is_some())
+        {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "Agent schema changes are declarations (—): the agent sees what projection builds, and every fixture's output is checked against the declaration."
+            );
+        }
+    }
+    let witnesses: Vec<&Answer> = report
+        .answers
+        .iter()
+        .filter(|answer| answer.witness.is_some())
+        .collect();
+    if !witnesses.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "### Witnesses");
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Each was run through both compiled contracts with the real gate."
+        );
+    }
+    for answer in witnesses {
+        let Some(witness) = &answer.witness else {
+            continue;
+        };
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "**{}** ({}): from {}, {}",
+            words(answer.verdict),
+            md(report.changes[witness.change].kind),
+            md(&witness.fixture.display().to_string()),
+            md(&witness.edit)
+        );
+        let _ = writeln!(out);
+        let mut block = String::new();
+        for change in &witness.request_changes {
+            let _ = writeln!(block, "request: {change}");
+        }
+        if let Some(status) = witness.status {
+            let _ = writeln!(block, "upstream status: {status}");
+        }
+        let _ = writeln!(block, "response: {}", shorten(&witness.raw, 400));
+        let _ = writeln!(
+            block,
+            "{}: {} → {}",
+            report.from,
+            decision_words(&witness.from),
+            shorten(&witness.from.agent, 400)
+        );
+        let _ = writeln!(
+            block,
+            "{}: {} → {}",
+            report.to,
+            decision_words(&witness.to),
+            shorten(&witness.to.agent, 400)
+        );
+        out.push_str(&fenced("text", &block));
+    }
+    let undecided: Vec<&Answer> = report
+        .answers
+        .iter()
+        .filter(|answer| answer.value.is_none())
+        .collect();
+    if !undecided.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "### Undecided: review by hand");
+        let _ = writeln!(out);
+        for answer in undecided {
+            for reason in &answer.reasons {
+                let _ = writeln!(out, "- {}: {}", words(answer.verdict), md(reason));
+            }
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "### Replay: {} of {} fixtures decide differently",
+        report.replay.len(),
+        report.replayed
+    );
+    if !report.replay.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| fixture | class | {} | {} |", report.from, report.to);
+        let _ = writeln!(out, "| --- | --- | --- | --- |");
+        for row in &report.replay {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                md(&row.fixture.display().to_string()),
+                row.class,
+                md(&decision_words(&row.from)),
+                md(&decision_words(&row.to))
+            );
+        }
+        for row in report
+            .replay
+            .iter()
+            .filter(|row| row.from.agent != row.to.agent)
+        {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "<details><summary>{}: what the agent sees</summary>\n",
+                md(&row.fixture.display().to_string())
+            );
+            let labels = (report.from.as_str(), report.to.as_str());
+            out.push_str(&fenced(
+                "diff",
+                &toolgate_repo::text::diff::labelled(&row.from.agent, &row.to.agent, labels, false),
+            ));
+            let _ = writeln!(out, "\n</details>");
+        }
+    }
+    out
+}

@@ -1,0 +1,682 @@
+//! Comparing two versions of one shape's schema, node by node along the response's structure:
+//! every difference becomes a [`Change`] whose effect on each verdict is decided on the model
+//! (exactly, or `Unknown` with the reason), with a probe that builds a witness for a `Yes`. The
+//! walk is here; what one node says about the value itself is `leaf.rs`; the search for a value
+//! one node admits and the other refuses is `difference.rs`.
+
+mod difference;
+mod leaf;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use toolgate_model::{Facts, Kind, Node};
+
+use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
+
+use leaf::{count_effect, leaf_changes, leaf_effect, value_effect};
+
+/// What a walk knows about the shape it compares.
+#[derive(Debug, Clone)]
+pub(crate) struct ShapeContext {
+    /// The shape's name (`current`, or a legacy shape's).
+    pub shape: String,
+    /// The response pointers its promised fields are read from, in either version.
+    pub promised: Vec<String>,
+    /// The pointers FROM's and TO's projection require (fields not marked optional): a response
+    /// without one is rejected at projection, whatever the schema says about the member.
+    pub projected: (Vec<String>, Vec<String>),
+}
+
+/// Compares `from` and `to` (one shape's schema in each version), adding a change per
+/// difference.
+pub(crate) fn compare(from: &Node, to: &Node, context: &ShapeContext, out: &mut Vec<Change>) {
+    Walk { context, out }.node("", from, to);
+}
+
+struct Walk<'c> {
+    context: &'c ShapeContext,
+    out: &'c mut Vec<Change>,
+}
+
+/// How a response pointer relates to the promised fields.
+enum Relation {
+    /// At or inside a promised value: what it admits is what the agent may see.
+    Promised,
+    /// Above a promised value: it decides whether the value is there at all.
+    Above,
+    /// Elsewhere: never projected.
+    Unpromised,
+}
+
+fn tokens(pointer: &str) -> Vec<&str> {
+    pointer.split('/').skip(1).collect()
+}
+
+fn prefix_of(prefix: &[&str], of: &[&str]) -> bool {
+    prefix.len() <= of.len()
+        && prefix
+            .iter()
+            .zip(of)
+            .all(|(p, q)| p == q || *p == "*" || *q == "*")
+}
+
+impl Walk<'_> {
+    fn relation(&self, path: &str) -> Relation {
+        let here = tokens(path);
+        let mut above = false;
+        for promised in &self.context.promised {
+            let promised = tokens(promised);
+            if prefix_of(&promised, &here) {
+                return Relation::Promised;
+            }
+            above |= prefix_of(&here, &promised);
+        }
+        if above {
+            Relation::Above
+        } else {
+            Relation::Unpromised
+        }
+    }
+
+    /// Records a change at `path` whose upstream effects are `forward` (FROM admits what TO
+    /// refuses: breaking) and `backward` (loosened); the agent effects follow from where `path`
+    /// is relative to the promised fields.
+    fn record(&mut self, change: Change, path: &str, forward: Effect, backward: Effect) {
+        let (widened, narrowed) = match self.relation(path) {
+            Relation::Promised => (backward.clone(), forward.clone()),
+            Relation::Unpromised => (Effect::No, Effect::No),
+            Relation::Above => {
+                let unknown = |effect: &Effect| match effect {
+                    Effect::No => Effect::No,
+                    _ => Effect::Unknown(format!(
+                        "{path} holds a promised field; whether the agent can see the difference depends on values the model cannot enumerate"
+                    )),
+                };
+                (unknown(&backward), unknown(&forward))
+            }
+        };
+        let mut change = change.at(path);
+        change.shape = Some(self.context.shape.clone());
+        self.out.push(
+            change
+                .with(BumpVerdict::UpstreamBreaking, forward)
+                .with(BumpVerdict::UpstreamLoosened, backward)
+                .with(BumpVerdict::AgentWidened, widened)
+                .with(BumpVerdict::AgentNarrowed, narrowed),
+        );
+    }
+
+    fn node(&mut self, path: &str, from: &Node, to: &Node) {
+        if from == to {
+            return;
+        }
+        match (&from.kind, &to.kind) {
+            (Kind::Facts(a), Kind::Facts(b)) => self.facts(path, from, to, a, b),
+            (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
+                let why = format!(
+                    "the schema at {} uses {reason}; review this change by hand",
+                    to.at
+                );
+                let change = Change::new(
+                    "unsupported_change",
+                    format!("a change the differ cannot decide: {reason}"),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(
+                    change,
+                    path,
+                    Effect::Unknown(why.clone()),
+                    Effect::Unknown(why),
+                );
+            }
+            _ => {
+                let forward = value_effect(path, from, to);
+                let backward = value_effect(path, to, from);
+                let change = Change::new(
+                    "schema_replaced",
+                    format!(
+                        "the schema changed from {} to {}",
+                        describe(from),
+                        describe(to)
+                    ),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(change, path, forward, backward);
+            }
+        }
+    }
+
+    fn facts(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        let leaf_kinds = leaf_changes(a, b);
+        if !leaf_kinds.is_empty() {
+            let forward = leaf_effect(path, from, to);
+            let backward = leaf_effect(path, to, from);
+            for (kind, description, keyword) in leaf_kinds {
+                let pointer = format!("{}/{keyword}", to.at.pointer);
+                let change = Change::new(kind, description, &to.at.file, &pointer);
+                self.record(change, path, forward.clone(), backward.clone());
+            }
+        }
+        self.members(path, to, a, b);
+        self.arrays(path, from, to, a, b);
+        self.unions(path, from, to, a, b);
+    }
+
+    fn members(&mut self, path: &str, to: &Node, a: &Facts, b: &Facts) {
+        let names: BTreeSet<&String> = a.properties.keys().chain(b.properties.keys()).collect();
+        let mut removed = Vec::new();
+        let mut added = Vec::new();
+        for name in names {
+            let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+            match (a.properties.get(name), b.properties.get(name)) {
+                (Some(x), Some(y)) => {
+                    self.node(&member, x, y);
+                    self.presence(&member, name, to, a, b);
+                }
+                (Some(_), None) => removed.push(name.clone()),
+                (None, Some(_)) => added.push(name.clone()),
+                (None, None) => {}
+            }
+        }
+        // A property removed and another added with the same schema and requiredness is a
+        // rename; report it as one change.
+        let mut renamed = Vec::new();
+        for old in &removed {
+            let twin = added.iter().find(|new| {
+                !renamed
+                    .iter()
+                    .any(|(_, taken): &(String, String)| taken == *new)
+                    && a.properties[old] == b.properties[*new]
+                    && a.required.contains(old) == b.required.contains(*new)
+            });
+            if let Some(new) = twin {
+                renamed.push((old.clone(), new.clone()));
+            }
+        }
+        for name in &removed {
+            let partner = renamed
+                .iter()
+                .find(|(old, _)| old == name)
+                .map(|(_, new)| new.clone());
+            self.property(path, name, a, b, false, partner.as_deref());
+        }
+        for name in &added {
+            if renamed.iter().any(|(_, new)| new == name) {
+                continue;
+            }
+            self.property(path, name, a, b, true, None);
+        }
+        if a.additional != b.additional {
+            let fresh = "toolgate_unpromised";
+            let member = format!("{path}/{fresh}");
+            let forward = value_effect(&member, &a.additional, &b.additional);
+            let backward = value_effect(&member, &b.additional, &a.additional);
+            let (kind, words) = match (&a.additional.kind, &b.additional.kind) {
+                (_, Kind::Nothing) => (
+                    "object_closed",
+                    "the object no longer admits members it does not declare",
+                ),
+                (Kind::Nothing, _) => (
+                    "object_opened",
+                    "the object now admits members it does not declare",
+                ),
+                _ => (
+                    "additional_properties_changed",
+                    "what undeclared members must be changed",
+                ),
+            };
+            let change = Change::new(
+                kind,
+                format!("{}: {words}", shown(path)),
+                &b.additional.at.file,
+                &b.additional.at.pointer,
+            );
+            self.record(change, &member, forward, backward);
+        }
+        if (a.min_properties, a.max_properties) != (b.min_properties, b.max_properties) {
+            let why = "a change to minProperties/maxProperties; review it by hand".to_owned();
+            let change = Change::new(
+                "member_count_changed",
+                format!("{}: the number of members allowed changed", shown(path)),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(
+                change,
+                path,
+                Effect::Unknown(why.clone()),
+                Effect::Unknown(why),
+            );
+        }
+    }
+
+    /// A property present in only one version's `properties` (`added`: only in TO's).
+    fn property(
+        &mut self,
+        path: &str,
+        name: &str,
+        a: &Facts,
+        b: &Facts,
+        added: bool,
+        renamed_to: Option<&str>,
+    ) {
+        let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+        // What each version lets the member be: its property schema, or the additional one.
+        let mut forward = value_effect(&member, a.member(name), b.member(name));
+        let mut backward = value_effect(&member, b.member(name), a.member(name));
+        let (from_required, to_required) = (a.required.contains(name), b.required.contains(name));
+        if to_required && !from_required {
+            forward = forward.or(self.absence(&member, Side::From));
+        }
+        if from_required && !to_required {
+            backward = backward.or(self.absence(&member, Side::To));
+        }
+        let (kind, description, at) = match (added, renamed_to) {
+            (_, Some(new)) => {
+                let new_member = format!("{path}/{}", new.replace('~', "~0").replace('/', "~1"));
+                // The new name: TO admits it where FROM may not, and FROM's old name is gone.
+                forward = forward.or(value_effect(&member, a.member(name), b.member(name)));
+                backward = backward.or(value_effect(&new_member, b.member(new), a.member(new)));
+                if b.required.contains(new) && !a.required.contains(new) {
+                    forward = forward.or(self.absence(&new_member, Side::From));
+                }
+                (
+                    "property_renamed",
+                    format!("{}: property `{name}` renamed to `{new}`", shown(path)),
+                    &b.properties[new].at,
+                )
+            }
+            (true, None) => (
+                "property_added",
+                format!(
+                    "{}: property `{name}` added ({})",
+                    shown(path),
+                    if to_required { "required" } else { "optional" }
+                ),
+                &b.properties[name].at,
+            ),
+            (false, None) => (
+                "property_removed",
+                format!("{}: property `{name}` removed", shown(path)),
+                &a.properties[name].at,
+            ),
+        };
+        let change = Change::new(kind, description, &at.file, &at.pointer);
+        self.record(change, &member, forward, backward);
+    }
+
+    /// `required` changed for a property both versions declare.
+    fn presence(&mut self, member: &str, name: &str, to: &Node, a: &Facts, b: &Facts) {
+        let (was, is) = (a.required.contains(name), b.required.contains(name));
+        if was == is {
+            return;
+        }
+        let parent = member.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let (kind, words, forward, backward) = if is {
+            (
+                "property_required",
+                "is now required",
+                self.absence(member, Side::From),
+                Effect::No,
+            )
+        } else {
+            (
+                "property_optional",
+                "is now optional",
+                Effect::No,
+                self.absence(member, Side::To),
+            )
+        };
+        let change = Change::new(
+            kind,
+            format!("{}: property `{name}` {words}", shown(parent)),
+            &to.at.file,
+            &format!("{}/required", to.at.pointer),
+        );
+        self.record(change, member, forward, backward);
+    }
+
+    fn arrays(&mut self, path: &str, _from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        self.node(&format!("{path}/*"), &a.items, &b.items);
+        if (a.min_items, a.max_items) != (b.min_items, b.max_items) {
+            let count = |facts: &Facts| (facts.min_items, facts.max_items);
+            let forward = count_effect(path, count(a), count(b));
+            let backward = count_effect(path, count(b), count(a));
+            let tighter = b.min_items >= a.min_items
+                && b.max_items.unwrap_or(u64::MAX) <= a.max_items.unwrap_or(u64::MAX);
+            let change = Change::new(
+                if tighter {
+                    "items_tightened"
+                } else {
+                    "items_loosened"
+                },
+                format!(
+                    "{}: items allowed changed from {} to {}",
+                    shown(path),
+                    range(count(a)),
+                    range(count(b))
+                ),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(change, path, forward, backward);
+        }
+        if a.unique_items != b.unique_items {
+            let why = "a change to uniqueItems; review it by hand".to_owned();
+            let change = Change::new(
+                "unique_items_changed",
+                format!("{}: uniqueItems changed", shown(path)),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            self.record(
+                change,
+                path,
+                Effect::Unknown(why.clone()),
+                Effect::Unknown(why),
+            );
+        }
+    }
+
+    fn unions(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        let (x, y) = match (&a.union, &b.union) {
+            (None, None) => return,
+            (Some(x), Some(y)) if x.exactly_one == y.exactly_one => (x, y),
+            _ => {
+                let change = Change::new(
+                    "union_changed",
+                    format!(
+                        "{}: a oneOf/anyOf was added, removed or changed kind",
+                        shown(path)
+                    ),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                let forward = value_effect(path, from, to);
+                let backward = value_effect(path, to, from);
+                self.record(change, path, forward, backward);
+                return;
+            }
+        };
+        let keyword = if x.exactly_one { "oneOf" } else { "anyOf" };
+        let pairs = match align(&x.branches, &y.branches) {
+            Some(pairs) => pairs,
+            None => {
+                let why = format!(
+                    "the {keyword} branches cannot be matched up (no discriminating const); review by hand"
+                );
+                let change = Change::new(
+                    "union_changed",
+                    format!("{}: the {keyword} branches changed", shown(path)),
+                    &to.at.file,
+                    &to.at.pointer,
+                );
+                self.record(
+                    change,
+                    path,
+                    Effect::Unknown(why.clone()),
+                    Effect::Unknown(why),
+                );
+                return;
+            }
+        };
+        for (from_branch, to_branch, discriminator) in pairs {
+            match (from_branch, to_branch) {
+                (Some(p), Some(q)) => self.node(path, p, q),
+                (Some(p), None) => {
+                    let probe = branch_probe(path, p);
+                    let change = Change::new(
+                        "branch_removed",
+                        format!(
+                            "{}: a {keyword} branch{} was removed",
+                            shown(path),
+                            discriminator_words(&discriminator)
+                        ),
+                        &from.at.file,
+                        &p.at.pointer,
+                    );
+                    self.record(change, path, probe, Effect::No);
+                }
+                (None, Some(q)) => {
+                    let probe = branch_probe(path, q);
+                    let change = Change::new(
+                        "branch_added",
+                        format!(
+                            "{}: a {keyword} branch{} was added",
+                            shown(path),
+                            discriminator_words(&discriminator)
+                        ),
+                        &to.at.file,
+                        &q.at.pointer,
+                    );
+                    self.record(change, path, Effect::No, probe);
+                }
+                (None, None) => {}
+            }
+        }
+    }
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
+    discriminator
+        .as_ref()
+        .map(|(name, value)| format!(" (`{name}` = {value})"))
+        .unwrap_or_default()
+}
+
+fn describe(node: &Node) -> String {
+    match &node.kind {
+        Kind::Any => "anything".to_owned(),
+        Kind::Nothing => "nothing".to_owned(),
+        Kind::Facts(_) => format!("the schema at {}", node.at),
+        Kind::Unknown { reason, .. } => format!("a schema using {reason}"),
+    }
+}
+
+fn range((min, max): (u64, Option<u64>)) -> String {
+    match max {
+        Some(max) => format!("{min}..{max}"),
+        None => format!("{min}.."),
+    }
+}
+
+/// Branches matched up by a discriminating const member (the envelope's `outcome`), else by
+/// position when both have as many; `None` when neither works.
+#[allow(clippy::type_complexity)]
+pub(super) fn align<'n>(
+    from: &'n [Node],
+    to: &'n [Node],
+) -> Option<Vec<(Option<&'n Node>, Option<&'n Node>, Option<(String, Value)>)>> {
+    let constant = |branch: &Node, name: &str| -> Option<Value> {
+        let facts = branch.facts()?;
+        let values = facts.properties.get(name)?.facts()?.values.as_ref()?;
+        (values.len() == 1 && facts.required.contains(name)).then(|| values[0].clone())
+    };
+    let candidates: BTreeSet<&String> = from
+        .iter()
+        .chain(to)
+        .filter_map(Node::facts)
+        .flat_map(|facts| facts.properties.keys())
+        .collect();
+    let discriminator = candidates.into_iter().find(|name| {
+        let distinct = |branches: &[Node]| {
+            let values: Option<Vec<Value>> = branches
+                .iter()
+                .map(|branch| constant(branch, name))
+                .collect();
+            values.is_some_and(|values| {
+                values
+                    .iter()
+                    .enumerate()
+                    .all(|(index, value)| !values[..index].contains(value))
+            })
+        };
+        distinct(from) && distinct(to)
+    });
+    if let Some(name) = discriminator {
+        let mut pairs = Vec::new();
+        for branch in from {
+            let value = constant(branch, name)?;
+            let twin = to
+                .iter()
+                .find(|other| constant(other, name) == Some(value.clone()));
+            pairs.push((Some(branch), twin, Some((name.clone(), value))));
+        }
+        for branch in to {
+            let value = constant(branch, name)?;
+            if !from
+                .iter()
+                .any(|other| constant(other, name) == Some(value.clone()))
+            {
+                pairs.push((None, Some(branch), Some((name.clone(), value))));
+            }
+        }
+        return Some(pairs);
+    }
+    // No discriminator: equal branches pair up; what is left pairs by position when both sides
+    // have as many, or is added or removed when one side has none left.
+    let mut pairs = Vec::new();
+    let mut left_from = Vec::new();
+    let mut taken = vec![false; to.len()];
+    for branch in from {
+        match (0..to.len()).find(|index| !taken[*index] && to[*index] == *branch) {
+            Some(index) => {
+                taken[index] = true;
+                pairs.push((Some(branch), Some(&to[index]), None));
+            }
+            None => left_from.push(branch),
+        }
+    }
+    let left_to: Vec<&Node> = (0..to.len())
+        .filter(|index| !taken[*index])
+        .map(|index| &to[index])
+        .collect();
+    match (left_from.len(), left_to.len()) {
+        (0, _) => pairs.extend(left_to.into_iter().map(|branch| (None, Some(branch), None))),
+        (_, 0) => pairs.extend(
+            left_from
+                .into_iter()
+                .map(|branch| (Some(branch), None, None)),
+        ),
+        (x, y) if x == y => pairs.extend(
+            left_from
+                .into_iter()
+                .zip(left_to)
+                .map(|(p, q)| (Some(p), Some(q), None)),
+        ),
+        _ => return None,
+    }
+    Some(pairs)
+}
+
+/// The witness for a branch only one version has: the base's value at `path` made to match
+/// the branch (a response of that branch as it is, when the base already is one).
+fn branch_probe(path: &str, branch: &Node) -> Effect {
+    Effect::Yes(Probe {
+        path: path.to_owned(),
+        edit: Edit::Conform(Box::new(branch.clone())),
+        adapt_context: true,
+        shape: None,
+    })
+}
+
+impl Walk<'_> {
+    /// The witness for a member one version requires and the other (`side`, which must admit
+    /// the witness) does not: a response without it. None when `side`'s projection requires
+    /// the member anyway, so that a response without it is rejected there all the same.
+    fn absence(&self, member: &str, side: Side) -> Effect {
+        let projected = match side {
+            Side::From => &self.context.projected.0,
+            Side::To => &self.context.projected.1,
+        };
+        if projected.iter().any(|pointer| pointer == member) {
+            return Effect::No;
+        }
+        Effect::Yes(Probe {
+            path: member.to_owned(),
+            edit: Edit::Remove,
+            adapt_context: true,
+            shape: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_model::Schemas;
+
+    fn root(schema: Value) -> Node {
+        Schemas::new([("s.json".to_owned(), schema)].into_iter().collect()).root("s.json")
+    }
+
+    fn changes(from: Value, to: Value, promised: &[&str]) -> Vec<Change> {
+        let context = ShapeContext {
+            shape: "current".into(),
+            promised: promised.iter().map(|p| (*p).to_owned()).collect(),
+            projected: (Vec::new(), Vec::new()),
+        };
+        let mut out = Vec::new();
+        compare(&root(from), &root(to), &context, &mut out);
+        out
+    }
+
+    fn effects(change: &Change) -> [Value; 4] {
+        BumpVerdict::ALL.map(|verdict| change.effect(verdict).as_json())
+    }
+
+    #[test]
+    fn an_enum_narrowed_under_a_promised_field_breaks_and_narrows() {
+        let from = json!({"type": "object", "properties": {"state": {"enum": ["a", "b"]}}});
+        let to = json!({"type": "object", "properties": {"state": {"enum": ["a"]}}});
+        let found = changes(from, to, &["/state"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, "enum_narrowed");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(true), json!(false), json!(false), json!(true)]
+        );
+        assert_eq!(
+            found[0].effect(BumpVerdict::UpstreamBreaking),
+            &Effect::Yes(Probe::replace("/state", json!("b")))
+        );
+    }
+
+    #[test]
+    fn opening_an_object_loosens_upstream_and_widens_nothing() {
+        let from = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+        let to = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let found = changes(from, to, &["/a"]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, "object_opened");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(false), json!(true), json!(false), json!(false)]
+        );
+    }
+
+    #[test]
+    fn a_pattern_change_is_decided_by_language_inclusion() {
+        let from = json!({"type": "string", "pattern": "^run_[a-z]{12}$"});
+        let to = json!({"type": "string", "pattern": "^run_[a-z0-9]{12,48}$"});
+        let found = changes(from.clone(), to.clone(), &[""]);
+        assert_eq!(found[0].kind, "pattern_changed");
+        assert_eq!(
+            effects(&found[0]),
+            [json!(false), json!(true), json!(true), json!(false)]
+        );
+        let found = changes(to, from, &[""]);
+        assert_eq!(
+            effects(&found[0]),
+            [json!(true), json!(false), json!(false), json!(true)]
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! `toolgate mcp-proxy`: the gate in front of any MCP server (stdio transport). A host launches
+//! it in place of the server's command; it launches the server, forwards messages in order, and
+//! lets through only what the tools' contracts admit, rebuilt by projection. See `proxy.rs` for
+//! the routing and README, "toolgate mcp-proxy", for the mapping from MCP to contracts.
+
+//!
+//! Architecture invariant: nothing the upstream wrote reaches the host but what a contract's
+//! projection rebuilt, the fixed failure, or a route the operator opened.
+//!
+//! API boundary: [`run`] with a [`ProxyConfig`], the [`Route`]s it can open, and the failure
+//! branch its output schemas carry (for tests that validate what the host sees).
+
+mod lines;
+mod message;
+mod proxy;
+mod schemas;
+mod tools;
+
+pub use schemas::failure_schema;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use toolgate_gate::internals::parse_duration;
+
+pub use proxy::Route;
+use proxy::Setup;
+use toolgate_repo::Repository;
+use toolgate_repo::Status;
+use toolgate_repo::UsageError;
+use tools::Registry;
+
+/// What `toolgate mcp-proxy` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// The repository root, holding contracts/ (one per tool the host may call).
+    pub root: PathBuf,
+    /// Append every decision's audit event (one JSON line each) to this file.
+    pub audit: Option<PathBuf>,
+    /// How long a request may wait for the upstream before it is answered with the fixed failure.
+    pub timeout: Duration,
+    /// The longest message read from either side (default: twice the largest contract's
+    /// max_bytes and 64 KiB, at least 1 MiB).
+    pub max_line_bytes: Option<usize>,
+    /// Routes for data opened beyond the default; their messages pass unchanged and ungated.
+    pub allow: Vec<Route>,
+    /// The MCP server's command and its arguments.
+    pub command: Vec<OsString>,
+}
+
+/// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        return Err("a timeout of zero would fail every call".to_owned());
+    }
+    Ok(duration)
+}
+
+/// Runs the proxy on this process's stdin and stdout until the host closes its input.
+pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
+    let repository = Repository::open(&options.root)?;
+    let registry = Registry::load(&repository)?;
+    let line_cap = options
+        .max_line_bytes
+        .unwrap_or_else(|| (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024));
+    let audit = options
+        .audit
+        .as_deref()
+        .map(toolgate_repo::open_audit_log)
+        .transpose()?;
+    let (program, arguments) = options
+        .command
+        .split_first()
+        .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
+    let child = Command::new(program)
+        .args(arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|error| {
+            UsageError::new(format!(
+                "cannot start the MCP server {:?}: {error}",
+                program.to_string_lossy()
+            ))
+        })?;
+    proxy::run(
+        Setup {
+            registry,
+            allowed: options.allow.clone(),
+            timeout: options.timeout,
+            line_cap,
+            audit,
+        },
+        child,
+        std::io::stdin(),
+        std::io::stdout(),
+    );
+    Ok(Status::Passed)
+}

@@ -1,0 +1,176 @@
+//! The tools the proxy offers: each a tool with a result contract in the repository, its newest
+//! version compiled once. A tool's result is gated like any response: the raw response is the
+//! result's `structuredContent` (or, without one, its single text block; for a text contract,
+//! always the text block), decided under a request formed from the call.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::{Map, Value, json};
+use toolgate_gate::internals::parse_strict_json;
+use toolgate_gate::{Contract, Decision, Direction, Request, Response};
+
+use super::schemas;
+use toolgate_repo::Repository;
+use toolgate_repo::UsageError;
+
+/// One tool with a result contract.
+#[derive(Debug)]
+pub(crate) struct Tool {
+    /// The compiled contract (the newest version).
+    pub contract: Arc<Contract>,
+    /// Its `outputSchema`: what projection emits, or the fixed failure.
+    pub output_schema: Value,
+}
+
+/// Every tool the proxy offers, by name.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    tools: BTreeMap<String, Tool>,
+    /// The longest result a tool's contract admits, for the line cap.
+    pub largest_max_bytes: usize,
+}
+
+impl Registry {
+    /// Compiles the newest version of every tool with a result contract. A tool whose newest
+    /// contract is an action contract is not offered (its contract gates proposals, not results).
+    pub(crate) fn load(repository: &Repository) -> Result<Registry, UsageError> {
+        let mut registry = Registry::default();
+        for tool in repository.tools()? {
+            let version = repository.version(&tool, None)?;
+            let contract = repository.compile(&tool, &version)?;
+            if contract.direction() != Direction::Result {
+                continue;
+            }
+            let files = repository.read_files(&version)?;
+            let mut documents = BTreeMap::new();
+            for (name, text) in &files.schemas {
+                let value = parse_strict_json(text.as_bytes(), 100).map_err(|message| {
+                    UsageError::new(format!("{}: {message}", files.folder.join(name).display()))
+                })?;
+                documents.insert(name.clone(), value);
+            }
+            let document = toolgate_gate::internals::contract_document(&files.contract)
+                .map_err(UsageError::new)?;
+            let agent = document["agent_schema"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let output_schema =
+                schemas::output_schema(&tool, &agent, &documents).map_err(|message| {
+                    UsageError::new(format!("{}: {message}", files.folder.display()))
+                })?;
+            registry.largest_max_bytes = registry.largest_max_bytes.max(contract.max_bytes());
+            registry.tools.insert(
+                tool,
+                Tool {
+                    contract: Arc::new(contract),
+                    output_schema,
+                },
+            );
+        }
+        Ok(registry)
+    }
+
+    /// The tool called `name`, if it has a result contract.
+    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name)
+    }
+
+    /// `tools/list`'s entries: the upstream's tools that have a contract, each described by its
+    /// contract, with the upstream's input schema stripped to its structure and the output schema
+    /// of what projection emits. Nothing else the upstream wrote is kept.
+    pub(crate) fn list(&self, upstream_tools: &[Value]) -> Value {
+        let tools: Vec<Value> = upstream_tools
+            .iter()
+            .filter_map(|tool| {
+                let name = tool.get("name")?.as_str()?;
+                let offered = self.tools.get(name)?;
+                let mut entry = json!({
+                    "name": name,
+                    "inputSchema": schemas::structural(
+                        tool.get("inputSchema").unwrap_or(&json!({"type": "object"}))
+                    ),
+                    "outputSchema": offered.output_schema,
+                });
+                if let Some(description) = offered.contract.description() {
+                    entry["description"] = Value::from(description.trim());
+                }
+                Some(entry)
+            })
+            .collect();
+        json!({ "tools": tools })
+    }
+}
+
+/// The outstanding request a call's result is decided under: the JSON-RPC id as the request id
+/// (a string id as it is, a number as its digits), the call's arguments as trusted context (what
+/// the agent asked about, which binding rules hold the answer to).
+pub(crate) fn request_for(id: &Value, arguments: &Value, tool: &str) -> Request {
+    let id_text = match id {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let context = match arguments {
+        Value::Object(members) => members.clone(),
+        _ => Map::new(),
+    };
+    Request::new(id_text)
+        .with_context_map(context)
+        .with_upstream(format!("mcp tools/call {tool}"))
+}
+
+/// The gate's decision on a `tools/call` result.
+pub(crate) fn decide(
+    contract: &Contract,
+    request: &Request,
+    result: &Value,
+    now: SystemTime,
+) -> Decision {
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return contract.admit_response(
+            Response::unreachable(
+                "the upstream tool reported an error (isError); its text is not passed on",
+            ),
+            request,
+            now,
+        );
+    }
+    let text = single_text(result);
+    let structured = result.get("structuredContent").map(Value::to_string);
+    let raw = match (contract.is_text(), &structured, &text) {
+        (false, Some(structured), _) => structured.clone().into_bytes(),
+        (_, _, Some(text)) => text.clone().into_bytes(),
+        _ => {
+            return contract.admit_response(
+                Response::unreachable(
+                    "the result has neither structuredContent nor a single text block",
+                ),
+                request,
+                now,
+            );
+        }
+    };
+    contract.admit_response(Response::body(&raw), request, now)
+}
+
+/// The one text block of a result's `content`, if that is all it holds.
+fn single_text(result: &Value) -> Option<String> {
+    match result.get("content")?.as_array()?.as_slice() {
+        [block] if block.get("type")? == "text" => Some(block.get("text")?.as_str()?.to_owned()),
+        _ => None,
+    }
+}
+
+/// The `tools/call` result the host receives: the agent bytes the gate built, as
+/// `structuredContent` and as the text of one content block, and `isError` unless admitted.
+pub(crate) fn result_json(decision: &Decision) -> String {
+    let agent = String::from_utf8_lossy(decision.agent_bytes());
+    let admitted = decision.admitted_output().is_some();
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{agent},"isError":{}}}"#,
+        Value::from(agent.as_ref()),
+        !admitted
+    )
+}

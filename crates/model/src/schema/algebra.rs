@@ -1,0 +1,306 @@
+//! The algebra of normalized nodes: conjunction, the alternatives of a union, and whether a node
+//! admits a value.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use toolgate_gate::internals::format_accepts;
+
+use super::{Bound, Facts, JsonType, Kind, Node};
+use crate::strings;
+
+/// The tighter of two bounds (`lower`: the larger minimum; else the smaller maximum).
+pub(super) fn tighter(a: Option<Bound>, b: Option<Bound>, lower: bool) -> Option<Bound> {
+    match (a, b) {
+        (None, bound) | (bound, None) => bound,
+        (Some(a), Some(b)) => {
+            let a_first = if lower {
+                a.value > b.value || (a.value == b.value && a.exclusive)
+            } else {
+                a.value < b.value || (a.value == b.value && a.exclusive)
+            };
+            Some(if a_first { a } else { b })
+        }
+    }
+}
+
+/// `unevaluatedProperties`: members no property (of this node or of the union branch that
+/// matched) evaluated must satisfy `closing`.
+pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
+    let Kind::Facts(mut facts) = node.kind else {
+        return node;
+    };
+    let own: Vec<String> = facts.properties.keys().cloned().collect();
+    let close = |facts: &mut Facts, names: &[String], closing: &Node| {
+        for name in names {
+            facts
+                .properties
+                .entry(name.clone())
+                .or_insert_with(|| Node::any(&closing.at));
+        }
+        *facts.additional = intersect(&facts.additional, closing);
+    };
+    match &mut facts.union {
+        Some(union) => {
+            for branch in &mut union.branches {
+                if let Kind::Facts(branch_facts) = &mut branch.kind {
+                    close(branch_facts, &own, &closing);
+                } else if branch.kind == Kind::Any {
+                    let mut branch_facts = Facts::new(&branch.at);
+                    close(&mut branch_facts, &own, &closing);
+                    branch.kind = Kind::Facts(Box::new(branch_facts));
+                }
+            }
+        }
+        None => close(&mut facts, &own, &closing),
+    }
+    Node {
+        at: node.at,
+        kind: Kind::Facts(facts),
+    }
+}
+
+/// The shapes a value of `node` can take: each `oneOf`/`anyOf` branch with the node's other facts
+/// merged in, or the node itself when it has no union.
+pub fn alternatives(node: &Node) -> Vec<Node> {
+    let Kind::Facts(facts) = &node.kind else {
+        return vec![node.clone()];
+    };
+    let Some(union) = &facts.union else {
+        return vec![node.clone()];
+    };
+    let mut rest = node.clone();
+    if let Kind::Facts(facts) = &mut rest.kind {
+        facts.union = None;
+    }
+    union
+        .branches
+        .iter()
+        .map(|branch| intersect(&rest, branch))
+        .collect()
+}
+
+/// The conjunction of two nodes (`allOf`, `$ref` beside other keywords).
+pub fn intersect(a: &Node, b: &Node) -> Node {
+    let at = a.at.clone();
+    match (&a.kind, &b.kind) {
+        (Kind::Any, _) => b.clone(),
+        (_, Kind::Any) => a.clone(),
+        (Kind::Nothing, _) | (_, Kind::Nothing) => Node {
+            at,
+            kind: Kind::Nothing,
+        },
+        (Kind::Unknown { .. }, _) => a.clone(),
+        (_, Kind::Unknown { .. }) => b.clone(),
+        (Kind::Facts(x), Kind::Facts(y)) => {
+            let mut merged = (**x).clone();
+            merged.types = match (&x.types, &y.types) {
+                (None, types) | (types, None) => types.clone(),
+                (Some(x_types), Some(y_types)) => {
+                    let mut both = BTreeSet::new();
+                    for kind in x_types {
+                        if y_types.contains(kind)
+                            || (*kind == JsonType::Integer && y_types.contains(&JsonType::Number))
+                        {
+                            both.insert(*kind);
+                        } else if *kind == JsonType::Number && y_types.contains(&JsonType::Integer)
+                        {
+                            both.insert(JsonType::Integer);
+                        }
+                    }
+                    Some(both)
+                }
+            };
+            merged.values = match (&x.values, &y.values) {
+                (None, values) | (values, None) => values.clone(),
+                (Some(x_values), Some(y_values)) => Some(
+                    x_values
+                        .iter()
+                        .filter(|value| y_values.contains(value))
+                        .cloned()
+                        .collect(),
+                ),
+            };
+            merged.strings.min_length = x.strings.min_length.max(y.strings.min_length);
+            merged.strings.max_length = match (x.strings.max_length, y.strings.max_length) {
+                (Some(p), Some(q)) => Some(p.min(q)),
+                (p, q) => p.or(q),
+            };
+            for pattern in &y.strings.patterns {
+                if !merged.strings.patterns.contains(pattern) {
+                    merged.strings.patterns.push(pattern.clone());
+                }
+            }
+            merged.format = match (&x.format, &y.format) {
+                (Some(p), Some(q)) if p != q => {
+                    return Node::unknown(&at, "two different formats", &Value::Null);
+                }
+                (p, q) => p.clone().or_else(|| q.clone()),
+            };
+            merged.minimum = tighter(x.minimum, y.minimum, true);
+            merged.maximum = tighter(x.maximum, y.maximum, false);
+            merged.multiple_of = match (x.multiple_of, y.multiple_of) {
+                (Some(p), Some(q)) if p != q => {
+                    return Node::unknown(&at, "two different multipleOf", &Value::Null);
+                }
+                (p, q) => p.or(q),
+            };
+            let names: BTreeSet<&String> = x.properties.keys().chain(y.properties.keys()).collect();
+            merged.properties = names
+                .into_iter()
+                .map(|name| (name.clone(), intersect(x.member(name), y.member(name))))
+                .collect();
+            merged.required = x.required.union(&y.required).cloned().collect();
+            merged.additional = Box::new(intersect(&x.additional, &y.additional));
+            merged.min_properties = x.min_properties.max(y.min_properties);
+            merged.max_properties = match (x.max_properties, y.max_properties) {
+                (Some(p), Some(q)) => Some(p.min(q)),
+                (p, q) => p.or(q),
+            };
+            merged.items = Box::new(intersect(&x.items, &y.items));
+            merged.min_items = x.min_items.max(y.min_items);
+            merged.max_items = match (x.max_items, y.max_items) {
+                (Some(p), Some(q)) => Some(p.min(q)),
+                (p, q) => p.or(q),
+            };
+            merged.unique_items = x.unique_items || y.unique_items;
+            merged.union = match (&x.union, &y.union) {
+                (Some(_), Some(_)) => {
+                    return Node::unknown(&at, "two oneOf/anyOf on one value", &Value::Null);
+                }
+                (union, None) | (None, union) => union.clone(),
+            };
+            Node {
+                at,
+                kind: Kind::Facts(Box::new(merged)),
+            }
+        }
+    }
+}
+
+/// Whether `node` admits `value`; `Err` with the reason when the model cannot tell.
+pub fn admits(node: &Node, value: &Value) -> Result<bool, String> {
+    let facts = match &node.kind {
+        Kind::Any => return Ok(true),
+        Kind::Nothing => return Ok(false),
+        Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", node.at)),
+        Kind::Facts(facts) => facts,
+    };
+    if !JsonType::of(value)
+        .iter()
+        .any(|kind| facts.allows_type(*kind))
+    {
+        return Ok(false);
+    }
+    if let Some(values) = &facts.values
+        && !values.iter().any(|allowed| same_value(allowed, value))
+    {
+        return Ok(false);
+    }
+    match value {
+        Value::String(text) => {
+            if !strings::admits(&facts.strings, text)? {
+                return Ok(false);
+            }
+            if let Some(format) = &facts.format {
+                match format_accepts(format, text) {
+                    Some(true) => {}
+                    Some(false) => return Ok(false),
+                    None => return Err(format!("{} uses the unknown format {format:?}", node.at)),
+                }
+            }
+        }
+        Value::Number(number) => {
+            let Some(number) = number.as_f64() else {
+                return Ok(false);
+            };
+            if !within(number, facts.minimum, true) || !within(number, facts.maximum, false) {
+                return Ok(false);
+            }
+            if let Some(step) = facts.multiple_of
+                && (number / step).fract() != 0.0
+            {
+                return Ok(false);
+            }
+        }
+        Value::Object(members) => {
+            if !facts.required.iter().all(|name| members.contains_key(name)) {
+                return Ok(false);
+            }
+            let count = members.len() as u64;
+            if count < facts.min_properties || facts.max_properties.is_some_and(|max| count > max) {
+                return Ok(false);
+            }
+            for (name, member) in members {
+                if !admits(facts.member(name), member)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let count = items.len() as u64;
+            if count < facts.min_items || facts.max_items.is_some_and(|max| count > max) {
+                return Ok(false);
+            }
+            for item in items {
+                if !admits(&facts.items, item)? {
+                    return Ok(false);
+                }
+            }
+            if facts.unique_items {
+                for (index, item) in items.iter().enumerate() {
+                    if items[..index]
+                        .iter()
+                        .any(|earlier| same_value(earlier, item))
+                    {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) => {}
+    }
+    if let Some(union) = &facts.union {
+        let mut matched = 0;
+        for branch in &union.branches {
+            matched += usize::from(admits(branch, value)?);
+        }
+        let ok = if union.exactly_one {
+            matched == 1
+        } else {
+            matched >= 1
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// JSON Schema equality: numbers by mathematical value, the rest structurally.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(name, p)| y.get(name).is_some_and(|q| same_value(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
+fn within(number: f64, bound: Option<Bound>, lower: bool) -> bool {
+    match bound {
+        None => true,
+        Some(Bound { value, exclusive }) => match (lower, exclusive) {
+            (true, false) => number >= value,
+            (true, true) => number > value,
+            (false, false) => number <= value,
+            (false, true) => number < value,
+        },
+    }
+}

@@ -1,0 +1,338 @@
+//! A contract version's JSON Schemas, normalized for comparison: `$ref` and `allOf` merged into
+//! one node of facts per place (types, values, string, number, object and array constraints, and
+//! at most one `oneOf`/`anyOf`), each node remembering where it was written.
+//!
+//! On this model the differ can decide, exactly, whether a value admitted by one node is admitted
+//! by another, and build a value in the difference. A keyword the model does not understand
+//! (`not`, `if`, `patternProperties`, …) makes its node `Unknown`: two equal unknown nodes are
+//! no change, and a changed one is reported as undecidable, never guessed.
+
+mod algebra;
+mod examples;
+mod normalize;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::strings::Strings;
+
+pub use algebra::{admits, alternatives, intersect, same_value};
+pub use examples::{
+    example, example_avoiding, format_examples, number_candidates, string_examples,
+};
+pub use normalize::Schemas;
+
+/// Where a node was written: a schema file and a JSON pointer into it.
+#[derive(Debug, Clone, Default)]
+pub struct Location {
+    /// The schema file.
+    pub file: String,
+    /// The JSON pointer in it.
+    pub pointer: String,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.file, self.pointer)
+    }
+}
+
+/// One normalized schema node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Where it was written (not part of equality: the same node at another place is the same).
+    pub at: Location,
+    /// What it says.
+    pub kind: Kind,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.kind == other.kind
+    }
+}
+
+/// What a node says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// `true` or `{}`: every instance.
+    Any,
+    /// `false`: no instance.
+    Nothing,
+    /// A conjunction of facts.
+    Facts(Box<Facts>),
+    /// Something the model does not understand, kept whole so equal ones compare equal.
+    Unknown {
+        /// Why it is not understood.
+        reason: String,
+        /// The schema as written.
+        raw: Value,
+    },
+}
+
+/// JSON's types, with `integer` apart from `number` as JSON Schema has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JsonType {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// A number with no fraction.
+    Integer,
+    /// Any number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl JsonType {
+    fn from_name(name: &str) -> Option<JsonType> {
+        Some(match name {
+            "null" => JsonType::Null,
+            "boolean" => JsonType::Boolean,
+            "integer" => JsonType::Integer,
+            "number" => JsonType::Number,
+            "string" => JsonType::String,
+            "array" => JsonType::Array,
+            "object" => JsonType::Object,
+            _ => return None,
+        })
+    }
+
+    /// The JSON Schema spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "boolean",
+            JsonType::Integer => "integer",
+            JsonType::Number => "number",
+            JsonType::String => "string",
+            JsonType::Array => "array",
+            JsonType::Object => "object",
+        }
+    }
+
+    /// The types a value has (an integer is also a number).
+    pub fn of(value: &Value) -> &'static [JsonType] {
+        match value {
+            Value::Null => &[JsonType::Null],
+            Value::Bool(_) => &[JsonType::Boolean],
+            Value::Number(number) if is_integer(number) => &[JsonType::Integer, JsonType::Number],
+            Value::Number(_) => &[JsonType::Number],
+            Value::String(_) => &[JsonType::String],
+            Value::Array(_) => &[JsonType::Array],
+            Value::Object(_) => &[JsonType::Object],
+        }
+    }
+}
+
+fn is_integer(number: &serde_json::Number) -> bool {
+    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|value| value.fract() == 0.0)
+}
+
+/// A numeric bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// The limit.
+    pub value: f64,
+    /// Whether the limit itself is excluded.
+    pub exclusive: bool,
+}
+
+/// `oneOf` (exactly one branch) or `anyOf` (at least one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Union {
+    /// `oneOf`.
+    pub exactly_one: bool,
+    /// The branches.
+    pub branches: Vec<Node>,
+}
+
+/// Everything one node says, each keyword in its own field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    /// `type`; `None` when any type is allowed.
+    pub types: Option<BTreeSet<JsonType>>,
+    /// `enum`, or `const` as a one-value enum.
+    pub values: Option<Vec<Value>>,
+    /// `minLength`, `maxLength`, `pattern`.
+    pub strings: Strings,
+    /// `format`.
+    pub format: Option<String>,
+    /// `minimum` / `exclusiveMinimum`.
+    pub minimum: Option<Bound>,
+    /// `maximum` / `exclusiveMaximum`.
+    pub maximum: Option<Bound>,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// `properties`.
+    pub properties: BTreeMap<String, Node>,
+    /// `required`.
+    pub required: BTreeSet<String>,
+    /// What members not in `properties` must be (`additionalProperties`, or
+    /// `unevaluatedProperties` where it means the same).
+    pub additional: Box<Node>,
+    /// `minProperties`, `maxProperties`.
+    pub min_properties: u64,
+    /// `maxProperties`.
+    pub max_properties: Option<u64>,
+    /// `items`.
+    pub items: Box<Node>,
+    /// `minItems`.
+    pub min_items: u64,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
+    /// `uniqueItems`.
+    pub unique_items: bool,
+    /// `oneOf` or `anyOf`.
+    pub union: Option<Union>,
+}
+
+impl Facts {
+    fn new(at: &Location) -> Facts {
+        Facts {
+            types: None,
+            values: None,
+            strings: Strings::default(),
+            format: None,
+            minimum: None,
+            maximum: None,
+            multiple_of: None,
+            properties: BTreeMap::new(),
+            required: BTreeSet::new(),
+            additional: Box::new(Node::any(at)),
+            min_properties: 0,
+            max_properties: None,
+            items: Box::new(Node::any(at)),
+            min_items: 0,
+            max_items: None,
+            unique_items: false,
+            union: None,
+        }
+    }
+
+    /// Whether `kind` of value is allowed at all.
+    pub fn allows_type(&self, kind: JsonType) -> bool {
+        self.types.as_ref().is_none_or(|types| {
+            types.contains(&kind)
+                || (kind == JsonType::Integer && types.contains(&JsonType::Number))
+        })
+    }
+
+    /// What a member named `name` must be: its property schema, or the additional one.
+    pub fn member(&self, name: &str) -> &Node {
+        self.properties.get(name).unwrap_or(&self.additional)
+    }
+}
+
+impl Node {
+    /// Every instance.
+    pub fn any(at: &Location) -> Node {
+        Node {
+            at: at.clone(),
+            kind: Kind::Any,
+        }
+    }
+
+    fn unknown(at: &Location, reason: impl Into<String>, raw: &Value) -> Node {
+        Node {
+            at: at.clone(),
+            kind: Kind::Unknown {
+                reason: reason.into(),
+                raw: raw.clone(),
+            },
+        }
+    }
+
+    /// The facts, when the node is a conjunction of them.
+    pub fn facts(&self) -> Option<&Facts> {
+        match &self.kind {
+            Kind::Facts(facts) => Some(facts),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schemas(files: &[(&str, Value)]) -> Schemas {
+        Schemas::new(
+            files
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn refs_across_files_and_ids_are_merged_into_one_node() {
+        let set = schemas(&[
+            (
+                "envelope.json",
+                json!({"$id": "https://example.invalid/e.json", "properties": {"data": {"$ref": "#/$defs/run", "required": ["state"]}}, "$defs": {"run": {"type": "object", "properties": {"state": {"$ref": "common.json#/$defs/state"}}, "additionalProperties": false}}}),
+            ),
+            (
+                "common.json",
+                json!({"$defs": {"state": {"enum": ["a", "b"]}}}),
+            ),
+        ]);
+        let root = set.root("envelope.json");
+        let data = root.facts().unwrap().member("data").facts().unwrap();
+        assert!(data.required.contains("state"));
+        assert_eq!(data.additional.kind, Kind::Nothing);
+        let state = data.member("state").facts().unwrap();
+        assert_eq!(state.values, Some(vec![json!("a"), json!("b")]));
+        assert_eq!(
+            data.member("state").at.to_string(),
+            "common.json#/$defs/state"
+        );
+    }
+
+    #[test]
+    fn unevaluated_properties_closes_over_the_branch_that_matched() {
+        let set = schemas(&[(
+            "s.json",
+            json!({"properties": {"tool": {"const": "t"}}, "oneOf": [{"properties": {"data": {}}}, {"properties": {"error": {}}}], "unevaluatedProperties": false}),
+        )]);
+        let root = set.root("s.json");
+        assert_eq!(admits(&root, &json!({"tool": "t", "data": 1})), Ok(true));
+        assert_eq!(
+            admits(&root, &json!({"tool": "t", "data": 1, "x": 1})),
+            Ok(false)
+        );
+        assert_eq!(
+            admits(&root, &json!({"tool": "t", "error": 1, "data": 1})),
+            Ok(false)
+        );
+    }
+
+    #[test]
+    fn unmodelled_keywords_make_an_unknown_node_that_still_compares_equal() {
+        let set = schemas(&[("s.json", json!({"not": {"type": "string"}}))]);
+        let root = set.root("s.json");
+        assert!(matches!(root.kind, Kind::Unknown { .. }));
+        assert_eq!(root, set.root("s.json"));
+        assert!(admits(&root, &json!(1)).is_err());
+    }
+
+    #[test]
+    fn examples_respect_every_fact() {
+        let set = schemas(&[(
+            "s.json",
+            json!({"type": "object", "required": ["id", "at", "n"], "properties": {"id": {"type": "string", "pattern": "^run_[a-z]{3}$"}, "at": {"type": "string", "format": "date-time", "maxLength": 30}, "n": {"type": "integer", "minimum": 5}}, "additionalProperties": false}),
+        )]);
+        let root = set.root("s.json");
+        let value = example(&root, None).unwrap();
+        assert_eq!(admits(&root, &value), Ok(true), "{value}");
+        assert_eq!(value["id"], json!("run_aaa"));
+    }
+}

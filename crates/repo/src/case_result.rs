@@ -1,0 +1,225 @@
+//! What running one case or suite check found: the problems, each with what to do about it.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use toolgate_gate::internals::escape_hidden;
+
+use crate::fixture::FixtureClass;
+
+/// The kinds of problem a run can find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// The fixture tree is malformed (unknown class folder, raw without sidecar, ...).
+    Structure,
+    /// A fixture, its sidecar or its request file could not be loaded.
+    Load,
+    /// A contract did not compile.
+    Contract,
+    /// The gate decided something other than the sidecar expects.
+    Expectation,
+    /// The agent bytes are neither the exact failure envelope nor a promised success.
+    Envelope,
+    /// A raw string the contract did not promise reached the agent.
+    Leak,
+    /// A canary string reached the agent.
+    Canary,
+    /// A legacy fixture's output differs from its current-shape twin's.
+    Twin,
+    /// The agent bytes differ from (or lack) their snapshot.
+    Snapshot,
+    /// A tool's fixtures miss a class or a case the seeds list.
+    Coverage,
+    /// Snapshot files no fixture produces.
+    Stale,
+    /// A published contract version changed, or is not locked.
+    Lock,
+    /// A mutant the contract admits that no `survivors.yaml` entry accepts.
+    Survivor,
+    /// A lint finding no `lint.yaml` entry accepts.
+    Lint,
+}
+
+impl ProblemKind {
+    /// The name reports use (`snapshot`, `leak`, …), as the JSON report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Structure => "structure",
+            ProblemKind::Load => "load",
+            ProblemKind::Contract => "contract",
+            ProblemKind::Expectation => "expectation",
+            ProblemKind::Envelope => "envelope",
+            ProblemKind::Leak => "leak",
+            ProblemKind::Canary => "canary",
+            ProblemKind::Twin => "twin",
+            ProblemKind::Snapshot => "snapshot",
+            ProblemKind::Coverage => "coverage",
+            ProblemKind::Stale => "stale",
+            ProblemKind::Lock => "lock",
+            ProblemKind::Survivor => "survivor",
+            ProblemKind::Lint => "lint",
+        }
+    }
+
+    /// Problems that mean the run could not check something at all: a configuration or usage
+    /// error (exit code 2) rather than a contract saying no (exit code 1).
+    pub fn is_configuration(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::Structure | ProblemKind::Load | ProblemKind::Contract
+        )
+    }
+}
+
+/// One problem: a one-line message and, for drift, a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// What kind.
+    pub kind: ProblemKind,
+    /// One line: what is wrong, and what to do.
+    pub message: String,
+    /// Supporting detail, e.g. a unified diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Problem {
+    /// A problem without detail.
+    pub fn new(kind: ProblemKind, message: impl Into<String>) -> Problem {
+        Problem {
+            kind,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// Attaches detail (a diff).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Problem {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+/// The result of one case (a fixture against one contract version) or one suite check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    /// `tool::class::case[@vN]`, or a check's name.
+    pub name: String,
+    /// The tool, for cases and per-tool checks.
+    pub tool: Option<String>,
+    /// The class, for cases.
+    pub class: Option<FixtureClass>,
+    /// The contract version, for cases.
+    pub version: Option<String>,
+    /// `admitted`, `admitted_failure` or `rejected`, when the gate ran.
+    pub outcome: Option<&'static str>,
+    /// What the gate decided, in words.
+    pub observed: Option<String>,
+    /// The `toolgate check` command that reproduces the decision.
+    pub reproduce: Option<String>,
+    /// Everything that is wrong; empty when the case passed.
+    pub problems: Vec<Problem>,
+    /// Why the case was not run at all (its contract does not compile; a check elsewhere fails
+    /// for that, once). A skipped case never counts as passed.
+    pub skipped: Option<String>,
+    /// What the run did that is not a failure but someone should see (a snapshot written for
+    /// review under `INSTA_FORCE_PASS`).
+    pub notes: Vec<String>,
+    /// The fixture's raw file, for cases (relative to the root).
+    pub fixture: Option<std::path::PathBuf>,
+    /// How long it took.
+    pub duration: std::time::Duration,
+}
+
+impl CaseResult {
+    /// A result with a name and nothing else yet.
+    pub fn named(name: impl Into<String>) -> CaseResult {
+        CaseResult {
+            name: name.into(),
+            tool: None,
+            class: None,
+            version: None,
+            outcome: None,
+            observed: None,
+            reproduce: None,
+            problems: Vec::new(),
+            skipped: None,
+            notes: Vec::new(),
+            fixture: None,
+            duration: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Whether it ran and nothing is wrong.
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty() && self.skipped.is_none()
+    }
+
+    /// Whether it ran and something is wrong.
+    pub fn failed(&self) -> bool {
+        !self.problems.is_empty()
+    }
+
+    /// The first configuration problem, or else the first problem: what a report leads with.
+    pub fn leading_problem(&self) -> Option<&Problem> {
+        self.problems
+            .iter()
+            .find(|problem| problem.kind.is_configuration())
+            .or_else(|| self.problems.first())
+    }
+
+    /// Whether something could not be checked at all (exit code 2).
+    pub fn has_configuration_problem(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|problem| problem.kind.is_configuration())
+    }
+
+    /// The failure text, safe to print to a terminal: each problem, its detail, and how to
+    /// reproduce. Everything in it that came from the repository (file names, sidecar values,
+    /// decision details) has its control, format and bidi characters escaped; details are diffs,
+    /// which escape their own lines.
+    pub fn failure_text(&self) -> String {
+        let mut text = String::new();
+        if let Some(observed) = &self.observed {
+            let _ = writeln!(text, "  observed:  {}", escape_hidden(observed));
+        }
+        for problem in &self.problems {
+            let _ = writeln!(
+                text,
+                "  {}: {}",
+                label(problem.kind),
+                escape_hidden(&problem.message)
+            );
+            if let Some(detail) = &problem.detail {
+                for line in detail.lines() {
+                    let _ = writeln!(text, "    {line}");
+                }
+            }
+        }
+        if let Some(command) = &self.reproduce {
+            let _ = writeln!(text, "  reproduce: {}", escape_hidden(command));
+        }
+        text
+    }
+}
+
+fn label(kind: ProblemKind) -> &'static str {
+    match kind {
+        ProblemKind::Structure => "structure",
+        ProblemKind::Load => "cannot load",
+        ProblemKind::Contract => "contract",
+        ProblemKind::Expectation => "expected",
+        ProblemKind::Envelope => "envelope",
+        ProblemKind::Leak => "LEAK",
+        ProblemKind::Canary => "CANARY",
+        ProblemKind::Twin => "twin",
+        ProblemKind::Snapshot => "snapshot",
+        ProblemKind::Coverage => "coverage",
+        ProblemKind::Stale => "stale",
+        ProblemKind::Lock => "lock",
+        ProblemKind::Survivor => "SURVIVOR",
+        ProblemKind::Lint => "lint",
+    }
+}

@@ -1,0 +1,22 @@
+//! The one convention every JSON report of toolgate follows (`test`, `diff`, `lint` and `mutate`
+//! with `--format json`): an object whose first member is `format_version`, snake_case member
+//! names, sorted maps, nothing that varies between two runs of the same tree but timings, and a
+//! JSON Schema published by `toolgate schema` that tests hold each report to.
+//!
+//! The reports' types are serialize-only and live beside their renderers, apart from the logic
+//! (ripgrep's `jsont.rs`), so a format changes only on purpose.
+
+use serde::Serialize;
+
+/// The format version of every JSON report: bumped on any change a consumer could notice in any
+/// of them, so one number tells a reader which toolgate it is reading.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// `document` as pretty-printed JSON and a final newline.
+pub fn render(document: &impl Serialize) -> String {
+    // Report types hold strings, numbers, booleans and sorted maps with string keys: serializing
+    // them cannot fail.
+    let mut text = serde_json::to_string_pretty(document).expect("a report always serializes");
+    text.push('\n');
+    text
+}

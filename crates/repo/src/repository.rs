@@ -1,0 +1,318 @@
+//! The repository layout users work in: `contracts/<tool>/v<N>/`, one folder per published version.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use toolgate_gate::{CONTRACT_FILE, Contract, ContractSource};
+
+use crate::confine::{EntryKind, RepoRoot};
+use crate::error::UsageError;
+
+/// The folder under the root that holds one folder per tool.
+pub const CONTRACTS_DIR: &str = "contracts";
+
+/// `contracts/<tool>/lint.yaml`: lint findings accepted with a reason.
+///
+/// ```yaml
+/// - rule: string_unbounded
+///   file: envelope.schema.json
+///   pointer: /$defs/review/properties/note
+///   versions: [v1]            # optional: every version when absent
+///   reason: free text the agent shows to a person, bounded by the byte limit
+/// ```
+pub const LINT_FILE: &str = "lint.yaml";
+
+/// A repository root: the folder holding `contracts/` (and, for the harness, `fixtures/` and
+/// `snapshots/`). Everything under it is read through [`RepoRoot`], inside the root only.
+#[derive(Debug, Clone)]
+pub struct Repository {
+    root: RepoRoot,
+}
+
+/// One published version folder of a tool's contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionDir {
+    /// The number after `v`.
+    pub number: u32,
+    /// The folder, relative to the root.
+    pub path: PathBuf,
+}
+
+/// The text of one version folder's files.
+#[derive(Debug, Clone)]
+pub struct VersionFiles {
+    /// The folder, as the user knows it.
+    pub folder: PathBuf,
+    /// `contract.yaml`.
+    pub contract: String,
+    /// Every `*.json` file beside it, by file name.
+    pub schemas: BTreeMap<String, String>,
+}
+
+impl VersionDir {
+    /// `v1`, `v2`, ...
+    pub fn name(&self) -> String {
+        format!("v{}", self.number)
+    }
+}
+
+impl Repository {
+    /// Opens a root, which must hold a `contracts/` folder (inside it, not a symlink out of it).
+    pub fn open(root: impl AsRef<Path>) -> Result<Repository, UsageError> {
+        let root = root.as_ref();
+        let contracts_hint = || {
+            let shown = if root == Path::new(".") {
+                PathBuf::from(CONTRACTS_DIR)
+            } else {
+                root.join(CONTRACTS_DIR)
+            };
+            format!(
+                "{}: no contracts folder here (expected {CONTRACTS_DIR}/<tool>/v<N>/contract.yaml); pass --root with the repository's folder",
+                shown.display()
+            )
+        };
+        let root = RepoRoot::open(root).map_err(|_| UsageError::new(contracts_hint()))?;
+        match root
+            .kind(Path::new(CONTRACTS_DIR))
+            .map_err(UsageError::new)?
+        {
+            EntryKind::Dir => Ok(Repository { root }),
+            _ => Err(UsageError::new(contracts_hint())),
+        }
+    }
+
+    /// The same repository, naming paths relative to its root in every message.
+    pub fn naming_relative(self) -> Repository {
+        Repository {
+            root: self.root.naming_relative(),
+        }
+    }
+
+    /// The root, through which every file is read and written.
+    pub fn root(&self) -> &RepoRoot {
+        &self.root
+    }
+
+    /// `contracts/`, as the user knows it.
+    pub fn contracts_dir(&self) -> PathBuf {
+        self.root.shown(Path::new(CONTRACTS_DIR))
+    }
+
+    /// The tools that have a contract folder, sorted, and what is wrong at the top of
+    /// `contracts/` (a symlink out of the repository, a special file), one line each.
+    pub fn scan_tools(&self) -> Result<(Vec<String>, Vec<String>), UsageError> {
+        let mut tools = Vec::new();
+        let mut problems = Vec::new();
+        for entry in self
+            .root
+            .list(Path::new(CONTRACTS_DIR))
+            .map_err(UsageError::new)?
+        {
+            match entry.kind {
+                Ok(EntryKind::Dir) if entry.name_is_utf8 => tools.push(entry.name),
+                Ok(EntryKind::Dir) => problems.push(format!(
+                    "{}: a tool folder whose name is not UTF-8; name tools with lowercase letters, digits and _",
+                    self.root.shown(&entry.path).display()
+                )),
+                Ok(EntryKind::File | EntryKind::Missing) => {}
+                Ok(EntryKind::Other) => problems.push(format!(
+                    "{}: not a regular file or folder (a FIFO, socket or device); remove it",
+                    self.root.shown(&entry.path).display()
+                )),
+                Err(error) => problems.push(error.to_string()),
+            }
+        }
+        Ok((tools, problems))
+    }
+
+    /// The tools that have a contract folder, sorted.
+    pub fn tools(&self) -> Result<Vec<String>, UsageError> {
+        self.scan_tools().map(|(tools, _)| tools)
+    }
+
+    /// The tools a verb runs on: `only`, which must have a contract, or every tool.
+    pub fn select_tools(&self, only: Option<&str>) -> Result<Vec<String>, UsageError> {
+        let known = self.tools()?;
+        match only {
+            None => Ok(known),
+            Some(tool) if known.iter().any(|candidate| candidate == tool) => {
+                Ok(vec![tool.to_owned()])
+            }
+            Some(tool) => Err(UsageError::new(format!(
+                "no contract for tool `{tool}` (known tools: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))),
+        }
+    }
+
+    /// The version folders of a tool, oldest first. Anything else in the tool's folder is an error.
+    pub fn versions(&self, tool: &str) -> Result<Vec<VersionDir>, UsageError> {
+        let relative = Path::new(CONTRACTS_DIR).join(tool);
+        let dir = self.root.shown(&relative);
+        if self.root.kind(&relative).map_err(UsageError::new)? != EntryKind::Dir {
+            let known = self.tools()?.join(", ");
+            return Err(UsageError::new(format!(
+                "{}: no contract for tool `{tool}` (known tools: {})",
+                dir.display(),
+                if known.is_empty() { "none" } else { &known }
+            )));
+        }
+        let mut versions = Vec::new();
+        for entry in self.root.list(&relative).map_err(UsageError::new)? {
+            let kind = entry.kind.map_err(UsageError::new)?;
+            match parse_version(&entry.name) {
+                Some(number) if kind == EntryKind::Dir => versions.push(VersionDir {
+                    number,
+                    path: entry.path,
+                }),
+                // Lint findings accepted with a reason: beside the versions, never inside one,
+                // so accepting a finding does not change a published, locked version.
+                None if entry.name == LINT_FILE && kind == EntryKind::File => {}
+                _ => {
+                    return Err(UsageError::new(format!(
+                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder) and lint.yaml",
+                        self.root.shown(&entry.path).display()
+                    )));
+                }
+            }
+        }
+        if versions.is_empty() {
+            return Err(UsageError::new(format!(
+                "{}: the tool has no version folder (v1, v2, ...)",
+                dir.display()
+            )));
+        }
+        versions.sort_by_key(|version| version.number);
+        Ok(versions)
+    }
+
+    /// The requested version folder (`v2`), or the newest when `None`.
+    pub fn version(&self, tool: &str, requested: Option<&str>) -> Result<VersionDir, UsageError> {
+        let versions = self.versions(tool)?;
+        match requested {
+            None => Ok(versions
+                .last()
+                .cloned()
+                .expect("versions() never returns an empty list")),
+            Some(name) => {
+                let wanted = parse_version(name).ok_or_else(|| {
+                    UsageError::new(format!(
+                        "--contract-version {name:?}: write a version folder name such as v1"
+                    ))
+                })?;
+                versions
+                    .iter()
+                    .find(|version| version.number == wanted)
+                    .cloned()
+                    .ok_or_else(|| {
+                        let known: Vec<String> = versions.iter().map(VersionDir::name).collect();
+                        UsageError::new(format!(
+                            "{}: tool `{tool}` has no contract version {name} (published: {})",
+                            self.contracts_dir().join(tool).display(),
+                            known.join(", ")
+                        ))
+                    })
+            }
+        }
+    }
+
+    /// The text of a version folder's files: `contract.yaml` and every `*.json` beside it, each
+    /// a regular file inside the repository, bounded in size.
+    pub fn read_files(&self, version: &VersionDir) -> Result<VersionFiles, UsageError> {
+        let contract = self
+            .root
+            .read_text(&version.path.join(CONTRACT_FILE))
+            .map_err(UsageError::new)?;
+        let mut schemas = BTreeMap::new();
+        let mut problems = Vec::new();
+        for entry in self.root.list(&version.path).map_err(UsageError::new)? {
+            if !entry.name.ends_with(".json") {
+                continue;
+            }
+            match self.root.read_text(&entry.path) {
+                Ok(text) => {
+                    schemas.insert(entry.name, text);
+                }
+                Err(error) => problems.push(error.to_string()),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(UsageError::new(problems.join("\n")));
+        }
+        Ok(VersionFiles {
+            folder: self.root.shown(&version.path),
+            contract,
+            schemas,
+        })
+    }
+
+    /// A version folder's files as the gate's contract source.
+    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, UsageError> {
+        let files = self.read_files(version)?;
+        let mut source = ContractSource::new(files.contract).in_folder(files.folder);
+        for (name, text) in files.schemas {
+            source = source.with_schema(name, text);
+        }
+        Ok(source)
+    }
+
+    /// Compiles the contract in a version folder, checking that it names the folder's tool and
+    /// version.
+    pub fn compile(&self, tool: &str, version: &VersionDir) -> Result<Contract, UsageError> {
+        let source = self.read_source(version)?;
+        let contract = Contract::compile(&source)?;
+        let file = self.root.shown(&version.path.join(CONTRACT_FILE));
+        if contract.tool() != tool {
+            return Err(UsageError::new(format!(
+                "{}: says `tool: {}` but lives in the folder of tool `{tool}`",
+                file.display(),
+                contract.tool()
+            )));
+        }
+        if contract.version() != version.name() {
+            return Err(UsageError::new(format!(
+                "{}: says `version: {}` but lives in folder {}",
+                file.display(),
+                contract.version().trim_start_matches('v'),
+                version.name()
+            )));
+        }
+        Ok(contract)
+    }
+
+    /// Finds and compiles a tool's contract (newest version unless one is requested).
+    pub fn load(&self, tool: &str, requested: Option<&str>) -> Result<Contract, UsageError> {
+        let version = self.version(tool, requested)?;
+        self.compile(tool, &version)
+    }
+}
+
+/// `v3` → 3. No leading zeros, no `v0`.
+pub fn parse_version(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix('v')?;
+    if digits.starts_with('0')
+        || digits.is_empty()
+        || !digits.bytes().all(|byte| byte.is_ascii_digit())
+    {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_names() {
+        assert_eq!(parse_version("v1"), Some(1));
+        assert_eq!(parse_version("v12"), Some(12));
+        for bad in ["1", "v0", "v01", "v", "v1a", "V1"] {
+            assert_eq!(parse_version(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The human report: a table per tool and class, then every failure with its reason, diff and
+//! the command that reproduces it, then one result line.
+
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style};
+
+use toolgate_gate::internals::escape_hidden;
+
+use super::{Summary, mode_words};
+use crate::snapshot::SnapshotMode;
+use toolgate_repo::FixtureClass;
+
+/// The human report.
+pub(crate) fn render(
+    summary: &Summary,
+    fixtures: usize,
+    tools: &[&str],
+    mode: SnapshotMode,
+    color: bool,
+) -> String {
+    let paint = |style: Style, text: &str| {
+        if color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    };
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into())).bold();
+    let bold = Style::new().bold();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} tools, {fixtures} fixtures, {} cases, {} suite checks (snapshots {})",
+        paint(bold, "toolgate test:"),
+        tools.len(),
+        summary.cases.0,
+        summary.checks.0,
+        mode_words(mode)
+    );
+    let _ = writeln!(out);
+    let width = tools
+        .iter()
+        .map(|tool| tool.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = write!(out, "  {:width$}", "tool");
+    for class in FixtureClass::ALL {
+        let _ = write!(out, "  {:>13}", class.as_str());
+    }
+    let _ = writeln!(out);
+    for tool in tools {
+        let _ = write!(out, "  {:width$}", escape_hidden(tool));
+        for class in FixtureClass::ALL {
+            let cell = match summary
+                .tally
+                .get(*tool)
+                .and_then(|classes| classes.get(&class))
+            {
+                Some(tally) => {
+                    let text = format!("{:>13}", format!("{}/{}", tally.passed, tally.cases));
+                    if tally.passed == tally.cases {
+                        text
+                    } else {
+                        paint(red, &text)
+                    }
+                }
+                None => format!("{:>13}", "-"),
+            };
+            let _ = write!(out, "  {cell}");
+        }
+        let _ = writeln!(out);
+    }
+    for failure in &summary.failures {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint(red, "FAILED"),
+            paint(bold, &escape_hidden(&failure.name))
+        );
+        out.push_str(&failure.failure_text());
+    }
+    if !summary.notes.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(bold, "notes"));
+        for note in &summary.notes {
+            let _ = writeln!(out, "  {}", escape_hidden(note));
+        }
+    }
+    let _ = writeln!(out);
+    let verdict = if summary.passed() {
+        paint(green, "ok")
+    } else {
+        paint(red, "FAILED")
+    };
+    let _ = writeln!(
+        out,
+        "test result: {verdict}. {} of {} cases passed; {} of {} suite checks passed.",
+        summary.cases.1, summary.cases.0, summary.checks.1, summary.checks.0
+    );
+    if summary.cases_skipped > 0 {
+        let _ = writeln!(
+            out,
+            "{} cases were not run because their contract does not compile; fix it (see the failing `::contracts` check)",
+            summary.cases_skipped
+        );
+    }
+    if summary.cases.0 == 0 {
+        let _ = writeln!(out, "no case ran: a run that checks nothing fails");
+    }
+    out
+}

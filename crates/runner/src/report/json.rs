@@ -1,0 +1,123 @@
+//! The machine summary (`toolgate test --format json`): serialize-only types, kept apart from the
+//! logic so the format changes only on purpose.
+//!
+//! Stable: keys are fixed, maps are sorted, and nothing varies between two runs of the same tree.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Summary;
+use crate::snapshot::SnapshotMode;
+use toolgate_repo::{Problem, json_report};
+
+/// The report's JSON Schema, published by `toolgate schema report`; tests hold every report to it.
+pub const SCHEMA: &str = include_str!("../../schemas/report.schema.json");
+
+#[derive(Serialize)]
+struct Report<'a> {
+    format_version: u32,
+    toolgate: &'static str,
+    passed: bool,
+    exit_code: u8,
+    snapshots: &'static str,
+    totals: Totals,
+    tools: BTreeMap<&'a str, BTreeMap<&'static str, Class<'a>>>,
+    failures: Vec<Failure<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Totals {
+    fixtures: usize,
+    cases: usize,
+    cases_passed: usize,
+    cases_failed: usize,
+    cases_skipped: usize,
+    checks: usize,
+    checks_failed: usize,
+}
+
+#[derive(Serialize)]
+struct Class<'a> {
+    cases: usize,
+    passed: usize,
+    failed: usize,
+    outcomes: &'a BTreeMap<&'static str, usize>,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixture: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observed: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reproduce: Option<&'a str>,
+    problems: &'a [Problem],
+}
+
+/// The JSON report, pretty-printed, with a trailing newline.
+pub(crate) fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> String {
+    let tools = summary
+        .tally
+        .iter()
+        .map(|(tool, classes)| {
+            let classes = classes
+                .iter()
+                .map(|(class, tally)| {
+                    let entry = Class {
+                        cases: tally.cases,
+                        passed: tally.passed,
+                        failed: tally.cases - tally.passed,
+                        outcomes: &tally.outcomes,
+                    };
+                    (class.as_str(), entry)
+                })
+                .collect();
+            (tool.as_str(), classes)
+        })
+        .collect();
+    json_report::render(&Report {
+        format_version: json_report::FORMAT_VERSION,
+        toolgate: env!("CARGO_PKG_VERSION"),
+        passed: summary.passed(),
+        exit_code: summary.status().code(),
+        snapshots: super::mode_name(mode),
+        totals: Totals {
+            fixtures,
+            cases: summary.cases.0,
+            cases_passed: summary.cases.1,
+            cases_failed: summary.cases.0 - summary.cases.1 - summary.cases_skipped,
+            cases_skipped: summary.cases_skipped,
+            checks: summary.checks.0,
+            checks_failed: summary.checks.0 - summary.checks.1,
+        },
+        tools,
+        failures: summary
+            .failures
+            .iter()
+            .map(|verdict| Failure {
+                name: &verdict.name,
+                tool: verdict.tool.as_deref(),
+                class: verdict.class.map(|class| class.as_str()),
+                version: verdict.version.as_deref(),
+                fixture: verdict
+                    .fixture
+                    .as_ref()
+                    .map(|fixture| fixture.to_string_lossy().replace('\\', "/")),
+                observed: verdict.observed.as_deref(),
+                reproduce: verdict.reproduce.as_deref(),
+                problems: &verdict.problems,
+            })
+            .collect(),
+        notes: &summary.notes,
+    })
+}

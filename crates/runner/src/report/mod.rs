@@ -1,0 +1,188 @@
+//! Reports of a `toolgate test` run: a human summary, a stable JSON summary, JUnit XML, a
+//! pull-request comment in markdown, GitHub Actions annotations.
+//!
+//! The runner streams verdicts into a [`Summary`], which keeps counts for every case but the full
+//! verdict only for failures, so memory does not grow with the number of passing fixtures.
+
+pub(crate) mod github;
+mod human;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+
+pub(crate) use human::render as human;
+
+use std::collections::BTreeMap;
+
+use crate::snapshot::SnapshotMode;
+use toolgate_repo::CaseResult;
+use toolgate_repo::FixtureClass;
+use toolgate_repo::Status;
+
+/// How the cases of one tool and class went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClassTally {
+    /// Cases run.
+    pub cases: usize,
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases per observed outcome (`admitted`, `admitted_failure`, `rejected`, `not_run`).
+    pub outcomes: BTreeMap<&'static str, usize>,
+}
+
+/// One line per case or check, for reports that list everything (JUnit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The case or check name.
+    pub name: String,
+    /// The tool, if any.
+    pub tool: Option<String>,
+    /// The class, for cases.
+    pub class: Option<FixtureClass>,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Why it was not run, if it was not.
+    pub skipped: Option<String>,
+    /// The fixture, for cases.
+    pub fixture: Option<std::path::PathBuf>,
+    /// How long it took.
+    pub duration: std::time::Duration,
+}
+
+/// Everything a report needs from a run.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Tools, classes, outcomes.
+    pub tally: BTreeMap<String, BTreeMap<FixtureClass, ClassTally>>,
+    /// Cases run and passed.
+    pub cases: (usize, usize),
+    /// Cases not run because their contract does not compile (never counted as passed).
+    pub cases_skipped: usize,
+    /// Suite checks run and passed.
+    pub checks: (usize, usize),
+    /// Every failing case or check, in run order.
+    pub failures: Vec<CaseResult>,
+    /// Every case and check, when the report lists them all.
+    pub lines: Vec<Line>,
+    /// Whether any failure is a configuration problem (exit code 2).
+    pub configuration_error: bool,
+    /// Notes of passing and failing verdicts alike, each `name: note`.
+    pub notes: Vec<String>,
+    /// How long the whole run took.
+    pub elapsed: std::time::Duration,
+    keep_lines: bool,
+}
+
+impl Summary {
+    /// A summary that keeps a line per case only when `keep_lines` (JUnit needs them).
+    pub fn new(keep_lines: bool) -> Summary {
+        Summary {
+            keep_lines,
+            ..Summary::default()
+        }
+    }
+
+    /// Records a case's verdict.
+    pub fn record_case(&mut self, verdict: CaseResult) {
+        self.cases.0 += 1;
+        if verdict.passed() {
+            self.cases.1 += 1;
+        }
+        if verdict.skipped.is_some() {
+            self.cases_skipped += 1;
+        }
+        if let (Some(tool), Some(class)) = (&verdict.tool, verdict.class) {
+            let tally = self
+                .tally
+                .entry(tool.clone())
+                .or_default()
+                .entry(class)
+                .or_default();
+            tally.cases += 1;
+            tally.passed += usize::from(verdict.passed());
+            *tally
+                .outcomes
+                .entry(verdict.outcome.unwrap_or("not_run"))
+                .or_default() += 1;
+        }
+        self.keep(verdict);
+    }
+
+    /// Records a suite check's verdict.
+    pub fn record_check(&mut self, verdict: CaseResult) {
+        self.checks.0 += 1;
+        if verdict.passed() {
+            self.checks.1 += 1;
+        }
+        self.keep(verdict);
+    }
+
+    fn keep(&mut self, verdict: CaseResult) {
+        self.notes.extend(
+            verdict
+                .notes
+                .iter()
+                .map(|note| format!("{}: {note}", verdict.name)),
+        );
+        if self.keep_lines {
+            self.lines.push(Line {
+                name: verdict.name.clone(),
+                tool: verdict.tool.clone(),
+                class: verdict.class,
+                passed: verdict.passed(),
+                skipped: verdict.skipped.clone(),
+                fixture: verdict.fixture.clone(),
+                duration: verdict.duration,
+            });
+        }
+        if verdict.failed() {
+            self.configuration_error |= verdict.has_configuration_problem();
+            self.failures.push(verdict);
+        }
+    }
+
+    /// Whether everything ran and passed.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.cases.0 > 0 && self.cases_skipped == 0
+    }
+
+    /// Passed, a failure, or a configuration problem.
+    pub fn status(&self) -> Status {
+        if self.configuration_error {
+            Status::Unusable
+        } else {
+            Status::passed_if(self.passed())
+        }
+    }
+}
+
+/// Words for the snapshot mode, for the report header.
+pub(crate) fn mode_words(mode: SnapshotMode) -> &'static str {
+    use crate::snapshot::Update;
+    match (mode.accept, mode.update, mode.force_pass) {
+        (true, _, _) => "accepted: written as the new truth",
+        (false, Update::No, _) => "checked, never written (CI)",
+        (false, Update::New, false) => "checked; changes written as .snap.new for review",
+        (false, Update::New, true) => {
+            "checked; changes written as .snap.new for review, and they do not fail (INSTA_FORCE_PASS)"
+        }
+        (false, Update::Always, _) => "written where they differ (INSTA_UPDATE=always)",
+        (false, Update::Unseen, _) => {
+            "new ones written, changed ones as .snap.new for review (INSTA_UPDATE=unseen)"
+        }
+        (false, Update::Force, _) => "all rewritten (INSTA_UPDATE=force)",
+    }
+}
+
+/// The snapshot mode as the JSON report names it.
+pub(crate) fn mode_name(mode: SnapshotMode) -> &'static str {
+    use crate::snapshot::Update;
+    match (mode.accept, mode.update) {
+        (true, _) => "accept",
+        (false, Update::No) => "check",
+        (false, Update::New) => "write_pending",
+        (false, Update::Always) => "always",
+        (false, Update::Unseen) => "unseen",
+        (false, Update::Force) => "force",
+    }
+}

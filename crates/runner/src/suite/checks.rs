@@ -1,0 +1,366 @@
+//! The suite-wide checks: the fixture tree's structure, every contract version compiles,
+//! coverage of the obvious cases, stale snapshots, the contract lock.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolgate_gate::Contract;
+
+use super::{RunContext, Suite};
+use crate::snapshot;
+use toolgate_analyze::lint;
+use toolgate_analyze::mutants::Family;
+use toolgate_analyze::mutants::Fate;
+use toolgate_repo::VersionDir;
+use toolgate_repo::lock;
+use toolgate_repo::{Fixture, FixtureClass};
+use toolgate_repo::{Problem, ProblemKind};
+
+impl Suite {
+    pub(super) fn structure_problems(&self) -> Vec<Problem> {
+        let mut problems: Vec<Problem> = self
+            .root_problems
+            .iter()
+            .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
+            .collect();
+        if self.fixture_count == 0 {
+            problems.push(Problem::new(
+                ProblemKind::Structure,
+                "found no fixtures at all: a suite that checks nothing must not pass; add fixtures/<tool>/<class>/<case>.json and <case>.expect.yaml",
+            ));
+        }
+        problems
+    }
+
+    pub(super) fn contract_problems(&self, tool: &str) -> Vec<Problem> {
+        let Some(contracts) = self.tools.iter().find(|candidate| candidate.tool == tool) else {
+            return Vec::new();
+        };
+        let mut problems: Vec<Problem> = contracts
+            .layout_error
+            .iter()
+            .map(|error| Problem::new(ProblemKind::Contract, error.clone()))
+            .collect();
+        for (_, compiled) in &contracts.versions {
+            if let Err(error) = compiled {
+                problems.extend(
+                    error
+                        .lines()
+                        .map(|line| Problem::new(ProblemKind::Contract, line)),
+                );
+            }
+        }
+        problems
+    }
+
+    pub(super) fn coverage_problems(&self, tool: &str) -> Vec<Problem> {
+        let Some(contracts) = self.tools.iter().find(|candidate| candidate.tool == tool) else {
+            return Vec::new();
+        };
+        let Some((_, Ok(newest))) = contracts.versions.last() else {
+            return Vec::new(); // `<tool>::contracts` reports why
+        };
+        let fixtures: Vec<&Arc<Fixture>> = self
+            .fixtures
+            .iter()
+            .filter(|fixture| fixture.tool == tool)
+            .collect();
+        let legacy_shapes: BTreeSet<String> = contracts
+            .versions
+            .iter()
+            .filter_map(|(_, compiled)| compiled.as_ref().ok())
+            .flat_map(|contract| contract.shape_names().skip(1).map(str::to_owned))
+            .collect();
+        let mut applicable = vec![FixtureClass::Accepted, FixtureClass::NearMiss];
+        if !newest.is_text() {
+            applicable.push(FixtureClass::DuplicateKey);
+        }
+        if !legacy_shapes.is_empty() {
+            applicable.push(FixtureClass::Legacy);
+        }
+        let mut problems = Vec::new();
+        for class in &applicable {
+            if !fixtures.iter().any(|fixture| fixture.class == *class) {
+                let why = match class {
+                    FixtureClass::Legacy => {
+                        format!(
+                            ", and its contract still admits legacy shapes ({})",
+                            legacy_shapes.iter().cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    }
+                    _ => String::new(),
+                };
+                problems.push(Problem::new(
+                    ProblemKind::Coverage,
+                    format!("tool `{tool}` has no fixture in fixtures/{tool}/{class}/{why}"),
+                ));
+            }
+        }
+        for fixture in fixtures
+            .iter()
+            .filter(|fixture| !applicable.contains(&fixture.class))
+        {
+            problems.push(Problem::new(
+                ProblemKind::Coverage,
+                format!(
+                    "{}: the `{}` class does not apply to tool `{tool}`",
+                    fixture.raw.display(),
+                    fixture.class
+                ),
+            ));
+        }
+        if !newest.is_text() {
+            problems.extend(self.mutant_problems(tool, newest));
+        }
+        problems
+    }
+
+    /// The obvious near-misses, proven rather than claimed: every accepted fixture that runs
+    /// against the newest version is mutated (an unknown member, null or an array for an
+    /// object, an empty identifier, an oversized string, a success carrying an error, a
+    /// duplicate at the top, nested and escaped) and each mutant must be rejected at the layer
+    /// that owns it, with nothing unpromised reaching the agent. Unlike the mutant trials, no
+    /// survivor can be accepted here.
+    fn mutant_problems(&self, tool: &str, newest: &Contract) -> Vec<Problem> {
+        let version = newest.version();
+        let seeds = self.seeds_of(tool, version, newest);
+        let accepted: Vec<bool> = seeds
+            .iter()
+            .map(|seed| seed.fixture.class == FixtureClass::Accepted)
+            .collect();
+        let seed_count = accepted.iter().filter(|accepted| **accepted).count();
+        if seed_count == 0 {
+            return vec![Problem::new(
+                ProblemKind::Coverage,
+                format!(
+                    "tool `{tool}`: no accepted fixture runs against {version} and is admitted by it, so no near-miss can be derived for it; add one to fixtures/{tool}/accepted/"
+                ),
+            )];
+        }
+        // One problem per (family, place, finding), however many fixtures show it.
+        let mut findings: BTreeMap<(Family, String, String), CoverageGap> = BTreeMap::new();
+        for family in Family::OBVIOUS {
+            let outcome = self.family_outcome(tool, version, family, newest, &seeds);
+            for (seed_index, _, judged) in &outcome.notable {
+                if !accepted[*seed_index] {
+                    continue;
+                }
+                let mut messages: Vec<String> = judged
+                    .leaks
+                    .iter()
+                    .map(|leak| format!("LEAK: {leak}"))
+                    .collect();
+                match &judged.fate {
+                    Fate::AsExpected => {}
+                    Fate::Survived => messages.push(
+                        "admitted: the contract does not reject this obvious near-miss; close the schema in a new contract version".to_owned(),
+                    ),
+                    Fate::Misplaced { layer, rule } => {
+                        let expected: Vec<&str> = family
+                            .expected_layers()
+                            .iter()
+                            .map(|layer| layer.as_str())
+                            .collect();
+                        messages.push(format!(
+                            "rejected at {layer}, not at {}: that layer should refuse it on its own (rule {rule})",
+                            expected.join(" or "),
+                        ));
+                    }
+                }
+                let mutant = &judged.mutant;
+                for message in messages {
+                    let key = (family, mutant.pointer.clone(), message);
+                    findings
+                        .entry(key)
+                        .and_modify(|finding| finding.fixtures += 1)
+                        .or_insert_with(|| CoverageGap {
+                            fixtures: 1,
+                            example: seeds[*seed_index].fixture.raw.clone(),
+                            what: mutant.what.clone(),
+                            bytes: mutant.bytes.clone(),
+                        });
+                }
+            }
+        }
+        findings
+            .into_iter()
+            .map(|((family, pointer, message), finding)| {
+                let shown = String::from_utf8_lossy(&finding.bytes);
+                let shown: String = shown.chars().take(MUTANT_SHOWN).collect();
+                Problem::new(
+                    ProblemKind::Coverage,
+                    format!(
+                        "{version}: mutant {family} at {} ({}), derived from {} of {seed_count} accepted fixtures (e.g. {}): {message}",
+                        if pointer.is_empty() { "/" } else { &pointer },
+                        finding.what,
+                        finding.fixtures,
+                        finding.example.display(),
+                    ),
+                )
+                .with_detail(format!("mutant: {shown}"))
+            })
+            .collect()
+    }
+
+    /// `toolgate lint` over every version of the tool: a finding `lint.yaml` does not accept, or
+    /// an acceptance that matches nothing, fails.
+    pub(super) fn lint_problems(&self, tool: &str) -> Vec<Problem> {
+        // A version that cannot be read is `<tool>::contracts`'s to report, once; it is not linted.
+        let linted = lint::lint_tool(&self.repository, tool);
+        let accepted = match &linted.accepted {
+            Ok(accepted) => accepted,
+            Err(error) => return vec![Problem::new(ProblemKind::Load, error.clone())],
+        };
+        let mut problems = Vec::new();
+        let findings = linted.findings();
+        let (judged, stale) = lint::judge(&findings, accepted, &linted.read_versions());
+        for judged in judged.iter().filter(|judged| judged.accepted.is_none()) {
+            let finding = judged.finding;
+            problems.push(Problem::new(
+                ProblemKind::Lint,
+                format!(
+                    "{} {}#{} [{}]: {}; fix it in a new contract version, or accept it in {} with a reason",
+                    finding.version,
+                    finding.file,
+                    finding.pointer,
+                    finding.rule,
+                    finding.message,
+                    accepted.file.display()
+                ),
+            ));
+        }
+        for line in stale {
+            problems.push(Problem::new(
+                ProblemKind::Stale,
+                format!(
+                    "{}:{line}: this accepted lint finding is no longer found in the versions it names; remove the entry",
+                    accepted.file.display()
+                ),
+            ));
+        }
+        problems
+    }
+
+    /// Snapshot files no case produces: under `snapshots/<tool>/` for a tool, or elsewhere under
+    /// `snapshots/` (outside every tool's folder) for the repository. Accepting removes them.
+    pub(super) fn stale_snapshot_problems(
+        &self,
+        context: &RunContext,
+        tool: Option<&str>,
+    ) -> Vec<Problem> {
+        let mut expected = BTreeSet::new();
+        let mut owned = BTreeSet::new();
+        for case in self
+            .cases
+            .iter()
+            .filter(|case| Some(case.fixture.tool.as_str()) == tool)
+        {
+            let fixture = &case.fixture;
+            match &case.version {
+                Some(version) => {
+                    expected.insert(snapshot::snapshot_path(
+                        &fixture.tool,
+                        fixture.class.as_str(),
+                        &fixture.case,
+                        version,
+                    ));
+                }
+                None => {
+                    let prefix = snapshot::snapshot_path(
+                        &fixture.tool,
+                        fixture.class.as_str(),
+                        &fixture.case,
+                        "",
+                    );
+                    owned.insert(
+                        prefix
+                            .to_string_lossy()
+                            .trim_end_matches(".snap")
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+        let stale = match tool {
+            Some(tool) => snapshot::find_stale(
+                self.root(),
+                &Path::new(snapshot::SNAPSHOTS_DIR).join(tool),
+                &[],
+                &expected,
+                &owned,
+            ),
+            None => snapshot::find_stale(
+                self.root(),
+                Path::new(snapshot::SNAPSHOTS_DIR),
+                &self.all_tools,
+                &expected,
+                &owned,
+            ),
+        };
+        let mut problems: Vec<Problem> = stale
+            .problems
+            .into_iter()
+            .map(|message| Problem::new(ProblemKind::Structure, message))
+            .collect();
+        match context.mode {
+            // Accepting makes the tree match the fixtures: stale and pending files go.
+            mode if mode.accept => {
+                let removable: Vec<_> = stale.stale.into_iter().chain(stale.pending).collect();
+                problems.extend(
+                    snapshot::remove_stale(self.root(), &removable)
+                        .into_iter()
+                        .map(|message| Problem::new(ProblemKind::Stale, message)),
+                );
+            }
+            mode => {
+                problems.extend(stale.stale.into_iter().map(|path| {
+                    Problem::new(
+                        ProblemKind::Stale,
+                        format!("{}: no fixture produces this snapshot; delete it, or run `toolgate test --accept` to remove stale snapshots", path.display()),
+                    )
+                }));
+                // Locally a pending file is this run's own output; in CI it is a leftover that
+                // was never reviewed, and nothing there may delete it.
+                if !mode.writes() {
+                    problems.extend(stale.pending.into_iter().map(|path| {
+                        Problem::new(
+                            ProblemKind::Stale,
+                            format!("{}: a pending snapshot that was never reviewed; review it with `cargo insta review` (or `toolgate test --accept`) and commit the result, or delete it", path.display()),
+                        )
+                    }));
+                }
+            }
+        }
+        problems
+    }
+
+    /// Published contract versions are locked and unchanged; accepting locks new ones.
+    pub(super) fn lock_problems(&self, context: &RunContext) -> Vec<Problem> {
+        let versions: Vec<(String, VersionDir)> = self
+            .all_tools
+            .iter()
+            .flat_map(|tool| {
+                // A tool whose folder cannot be listed is reported by `<tool>::contracts`.
+                let versions = self.repository.versions(tool).ok();
+                versions
+                    .into_iter()
+                    .flatten()
+                    .map(|version| (tool.clone(), version))
+            })
+            .collect();
+        lock::check(self.root(), &versions, context.mode.accept)
+    }
+}
+
+/// A mutant an obvious family expected refused that was not, and how many accepted fixtures it
+/// showed in.
+struct CoverageGap {
+    fixtures: usize,
+    example: PathBuf,
+    what: String,
+    bytes: Vec<u8>,
+}
+
+/// How much of a mutant a report shows.
+const MUTANT_SHOWN: usize = 240;

@@ -1,0 +1,412 @@
+//! `toolgate test`: every fixture of every tool through the gate, without cargo. The CI gate.
+//!
+//! Tools run on parallel workers, one tool's cases at a time in memory, and their results are
+//! streamed in order into a [`Summary`], so memory does not grow with the fixture count.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use toolgate_gate::internals::escape_hidden;
+
+use crate::report::{self, Summary};
+use crate::snapshot::{self, SnapshotMode};
+use crate::suite::{Case, RunContext, Scope, Suite};
+use toolgate_repo::Choice;
+use toolgate_repo::Status;
+use toolgate_repo::{CaseResult, Problem, ProblemKind};
+use toolgate_repo::{UsageError, write_output};
+
+toolgate_repo::choices! {
+    /// How the run reports.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum ReportFormat {
+        /// A table per tool and class, then each failure with its diff and how to reproduce it.
+        #[default]
+        Human = "human",
+        /// A stable machine summary (`toolgate schema report` is its JSON Schema).
+        Json = "json",
+        /// JUnit XML, for CI dashboards (valid against Jenkins' junit-10.xsd).
+        Junit = "junit",
+        /// A pull-request comment: a summary line, the table, each failure folded with its diff.
+        Markdown = "markdown",
+        /// GitHub Actions workflow commands: each failure annotates its fixture in the pull request.
+        Github = "github",
+    }
+}
+
+/// One `--report FORMAT=FILE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFile {
+    /// The format.
+    pub format: ReportFormat,
+    /// Where to write it.
+    pub path: PathBuf,
+}
+
+impl FromStr for ReportFile {
+    type Err = String;
+
+    /// `FORMAT=FILE`, e.g. `junit=toolgate.xml`.
+    fn from_str(text: &str) -> Result<ReportFile, String> {
+        let (format, path) = text
+            .split_once('=')
+            .ok_or_else(|| format!("{text:?}: write FORMAT=FILE, e.g. junit=toolgate.xml"))?;
+        let format = ReportFormat::from_name_ignoring_case(format).ok_or_else(|| {
+            format!(
+                "{format:?} is not a report format ({})",
+                ReportFormat::names()
+            )
+        })?;
+        if path.is_empty() {
+            return Err(format!("{text:?}: no file after `=`"));
+        }
+        Ok(ReportFile {
+            format,
+            path: PathBuf::from(path),
+        })
+    }
+}
+
+/// What `toolgate test` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct TestConfig {
+    /// Run only cases and checks whose name contains one of these, e.g. `review_status::near-miss`
+    /// (with `exact`: whose name is one of these).
+    pub filters: Vec<String>,
+    /// Leave out cases and checks whose name contains one of these (with `exact`: is one).
+    pub skip: Vec<String>,
+    /// Filters and `skip` match whole names.
+    pub exact: bool,
+    /// List the names of the cases and checks that would run, one per line, and run nothing.
+    pub list: bool,
+    /// The repository root, holding contracts/, fixtures/ and snapshots/.
+    pub root: PathBuf,
+    /// The report format on standard output.
+    pub format: ReportFormat,
+    /// Reports also written to files.
+    pub reports: Vec<ReportFile>,
+    /// Write new and changed snapshots as accepted, remove stale ones, and lock new contract
+    /// versions (a locked version is never rewritten).
+    pub accept: bool,
+    /// Colour the human report.
+    pub color: bool,
+}
+
+impl TestConfig {
+    /// Whether a case or check called `name` runs, as cargo test's filters, `--skip` and
+    /// `--exact` decide.
+    pub fn selects(&self, name: &str) -> bool {
+        let matches = |pattern: &String| {
+            if self.exact {
+                name == pattern
+            } else {
+                name.contains(pattern.as_str())
+            }
+        };
+        (self.filters.is_empty() || self.filters.iter().any(matches))
+            && !self.skip.iter().any(matches)
+    }
+}
+
+/// Runs the suite and writes the report to `out`; configuration problems (a fixture, sidecar or
+/// contract that could not be loaded) are also written to `err`, one `toolgate: error:` line each.
+/// Returns whether everything passed, something failed, or a configuration problem stopped a case.
+pub fn run(
+    options: &TestConfig,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let started = Instant::now();
+    let mode = if options.accept {
+        SnapshotMode::ACCEPT
+    } else {
+        SnapshotMode::from_env().map_err(UsageError::new)?
+    };
+    // Diffs are coloured once, when the case runs: only when nothing but the terminal reads them.
+    let color =
+        options.color && options.format == ReportFormat::Human && options.reports.is_empty();
+    let formats: Vec<ReportFormat> = std::iter::once(options.format)
+        .chain(options.reports.iter().map(|report| report.format))
+        .collect();
+    let mut summary = Summary::new(formats.contains(&ReportFormat::Junit));
+
+    // The repository-wide checks list the tools; each tool is then discovered, run and checked
+    // on its own, tools in parallel, so the run holds only the tools in flight and memory does not
+    // grow with the number of fixtures.
+    let repository = Suite::discover_scoped(&options.root, Scope::Repository)?;
+    if options.list {
+        return list(options, &repository, out);
+    }
+    let context = RunContext {
+        root: repository.root().clone(),
+        mode,
+        references: snapshot::references_file(),
+        color,
+    };
+    let tools: Vec<String> = repository
+        .tool_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let fixture_count = repository.fixture_count();
+    let one_tool = tools.len() == 1;
+    let run_tool = |tool: &String| -> Result<Vec<(bool, CaseResult)>, UsageError> {
+        let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.clone()))?;
+        let cases: Vec<&Case> = suite
+            .cases
+            .iter()
+            .filter(|case| options.selects(&case.name))
+            .collect();
+        let mut verdicts = Vec::with_capacity(cases.len() + 4);
+        if one_tool {
+            run_cases(&cases, &context, |verdict| verdicts.push((true, verdict)));
+        } else {
+            verdicts.extend(
+                cases
+                    .iter()
+                    .map(|case| (true, timed(|| case.run(&context)))),
+            );
+        }
+        let checks = suite.checks();
+        verdicts.extend(
+            checks
+                .iter()
+                .filter(|check| options.selects(&check.name))
+                .map(|check| (false, timed(|| suite.run_check(check, &context)))),
+        );
+        Ok(verdicts)
+    };
+    let mut failed = None;
+    let tool_panicked = |tool: &String, message: String| {
+        let mut verdict = CaseResult::named(format!("{tool}::run"));
+        verdict.tool = Some(tool.clone());
+        verdict.problems.push(panic_problem(&message));
+        Ok(vec![(false, verdict)])
+    };
+    in_parallel(&tools, run_tool, tool_panicked, |result| match result {
+        Ok(verdicts) => {
+            for (is_case, verdict) in verdicts {
+                if is_case {
+                    summary.record_case(verdict)
+                } else {
+                    summary.record_check(verdict)
+                }
+            }
+        }
+        Err(error) => failed = failed.take().or(Some(error)),
+    });
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    for check in repository
+        .checks()
+        .iter()
+        .filter(|check| options.selects(&check.name))
+    {
+        summary.record_check(timed(|| repository.run_check(check, &context)));
+    }
+    summary.elapsed = started.elapsed();
+
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    let render = |format: ReportFormat, color: bool| -> Result<String, UsageError> {
+        Ok(match format {
+            ReportFormat::Human => report::human(&summary, fixture_count, &tools, mode, color),
+            ReportFormat::Json => report::json::render(&summary, fixture_count, mode),
+            ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
+            ReportFormat::Markdown => {
+                report::markdown::render(&summary, fixture_count, &tools, mode)
+            }
+            ReportFormat::Github => report::github::render(&summary, &options.root),
+        })
+    };
+    for report in &options.reports {
+        let text = render(report.format, false)?;
+        std::fs::write(&report.path, text).map_err(|error| {
+            UsageError::new(format!(
+                "{}: cannot write the {:?} report: {error}",
+                report.path.display(),
+                report.format
+            ))
+        })?;
+    }
+    // In GitHub Actions the annotations mark the files; the job summary gets the whole picture.
+    if formats.contains(&ReportFormat::Github)
+        && let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())
+    {
+        use std::io::Write as _;
+        let markdown = render(ReportFormat::Markdown, false)?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(markdown.as_bytes()))
+            .map_err(|error| {
+                UsageError::new(format!(
+                    "{}: cannot append to GITHUB_STEP_SUMMARY: {error}",
+                    PathBuf::from(&path).display()
+                ))
+            })?;
+    }
+    write_output(out, render(options.format, color)?.as_bytes())?;
+    let configuration = summary
+        .failures
+        .iter()
+        .flat_map(|verdict| &verdict.problems)
+        .filter(|problem| problem.kind.is_configuration());
+    for problem in configuration {
+        // stderr is for the person or the CI log; if it is gone there is no one left to tell.
+        let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
+    }
+    Ok(summary.status())
+}
+
+/// `--list`: the names that would run, in run order, as `cargo test -- --list` prints them.
+fn list(
+    options: &TestConfig,
+    repository: &Suite,
+    out: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let mut text = String::new();
+    let mut count = 0;
+    let mut add = |name: &str| {
+        if options.selects(name) {
+            text.push_str(&escape_hidden(name));
+            text.push_str(": test\n");
+            count += 1;
+        }
+    };
+    for tool in repository.tool_names() {
+        let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.to_owned()))?;
+        suite.cases.iter().for_each(|case| add(&case.name));
+        suite.checks().iter().for_each(|check| add(&check.name));
+    }
+    repository
+        .checks()
+        .iter()
+        .for_each(|check| add(&check.name));
+    text.push_str(&format!("\n{}\n", toolgate_repo::plural(count, "test")));
+    write_output(out, text.as_bytes())?;
+    Ok(Status::Passed)
+}
+
+/// Runs `work`, recording how long it took in its verdict.
+fn timed(work: impl FnOnce() -> CaseResult) -> CaseResult {
+    let started = Instant::now();
+    let mut verdict = work();
+    verdict.duration = started.elapsed();
+    verdict
+}
+
+/// Runs cases on every core and hands their verdicts to `sink` in case order. A case that panics
+/// fails with the panic's message; it never stops or hangs the run.
+fn run_cases(cases: &[&Case], context: &RunContext, sink: impl FnMut(CaseResult)) {
+    in_parallel(
+        cases,
+        |case| timed(|| case.run(context)),
+        |case, message| {
+            let mut verdict = CaseResult::named(&case.name);
+            verdict.tool = Some(case.fixture.tool.clone());
+            verdict.class = Some(case.fixture.class);
+            verdict.version = case.version.clone();
+            verdict.problems.push(panic_problem(&message));
+            verdict
+        },
+        sink,
+    );
+}
+
+/// The problem a panic inside the harness becomes: a configuration-class failure naming the bug.
+fn panic_problem(message: &str) -> Problem {
+    Problem::new(
+        ProblemKind::Load,
+        format!(
+            "toolgate panicked here ({message}); this is a bug in toolgate: please report it with the fixture that caused it"
+        ),
+    )
+}
+
+/// Applies `work` to every item on every core and hands the results to `sink` in item order,
+/// holding only the results that finished ahead of their turn. A panic in `work` becomes
+/// `on_panic`'s result for that item, so every item gets a result and no lock is ever held while
+/// waiting for a worker.
+fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    on_panic: impl Fn(&T, String) -> R + Sync,
+    mut sink: impl FnMut(R),
+) {
+    let guarded = |item: &T| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)))
+            .unwrap_or_else(|payload| on_panic(item, panic_message(payload.as_ref())))
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(items.len());
+    if workers <= 1 {
+        items.iter().for_each(|item| sink(guarded(item)));
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (sender, next, guarded) = (sender.clone(), &next, &guarded);
+            scope.spawn(move || {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(index) else { return };
+                    if sender.send((index, guarded(item))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut early = BTreeMap::new();
+        let mut turn = 0;
+        for (index, result) in receiver {
+            early.insert(index, result);
+            while let Some(result) = early.remove(&turn) {
+                sink(result);
+                turn += 1;
+            }
+        }
+    });
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_item_gets_its_own_result_and_the_rest_run_in_order() {
+        let items: Vec<usize> = (0..40).collect();
+        let mut seen = Vec::new();
+        in_parallel(
+            &items,
+            |item| {
+                assert!(item % 7 != 3, "item {item} breaks");
+                format!("ok {item}")
+            },
+            |item, message| format!("panicked {item}: {message}"),
+            |result| seen.push(result),
+        );
+        assert_eq!(seen.len(), 40);
+        assert_eq!(seen[0], "ok 0");
+        assert_eq!(seen[3], "panicked 3: item 3 breaks");
+        assert_eq!(seen[39], "ok 39");
+    }
+}

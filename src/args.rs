@@ -1,0 +1,209 @@
+//! The arguments of the verbs whose work is done by a library crate: clap types here, plain
+//! configurations there. The help each flag shows is this file's doc comments; the names and help
+//! of a choice (`--format`, `--fail-on`, `--allow`) come from the library's [`Choice`] type.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use toolgate_analyze::Format;
+use toolgate_analyze::lint::LintConfig;
+use toolgate_diff::{DiffConfig, DiffFormat, FailOn};
+use toolgate_mcp::{ProxyConfig, Route, parse_timeout};
+use toolgate_repo::Choice;
+use toolgate_runner::MutateConfig;
+use toolgate_runner::{ReportFile, ReportFormat, TestConfig};
+
+/// A value parser offering exactly `T`'s names, each with its help (a one-sentence help without
+/// its final period, as clap writes a doc comment).
+fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::ALL.iter().map(|value| {
+        let help = value.help();
+        let help = help
+            .strip_suffix('.')
+            .filter(|text| !text.ends_with('.'))
+            .unwrap_or(help);
+        PossibleValue::new(value.name()).help(help)
+    }))
+    .try_map(|name| {
+        T::from_name(&name).ok_or_else(|| format!("{name:?} is not one of {}", T::names()))
+    })
+}
+
+/// What `toolgate test` was asked to do: its command-line arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TestArgs {
+    /// Run only cases and checks whose name contains one of these, e.g. `review_status::near-miss`
+    /// (with --exact: whose name is one of these).
+    filters: Vec<String>,
+    /// Leave out cases and checks whose name contains this (with --exact: is this); repeatable.
+    #[arg(long, value_name = "TEXT")]
+    skip: Vec<String>,
+    /// Filters and --skip match whole names.
+    #[arg(long)]
+    exact: bool,
+    /// List the names of the cases and checks that would run, one per line, and run nothing.
+    #[arg(long)]
+    list: bool,
+    /// The repository root, holding contracts/, fixtures/ and snapshots/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// The report format on standard output.
+    #[arg(long, value_parser = choice::<ReportFormat>(), default_value = "human")]
+    format: ReportFormat,
+    /// Also write a report to a file, e.g. `--report junit=toolgate.xml`; repeatable.
+    #[arg(long = "report", value_name = "FORMAT=FILE", value_parser = parse_report)]
+    reports: Vec<ReportFile>,
+    /// Write new and changed snapshots as accepted, remove stale ones, and lock new contract
+    /// versions (a locked version is never rewritten).
+    #[arg(long)]
+    accept: bool,
+}
+
+fn parse_report(text: &str) -> Result<ReportFile, String> {
+    text.parse()
+}
+
+impl TestArgs {
+    /// The runner's configuration; `color` when stdout is a terminal that takes colour.
+    pub(crate) fn into_config(self, color: bool) -> TestConfig {
+        TestConfig {
+            filters: self.filters,
+            skip: self.skip,
+            exact: self.exact,
+            list: self.list,
+            root: self.root,
+            format: self.format,
+            reports: self.reports,
+            accept: self.accept,
+            color,
+        }
+    }
+}
+
+/// What `toolgate diff` was asked to do: its command-line arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DiffArgs {
+    /// The tool whose contract versions to compare (a folder under contracts/).
+    tool: String,
+    /// The older version, e.g. `v1` (default: the second newest).
+    from: Option<String>,
+    /// The newer version, e.g. `v2` (default: the newest).
+    to: Option<String>,
+    /// The repository root, holding contracts/ and fixtures/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// The report format.
+    #[arg(long, value_parser = choice::<DiffFormat>(), default_value = "human")]
+    format: DiffFormat,
+    /// Exit 1 when one of these verdicts is true, or undecided (unknown is not safe):
+    /// breaking, loosened, widened, narrowed (comma-separated).
+    #[arg(long, value_parser = choice::<FailOn>(), value_delimiter = ',', value_name = "LIST")]
+    fail_on: Vec<FailOn>,
+}
+
+impl DiffArgs {
+    /// The differ's configuration; `color` when stdout is a terminal that takes colour.
+    pub(crate) fn into_config(self, color: bool) -> DiffConfig {
+        DiffConfig {
+            tool: self.tool,
+            from: self.from,
+            to: self.to,
+            root: self.root,
+            format: self.format,
+            fail_on: self.fail_on,
+            color,
+        }
+    }
+}
+
+/// `toolgate lint`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LintArgs {
+    /// Only this tool (default: every tool with a contract).
+    tool: Option<String>,
+    /// The repository root, holding contracts/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// The report format.
+    #[arg(long, value_parser = choice::<Format>(), default_value = "human")]
+    format: Format,
+}
+
+impl From<LintArgs> for LintConfig {
+    fn from(args: LintArgs) -> LintConfig {
+        LintConfig {
+            tool: args.tool,
+            root: args.root,
+            format: args.format,
+        }
+    }
+}
+
+/// `toolgate mutate`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MutateArgs {
+    /// Only this tool (default: every tool with a contract).
+    tool: Option<String>,
+    /// The repository root, holding contracts/ and fixtures/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// The report format.
+    #[arg(long, value_parser = choice::<Format>(), default_value = "human")]
+    format: Format,
+    /// Write every mutant as a file under DIR, as TOOL/VERSION/CLASS/CASE/MUTATION-N.json,
+    /// so the `toolgate check` commands in the report run as printed.
+    #[arg(long, value_name = "DIR")]
+    emit: Option<PathBuf>,
+}
+
+impl From<MutateArgs> for MutateConfig {
+    fn from(args: MutateArgs) -> MutateConfig {
+        MutateConfig {
+            tool: args.tool,
+            root: args.root,
+            format: args.format,
+            emit: args.emit,
+        }
+    }
+}
+
+/// `toolgate mcp-proxy`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpProxyArgs {
+    /// The repository root, holding contracts/ (one per tool the host may call).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// Append every decision's audit event (one JSON line each) to this file.
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// How long a request may wait for the upstream before it is answered with the fixed failure
+    /// (e.g. 30s, 500ms).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// The longest message read from either side (default: twice the largest contract's
+    /// max_bytes and 64 KiB, at least 1 MiB).
+    #[arg(long, value_name = "BYTES")]
+    max_line_bytes: Option<usize>,
+    /// Open a route for data that is closed by default; repeatable. Its messages then pass
+    /// unchanged and ungated.
+    #[arg(long, value_parser = choice::<Route>(), value_name = "ROUTE")]
+    allow: Vec<Route>,
+    /// The MCP server's command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+    command: Vec<OsString>,
+}
+
+impl From<McpProxyArgs> for ProxyConfig {
+    fn from(args: McpProxyArgs) -> ProxyConfig {
+        ProxyConfig {
+            root: args.root,
+            audit: args.audit,
+            timeout: args.timeout,
+            max_line_bytes: args.max_line_bytes,
+            allow: args.allow,
+            command: args.command,
+        }
+    }
+}
