@@ -2,13 +2,11 @@
 //! through `crates/bench/mutants-compare.sh`. The run itself takes minutes (a periodic check);
 //! the comparison, and the list it reads, are checked here on made-up results.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, repo_root, run};
+use crate::common::{Run, repo_root, run};
 
 fn listed() -> Vec<String> {
     fs::read_to_string(repo_root().join("crates/gate/mutants-survivors.txt"))

@@ -3,14 +3,12 @@
 //! witness, and each witness is run again here, through freshly compiled contracts, with the
 //! real gate: a verdict the gate does not confirm is a bug in the differ.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::time::SystemTime;
 
-use common::{failure_branch, repo_root, run, snapshot_env};
+use crate::common::{failure_branch, repo_root, run, snapshot_env};
 use serde_json::{Value, json};
 use toolgate_diff::{BumpVerdict, Report};
 use toolgate_gate::{Contract, ContractSource, Response};
@@ -853,6 +851,11 @@ fn the_bundled_bumps_reports_are_what_was_reviewed() {
         snapshot_env(&mut command, true);
         let report = run(command, b"");
         assert_eq!(report.code, 0, "{}", report.stderr);
-        insta::assert_snapshot!(format!("{tool}_v1_v2"), report.stdout);
+        insta::with_settings!({
+            snapshot_path => repo_root().join("tests/snapshots"),
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(format!("diff__{tool}_v1_v2"), report.stdout);
+        });
     }
 }

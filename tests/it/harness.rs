@@ -2,13 +2,11 @@
 //! `toolgate test` and the `cargo test` trial runner (tests/fixtures.rs) must catch drift, leakage,
 //! a missing snapshot in CI, and every kind of broken structure.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use common::{Run, cargo_trials_command, copy, run, toolgate_test, tree};
+use crate::common::{Run, cargo_trials_command, copy, run, toolgate_test, tree};
 use serde_json::Value;
 
 use toolgate_gate::{Contract, ContractSource, Request};

@@ -2,13 +2,11 @@
 //! --save-fixture CLASS/NAME` writes the raw bytes and a sidecar expecting what every version
 //! decides, refuses to overwrite, and the suite passes with the new case after `--accept`.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, run, toolgate_test, tree};
+use crate::common::{Run, run, toolgate_test, tree};
 
 const COPPERHEAD: &str = r#"{"tool":"job_status","request_id":"req.J7q94MkP","outcome":"success","data":{"project_id":"copperhead","run_id":"run_8f3kQ2LmZx9T","state":"failed","observed_at":"2026-11-29T11:55:00Z"}}"#;
 

@@ -2,15 +2,13 @@
 //! with one clear line naming the file; responses that are merely bad are rejections (exit 1, the
 //! fixed failure envelope on stdout), including a 1 GiB body that is never read whole.
 
-mod common;
-
 use std::fs;
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Run, repo_root, run, snapshot_env, tree};
+use crate::common::{Run, repo_root, run, snapshot_env, tree};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
 

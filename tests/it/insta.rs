@@ -2,13 +2,11 @@
 //! `INSTA_FORCE_PASS` and `INSTA_SNAPSHOT_REFERENCES_FILE`. Each is checked here with both
 //! runners (`toolgate test` and the `cargo test` trials), as `cargo insta test` sets them.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{Run, cargo_trials_command, run, toolgate_test_command, tree};
+use crate::common::{Run, cargo_trials_command, run, toolgate_test_command, tree};
 
 const SNAPSHOT: &str = "snapshots/review_status/accepted/approved@v1.snap";
 

@@ -5,8 +5,6 @@
 //! bound, believe a claim, or print a control sequence.
 #![cfg(unix)]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -14,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Run, run_within, toolgate_test_command, tree};
+use crate::common::{Run, run_within, toolgate_test_command, tree};
 
 /// Generous for a debug build on two cores; a hang is minutes, not seconds.
 const LIMIT: Duration = Duration::from_secs(90);
@@ -78,7 +76,7 @@ fn symlinks_out_of_the_repository_are_refused_and_never_read() {
     fs::write(&secret, r#"{"private_key":"OUTSIDE-SECRET-3141"}"#).unwrap();
     // A tool's whole fixture folder, a class folder, and one raw file lead outside.
     let moved = outside.path().join("job_status");
-    common::copy(&dir.path().join("fixtures/job_status"), &moved);
+    crate::common::copy(&dir.path().join("fixtures/job_status"), &moved);
     replace_with_symlink(&dir.path().join("fixtures/job_status"), &moved);
     replace_with_symlink(
         &dir.path().join("fixtures/review_status/near-miss"),
@@ -91,7 +89,7 @@ fn symlinks_out_of_the_repository_are_refused_and_never_read() {
     );
     // And a tool's contract folder.
     let contract = outside.path().join("release_status");
-    common::copy(&dir.path().join("contracts/release_status"), &contract);
+    crate::common::copy(&dir.path().join("contracts/release_status"), &contract);
     replace_with_symlink(&dir.path().join("contracts/release_status"), &contract);
 
     let run = toolgate_test(dir.path(), &[], true);

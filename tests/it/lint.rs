@@ -3,13 +3,11 @@
 //! `unevaluatedProperties`, `oneOf`, `$ref`) must be understood, not flagged; `lint.yaml` accepts
 //! a finding with a reason and fails when an acceptance goes stale.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{failure_branch, run, toolgate_test, tree};
+use crate::common::{failure_branch, run, toolgate_test, tree};
 use serde_json::{Value, json};
 
 const CONTRACT: &str = "tool: probe

@@ -2,13 +2,11 @@
 //! bundled sidecar and request file validates, and over a corpus of edits the schema and the
 //! parser agree on every document, so an editor that validates with the schema tells the truth.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{repo_root, run};
+use crate::common::{repo_root, run};
 use serde_json::Value;
 use toolgate_gate::internals::{CONTRACT_SCHEMA, read_strict_yaml, standalone_validator};
 use toolgate_repo::{Sidecar, parse_request_file};

@@ -4,14 +4,12 @@
 //! accepts with a reason and cannot go stale; `--emit` writes mutants whose printed `toolgate
 //! check` command reproduces the decision; the suite runs one trial per family.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{run, toolgate_test, tree};
+use crate::common::{run, toolgate_test, tree};
 use serde_json::Value;
 
 fn mutate(root: &Path, args: &[&str]) -> (i32, Value, String) {

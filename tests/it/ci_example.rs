@@ -3,13 +3,11 @@
 //! on a copy of the repository, with the real `toolgate` binary. The workflow itself needs
 //! GitHub; everything it decides is in the script.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{copy, repo_root, run, tree};
+use crate::common::{copy, repo_root, run, tree};
 
 /// The review script on `dir`, as if the pull request changed `paths`: its exit code, its
 /// stderr, and the comment body.

@@ -3,13 +3,11 @@
 //! the gate's own validator), markdown for a pull request, GitHub annotations, several reports
 //! from one run, and cargo-test-like selection.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, repo_root, run, toolgate_test, tree};
+use crate::common::{Run, repo_root, run, toolgate_test, tree};
 use serde_json::Value;
 use toolgate_gate::internals::standalone_validator;
 
@@ -122,7 +120,7 @@ fn markdown_github_and_several_reports_from_one_run() {
     let markdown = dir.path().join("report.md");
     let json = dir.path().join("report.json");
     let summary = dir.path().join("step-summary.md");
-    let mut command = common::toolgate_test_command(
+    let mut command = crate::common::toolgate_test_command(
         dir.path(),
         &[
             "--format",

@@ -1,11 +1,9 @@
 //! `toolgate check` end to end: the seeds' scenarios through the real binary, and its usage errors.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, repo_root, run};
+use crate::common::{Run, repo_root, run};
 
 const REQUEST_ID: &str = "req.J7q94MkP";
 

@@ -1,0 +1,355 @@
+//! The architecture as tests (rust-analyzer's "invariants are `#[test]`s"): the crates depend on
+//! each other in the layers ARCHITECTURE.md draws, only the binary knows clap, every crate says
+//! what it is for, and no crate's modules import each other in a circle. The compiler already
+//! refuses a cycle between crates; these catch a crate reaching across its layer, and a cycle
+//! inside one crate, where shared vocabulary has crept into a hub module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::common::repo_root;
+
+/// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
+/// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
+const LAYERS: [(&str, &str, &[&str]); 9] = [
+    ("toolgate-gate", "crates/gate", &[]),
+    ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
+    (
+        "toolgate-model",
+        "crates/model",
+        &["toolgate-gate", "toolgate-repo"],
+    ),
+    (
+        "toolgate-analyze",
+        "crates/analyze",
+        &["toolgate-gate", "toolgate-repo", "toolgate-model"],
+    ),
+    (
+        "toolgate-runner",
+        "crates/runner",
+        &["toolgate-gate", "toolgate-repo", "toolgate-analyze"],
+    ),
+    (
+        "toolgate-diff",
+        "crates/diff",
+        &["toolgate-gate", "toolgate-repo", "toolgate-model"],
+    ),
+    (
+        "toolgate-mcp",
+        "crates/mcp",
+        &["toolgate-gate", "toolgate-repo"],
+    ),
+    (
+        "toolgate-bench",
+        "crates/bench",
+        &["toolgate-gate", "toolgate-repo", "toolgate-runner"],
+    ),
+    (
+        "toolgate",
+        ".",
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-model",
+            "toolgate-analyze",
+            "toolgate-runner",
+            "toolgate-diff",
+            "toolgate-mcp",
+        ],
+    ),
+];
+
+/// The lines of one `[section]` of a manifest (up to the next section).
+fn section<'a>(manifest: &'a str, name: &str) -> Vec<&'a str> {
+    manifest
+        .lines()
+        .skip_while(|line| line.trim() != format!("[{name}]"))
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .filter(|line| !line.trim_start().starts_with('#') && !line.trim().is_empty())
+        .collect()
+}
+
+/// The package names a manifest's `[dependencies]` list.
+fn dependencies(manifest: &str) -> BTreeSet<String> {
+    section(manifest, "dependencies")
+        .into_iter()
+        .filter_map(|line| line.split(['=', '.']).next())
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
+fn manifest(folder: &str) -> String {
+    fs::read_to_string(repo_root().join(folder).join("Cargo.toml")).unwrap()
+}
+
+#[test]
+fn every_workspace_crate_is_in_a_layer() {
+    let mut folders: BTreeSet<String> = fs::read_dir(repo_root().join("crates"))
+        .unwrap()
+        .map(|entry| format!("crates/{}", entry.unwrap().file_name().to_string_lossy()))
+        .collect();
+    folders.insert(".".to_owned());
+    let layered: BTreeSet<String> = LAYERS
+        .iter()
+        .map(|(_, folder, _)| (*folder).to_owned())
+        .collect();
+    assert_eq!(
+        folders, layered,
+        "a crate was added or removed: give it its place in LAYERS and in ARCHITECTURE.md"
+    );
+}
+
+#[test]
+fn crates_depend_only_on_the_layers_below_them() {
+    for (name, folder, allowed) in LAYERS {
+        let manifest = manifest(folder);
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "{folder}/Cargo.toml is not package {name}"
+        );
+        let ours: BTreeSet<String> = dependencies(&manifest)
+            .into_iter()
+            .filter(|dependency| dependency.starts_with("toolgate"))
+            .collect();
+        for dependency in &ours {
+            assert!(
+                allowed.contains(&dependency.as_str()),
+                "{name} depends on {dependency}, which is not below it (ARCHITECTURE.md, \"Crates\")"
+            );
+        }
+    }
+}
+
+#[test]
+fn only_the_binary_knows_the_command_line() {
+    for (name, folder, _) in LAYERS {
+        let clap: Vec<String> = dependencies(&manifest(folder))
+            .into_iter()
+            .filter(|dependency| dependency.starts_with("clap"))
+            .collect();
+        if name == "toolgate" {
+            assert!(
+                !clap.is_empty(),
+                "the binary parses its command line with clap"
+            );
+        } else {
+            assert!(
+                clap.is_empty(),
+                "{name} depends on {clap:?}: libraries take plain configurations, and name their choices with toolgate_repo::choices!"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_crate_says_what_it_is_for() {
+    for (name, folder, _) in LAYERS {
+        let manifest = manifest(folder);
+        let package = section(&manifest, "package");
+        assert!(
+            package
+                .iter()
+                .any(|line| line.starts_with("description = \"") && line.len() > 40),
+            "{name}: give it a one-line purpose as `description` in Cargo.toml"
+        );
+        let root = if name == "toolgate" {
+            "src/main.rs"
+        } else if Path::new(&repo_root().join(folder).join("src/lib.rs")).exists() {
+            "src/lib.rs"
+        } else {
+            continue;
+        };
+        let text = fs::read_to_string(repo_root().join(folder).join(root)).unwrap();
+        assert!(
+            text.starts_with("//! "),
+            "{folder}/{root} should open with a `//!` saying what the crate is for"
+        );
+    }
+}
+
+#[test]
+fn the_gate_internals_are_off_unless_a_harness_crate_asks() {
+    // An adapter that depends on the gate alone cannot reach `internals`: the module is compiled
+    // only under a feature that is not a default one.
+    let gate = manifest("crates/gate");
+    let features = section(&gate, "features");
+    assert!(
+        features
+            .iter()
+            .any(|line| line.starts_with("_internals = []"))
+    );
+    assert!(!features.iter().any(|line| line.starts_with("default")));
+    let lib = fs::read_to_string(repo_root().join("crates/gate/src/lib.rs")).unwrap();
+    assert!(lib.contains("#[cfg(feature = \"_internals\")]\n#[doc(hidden)]\npub mod internals;"));
+}
+
+/// One crate's top-level modules → the top-level modules its non-test code names through
+/// `crate::` (a `use super::` inside a submodule stays within its own top-level module).
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = vec![src.to_path_buf()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(
+                fs::read_dir(&path)
+                    .unwrap()
+                    .map(|entry| entry.unwrap().path()),
+            );
+            continue;
+        }
+        let relative = path.strip_prefix(src).unwrap();
+        if relative
+            .extension()
+            .is_none_or(|extension| extension != "rs")
+        {
+            continue;
+        }
+        let first = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        // The crate root declares every module and re-exports them; it is not one of them.
+        // `bin/` holds separate programs.
+        if matches!(first.as_str(), "lib" | "main" | "bin") {
+            continue;
+        }
+        // In `x.rs` and `x/mod.rs`, `super::` is the crate root, as `crate::` is; deeper, it
+        // stays inside module `x`.
+        let top_level = relative.components().count() == 1
+            || relative.ends_with("mod.rs") && relative.components().count() == 2;
+        let prefixes: &[&str] = if top_level {
+            &["crate::", "super::"]
+        } else {
+            &["crate::"]
+        };
+        let text = fs::read_to_string(&path).unwrap();
+        // Unit tests sit at the bottom of a file and may reach anywhere.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let edges = graph.entry(first.clone()).or_default();
+        for line in code.lines() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for prefix in prefixes {
+                for (index, _) in line.match_indices(prefix) {
+                    if line[..index].ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_') {
+                        continue; // `toolgate_repo::…` is another crate, not `crate::`
+                    }
+                    let target: String = line[index + prefix.len()..]
+                        .chars()
+                        .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                        .collect();
+                    if !target.is_empty() && target != first {
+                        edges.insert(target);
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle in `graph`, as the path that closes it, if there is one.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|on_path| on_path == node) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+fn crate_sources() -> Vec<(&'static str, PathBuf)> {
+    LAYERS
+        .iter()
+        .map(|(name, folder, _)| (*name, repo_root().join(folder).join("src")))
+        .collect()
+}
+
+#[test]
+fn no_crate_imports_its_own_modules_in_a_circle() {
+    for (name, src) in crate_sources() {
+        let graph = module_graph(&src);
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "{name}'s modules import each other in a circle: {}; move what they share into a module both can import",
+                cycle.join(" -> ")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_graphs_are_read_from_the_sources() {
+    // A reader that found nothing would pass the test above vacuously.
+    let gate = module_graph(&repo_root().join("crates/gate/src"));
+    assert!(gate.len() > 20, "found only {:?}", gate.keys());
+    assert!(
+        gate["contract"].contains("schema"),
+        "{:?}",
+        gate["contract"]
+    );
+    let runner = module_graph(&repo_root().join("crates/runner/src"));
+    assert!(runner["test"].contains("suite"), "{:?}", runner["test"]);
+    // `use super::change::…` in a top-level module is an edge to `change`.
+    let diff = module_graph(&repo_root().join("crates/diff/src"));
+    assert!(
+        diff["contracts"].contains("change"),
+        "{:?}",
+        diff["contracts"]
+    );
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    graph.entry("a".into()).or_default().insert("b".into());
+    graph.entry("b".into()).or_default().insert("c".into());
+    assert_eq!(find_cycle(&graph), None);
+    graph.entry("c".into()).or_default().insert("b".into());
+    assert_eq!(
+        find_cycle(&graph),
+        Some(vec!["b".to_owned(), "c".to_owned(), "b".to_owned()])
+    );
+}
+
+#[test]
+fn the_gates_vocabulary_modules_are_leaves() {
+    let graph = module_graph(&repo_root().join("crates/gate/src"));
+    for leaf in ["outcome", "facts", "sanitize", "error", "timestamp", "yaml"] {
+        assert_eq!(
+            graph.get(leaf),
+            Some(&BTreeSet::new()),
+            "`{leaf}` should depend on no other module of the gate"
+        );
+    }
+}

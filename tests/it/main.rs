@@ -1,0 +1,24 @@
+//! The end-to-end tests of the `toolgate` binary and its library crates, as one test binary
+//! (ripgrep's layout): a change links one binary, not sixteen. `tests/fixtures.rs` (every fixture
+//! as its own trial) and `tests/mcp.rs` (scripted MCP sessions) are libtest-mimic harnesses of
+//! their own.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod architecture;
+mod attacks;
+mod check;
+mod ci_example;
+mod diff;
+mod harness;
+mod hostile;
+mod insta;
+mod lint;
+mod mutants;
+mod mutants_survivors;
+mod properties;
+mod reports;
+mod save_fixture;
+mod schemas;
+mod shell;
