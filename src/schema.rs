@@ -1,8 +1,9 @@
-//! `toolgate schema <report|contract|sidecar|request>`: the JSON Schema of each file toolgate
-//! reads or writes, for editors (`yaml-language-server`), validators (check-jsonschema) and
-//! consumers of the JSON report. Each is the one the code holds itself to: the contract schema is
-//! the one the gate validates every `contract.yaml` against, and tests hold the others to the
-//! parsers and the report writer.
+//! `toolgate schema KIND`: the JSON Schema of each file toolgate reads or writes, for editors
+//! (`yaml-language-server`), validators (check-jsonschema) and consumers of the JSON reports.
+//! Each is the one the code holds itself to: the contract schema is the one the gate validates
+//! every `contract.yaml` against, the sidecar schema the one the sidecar reader does, and tests
+//! hold the others to their readers and to every report the tests write. Each lives beside its
+//! reader or writer; `schemas/` holds the published copies.
 
 use std::io::Write;
 
@@ -20,6 +21,12 @@ pub(crate) enum SchemaKind {
     Sidecar,
     /// `fixtures/<tool>/request.json` and `toolgate check --request FILE`.
     Request,
+    /// `toolgate diff --format json`.
+    DiffReport,
+    /// `toolgate lint --format json`.
+    LintReport,
+    /// `toolgate mutate --format json`.
+    MutateReport,
 }
 
 /// `toolgate schema`'s options.
@@ -37,6 +44,9 @@ pub(crate) fn text(kind: SchemaKind) -> &'static str {
         SchemaKind::Contract => toolgate_gate::internals::CONTRACT_SCHEMA,
         SchemaKind::Sidecar => toolgate_repo::SIDECAR_SCHEMA,
         SchemaKind::Request => toolgate_repo::REQUEST_SCHEMA,
+        SchemaKind::DiffReport => toolgate_diff::DIFF_REPORT_SCHEMA,
+        SchemaKind::LintReport => toolgate_analyze::lint::LINT_REPORT_SCHEMA,
+        SchemaKind::MutateReport => toolgate_analyze::mutants::MUTATE_REPORT_SCHEMA,
     }
 }
 

@@ -171,3 +171,32 @@ pub(crate) fn run_within(mut command: Command, limit: std::time::Duration) -> Ru
         stderr: stderr.join().unwrap_or_default(),
     }
 }
+
+/// Holds a JSON report to the schema `toolgate schema KIND` publishes (each kind read from the
+/// binary and compiled once per test process), naming every error.
+pub(crate) fn assert_matches_schema(kind: &str, report: &serde_json::Value) {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, LazyLock, Mutex};
+    use toolgate_gate::internals::{SchemaValidator, standalone_validator};
+    static VALIDATORS: LazyLock<Mutex<BTreeMap<String, Arc<SchemaValidator>>>> =
+        LazyLock::new(Mutex::default);
+    let validator = {
+        let mut validators = VALIDATORS
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        Arc::clone(validators.entry(kind.to_owned()).or_insert_with(|| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            command.args(["schema", kind]);
+            let schema = serde_json::from_str(&run(command, b"").stdout).unwrap();
+            Arc::new(standalone_validator(&schema).unwrap())
+        }))
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the {kind} does not match `toolgate schema {kind}`: {errors:#?}\n{report:#}"
+    );
+}

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use crate::common::{failure_branch, repo_root, run, snapshot_env};
 use serde_json::{Value, json};
-use toolgate_diff::{BumpVerdict, Report};
+use toolgate_diff::{BumpVerdict, DiffFormat, Report};
 use toolgate_gate::{Contract, ContractSource, Response};
 
 const CONTRACT: &str = "tool: probe
@@ -229,6 +229,9 @@ fn check_pair(
     let dir = repository(older, newer);
     let report = toolgate_diff::compare(dir.path(), "probe", None, None)
         .unwrap_or_else(|error| panic!("{case}: {error}"));
+    // Every report this file builds is held to the published schema of its JSON rendering.
+    let json: Value = serde_json::from_str(&report.render(DiffFormat::Json, false)).unwrap();
+    crate::common::assert_matches_schema("diff-report", &json);
     let found: Vec<&str> = report.changes.iter().map(|change| change.kind).collect();
     for kind in kinds {
         assert!(found.contains(kind), "{case}: no `{kind}` among {found:?}");

@@ -105,6 +105,7 @@ fn lint(root: &Path) -> (i32, Value, String) {
         .arg(root);
     let outcome = run(command, b"");
     let report = serde_json::from_str(&outcome.stdout).unwrap_or(Value::Null);
+    crate::common::assert_matches_schema("lint-report", &report);
     (outcome.code, report, outcome.stderr)
 }
 

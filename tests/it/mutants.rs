@@ -21,6 +21,9 @@ fn mutate(root: &Path, args: &[&str]) -> (i32, Value, String) {
         .arg(root);
     let outcome = run(command, b"");
     let report = serde_json::from_str(&outcome.stdout).unwrap_or(Value::Null);
+    if outcome.code != 2 || !report.is_null() {
+        crate::common::assert_matches_schema("mutate-report", &report);
+    }
     (outcome.code, report, outcome.stderr)
 }
 

@@ -30,9 +30,39 @@ fn files(dir: &Path, suffix: &str, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Every kind `toolgate schema` prints, in the order its help lists them.
+const KINDS: [&str; 7] = [
+    "report",
+    "contract",
+    "sidecar",
+    "request",
+    "diff-report",
+    "lint-report",
+    "mutate-report",
+];
+
+#[test]
+fn the_published_copies_are_what_toolgate_prints() {
+    for kind in KINDS {
+        let published = if kind == "contract" {
+            repo_root().join("contracts/contract.schema.json")
+        } else {
+            repo_root().join(format!("schemas/{kind}.schema.json"))
+        };
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args(["schema", kind]);
+        assert!(
+            fs::read_to_string(&published).unwrap() == run(command, b"").stdout,
+            "{} is out of date: `toolgate schema {kind} > {}`",
+            published.display(),
+            published.display()
+        );
+    }
+}
+
 #[test]
 fn every_kind_prints_a_schema_the_gate_compiles() {
-    for kind in ["report", "contract", "sidecar", "request"] {
+    for kind in KINDS {
         standalone_validator(&schema(kind)).unwrap_or_else(|error| panic!("{kind}: {error}"));
     }
     assert_eq!(
@@ -46,7 +76,7 @@ fn every_kind_prints_a_schema_the_gate_compiles() {
     assert!(
         outcome
             .stderr
-            .contains("possible values: report, contract, sidecar, request"),
+            .contains(&format!("possible values: {}", KINDS.join(", "))),
         "{}",
         outcome.stderr
     );
@@ -162,6 +192,33 @@ fn the_request_schema_and_the_request_reader_agree() {
             valid,
             "{text}: reader {:?}, schema {valid}",
             parsed.err().map(|error| error.to_string())
+        );
+    }
+}
+
+#[test]
+fn the_report_schemas_hold_the_bundled_reports_and_refuse_a_forged_one() {
+    for (kind, args) in [
+        ("lint-report", vec!["lint", "--format", "json"]),
+        ("mutate-report", vec!["mutate", "--format", "json"]),
+        (
+            "diff-report",
+            vec!["diff", "review_status", "v1", "v2", "--format", "json"],
+        ),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args(&args).arg("--root").arg(repo_root());
+        let outcome = run(command, b"");
+        assert_eq!(outcome.code, 0, "{kind}: {}", outcome.stderr);
+        let mut report: Value = serde_json::from_str(&outcome.stdout).unwrap();
+        crate::common::assert_matches_schema(kind, &report);
+        assert_eq!(report["format_version"], 1, "{kind}");
+        // Not a rubber stamp: a member nobody documented is refused.
+        report["summary"]["surprise"] = Value::from(1);
+        let validator = standalone_validator(&schema(kind)).unwrap();
+        assert!(
+            !validator.is_valid(&report),
+            "{kind} admits an undocumented member"
         );
     }
 }

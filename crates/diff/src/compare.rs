@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::answer::{Answer, Report};
 use crate::change::{BumpVerdict, Change, Effect};
 use crate::witness::{Base, WitnessSearch};
-use crate::{contracts, render, replay, witness};
+use crate::{contracts, replay, witness};
 use toolgate_model::{Version, load};
 use toolgate_repo::FixtureClass;
 use toolgate_repo::Status;
@@ -247,11 +247,7 @@ pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageEr
         options.from.as_deref(),
         options.to.as_deref(),
     )?;
-    let text = match options.format {
-        DiffFormat::Human => render::human(&report, options.color),
-        DiffFormat::Markdown => render::markdown(&report),
-        DiffFormat::Json => render::json(&report),
-    };
+    let text = report.render(options.format, options.color);
     write_output(out, text.as_bytes())?;
     let failing = options
         .fail_on

@@ -29,4 +29,5 @@ mod witness;
 pub use answer::{Answer, Report};
 pub use change::{BumpVerdict, Change, Effect};
 pub use compare::{DiffConfig, DiffFormat, FailOn, compare, run};
+pub use render::SCHEMA as DIFF_REPORT_SCHEMA;
 pub use witness::{Seen, Witness};

@@ -13,7 +13,7 @@ mod rules;
 mod walk;
 
 pub use accepted::{AcceptedFinding, JudgedFinding, accepted, judge};
-pub use report::{LintConfig, run};
+pub use report::{LintConfig, SCHEMA as LINT_REPORT_SCHEMA, run};
 pub use rules::{LintFinding, Rule};
 pub use walk::lint;
 

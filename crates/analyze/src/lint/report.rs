@@ -15,6 +15,10 @@ use toolgate_repo::Status;
 use toolgate_repo::json_report;
 use toolgate_repo::{UsageError, plural, write_output};
 
+/// The report's JSON Schema, published by `toolgate schema lint-report`; tests hold every report
+/// to it.
+pub const SCHEMA: &str = include_str!("../../schemas/lint-report.schema.json");
+
 /// What `toolgate lint` was asked to do.
 #[derive(Debug, Clone)]
 pub struct LintConfig {

@@ -21,7 +21,9 @@ mod survivors;
 mod values;
 
 pub use judge::{Fate, JudgedMutant, judge};
-pub use report::{DEFAULT_EMIT_DIR, MutateReport, VersionReport, detail, headline};
+pub use report::{
+    DEFAULT_EMIT_DIR, MutateReport, SCHEMA as MUTATE_REPORT_SCHEMA, VersionReport, detail, headline,
+};
 pub use run::{
     FamilyOutcome, MutantFinding, MutantVerdict, Run, Setting, Stale, judge_family, run,
 };

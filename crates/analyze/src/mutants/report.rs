@@ -15,6 +15,10 @@ use toolgate_repo::plural;
 use super::run::{MutantFinding, MutantVerdict, Run};
 use super::{Family, shown_pointer, survivors};
 
+/// The report's JSON Schema, published by `toolgate schema mutate-report`; tests hold every report
+/// to it.
+pub const SCHEMA: &str = include_str!("../../schemas/mutate-report.schema.json");
+
 /// Where reproduce commands say mutants are written: `toolgate mutate --emit mutants`.
 pub const DEFAULT_EMIT_DIR: &str = "mutants";
 

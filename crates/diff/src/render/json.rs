@@ -8,6 +8,10 @@ use crate::answer::Report;
 use crate::change::BumpVerdict;
 use crate::witness::Seen;
 
+/// The report's JSON Schema, published by `toolgate schema diff-report`; tests hold every report
+/// to it.
+pub const SCHEMA: &str = include_str!("../../schemas/diff-report.schema.json");
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
     format_version: u32,

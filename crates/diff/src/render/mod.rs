@@ -10,13 +10,23 @@ mod human;
 mod json;
 mod markdown;
 
-pub(crate) use human::human;
-pub(crate) use json::json;
-pub(crate) use markdown::markdown;
+pub use json::SCHEMA;
 
+use crate::DiffFormat;
 use crate::answer::Report;
 use crate::change::{BumpVerdict, Change, Effect};
 use crate::witness::Seen;
+
+impl Report {
+    /// The report in `format`; `color` for a terminal that takes it.
+    pub fn render(&self, format: DiffFormat, color: bool) -> String {
+        match format {
+            DiffFormat::Human => human::human(self, color),
+            DiffFormat::Markdown => markdown::markdown(self),
+            DiffFormat::Json => json::json(self),
+        }
+    }
+}
 
 pub(super) fn words(verdict: BumpVerdict) -> &'static str {
     match verdict {
