@@ -14,6 +14,7 @@
 pub mod edit;
 mod schema;
 pub mod strings;
+mod undecided;
 mod version;
 
 pub use schema::{
@@ -21,4 +22,5 @@ pub use schema::{
     example_avoiding, format_examples, intersect, number_candidates, same_value, string_examples,
 };
 pub use strings::Strings;
+pub use undecided::Undecided;
 pub use version::{RuleDoc, ShapeDoc, Version, load};

@@ -4,6 +4,7 @@
 //! counts them, and a breadth-first search over the product automaton finds the shortest string
 //! in the difference, or proves there is none.
 
+use crate::Undecided;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -33,7 +34,7 @@ const DFA_BYTES: usize = 4 << 20;
 
 /// The shortest string `a` admits and `b` refuses; `Ok(None)` when every string `a` admits `b`
 /// admits too; `Err` with the reason when that cannot be decided.
-pub fn difference(a: &Strings, b: &Strings) -> Result<Option<String>, String> {
+pub fn difference(a: &Strings, b: &Strings) -> Result<Option<String>, Undecided> {
     let dfas_a = build_all(&a.patterns)?;
     let dfas_b = build_all(&b.patterns)?;
     let search = Search::new(&dfas_a, &dfas_b, a, b)?;
@@ -42,7 +43,7 @@ pub fn difference(a: &Strings, b: &Strings) -> Result<Option<String>, String> {
 
 /// The shortest string `side` admits (readable where there is a choice); `Ok(None)` when it
 /// admits none.
-pub fn example(side: &Strings) -> Result<Option<String>, String> {
+pub fn example(side: &Strings) -> Result<Option<String>, Undecided> {
     let nothing = Strings {
         min_length: 0,
         max_length: None,
@@ -52,7 +53,7 @@ pub fn example(side: &Strings) -> Result<Option<String>, String> {
 }
 
 /// Whether `text` satisfies `side` (patterns searched with the same DFAs).
-pub fn admits(side: &Strings, text: &str) -> Result<bool, String> {
+pub fn admits(side: &Strings, text: &str) -> Result<bool, Undecided> {
     let length = text.chars().count() as u64;
     if length < side.min_length || side.max_length.is_some_and(|max| length > max) {
         return Ok(false);
@@ -78,12 +79,12 @@ pub fn admits(side: &Strings, text: &str) -> Result<bool, String> {
 type Dfa = Rc<DFA<Vec<u32>>>;
 
 thread_local! {
-    static DFAS: RefCell<HashMap<String, Result<Dfa, String>>> = RefCell::new(HashMap::new());
+    static DFAS: RefCell<HashMap<String, Result<Dfa, Undecided>>> = RefCell::new(HashMap::new());
 }
 
-fn build_all(patterns: &[String]) -> Result<Vec<Dfa>, String> {
+fn build_all(patterns: &[String]) -> Result<Vec<Dfa>, Undecided> {
     if patterns.len() > 2 {
-        return Err("more than two patterns apply to one string".to_owned());
+        return Err(Undecided::new("more than two patterns apply to one string"));
     }
     patterns
         .iter()
@@ -99,7 +100,7 @@ fn build_all(patterns: &[String]) -> Result<Vec<Dfa>, String> {
         .collect()
 }
 
-fn build(pattern: &str) -> Result<DFA<Vec<u32>>, String> {
+fn build(pattern: &str) -> Result<DFA<Vec<u32>>, Undecided> {
     dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -109,12 +110,12 @@ fn build(pattern: &str) -> Result<DFA<Vec<u32>>, String> {
                 .determinize_size_limit(Some(DFA_BYTES)),
         )
         .build(pattern)
-        .map_err(|error| format!("pattern {pattern:?} has no DFA here ({error})"))
+        .map_err(|error| Undecided::new(format!("pattern {pattern:?} has no DFA here ({error})")))
 }
 
-fn start_state(dfa: &DFA<Vec<u32>>) -> Result<StateID, String> {
+fn start_state(dfa: &DFA<Vec<u32>>) -> Result<StateID, Undecided> {
     dfa.start_state(&start::Config::new().anchored(Anchored::No))
-        .map_err(|error| format!("a pattern cannot start here ({error})"))
+        .map_err(|error| Undecided::new(format!("a pattern cannot start here ({error})")))
 }
 
 /// Where a UTF-8 decoder is: how many continuation bytes it still needs, and the range the next
@@ -196,14 +197,14 @@ impl<'d> Search<'d> {
         dfas_b: &'d [Dfa],
         a: &'d Strings,
         b: &'d Strings,
-    ) -> Result<Search<'d>, String> {
+    ) -> Result<Search<'d>, Undecided> {
         let bounds = [a.min_length, b.min_length]
             .into_iter()
             .chain(a.max_length)
             .chain(b.max_length);
         let length_cap = bounds.max().unwrap_or(0) + 1;
         if length_cap > 10_000 {
-            return Err("a length bound too large to search".to_owned());
+            return Err(Undecided::new("a length bound too large to search"));
         }
         Ok(Search {
             dfas_a,
@@ -215,7 +216,7 @@ impl<'d> Search<'d> {
         })
     }
 
-    fn start(&self, dfas: &[Dfa]) -> Result<Progress, String> {
+    fn start(&self, dfas: &[Dfa]) -> Result<Progress, Undecided> {
         dfas.iter()
             .map(|dfa| {
                 let state = start_state(dfa)?;
@@ -224,7 +225,7 @@ impl<'d> Search<'d> {
             .collect()
     }
 
-    fn run(&self) -> Result<Option<String>, String> {
+    fn run(&self) -> Result<Option<String>, Undecided> {
         let first = Node {
             a: self.start(self.dfas_a)?,
             b: self.start(self.dfas_b)?,
@@ -269,7 +270,9 @@ impl<'d> Search<'d> {
                     continue;
                 }
                 if seen.len() >= STATE_BUDGET {
-                    return Err("the patterns are too large to compare exactly".to_owned());
+                    return Err(Undecided::new(
+                        "the patterns are too large to compare exactly",
+                    ));
                 }
                 seen.insert(next.clone());
                 let mut longer = bytes.clone();

@@ -14,6 +14,7 @@ use serde_saphyr::Spanned;
 use toolgate_gate::internals::read_strict_yaml;
 
 use crate::confine::{EntryKind, RepoRoot};
+use crate::error::FileError;
 use crate::sidecar::check_versions;
 
 /// One accepted finding.
@@ -97,7 +98,7 @@ pub struct Checked<T> {
 pub fn load<E: EntryFile>(
     root: &RepoRoot,
     relative: &Path,
-) -> Result<Acceptances<E::What>, String> {
+) -> Result<Acceptances<E::What>, FileError> {
     let file = root.shown(relative);
     let mut accepted = Acceptances {
         file: file.clone(),
@@ -106,16 +107,13 @@ pub fn load<E: EntryFile>(
     match root.kind(relative)? {
         EntryKind::Missing => return Ok(accepted),
         EntryKind::File => {}
-        _ => return Err(format!("{}: not a regular file", file.display())),
+        _ => return Err(FileError::invalid(&file, None, "not a regular file")),
     }
     let text = root.read_text(relative)?;
     if text.trim().is_empty() {
         return Ok(accepted);
     }
-    let at = |line: Option<(u64, u64)>, message: &str| match line {
-        Some((line, column)) => format!("{}:{line}:{column}: {message}", file.display()),
-        None => format!("{}: {message}", file.display()),
-    };
+    let at = |line: Option<(u64, u64)>, message: &str| FileError::invalid(&file, line, message);
     let entries: Vec<Spanned<E>> = read_strict_yaml(&text).map_err(|error| {
         at(
             error.line,

@@ -37,6 +37,67 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// A file of the repository that cannot be used: its path refused or unreadable, or its content
+/// wrong at a place (`file:line:column: message`). Displayed as one line naming the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileError {
+    /// The path cannot be read: it escapes the root, is missing, is not a regular file, is too
+    /// large, or the operating system refused.
+    Unreadable(crate::RepoError),
+    /// The file was read, and what it says is wrong.
+    Invalid {
+        /// The file, as the user knows it.
+        file: std::path::PathBuf,
+        /// The line and column, when the reader knows them.
+        at: Option<(u64, u64)>,
+        /// What is wrong, and what to do.
+        message: String,
+    },
+}
+
+impl FileError {
+    /// `message` about `file`, at `at` when known.
+    pub fn invalid(file: &Path, at: Option<(u64, u64)>, message: impl Into<String>) -> FileError {
+        FileError::Invalid {
+            file: file.to_path_buf(),
+            at,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileError::Unreadable(error) => error.fmt(f),
+            FileError::Invalid {
+                file,
+                at: Some((line, column)),
+                message,
+            } => write!(f, "{}:{line}:{column}: {message}", file.display()),
+            FileError::Invalid {
+                file,
+                at: None,
+                message,
+            } => write!(f, "{}: {message}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+impl From<crate::RepoError> for FileError {
+    fn from(error: crate::RepoError) -> FileError {
+        FileError::Unreadable(error)
+    }
+}
+
+impl From<FileError> for UsageError {
+    fn from(error: FileError) -> UsageError {
+        UsageError::new(error.to_string())
+    }
+}
+
 /// Writes a command's output. A reader that stopped reading (`| head`) is not an error of ours.
 pub fn write_output(out: &mut impl std::io::Write, bytes: &[u8]) -> Result<(), UsageError> {
     match out.write_all(bytes).and_then(|()| out.flush()) {

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use toolgate_repo::{
-    Acceptances, CONTRACTS_DIR, Checked, EntryFile, LINT_FILE, RepoRoot, check_pointer,
+    Acceptances, CONTRACTS_DIR, Checked, EntryFile, FileError, LINT_FILE, RepoRoot, check_pointer,
     load_acceptances,
 };
 
@@ -57,7 +57,7 @@ impl EntryFile for LintEntry {
 }
 
 /// The accepted findings of `tool` (none when it has no `lint.yaml`).
-pub fn accepted(root: &RepoRoot, tool: &str) -> Result<Acceptances<AcceptedFinding>, String> {
+pub fn accepted(root: &RepoRoot, tool: &str) -> Result<Acceptances<AcceptedFinding>, FileError> {
     let path = std::path::Path::new(CONTRACTS_DIR)
         .join(tool)
         .join(LINT_FILE);

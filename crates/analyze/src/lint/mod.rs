@@ -17,7 +17,7 @@ pub use report::{LintConfig, SCHEMA as LINT_REPORT_SCHEMA, run};
 pub use rules::{LintFinding, Rule};
 pub use walk::lint;
 
-use toolgate_repo::{Acceptances, Repository};
+use toolgate_repo::{Acceptances, FileError, Repository};
 
 /// One tool's lint: each version's findings (or why it cannot be read), and its accepted
 /// findings (or why `lint.yaml` cannot be read).
@@ -27,7 +27,7 @@ pub struct ToolLint {
     /// Per version, in version order.
     pub versions: Vec<(String, Result<Vec<LintFinding>, String>)>,
     /// `contracts/<tool>/lint.yaml`.
-    pub accepted: Result<Acceptances<AcceptedFinding>, String>,
+    pub accepted: Result<Acceptances<AcceptedFinding>, FileError>,
 }
 
 /// Lints every version of `tool`.

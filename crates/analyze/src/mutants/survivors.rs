@@ -10,7 +10,7 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use toolgate_repo::load_acceptances;
+use toolgate_repo::{FileError, load_acceptances};
 
 use serde::Deserialize;
 
@@ -68,6 +68,6 @@ pub fn path(tool: &str) -> PathBuf {
 }
 
 /// The accepted survivors of `tool` (none when it has no file).
-pub fn load(root: &RepoRoot, tool: &str) -> Result<Acceptances<AcceptedSurvivor>, String> {
+pub fn load(root: &RepoRoot, tool: &str) -> Result<Acceptances<AcceptedSurvivor>, FileError> {
     load_acceptances::<SurvivorEntry>(root, &path(tool))
 }

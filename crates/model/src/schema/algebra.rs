@@ -1,6 +1,7 @@
 //! The algebra of normalized nodes: conjunction, the alternatives of a union, and whether a node
 //! admits a value.
 
+use crate::Undecided;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -179,11 +180,13 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
 }
 
 /// Whether `node` admits `value`; `Err` with the reason when the model cannot tell.
-pub fn admits(node: &Node, value: &Value) -> Result<bool, String> {
+pub fn admits(node: &Node, value: &Value) -> Result<bool, Undecided> {
     let facts = match &node.kind {
         Kind::Any => return Ok(true),
         Kind::Nothing => return Ok(false),
-        Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", node.at)),
+        Kind::Unknown { reason, .. } => {
+            return Err(Undecided::new(format!("{} uses {reason}", node.at)));
+        }
         Kind::Facts(facts) => facts,
     };
     if !JsonType::of(value)
@@ -206,7 +209,12 @@ pub fn admits(node: &Node, value: &Value) -> Result<bool, String> {
                 match format_accepts(format, text) {
                     Some(true) => {}
                     Some(false) => return Ok(false),
-                    None => return Err(format!("{} uses the unknown format {format:?}", node.at)),
+                    None => {
+                        return Err(Undecided::new(format!(
+                            "{} uses the unknown format {format:?}",
+                            node.at
+                        )));
+                    }
                 }
             }
         }

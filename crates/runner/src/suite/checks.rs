@@ -210,7 +210,7 @@ impl Suite {
         let linted = lint::lint_tool(&self.repository, tool);
         let accepted = match &linted.accepted {
             Ok(accepted) => accepted,
-            Err(error) => return vec![Problem::new(ProblemKind::Load, error.clone())],
+            Err(error) => return vec![Problem::new(ProblemKind::Load, error.to_string())],
         };
         let mut problems = Vec::new();
         let findings = linted.findings();
