@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -213,19 +213,64 @@ pub fn run(
     summary.elapsed = started.elapsed();
 
     let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
-    let render = |format: ReportFormat, color: bool| -> Result<String, UsageError> {
-        Ok(match format {
-            ReportFormat::Human => report::human(&summary, fixture_count, &tools, mode, color),
-            ReportFormat::Json => report::json::render(&summary, fixture_count, mode),
-            ReportFormat::Junit => report::junit::render(&summary).map_err(UsageError::new)?,
-            ReportFormat::Markdown => {
-                report::markdown::render(&summary, fixture_count, &tools, mode)
-            }
-            ReportFormat::Github => report::github::render(&summary, &options.root),
-        })
+    let rendering = Rendering {
+        summary: &summary,
+        fixture_count,
+        tools: &tools,
+        mode,
+        root: &options.root,
     };
+    write_report_files(options, &rendering, &formats)?;
+    write_output(out, rendering.render(options.format, color)?.as_bytes())?;
+    let configuration = summary
+        .failures
+        .iter()
+        .flat_map(|verdict| &verdict.problems)
+        .filter(|problem| problem.kind.is_configuration());
+    for problem in configuration {
+        // stderr is for the person or the CI log; if it is gone there is no one left to tell.
+        let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
+    }
+    Ok(summary.status())
+}
+
+/// What every report of one run is rendered from.
+struct Rendering<'a> {
+    summary: &'a Summary,
+    fixture_count: usize,
+    tools: &'a [&'a str],
+    mode: SnapshotMode,
+    root: &'a Path,
+}
+
+impl Rendering<'_> {
+    fn render(&self, format: ReportFormat, color: bool) -> Result<String, UsageError> {
+        let Rendering {
+            summary,
+            fixture_count,
+            tools,
+            mode,
+            root,
+        } = *self;
+        Ok(match format {
+            ReportFormat::Human => report::human(summary, fixture_count, tools, mode, color),
+            ReportFormat::Json => report::json::render(summary, fixture_count, mode),
+            ReportFormat::Junit => report::junit::render(summary).map_err(UsageError::new)?,
+            ReportFormat::Markdown => report::markdown::render(summary, fixture_count, tools, mode),
+            ReportFormat::Github => report::github::render(summary, root),
+        })
+    }
+}
+
+/// Writes every `--report FORMAT=FILE`, and in GitHub Actions appends the markdown report to the
+/// job summary: the annotations mark the files, the summary gives the whole picture.
+fn write_report_files(
+    options: &TestConfig,
+    rendering: &Rendering<'_>,
+    formats: &[ReportFormat],
+) -> Result<(), UsageError> {
     for report in &options.reports {
-        let text = render(report.format, false)?;
+        let text = rendering.render(report.format, false)?;
         std::fs::write(&report.path, text).map_err(|error| {
             UsageError::new(format!(
                 "{}: cannot write the {:?} report: {error}",
@@ -234,12 +279,11 @@ pub fn run(
             ))
         })?;
     }
-    // In GitHub Actions the annotations mark the files; the job summary gets the whole picture.
     if formats.contains(&ReportFormat::Github)
         && let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())
     {
         use std::io::Write as _;
-        let markdown = render(ReportFormat::Markdown, false)?;
+        let markdown = rendering.render(ReportFormat::Markdown, false)?;
         std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -252,17 +296,7 @@ pub fn run(
                 ))
             })?;
     }
-    write_output(out, render(options.format, color)?.as_bytes())?;
-    let configuration = summary
-        .failures
-        .iter()
-        .flat_map(|verdict| &verdict.problems)
-        .filter(|problem| problem.kind.is_configuration());
-    for problem in configuration {
-        // stderr is for the person or the CI log; if it is gone there is no one left to tell.
-        let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
-    }
-    Ok(summary.status())
+    Ok(())
 }
 
 /// `--list`: the names that would run, in run order, as `cargo test -- --list` prints them.
