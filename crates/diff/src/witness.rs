@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use toolgate_model::edit;
 use toolgate_model::{admits, example, example_avoiding, intersect};
 
 use serde_json::{Map, Value};
@@ -347,11 +348,10 @@ fn edited(
         )?),
         Edit::Keep | Edit::Pad(_) | Edit::Status(_) | Edit::Envelope(..) => return None,
     };
-    let mut changed = document.clone();
-    match &value {
-        Some(value) => set(&mut changed, &concrete, value.clone())?,
-        None => remove(&mut changed, &concrete),
-    }
+    let changed = match &value {
+        Some(value) => edit::with_value_or_member(document, &concrete, value.clone())?,
+        None => edit::without_pointer(document, &concrete),
+    };
     let at = if concrete.is_empty() {
         "/"
     } else {
@@ -418,36 +418,6 @@ fn concrete_path(document: &Value, path: &str) -> Option<String> {
         }
     }
     Some(concrete)
-}
-
-fn split(pointer: &str) -> Option<(&str, String)> {
-    let (parent, last) = pointer.rsplit_once('/')?;
-    Some((parent, last.replace("~1", "/").replace("~0", "~")))
-}
-
-fn set(document: &mut Value, pointer: &str, value: Value) -> Option<()> {
-    if pointer.is_empty() {
-        *document = value;
-        return Some(());
-    }
-    if let Some(slot) = document.pointer_mut(pointer) {
-        *slot = value;
-        return Some(());
-    }
-    let (parent, name) = split(pointer)?;
-    document
-        .pointer_mut(parent)?
-        .as_object_mut()?
-        .insert(name, value);
-    Some(())
-}
-
-fn remove(document: &mut Value, pointer: &str) {
-    if let Some((parent, name)) = split(pointer)
-        && let Some(Value::Object(members)) = document.pointer_mut(parent)
-    {
-        members.remove(&name);
-    }
 }
 
 /// The schema node a version applies at `pointer` in `document`, through the branch the

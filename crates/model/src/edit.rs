@@ -64,6 +64,30 @@ pub fn with_value(document: &Value, pointer: &str, replacement: Value) -> Option
     Some(mutated)
 }
 
+/// `document` with `value` at `pointer`: the value there replaced, or, when only its last step is
+/// missing, added as a member of the object the rest of `pointer` names (the empty pointer replaces
+/// the whole document). Returns `None` when neither is possible.
+pub fn with_value_or_member(document: &Value, pointer: &str, value: Value) -> Option<Value> {
+    if pointer.is_empty() || document.pointer(pointer).is_some() {
+        return with_value(document, pointer, value);
+    }
+    let (parent, name) = last_step(pointer)?;
+    with_member(document, parent, &name, value)
+}
+
+/// `document` without the member `pointer` names; unchanged when there is no such member.
+pub fn without_pointer(document: &Value, pointer: &str) -> Value {
+    last_step(pointer)
+        .and_then(|(parent, name)| without_member(document, parent, &name))
+        .unwrap_or_else(|| document.clone())
+}
+
+/// A pointer's parent and its last step, unescaped.
+fn last_step(pointer: &str) -> Option<(&str, String)> {
+    let (parent, last) = pointer.rsplit_once('/')?;
+    Some((parent, last.replace("~1", "/").replace("~0", "~")))
+}
+
 /// `document` without member `name` of the object at `pointer`. Returns `None` when there is no
 /// such member.
 pub fn without_member(document: &Value, pointer: &str, name: &str) -> Option<Value> {
@@ -237,5 +261,35 @@ mod tests {
             json!({"data": {"state": null}})
         );
         assert!(with_member(&document, "/data/state", "x", json!(1)).is_none());
+    }
+
+    #[test]
+    fn a_missing_last_step_is_added_and_a_named_member_removed() {
+        let document = json!({"data": {"a~/b": 1, "list": [1]}});
+        assert_eq!(
+            with_value_or_member(&document, "/data/a~0~1b", json!(2)),
+            Some(json!({"data": {"a~/b": 2, "list": [1]}}))
+        );
+        assert_eq!(
+            with_value_or_member(&document, "/data/new", json!(true)),
+            Some(json!({"data": {"a~/b": 1, "list": [1], "new": true}}))
+        );
+        assert_eq!(
+            with_value_or_member(&document, "", json!(0)),
+            Some(json!(0))
+        );
+        assert_eq!(
+            with_value_or_member(&document, "/data/list/5", json!(0)),
+            None
+        );
+        assert_eq!(
+            with_value_or_member(&document, "/nowhere/x", json!(0)),
+            None
+        );
+        assert_eq!(
+            without_pointer(&document, "/data/a~0~1b"),
+            json!({"data": {"list": [1]}})
+        );
+        assert_eq!(without_pointer(&document, "/data/absent"), document);
     }
 }
