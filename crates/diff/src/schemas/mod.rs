@@ -82,6 +82,16 @@ impl Walk<'_> {
     /// Records a change at `path` whose upstream effects are `forward` (FROM admits what TO
     /// refuses: breaking) and `backward` (loosened); the agent effects follow from where `path`
     /// is relative to the promised fields.
+    /// Records a change the model cannot decide in either direction, and why.
+    fn record_undecided(&mut self, change: Change, path: &str, why: String) {
+        self.record(
+            change,
+            path,
+            Effect::Unknown(why.clone()),
+            Effect::Unknown(why),
+        );
+    }
+
     fn record(&mut self, change: Change, path: &str, forward: Effect, backward: Effect) {
         let (widened, narrowed) = match self.relation(path) {
             Relation::Promised => (backward.clone(), forward.clone()),
@@ -124,12 +134,7 @@ impl Walk<'_> {
                     &to.at.file,
                     &to.at.pointer,
                 );
-                self.record(
-                    change,
-                    path,
-                    Effect::Unknown(why.clone()),
-                    Effect::Unknown(why),
-                );
+                self.record_undecided(change, path, why);
             }
             _ => {
                 let forward = value_effect(path, from, to);
@@ -244,12 +249,7 @@ impl Walk<'_> {
                 &to.at.file,
                 &to.at.pointer,
             );
-            self.record(
-                change,
-                path,
-                Effect::Unknown(why.clone()),
-                Effect::Unknown(why),
-            );
+            self.record_undecided(change, path, why);
         }
     }
 
@@ -372,12 +372,7 @@ impl Walk<'_> {
                 &to.at.file,
                 &to.at.pointer,
             );
-            self.record(
-                change,
-                path,
-                Effect::Unknown(why.clone()),
-                Effect::Unknown(why),
-            );
+            self.record_undecided(change, path, why);
         }
     }
 
@@ -414,12 +409,7 @@ impl Walk<'_> {
                     &to.at.file,
                     &to.at.pointer,
                 );
-                self.record(
-                    change,
-                    path,
-                    Effect::Unknown(why.clone()),
-                    Effect::Unknown(why),
-                );
+                self.record_undecided(change, path, why);
                 return;
             }
         };
