@@ -862,3 +862,131 @@ fn the_bundled_bumps_reports_are_what_was_reviewed() {
         });
     }
 }
+
+use crate::render::HOSTILE;
+
+#[test]
+fn the_markdown_comment_shows_hostile_names_exactly_and_links_nothing() {
+    let dir = repository(
+        |_| {},
+        |v2| *property(v2, HOSTILE) = json!({"type": "string", "maxLength": 3}),
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["diff", "probe", "--format", "markdown", "--root"])
+        .arg(dir.path());
+    snapshot_env(&mut command, true);
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let rendered = crate::render::render(&outcome.stdout);
+    let shown = crate::render::visible(&rendered.text);
+    assert!(
+        rendered.links.is_empty(),
+        "{:?}\n{}",
+        rendered.links,
+        outcome.stdout
+    );
+    assert!(rendered.balanced(), "{:?}", rendered.tags);
+    // GitHub reads mentions in prose only (code spans and blocks show them as written).
+    assert!(
+        !crate::render::mentions(&rendered.prose),
+        "{}",
+        rendered.prose
+    );
+    // The headline's tool is a code span; the change's pointer is one, exactly.
+    assert!(
+        shown.starts_with("toolgate diff probe v1 → v2: "),
+        "{shown}"
+    );
+    assert_eq!(rendered.code[0], "probe");
+    let pointer = format!("/data/{}", HOSTILE.replace('~', "~0").replace('/', "~1"));
+    let spans: Vec<String> = rendered
+        .code
+        .iter()
+        .map(|span| crate::render::visible(span))
+        .collect();
+    assert!(spans.contains(&pointer), "{spans:?}");
+    // The description names the property as written, and no prose shows a stray backslash.
+    assert!(
+        shown.contains(&format!("property `{HOSTILE}` added")),
+        "{shown}"
+    );
+    let prose = crate::render::visible(&rendered.prose)
+        .replace(HOSTILE, "")
+        .replace(&pointer, "");
+    assert!(!prose.contains('\\'), "a stray backslash: {prose}");
+    // The witness's bytes are in a fenced block, where the CI command is shown escaped.
+    assert!(
+        rendered
+            .blocks
+            .iter()
+            .any(|block| block.contains(r"\u{23}#[add-mask]s")),
+        "{:?}",
+        rendered.blocks
+    );
+}
+
+#[test]
+fn a_witness_too_long_to_show_whole_shows_the_member_it_changed() {
+    let long_note = |files: &mut Files| property(files, "note")["maxLength"] = json!(1000);
+    let dir = repository(long_note, |v2| {
+        long_note(v2);
+        *property(v2, "zzz_added") = json!({"type": "string", "maxLength": 3});
+    });
+    // serde_json writes members in name order: the added member comes after 600 characters.
+    write_fixture(
+        dir.path(),
+        "a",
+        &success(
+            json!({"id": "run_ab12", "state": "a", "note": "n".repeat(600), "count": 3, "kind": "run", "at": "2026-11-29T11:55:00Z"}),
+        ),
+    );
+    for format in ["markdown", "human"] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command
+            .args(["diff", "probe", "--format", format, "--root"])
+            .arg(dir.path());
+        snapshot_env(&mut command, true);
+        let outcome = run(command, b"");
+        assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+        let response = outcome
+            .stdout
+            .lines()
+            .find(|line| line.trim_start().starts_with("response: "))
+            .unwrap_or_else(|| panic!("{format}: no response line\n{}", outcome.stdout));
+        assert!(
+            response.contains("\"zzz_added\":\"\""),
+            "{format}: {response}"
+        );
+        assert!(
+            response.contains('…'),
+            "{format}: cut, and says so: {response}"
+        );
+        assert!(response.chars().count() < 500, "{format}: {response}");
+    }
+}
+
+#[test]
+fn an_added_promised_field_says_every_output_now_carries_it() {
+    let dir = repository(
+        |_| {},
+        |v2| {
+            *property(v2, "extra") = json!({"type": "string", "maxLength": 3});
+            required(v2).push(json!("extra"));
+            v2.contract = v2
+            .contract
+            .replace("    - { name: note, from: /data/note }\n", "    - { name: note, from: /data/note }\n    - { name: extra, from: /data/extra }\n");
+            v2.agent["properties"]["data"]["properties"]["extra"] = json!({"type": "string"});
+        },
+    );
+    let report = toolgate_diff::compare(dir.path(), "probe", None, None).unwrap();
+    let added = report
+        .changes
+        .iter()
+        .find(|change| change.kind == "field_added")
+        .unwrap_or_else(|| panic!("{:?}", report.changes));
+    assert_eq!(
+        added.description,
+        "the agent is now promised `extra`: every successful output now carries `extra`"
+    );
+}

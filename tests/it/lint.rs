@@ -492,3 +492,30 @@ fn the_bundled_contracts_are_clean_or_accepted_and_the_suite_runs_the_lint() {
         suite.stdout
     );
 }
+
+#[test]
+fn a_finding_about_the_whole_document_names_it_as_the_empty_pointer() {
+    let dir = repository(|_, _, agent| {
+        agent
+            .as_object_mut()
+            .unwrap()
+            .remove("additionalProperties");
+    });
+    let (code, report, _) = lint(dir.path());
+    assert_eq!(code, 1, "{report:#}");
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["rule"] == "agent_schema_open")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(
+        finding["pointer"], "",
+        "the file's root is the empty pointer"
+    );
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("\"\" (the whole document): "),
+        "never `/`, which names a member called \"\": {message}"
+    );
+}

@@ -18,6 +18,7 @@ mod lint;
 mod mutants;
 mod mutants_survivors;
 mod properties;
+mod render;
 mod reports;
 mod save_fixture;
 mod schemas;

@@ -294,6 +294,30 @@ fn an_accepted_survivor_that_no_longer_survives_fails_and_a_broken_file_is_a_con
     assert_eq!(stale[0]["file"], "fixtures/review_status/survivors.yaml");
     assert_eq!(stale[0]["line"], lines);
     assert_eq!(stale[0]["mutation"], "extra_property");
+    assert_eq!(stale[0]["cause"], "rejected");
+
+    // An entry for a place no fixture of a version has is stale there for that reason, and says
+    // so: removing it (as "the contract rejects it now" would suggest) would break the version
+    // that needs it.
+    fs::write(
+        &file,
+        format!("{text}- mutation: impossible_date\n  pointer: /data/reviewed_at\n  reason: r\n"),
+    )
+    .unwrap();
+    let (code, report, _) = mutate(dir.path(), &["review_status"]);
+    assert_eq!(code, 1);
+    let stale = report["stale_acceptances"].as_array().unwrap();
+    let v1 = stale.iter().find(|entry| entry["version"] == "v1").unwrap();
+    assert_eq!(v1["cause"], "no_mutant", "{stale:?}");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args(["mutate", "review_status", "--root"])
+        .arg(dir.path());
+    let human = run(command, b"").stdout;
+    assert!(
+        human.contains("matches nothing in v1: no admitted fixture of v1 has a value at /data/reviewed_at that impossible_date changes, so no such mutant was made; limit the entry's `versions:`"),
+        "{human}"
+    );
 
     for (broken, message) in [
         (
@@ -311,6 +335,10 @@ fn an_accepted_survivor_that_no_longer_survives_fails_and_a_broken_file_is_a_con
         (
             "mutation: extra_property\n",
             "the file is a list of entries",
+        ),
+        (
+            "- mutation: truncated\n  pointer: /\n  reason: r\n",
+            "survivors.yaml:1:3: pointer: \"/\" names a member called \"\", not the whole response; for the whole response write pointer: \"\"",
         ),
     ] {
         fs::write(&file, broken).unwrap();

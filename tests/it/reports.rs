@@ -32,7 +32,8 @@ fn failing_tree() -> tempfile::TempDir {
 const REQUIRE_XMLLINT: &str = "TOOLGATE_REQUIRE_XMLLINT";
 
 /// What a machine with only Rust prints in place of the XSD check.
-const XSD_NOT_RUN: &str = "xmllint is not installed, so the JUnit report was NOT validated against tests/junit-10.xsd";
+const XSD_NOT_RUN: &str =
+    "xmllint is not installed, so the JUnit report was NOT validated against tests/junit-10.xsd";
 
 /// Validates `xml` against Jenkins' junit-10.xsd with xmllint (libxml2). Where xmllint is not
 /// installed, says so on stderr and returns without checking, unless `TOOLGATE_REQUIRE_XMLLINT`
@@ -215,11 +216,11 @@ fn markdown_github_and_several_reports_from_one_run() {
         "{text}"
     );
     assert!(
-        text.contains("| review\\_status | **17/18** | 42/42 | - | 6/6 |"),
+        text.contains("| `review_status` | **17/18** | 42/42 | - | 6/6 |"),
         "{text}"
     );
     assert!(
-        text.contains("<details><summary>❌ <code>review\\_status::accepted::approved@v1</code>"),
+        text.contains("<details><summary>❌ <code>review_status::accepted::approved@v1</code>"),
         "{text}"
     );
     assert!(text.contains("```text\n"), "{text}");
@@ -321,4 +322,38 @@ fn a_bad_report_argument_is_a_usage_error() {
             outcome.stderr
         );
     }
+}
+
+#[test]
+fn the_markdown_report_shows_hostile_text_exactly_and_links_nothing() {
+    use crate::render::{HOSTILE, mentions, render, visible};
+    let dir = failing_tree();
+    let sidecar = dir
+        .path()
+        .join("fixtures/job_status/near-miss/null_data.expect.yaml");
+    fs::write(
+        &sidecar,
+        format!("expect: {{ outcome: rejected, layer: '{HOSTILE}' }}\n"),
+    )
+    .unwrap();
+    let outcome = toolgate_test(dir.path(), &["--format", "markdown"], true);
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let rendered = render(&outcome.stdout);
+    assert!(rendered.links.is_empty(), "{:?}", rendered.links);
+    assert!(rendered.balanced(), "{:?}", rendered.tags);
+    assert!(!mentions(&rendered.prose), "{}", rendered.prose);
+    // The failure's summary names the case in a <code> element and quotes the value exactly.
+    assert!(
+        rendered
+            .code
+            .contains(&"job_status::near-miss::null_data".to_owned()),
+        "{:?}",
+        rendered.code
+    );
+    let shown = visible(&rendered.prose);
+    assert!(
+        shown.contains(&format!("expect.layer `{HOSTILE}` is not a layer")),
+        "{shown}"
+    );
+    assert!(!shown.replace(HOSTILE, "").contains('\\'), "{shown}");
 }

@@ -136,14 +136,13 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
         out.push(
             Change::new(
                 "field_added",
-                format!(
-                    "the agent is now promised `{field}`{}",
-                    if optional(to, field) {
-                        " (optional)"
-                    } else {
-                        ""
-                    }
-                ),
+                if optional(to, field) {
+                    format!("the agent is now promised `{field}` (optional)")
+                } else {
+                    format!(
+                        "the agent is now promised `{field}`: every successful output now carries `{field}`"
+                    )
+                },
                 CONTRACT_FILE,
                 "/shape/fields",
             )
@@ -163,7 +162,9 @@ fn compare_fields(from: &Version, to: &Version, out: &mut Vec<Change>) {
         out.push(
             Change::new(
                 "field_removed",
-                format!("the agent is no longer promised `{field}`"),
+                format!(
+                    "the agent is no longer promised `{field}`: no successful output carries `{field}` any more"
+                ),
                 CONTRACT_FILE,
                 "/shape/fields",
             )
@@ -689,7 +690,7 @@ fn compare_envelopes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                     "failure_envelopes_unknown",
                     format!("the failure envelopes cannot be listed: {reason}"),
                     CONTRACT_FILE,
-                    "/",
+                    "",
                 )
                 .with(BumpVerdict::AgentWidened, Effect::Unknown(reason.clone()))
                 .with(BumpVerdict::AgentNarrowed, Effect::Unknown(reason)),
@@ -705,7 +706,7 @@ fn compare_envelopes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 "failure_envelope_added",
                 format!("the agent can now be told {}", envelope(pair)),
                 CONTRACT_FILE,
-                "/",
+                "",
             )
             .with(
                 BumpVerdict::AgentWidened,
@@ -719,7 +720,7 @@ fn compare_envelopes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                 "failure_envelope_removed",
                 format!("the agent can no longer be told {}", envelope(pair)),
                 CONTRACT_FILE,
-                "/",
+                "",
             )
             .with(
                 BumpVerdict::AgentNarrowed,

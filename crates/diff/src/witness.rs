@@ -80,6 +80,9 @@ pub struct Witness {
     pub fixture: PathBuf,
     /// How the fixture was changed.
     pub edit: String,
+    /// The member the edit set, as it is written in `raw` (`"reviewed_at"`), so a report that
+    /// cannot show the whole response shows the part around it.
+    pub focus: Option<String>,
     /// How the request was adapted so the rest of the response still holds.
     pub request_changes: Vec<String>,
     /// The request it was decided under (the fixture's, adapted; its `now` is the decision time).
@@ -192,6 +195,7 @@ fn try_probe(
                     change,
                     fixture: base.fixture.raw.clone(),
                     edit: attempt.edit_words,
+                    focus: attempt.focus,
                     request_changes: attempt.request_changes,
                     request: attempt.request,
                     raw: String::from_utf8_lossy(&attempt.raw).into_owned(),
@@ -211,6 +215,8 @@ struct Attempt {
     status: Option<u16>,
     request: RequestSpec,
     edit_words: String,
+    /// See [`Witness::focus`].
+    focus: Option<String>,
     request_changes: Vec<String>,
 }
 
@@ -271,6 +277,7 @@ fn attempts(
         status: base.prepared.request.upstream_status,
         request: base.prepared.request.clone(),
         edit_words: "unchanged".to_owned(),
+        focus: None,
         request_changes: Vec::new(),
     };
     match &probe.edit {
@@ -353,7 +360,7 @@ fn edited(
         None => edit::without_pointer(document, &concrete),
     };
     let at = if concrete.is_empty() {
-        "/"
+        "\"\" (the whole document)"
     } else {
         concrete.as_str()
     };
@@ -369,11 +376,17 @@ fn edited(
     } else {
         changed.to_string().into_bytes()
     };
+    // The member the edit set, spelled as serde_json writes its name.
+    let focus = value
+        .as_ref()
+        .and(concrete.rsplit_once('/'))
+        .map(|(_, name)| Value::from(name.replace("~1", "/").replace("~0", "~")).to_string());
     let mut attempt = Attempt {
         raw,
         status: base.prepared.request.upstream_status,
         request: base.prepared.request.clone(),
         edit_words,
+        focus,
         request_changes: Vec::new(),
     };
     if probe.adapt_context

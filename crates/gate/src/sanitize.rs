@@ -2,7 +2,9 @@
 //!
 //! Validator messages quote the offending value and instance paths carry member names the upstream
 //! chose, so every such string is escaped (no terminal control sequences, no bidi tricks) and
-//! length-capped on its way into a fault, a finding or an operator record.
+//! length-capped on its way into a fault, a finding or an operator record. Operator records and
+//! the harness's reports end up in CI logs, so what a CI runner would read as a command is
+//! neutralized too.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -20,8 +22,14 @@ pub(crate) const FINDINGS_CAP: usize = 12;
 /// Escapes every character a terminal or a reader would not show as itself (see [`is_hidden`])
 /// as `\u{..}` and caps the result at `cap` characters, saying how much was cut. Quotes and
 /// backslashes are kept as they are: the result is for display, and JSON serialization escapes
-/// it again.
+/// it again. A CI command in it is neutralized (see [`neutralize_commands`]).
 pub(crate) fn sanitize(text: &str, cap: usize) -> String {
+    let mut out = capped(text, cap);
+    neutralize_commands(&mut out);
+    out
+}
+
+fn capped(text: &str, cap: usize) -> String {
     let mut out = String::with_capacity(text.len().min(cap + 16));
     // Printable ASCII is shown as itself: the leading run of it (most messages are nothing else)
     // is copied in one go; one byte is one character there, so it counts against the cap as such.
@@ -42,8 +50,23 @@ pub(crate) fn sanitize(text: &str, cap: usize) -> String {
 }
 
 /// The operator record's escaping without its cap: for a harness printing names and values from
-/// a repository it does not trust (file names, sidecar values, raw bytes in a diff) to a terminal.
+/// a repository it does not trust (file names, sidecar values, raw bytes in a diff) to a terminal
+/// or a CI log.
 pub fn escape_hidden(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) && !reads_as_command(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        push_shown(&mut out, ch);
+    }
+    neutralize_commands(&mut out);
+    Cow::Owned(out)
+}
+
+/// [`escape_hidden`] for text that is not printed line by line to a log (a markdown comment
+/// breaks CI commands its own way): every hidden character as `\u{..}`, nothing else changed.
+pub fn escape_invisible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
@@ -52,6 +75,27 @@ pub fn escape_hidden(text: &str) -> Cow<'_, str> {
         push_shown(&mut out, ch);
     }
     Cow::Owned(out)
+}
+
+/// Whether a CI runner could read `text`, printed as (the start of) a line, as a command:
+/// GitHub Actions' legacy `##[command]` form anywhere in the line, or a `::command::` workflow
+/// command at its start (after blanks). The runner would act on it: add an annotation, mask a
+/// value, end a log group, stop reading commands.
+fn reads_as_command(text: &str) -> bool {
+    text.contains("##[") || text.trim_start().starts_with("::")
+}
+
+/// Rewrites the character that would begin a CI command as its `\u{..}` escape: `##[` becomes
+/// `\u{23}#[`, and a leading `::` becomes `\u{3a}:`. A reader still sees what was there.
+fn neutralize_commands(out: &mut String) {
+    if !reads_as_command(out) {
+        return;
+    }
+    *out = out.replace("##[", "\\u{23}#[");
+    let blanks = out.len() - out.trim_start().len();
+    if out[blanks..].starts_with("::") {
+        out.replace_range(blanks..blanks + 1, "\\u{3a}");
+    }
 }
 
 fn push_shown(out: &mut String, ch: char) {
@@ -167,5 +211,25 @@ mod tests {
             sanitize("plain \"quoted\" text", 100),
             "plain \"quoted\" text"
         );
+    }
+
+    #[test]
+    fn what_a_ci_runner_reads_as_a_command_is_neutralized() {
+        for (text, shown) in [
+            ("##[add-mask]secret", "\\u{23}#[add-mask]secret"),
+            (
+                "name ##[error]forged ##[group]",
+                "name \\u{23}#[error]forged \\u{23}#[group]",
+            ),
+            ("::error file=x::forged", "\\u{3a}:error file=x::forged"),
+            ("  ::stop-commands::t", "  \\u{3a}:stop-commands::t"),
+        ] {
+            assert_eq!(escape_hidden(text), shown);
+            assert_eq!(sanitize(text, 400), shown);
+        }
+        // Only at a line's start is `::` a command; `#` alone and `[` alone are text.
+        for plain in ["job_status::near-miss::x", "#[derive] ## [x]", "a :: b"] {
+            assert!(matches!(escape_hidden(plain), Cow::Borrowed(_)), "{plain}");
+        }
     }
 }

@@ -71,9 +71,14 @@ pub trait EntryFile: DeserializeOwned {
 }
 
 /// Checks an entry's `pointer:`: a JSON pointer into `whole` (it starts with `/`, or is empty for
-/// all of it).
+/// all of it). `/` alone is refused: it names a member called "", and it is what a reader copies
+/// by mistake for the whole document, which would leave the finding unaccepted and the entry stale.
 pub fn check_pointer(pointer: &str, whole: &str) -> Result<(), String> {
-    if pointer.is_empty() || pointer.starts_with('/') {
+    if pointer == "/" {
+        Err(format!(
+            "pointer: \"/\" names a member called \"\", not {whole}; for {whole} write pointer: \"\""
+        ))
+    } else if pointer.is_empty() || pointer.starts_with('/') {
         Ok(())
     } else {
         Err(format!(

@@ -95,7 +95,7 @@ impl Linter<'_> {
         let Some(budget) = budget.checked_sub(1) else {
             return;
         };
-        let shown = if instance.is_empty() { "/" } else { instance };
+        let shown = toolgate_repo::text::pointer(instance);
         let facts = match &node.kind {
             Kind::Nothing => return,
             Kind::Any => {
@@ -219,7 +219,7 @@ impl Linter<'_> {
         mode: &Mode<'_>,
         budget: usize,
     ) {
-        let shown = if instance.is_empty() { "/" } else { instance };
+        let shown = toolgate_repo::text::pointer(instance);
         if !matches!(facts.additional.kind, Kind::Nothing) {
             let (rule, why) = match mode {
                 Mode::Upstream(_) => (

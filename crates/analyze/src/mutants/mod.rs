@@ -251,8 +251,8 @@ pub struct Seed<'a> {
 }
 
 /// A JSON pointer as reports show it: `/` for the whole document.
-pub fn shown_pointer(pointer: &str) -> &str {
-    if pointer.is_empty() { "/" } else { pointer }
+pub fn shown_pointer(pointer: &str) -> std::borrow::Cow<'_, str> {
+    toolgate_repo::text::pointer(pointer)
 }
 
 /// Text that must never reach an agent, unique per mutant of a seed.

@@ -365,6 +365,7 @@ struct JsonStale<'a> {
     mutation: &'static str,
     pointer: &'a str,
     version: &'a str,
+    cause: &'static str,
 }
 
 fn json(reports: &[VersionReport], notes: &[String]) -> String {
@@ -448,6 +449,7 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
                 mutation: stale.family.name(),
                 pointer: &stale.pointer,
                 version: &stale.version,
+                cause: if stale.made { "rejected" } else { "no_mutant" },
             })
             .collect(),
         errors: reports

@@ -1,7 +1,7 @@
 //! One tool version's mutants, run and sorted into what a report shows: survivors (accepted or
 //! not), misplaced rejections, leaks, and accepted survivors that no longer survive.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use toolgate_gate::{Contract, Layer};
@@ -58,7 +58,8 @@ pub struct MutantFinding {
     pub reproduce: String,
 }
 
-/// An accepted survivor that survived nowhere: the contract rejects it now.
+/// An accepted survivor that survived nowhere in a version: the contract rejects it now, or no
+/// mutant of its family was made at its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stale {
     /// `fixtures/<tool>/survivors.yaml`.
@@ -71,19 +72,27 @@ pub struct Stale {
     pub pointer: String,
     /// The version it was checked against.
     pub version: String,
+    /// Whether a mutant of the family was made at the place (and the gate rejected every one);
+    /// otherwise no admitted fixture of the version has a value there the family changes.
+    pub made: bool,
 }
 
 impl std::fmt::Display for Stale {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}: the accepted survivor {} at {} no longer survives {} (the contract rejects it now); remove the entry",
-            self.file.display(),
-            self.line,
-            self.family,
-            super::shown_pointer(&self.pointer),
-            self.version
-        )
+        let (file, line, family, version) =
+            (self.file.display(), self.line, self.family, &self.version);
+        let pointer = super::shown_pointer(&self.pointer);
+        if self.made {
+            write!(
+                f,
+                "{file}:{line}: the accepted survivor {family} at {pointer} no longer survives {version}: the contract rejects every such mutant now; remove the entry, or limit its `versions:` to those where it still survives"
+            )
+        } else {
+            write!(
+                f,
+                "{file}:{line}: the accepted survivor {family} at {pointer} matches nothing in {version}: no admitted fixture of {version} has a value at {pointer} that {family} changes, so no such mutant was made; limit the entry's `versions:` to the versions it is for (or add a fixture of {version} with that value)"
+            )
+        }
     }
 }
 
@@ -119,6 +128,9 @@ pub struct FamilyOutcome {
     pub notable: Vec<(usize, usize, JudgedMutant)>,
     /// Every mutant's file name and bytes, when asked for (`--emit`).
     pub emitted: Vec<(PathBuf, Vec<u8>)>,
+    /// Where in the responses mutants were made (JSON pointers), so an acceptance that matched
+    /// nothing can say whether its mutant was rejected or never made.
+    pub places: BTreeSet<String>,
 }
 
 /// What a run needs besides the seeds.
@@ -154,6 +166,7 @@ pub fn judge_family(
         {
             out.mutants += 1;
             out.rejected += usize::from(judged.rejected);
+            out.places.insert(judged.mutant.pointer.clone());
             if keep_all {
                 let file = mutant_file(tool, contract.version(), &seed.fixture, family, index);
                 out.emitted.push((file, judged.mutant.bytes.clone()));
@@ -217,14 +230,19 @@ pub fn run(
     for (entry, used) in setting.accepted.entries.iter().zip(used) {
         let ran = outcomes
             .iter()
-            .any(|(family, _)| *family == entry.what.family);
-        if !used && !seeds.is_empty() && entry.applies_to(version) && ran {
+            .find(|(family, _)| *family == entry.what.family);
+        if let Some((_, outcome)) = ran
+            && !used
+            && !seeds.is_empty()
+            && entry.applies_to(version)
+        {
             out.stale.push(Stale {
                 file: setting.accepted.file.clone(),
                 line: entry.line,
                 family: entry.what.family,
                 pointer: entry.what.pointer.clone(),
                 version: version.to_owned(),
+                made: outcome.places.contains(&entry.what.pointer),
             });
         }
     }

@@ -55,7 +55,7 @@ pub(crate) fn human(report: &Report, color: bool) -> String {
         let at = change
             .instance
             .as_deref()
-            .map(|instance| format!("  at {}", if instance.is_empty() { "/" } else { instance }))
+            .map(|instance| format!("  at {}", toolgate_repo::text::pointer(instance)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
@@ -185,20 +185,44 @@ pub(super) fn witness_lines(witness: &Witness, report: &Report) -> Vec<String> {
     if let Some(status) = witness.status {
         lines.push(format!("upstream status: {status}"));
     }
-    lines.push(format!("response: {}", shorten(&witness.raw, 400)));
+    lines.push(format!(
+        "response: {}",
+        excerpt(&witness.raw, witness.focus.as_deref(), 400)
+    ));
     lines.push(format!(
         "{}: {} → {}",
         report.from,
         decision_words(&witness.from),
-        shorten(&witness.from.agent, 400)
+        excerpt(&witness.from.agent, witness.focus.as_deref(), 400)
     ));
     lines.push(format!(
         "{}: {} → {}",
         report.to,
         decision_words(&witness.to),
-        shorten(&witness.to.agent, 400)
+        excerpt(&witness.to.agent, witness.focus.as_deref(), 400)
     ));
     lines
+}
+
+/// `text`, or at most `limit` characters of it around the first `focus` in it (the member a
+/// witness changed), marked `…` where cut, so the change is always in view.
+pub(super) fn excerpt(text: &str, focus: Option<&str>, limit: usize) -> String {
+    let total = text.chars().count();
+    let at = focus.and_then(|focus| text.find(focus));
+    let Some(at) = at.filter(|_| total > limit) else {
+        return shorten(text, limit);
+    };
+    // A third of the window before the member, the rest after it.
+    let focus_char = text[..at].chars().count();
+    let start = focus_char.saturating_sub(limit / 3).min(total - limit);
+    let window: String = text.chars().skip(start).take(limit).collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if start + limit < total {
+        format!("… ({total} characters)")
+    } else {
+        String::new()
+    };
+    format!("{before}{window}{after}")
 }
 
 pub(super) fn shorten(text: &str, limit: usize) -> String {

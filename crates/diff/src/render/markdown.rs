@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use toolgate_repo::text::markdown::{fenced, md};
+use toolgate_repo::text::markdown::{code, code_in_table, fenced, html, text};
 
-use super::human::shorten;
-use super::{decision_words, effect_word, location, words, yes_no};
+use super::human::excerpt;
+use super::{decision_words, effect_word, location, meaning, words, yes_no};
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
 
@@ -25,12 +25,20 @@ pub(crate) fn markdown(report: &Report) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "**toolgate diff** `{}` {} → {}: {}",
-        md(&report.tool),
+        "**toolgate diff** {} {} → {}: {}",
+        code(&report.tool),
         report.from,
         report.to,
         verdicts.join(" · ")
     );
+    // One line that says what the four verdicts mean, for a reviewer new to them. The versions
+    // are folder names toolgate checked (`v<N>`), so they need no escaping.
+    let legend: Vec<String> = BumpVerdict::ALL
+        .iter()
+        .map(|verdict| format!("*{}*: {}", words(*verdict), meaning(*verdict, report)))
+        .collect();
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}.", legend.join("; "));
     let _ = writeln!(out);
     let _ = writeln!(out, "### Changes ({})", report.changes.len());
     let _ = writeln!(out);
@@ -53,14 +61,14 @@ pub(crate) fn markdown(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
-                md(change.kind),
-                md(&location(change)),
-                md(change
+                code_in_table(change.kind),
+                code_in_table(&location(change)),
+                change
                     .instance
                     .as_deref()
-                    .map(|path| if path.is_empty() { "/" } else { path })
-                    .unwrap_or("")),
-                md(&change.description),
+                    .map(code_in_table)
+                    .unwrap_or_default(),
+                text(&change.description),
                 effects.join(" | ")
             );
         }
@@ -99,9 +107,9 @@ pub(crate) fn markdown(report: &Report) -> String {
             out,
             "**{}** ({}): from {}, {}",
             words(answer.verdict),
-            md(report.changes[witness.change].kind),
-            md(&witness.fixture.display().to_string()),
-            md(&witness.edit)
+            code(report.changes[witness.change].kind),
+            code(&witness.fixture.display().to_string()),
+            text(&witness.edit)
         );
         let _ = writeln!(out);
         let mut block = String::new();
@@ -111,20 +119,24 @@ pub(crate) fn markdown(report: &Report) -> String {
         if let Some(status) = witness.status {
             let _ = writeln!(block, "upstream status: {status}");
         }
-        let _ = writeln!(block, "response: {}", shorten(&witness.raw, 400));
+        let _ = writeln!(
+            block,
+            "response: {}",
+            excerpt(&witness.raw, witness.focus.as_deref(), 400)
+        );
         let _ = writeln!(
             block,
             "{}: {} → {}",
             report.from,
             decision_words(&witness.from),
-            shorten(&witness.from.agent, 400)
+            excerpt(&witness.from.agent, witness.focus.as_deref(), 400)
         );
         let _ = writeln!(
             block,
             "{}: {} → {}",
             report.to,
             decision_words(&witness.to),
-            shorten(&witness.to.agent, 400)
+            excerpt(&witness.to.agent, witness.focus.as_deref(), 400)
         );
         out.push_str(&fenced("text", &block));
     }
@@ -139,7 +151,7 @@ pub(crate) fn markdown(report: &Report) -> String {
         let _ = writeln!(out);
         for answer in undecided {
             for reason in &answer.reasons {
-                let _ = writeln!(out, "- {}: {}", words(answer.verdict), md(reason));
+                let _ = writeln!(out, "- {}: {}", words(answer.verdict), text(reason));
             }
         }
     }
@@ -158,10 +170,10 @@ pub(crate) fn markdown(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} |",
-                md(&row.fixture.display().to_string()),
+                code_in_table(&row.fixture.display().to_string()),
                 row.class,
-                md(&decision_words(&row.from)),
-                md(&decision_words(&row.to))
+                text(&decision_words(&row.from)),
+                text(&decision_words(&row.to))
             );
         }
         for row in report
@@ -172,8 +184,8 @@ pub(crate) fn markdown(report: &Report) -> String {
             let _ = writeln!(out);
             let _ = writeln!(
                 out,
-                "<details><summary>{}: what the agent sees</summary>\n",
-                md(&row.fixture.display().to_string())
+                "<details><summary><code>{}</code>: what the agent sees</summary>\n",
+                html(&row.fixture.display().to_string())
             );
             let labels = (report.from.as_str(), report.to.as_str());
             out.push_str(&fenced(

@@ -71,7 +71,7 @@ pub(super) fn decision_words(seen: &Seen) -> String {
 }
 
 pub(super) fn location(change: &Change) -> String {
-    if change.pointer.is_empty() || change.pointer == "/" {
+    if change.pointer.is_empty() {
         change.file.clone()
     } else {
         format!("{}#{}", change.file, change.pointer)

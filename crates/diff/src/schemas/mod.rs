@@ -450,8 +450,8 @@ impl Walk<'_> {
     }
 }
 
-fn shown(path: &str) -> &str {
-    if path.is_empty() { "/" } else { path }
+fn shown(path: &str) -> std::borrow::Cow<'_, str> {
+    toolgate_repo::text::pointer(path)
 }
 
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {

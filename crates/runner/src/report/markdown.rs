@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::{Summary, mode_words};
 use crate::snapshot::SnapshotMode;
 use toolgate_repo::FixtureClass;
-use toolgate_repo::text::markdown::{fenced, md};
+use toolgate_repo::text::markdown::{code_in_table, fenced, html, text};
 
 /// The markdown report.
 pub(crate) fn render(
@@ -29,7 +29,7 @@ pub(crate) fn render(
         summary.cases.0,
         summary.checks.1,
         summary.checks.0,
-        md(mode_words(mode))
+        text(mode_words(mode))
     );
     let _ = writeln!(out);
     let _ = write!(out, "| tool |");
@@ -39,7 +39,7 @@ pub(crate) fn render(
     let _ = writeln!(out);
     let _ = writeln!(out, "| --- |{}", " ---: |".repeat(FixtureClass::ALL.len()));
     for tool in tools {
-        let _ = write!(out, "| {} |", md(tool));
+        let _ = write!(out, "| {} |", code_in_table(tool));
         for class in FixtureClass::ALL {
             let cell = match summary
                 .tally
@@ -61,12 +61,12 @@ pub(crate) fn render(
         for failure in &summary.failures {
             let lead = failure
                 .leading_problem()
-                .map(|problem| format!(" — {}", md(&problem.message)))
+                .map(|problem| format!(" — {}", html(&problem.message)))
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "<details><summary>❌ <code>{}</code>{lead}</summary>\n",
-                md(&failure.name)
+                html(&failure.name)
             );
             let text = anstream::adapter::strip_str(&failure.failure_text()).to_string();
             out.push_str(&fenced("text", &text));
@@ -87,7 +87,7 @@ pub(crate) fn render(
             summary.notes.len()
         );
         for note in &summary.notes {
-            let _ = writeln!(out, "- {}", md(note));
+            let _ = writeln!(out, "- {}", text(note));
         }
         let _ = writeln!(out, "\n</details>");
     }

@@ -192,7 +192,7 @@ impl Suite {
                     ProblemKind::Coverage,
                     format!(
                         "{version}: mutant {family} at {} ({}), derived from {} of {seed_count} accepted fixtures (e.g. {}): {message}",
-                        if pointer.is_empty() { "/" } else { &pointer },
+                        toolgate_repo::text::pointer(&pointer),
                         finding.what,
                         finding.fixtures,
                         finding.example.display(),
