@@ -110,10 +110,10 @@ impl Rendered {
         for tag in &self.tags {
             match tag.as_str() {
                 "<details>" | "<summary>" | "<code>" => open.push(tag.trim_start_matches('<')),
-                "</details>" | "</summary>" | "</code>" => {
-                    if open.pop() != Some(tag.trim_start_matches("</")) {
-                        return false;
-                    }
+                "</details>" | "</summary>" | "</code>"
+                    if open.pop() != Some(tag.trim_start_matches("</")) =>
+                {
+                    return false;
                 }
                 _ => {}
             }
