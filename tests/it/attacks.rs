@@ -385,3 +385,80 @@ fn what_the_tree_says_is_escaped_for_the_terminal_and_quoted_for_the_shell() {
     );
     assert!(!dir.path().join("pwned").exists());
 }
+
+/// Whether a GitHub Actions runner would read `line` as a command toolgate did not mean: the
+/// legacy `##[command]` anywhere, or a `::command::` at its start other than toolgate's own
+/// annotations (`::error file=…`, `::notice title=toolgate::`).
+fn forges_a_command(line: &str) -> bool {
+    let start = line.trim_start();
+    line.contains("##[")
+        || (start.starts_with("::")
+            && !start.starts_with("::error ")
+            && !start.starts_with("::notice title=toolgate::"))
+}
+
+#[test]
+fn names_and_values_from_the_tree_cannot_forge_a_ci_command() {
+    let dir = tree();
+    let root = dir.path();
+    // A class folder, a fixture-root file, a raw file without a sidecar, and a sidecar value, each
+    // named or written as a workflow command.
+    fs::create_dir_all(root.join("fixtures/review_status/##[add-mask]secret")).unwrap();
+    fs::write(root.join("fixtures/::warning::forged"), "").unwrap();
+    fs::write(root.join("fixtures/job_status/accepted/##[group]x.json"), "{}").unwrap();
+    fs::write(
+        root.join("fixtures/job_status/near-miss/null_data.expect.yaml"),
+        "expect: { outcome: rejected, layer: '::error::forged ##[endgroup]' }\n",
+    )
+    .unwrap();
+    for format in ["human", "github", "markdown", "json", "junit"] {
+        let run = toolgate_test(root, &["--format", format], true);
+        assert_eq!(run.code, 2, "{format}: {}", run.stdout);
+        for line in run.stdout.lines().chain(run.stderr.lines()) {
+            assert!(!forges_a_command(line), "{format}: {line}");
+        }
+        // The names are still shown, escaped.
+        if format == "human" {
+            assert!(run.stdout.contains("\\u{23}#[add-mask]secret"), "{}", run.stdout);
+        }
+    }
+}
+
+#[test]
+fn property_names_cannot_forge_a_ci_command_in_lint_diff_or_mutate() {
+    let dir = tree();
+    let root = dir.path();
+    let schema = root.join("contracts/review_status/v2/envelope.schema.json");
+    let text = fs::read_to_string(&schema).unwrap();
+    fs::write(
+        &schema,
+        text.replace(
+            r###""reviewed_by": { "type": "string", "minLength": 1, "maxLength": 128 },"###,
+            r###""reviewed_by": { "type": "string", "minLength": 1, "maxLength": 128 },
+        "##[add-mask]p": { "type": "string" },
+        "::error::q": {},"###,
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["lint"],
+        vec!["mutate", "review_status"],
+        vec!["diff", "review_status"],
+        vec!["diff", "review_status", "--format", "markdown"],
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args(&args).arg("--root").arg(root).env("NO_COLOR", "1");
+        let run = run_within(command, LIMIT);
+        assert!(run.code <= 1, "{args:?}: {}", run.stderr);
+        for line in run.stdout.lines().chain(run.stderr.lines()) {
+            assert!(!forges_a_command(line), "{args:?}: {line}");
+        }
+        if args[0] != "mutate" {
+            assert!(
+                run.stdout.contains("#[add-mask]p"),
+                "{args:?} names the property: {}",
+                run.stdout
+            );
+        }
+    }
+}

@@ -13,10 +13,30 @@ use serde::Serialize;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// `document` as pretty-printed JSON and a final newline.
+///
+/// A report printed to a CI log must not hold GitHub Actions' legacy `##[command]`, which the
+/// runner reads anywhere in a line: in JSON it can only be inside a string, where `\u0023` is the
+/// same `#` to every reader.
 pub fn render(document: &impl Serialize) -> String {
     // Report types hold strings, numbers, booleans and sorted maps with string keys: serializing
     // them cannot fail.
     let mut text = serde_json::to_string_pretty(document).expect("a report always serializes");
+    if text.contains("##[") {
+        text = text.replace("##[", "\\u0023#[");
+    }
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ci_command_in_a_string_is_escaped_and_reads_back_the_same() {
+        let text = render(&serde_json::json!({"name": "##[add-mask]x"}));
+        assert!(!text.contains("##["), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["name"], "##[add-mask]x");
+    }
 }

@@ -94,7 +94,25 @@ pub(crate) fn render(summary: &Summary) -> Result<String, String> {
     let xml = report
         .to_string()
         .map_err(|error| format!("cannot write JUnit XML: {error}"))?;
-    Ok(without_root_skipped(&xml))
+    Ok(without_ci_commands(&without_root_skipped(&xml)))
+}
+
+/// The report with no line a GitHub Actions runner would read as a command when it is printed to
+/// a log: `#` and `:` as character references where they would begin `##[command]` (anywhere) or
+/// `::command::` (at a line's start). An XML reader sees the same characters.
+fn without_ci_commands(xml: &str) -> String {
+    let xml = xml.replace("##[", "&#35;#[");
+    xml.split('\n')
+        .map(|line| {
+            let blanks = line.len() - line.trim_start().len();
+            if line[blanks..].starts_with("::") {
+                format!("{}&#58;{}", &line[..blanks], &line[blanks + 1..])
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// quick-junit writes a `skipped` count on `<testsuites>`, which junit-10.xsd does not allow
@@ -131,5 +149,13 @@ mod tests {
             "<?xml version=\"1.0\"?>\n<testsuites name=\"toolgate\" tests=\"2\" failures=\"0\">\n<testsuite name=\"a\" skipped=\"1\"/>\n</testsuites>"
         );
         assert_eq!(without_root_skipped("<a/>"), "<a/>");
+    }
+
+    #[test]
+    fn no_line_reads_as_a_ci_command() {
+        assert_eq!(
+            without_ci_commands("<a m=\"##[x]\">\n  ::error::y\n</a>"),
+            "<a m=\"&#35;#[x]\">\n  &#58;:error::y\n</a>"
+        );
     }
 }
