@@ -12,8 +12,8 @@ use toolgate_repo::{parse_target, save_fixture};
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
 use toolgate_repo::Repository;
-use toolgate_repo::open_audit_log;
 use toolgate_repo::{FixtureTarget, Observed};
+use toolgate_repo::{OutputMode, create_output_folder, open_audit_log, open_output_file};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
 use toolgate_repo::{UsageError, write_output};
 
@@ -203,10 +203,11 @@ fn read_raw(
 }
 
 fn retain(folder: &Path, raw: &[u8], decision: &Decision) -> Result<(), UsageError> {
-    fs::create_dir_all(folder)
-        .map_err(|error| UsageError::io(folder, "create the retention folder", &error))?;
+    create_output_folder(folder, "the retention folder")?;
     let path = folder.join(decision.audit_event().raw_sha256().to_hex());
-    fs::write(&path, raw).map_err(|error| UsageError::io(&path, "retain the raw bytes", &error))
+    open_output_file(&path, OutputMode::Replace, "the retained raw bytes")?
+        .write_all(raw)
+        .map_err(|error| UsageError::io(&path, "retain the raw bytes", &error))
 }
 
 fn explain(decision: &Decision, tool: &str, version: &str, retained: Option<&Path>) -> String {

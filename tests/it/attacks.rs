@@ -405,7 +405,11 @@ fn names_and_values_from_the_tree_cannot_forge_a_ci_command() {
     // named or written as a workflow command.
     fs::create_dir_all(root.join("fixtures/review_status/##[add-mask]secret")).unwrap();
     fs::write(root.join("fixtures/::warning::forged"), "").unwrap();
-    fs::write(root.join("fixtures/job_status/accepted/##[group]x.json"), "{}").unwrap();
+    fs::write(
+        root.join("fixtures/job_status/accepted/##[group]x.json"),
+        "{}",
+    )
+    .unwrap();
     fs::write(
         root.join("fixtures/job_status/near-miss/null_data.expect.yaml"),
         "expect: { outcome: rejected, layer: '::error::forged ##[endgroup]' }\n",
@@ -419,7 +423,11 @@ fn names_and_values_from_the_tree_cannot_forge_a_ci_command() {
         }
         // The names are still shown, escaped.
         if format == "human" {
-            assert!(run.stdout.contains("\\u{23}#[add-mask]secret"), "{}", run.stdout);
+            assert!(
+                run.stdout.contains("\\u{23}#[add-mask]secret"),
+                "{}",
+                run.stdout
+            );
         }
     }
 }
@@ -447,7 +455,11 @@ fn property_names_cannot_forge_a_ci_command_in_lint_diff_or_mutate() {
         vec!["diff", "review_status", "--format", "markdown"],
     ] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        command.args(&args).arg("--root").arg(root).env("NO_COLOR", "1");
+        command
+            .args(&args)
+            .arg("--root")
+            .arg(root)
+            .env("NO_COLOR", "1");
         let run = run_within(command, LIMIT);
         assert!(run.code <= 1, "{args:?}: {}", run.stderr);
         for line in run.stdout.lines().chain(run.stderr.lines()) {
@@ -461,4 +473,89 @@ fn property_names_cannot_forge_a_ci_command_in_lint_diff_or_mutate() {
             );
         }
     }
+}
+
+#[test]
+fn no_write_goes_through_a_symlink_the_pull_request_committed() {
+    let dir = tree();
+    let root = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let keys = outside.path().join("authorized_keys");
+    fs::write(&keys, "keep").unwrap();
+    // --report and the job summary: a committed symlink at the report's path.
+    symlink(&keys, root.join("toolgate.xml")).unwrap();
+    // Named relative to the checkout, as a workflow names it.
+    let mut report = toolgate_test_command(root, &["--report", "junit=toolgate.xml"], true);
+    report.current_dir(root);
+    let report = run_within(report, LIMIT);
+    assert_eq!(report.code, 2, "{}", report.stdout);
+    assert!(
+        report.stderr.contains(
+            "toolgate.xml: a symlink, so the junit report (toolgate.xml) is not written through it"
+        ),
+        "{}",
+        report.stderr
+    );
+    let mut summary = toolgate_test_command(root, &["--format", "github"], true);
+    summary.env("GITHUB_STEP_SUMMARY", root.join("toolgate.xml"));
+    let summary = run_within(summary, LIMIT);
+    assert_eq!(summary.code, 2, "{}", summary.stdout);
+    assert!(
+        summary.stderr.contains("the job summary"),
+        "{}",
+        summary.stderr
+    );
+    assert_eq!(fs::read_to_string(&keys).unwrap(), "keep");
+
+    // --accept: a tool's snapshot folder that leads into its own locked contract version.
+    let contract = root.join("contracts/close_ticket/v1/contract.yaml");
+    let locked = fs::read(&contract).unwrap();
+    fs::remove_dir_all(root.join("snapshots/close_ticket")).unwrap();
+    symlink(
+        root.join("contracts/close_ticket/v1"),
+        root.join("snapshots/close_ticket"),
+    )
+    .unwrap();
+    let before = contents(&root.join("contracts"));
+    let accepted = toolgate_test(root, &["--accept", "close_ticket"], false);
+    assert_ne!(accepted.code, 0, "{}", accepted.stdout);
+    assert!(
+        accepted
+            .stdout
+            .contains("snapshots/close_ticket: a symlink, so"),
+        "{}",
+        accepted.stdout
+    );
+    assert_eq!(contents(&root.join("contracts")), before);
+    assert_eq!(fs::read(&contract).unwrap(), locked);
+
+    // --save-fixture: a class folder that leads into a locked contract version.
+    fs::remove_dir_all(root.join("fixtures/job_status/near-miss")).unwrap();
+    symlink(
+        root.join("contracts/job_status/v1"),
+        root.join("fixtures/job_status/near-miss"),
+    )
+    .unwrap();
+    let before = contents(&root.join("contracts"));
+    let mut save = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    save.args([
+        "check",
+        "job_status",
+        "--request",
+        "fixtures/job_status/request.json",
+    ])
+    .args(["--save-fixture", "near-miss/planted", "--root"])
+    .arg(root)
+    .current_dir(root)
+    .stdin(std::process::Stdio::null());
+    let saved = run_within(save, LIMIT);
+    assert_eq!(saved.code, 2, "{}", saved.stderr);
+    assert!(
+        saved
+            .stderr
+            .contains("fixtures/job_status/near-miss: a symlink, so"),
+        "{}",
+        saved.stderr
+    );
+    assert_eq!(contents(&root.join("contracts")), before);
 }

@@ -99,6 +99,13 @@ pub enum RepoProblem {
     },
     /// A symlink, folder or special file where a file was to be written: never written through.
     NotWritable,
+    /// A symlink on the way to a file to write or delete, even one that stays inside the root: a
+    /// write never goes through one (a committed `snapshots -> contracts/x/v1` would otherwise
+    /// let `--accept` rewrite a locked contract).
+    SymlinkOnTheWay {
+        /// The file that was to be written or deleted, as the user knows it.
+        file: PathBuf,
+    },
     /// Not a regular file where one was to be deleted: left alone.
     NotRemovable,
     /// The operating system refused.
@@ -189,6 +196,11 @@ impl fmt::Display for RepoError {
             RepoProblem::NotWritable => write!(
                 f,
                 "{path}: not a regular file (a symlink, folder or special file); toolgate never writes through one: remove it"
+            ),
+            RepoProblem::SymlinkOnTheWay { file } => write!(
+                f,
+                "{path}: a symlink, so {} is not written or deleted through it (toolgate never writes through a symlink, even one inside the repository): replace it with the folder itself",
+                file.display()
             ),
             RepoProblem::NotRemovable => write!(
                 f,
@@ -374,11 +386,36 @@ impl RepoRoot {
         })
     }
 
+    /// Refuses a symlink among the folders on the way to `relative`, even one that leads inside
+    /// the root: reads may follow those, writes and deletes never do.
+    fn no_symlink_on_the_way(&self, relative: &Path) -> Result<(), RepoError> {
+        let mut folder = PathBuf::new();
+        for component in relative.parent().into_iter().flat_map(Path::components) {
+            folder.push(component);
+            match fs::symlink_metadata(self.real.join(&folder)) {
+                Ok(metadata) if metadata.file_type().is_symlink() => {
+                    return Err(RepoError::new(
+                        self.shown(&folder),
+                        RepoProblem::SymlinkOnTheWay {
+                            file: self.shown(relative),
+                        },
+                    ));
+                }
+                Ok(_) => {}
+                Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(error) => return Err(RepoError::io(self.shown(&folder), "inspect", &error)),
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `bytes` to `relative`, creating folders inside the root as needed. Never writes
-    /// through a symlink, and never replaces anything but a regular file.
+    /// through a symlink (neither the file nor a folder on the way), and never replaces anything
+    /// but a regular file.
     pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), RepoError> {
         let shown = || self.shown(relative);
         self.confine(relative)?;
+        self.no_symlink_on_the_way(relative)?;
         if let Some(parent) = relative.parent() {
             let mut folder = PathBuf::new();
             for component in parent.components() {
@@ -420,6 +457,7 @@ impl RepoRoot {
         if let Some(parent) = relative.parent() {
             self.confine(parent)?;
         }
+        self.no_symlink_on_the_way(relative)?;
         let full = self.real.join(relative);
         match fs::symlink_metadata(&full) {
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -550,6 +588,45 @@ mod tests {
                 .unwrap()
                 .len(),
             11
+        );
+    }
+
+    #[test]
+    fn nothing_is_written_or_deleted_through_a_symlink_inside_the_root() {
+        let (_outside, repo, root) = setup();
+        fs::create_dir_all(repo.path().join("contracts/t/v1")).unwrap();
+        fs::write(repo.path().join("contracts/t/v1/contract.yaml"), "locked").unwrap();
+        // A committed `snapshots/t` that points at a locked contract version.
+        fs::create_dir_all(repo.path().join("snapshots")).unwrap();
+        symlink(
+            repo.path().join("contracts/t/v1"),
+            repo.path().join("snapshots/t"),
+        )
+        .unwrap();
+        let error = root
+            .write(Path::new("snapshots/t/contract.yaml"), b"rewritten")
+            .unwrap_err();
+        assert!(
+            matches!(error.problem(), RepoProblem::SymlinkOnTheWay { .. }),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("snapshots/t: a symlink, so"),
+            "{error}"
+        );
+        assert!(
+            root.remove_file(Path::new("snapshots/t/contract.yaml"))
+                .is_err()
+        );
+        assert_eq!(
+            fs::read_to_string(repo.path().join("contracts/t/v1/contract.yaml")).unwrap(),
+            "locked"
+        );
+        // Reading through it is still allowed: it stays inside the root.
+        assert_eq!(
+            root.read_text(Path::new("snapshots/t/contract.yaml"))
+                .unwrap(),
+            "locked"
         );
     }
 }

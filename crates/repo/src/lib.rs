@@ -14,7 +14,6 @@
 
 mod acceptance;
 mod admission;
-mod audit_log;
 mod case_result;
 mod choice;
 mod confine;
@@ -24,6 +23,7 @@ mod invariants;
 pub mod json_report;
 mod leak;
 pub mod lock;
+mod output_file;
 mod repository;
 mod request;
 mod save_fixture;
@@ -36,7 +36,6 @@ pub use acceptance::{Acceptance, Acceptances, Checked, EntryFile, check_pointer}
 pub use admission::{
     Admitted, Prepared, RequestFiles, admit_fixture, prepare, reproduce_command, shell_command,
 };
-pub use audit_log::open_audit_log;
 pub use case_result::{CaseResult, Problem, ProblemKind};
 pub use choice::Choice;
 pub use confine::{Entry, EntryKind, MAX_FILE_BYTES, RepoError, RepoProblem, RepoRoot};
@@ -47,6 +46,7 @@ pub use fixture::{
 };
 pub use invariants::{agent_view_problems, reference_disagreements};
 pub use leak::{allowed_strings, leaks, raw_strings};
+pub use output_file::{OutputMode, create_output_folder, open_audit_log, open_output_file};
 pub use repository::{
     CONTRACTS_DIR, LINT_FILE, Repository, VersionDir, VersionFiles, parse_version,
 };

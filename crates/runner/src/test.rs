@@ -16,9 +16,9 @@ use toolgate_gate::internals::escape_hidden;
 use crate::report::{self, Summary};
 use crate::snapshot::{self, SnapshotMode};
 use crate::suite::{Case, RunContext, Scope, Suite};
-use toolgate_repo::Choice;
 use toolgate_repo::Status;
 use toolgate_repo::{CaseResult, Problem, ProblemKind};
+use toolgate_repo::{Choice, OutputMode, open_output_file};
 use toolgate_repo::{UsageError, write_output};
 
 toolgate_repo::choices! {
@@ -269,32 +269,26 @@ fn write_report_files(
     rendering: &Rendering<'_>,
     formats: &[ReportFormat],
 ) -> Result<(), UsageError> {
+    let write = |path: &Path, mode: OutputMode, what: &str, text: &str| {
+        open_output_file(path, mode, what)?
+            .write_all(text.as_bytes())
+            .map_err(|error| UsageError::io(path, &format!("write {what}"), &error))
+    };
     for report in &options.reports {
         let text = rendering.render(report.format, false)?;
-        std::fs::write(&report.path, text).map_err(|error| {
-            UsageError::new(format!(
-                "{}: cannot write the {:?} report: {error}",
-                report.path.display(),
-                report.format
-            ))
-        })?;
+        let what = format!("the {} report", report.format.name());
+        write(&report.path, OutputMode::Replace, &what, &text)?;
     }
     if formats.contains(&ReportFormat::Github)
         && let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty())
     {
-        use std::io::Write as _;
         let markdown = rendering.render(ReportFormat::Markdown, false)?;
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(markdown.as_bytes()))
-            .map_err(|error| {
-                UsageError::new(format!(
-                    "{}: cannot append to GITHUB_STEP_SUMMARY: {error}",
-                    PathBuf::from(&path).display()
-                ))
-            })?;
+        write(
+            Path::new(&path),
+            OutputMode::Append,
+            "the job summary (GITHUB_STEP_SUMMARY)",
+            &markdown,
+        )?;
     }
     Ok(())
 }
