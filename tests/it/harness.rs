@@ -594,3 +594,60 @@ fn a_new_contract_version_runs_every_fixture_against_both_versions() {
         trials.stdout
     );
 }
+
+#[test]
+fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says_so() {
+    let dir = tree();
+    let root = dir.path();
+    copy(
+        &root.join("contracts/review_status/v2"),
+        &root.join("contracts/review_status/v3"),
+    );
+    let contract = root.join("contracts/review_status/v3/contract.yaml");
+    let text = fs::read_to_string(&contract).unwrap();
+    fs::write(&contract, text.replace("version: 2", "version: 3")).unwrap();
+    let lock = root.join("contracts/contracts.lock");
+
+    // Another tool's filter: review_status v3 stays unlocked, and the note says the lock was not
+    // checked and which command does it.
+    let other = toolgate_test(root, &["--accept", "close_ticket"], false);
+    assert!(
+        !fs::read_to_string(&lock)
+            .unwrap()
+            .contains("review_status v3")
+    );
+    assert!(
+        other.stdout.contains("--accept with a filter: no new version of the tools accepted (close_ticket) to lock; contracts/contracts.lock was not checked: `toolgate test --accept` with no filter checks it"),
+        "{}",
+        other.stdout
+    );
+
+    // The tool's own filter locks its new version, and only that.
+    let before = fs::read_to_string(&lock).unwrap();
+    let accepted = toolgate_test(root, &["--accept", "review_status"], false);
+    let after = fs::read_to_string(&lock).unwrap();
+    assert!(after.starts_with(&before), "entries are only added");
+    let added: Vec<&str> = after[before.len()..].lines().collect();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert!(
+        added[0].starts_with("review_status v3 sha256:"),
+        "{added:?}"
+    );
+    assert!(
+        accepted.stdout.contains(
+            "--accept with a filter: locked review_status v3 in contracts/contracts.lock"
+        ),
+        "{}",
+        accepted.stdout
+    );
+    // And the repository's lock check, run in CI, finds nothing to say.
+    let ci = toolgate_test(root, &["--format", "json"], true);
+    let report: Value = serde_json::from_str(&ci.stdout).unwrap();
+    let failing: Vec<&str> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|failure| failure["name"].as_str().unwrap())
+        .collect();
+    assert!(!failing.contains(&"suite::contract_lock"), "{failing:?}");
+}

@@ -45,25 +45,29 @@ pub fn digest(root: &RepoRoot, folder: &Path) -> Result<Sha256Digest, String> {
     Ok(Sha256Digest::of(&material))
 }
 
-/// Checks every version folder against the lock; with `record_new`, adds unlocked versions (a
-/// locked entry is never rewritten).
-pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: bool) -> Vec<Problem> {
-    let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
-    let shown = root.shown(&lock_path);
-    let mut problems = Vec::new();
-    let mut locked: BTreeMap<(String, String), String> = BTreeMap::new();
-    let existing = match root.kind(&lock_path) {
-        Ok(EntryKind::Missing) => None,
-        _ => match root.read_text(&lock_path) {
-            Ok(text) => Some(text),
-            Err(message) => {
-                problems.push(Problem::new(ProblemKind::Lock, message));
-                return problems;
-            }
-        },
-    };
-    if let Some(text) = &existing {
-        for (number, line) in text.lines().enumerate() {
+/// The lock file as read: its text and its entries, `(tool, version) -> hex digest`.
+struct Lock {
+    text: Option<String>,
+    entries: BTreeMap<(String, String), String>,
+}
+
+impl Lock {
+    /// Reads `contracts/contracts.lock` (absent: no entries); a line that is not an entry is a
+    /// problem at its line, the rest still count.
+    fn read(root: &RepoRoot, problems: &mut Vec<Problem>) -> Option<Lock> {
+        let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
+        let text = match root.kind(&lock_path) {
+            Ok(EntryKind::Missing) => None,
+            _ => match root.read_text(&lock_path) {
+                Ok(text) => Some(text),
+                Err(error) => {
+                    problems.push(Problem::new(ProblemKind::Lock, error));
+                    return None;
+                }
+            },
+        };
+        let mut entries = BTreeMap::new();
+        for (number, line) in text.iter().flat_map(|text| text.lines()).enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -71,7 +75,7 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
             let parts: Vec<&str> = line.split_whitespace().collect();
             match parts.as_slice() {
                 [tool, version, digest] if digest.starts_with("sha256:") => {
-                    locked.insert(
+                    entries.insert(
                         (tool.to_string(), version.to_string()),
                         digest["sha256:".len()..].to_owned(),
                     );
@@ -80,13 +84,40 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
                     ProblemKind::Lock,
                     format!(
                         "{}:{}: not a lock line; expected `<tool> v<N> sha256:<hex>`",
-                        shown.display(),
+                        root.shown(&lock_path).display(),
                         number + 1
                     ),
                 )),
             }
         }
+        Some(Lock { text, entries })
     }
+
+    /// Appends `added` lines (`<tool> v<N> sha256:<hex>`), creating the file with its header.
+    fn append(self, root: &RepoRoot, added: &[String], problems: &mut Vec<Problem>) {
+        if added.is_empty() {
+            return;
+        }
+        let mut text = self.text.unwrap_or_else(|| HEADER.to_owned());
+        for line in added {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
+        if let Err(error) = root.write(&lock_path, text.as_bytes()) {
+            problems.push(Problem::new(ProblemKind::Lock, error));
+        }
+    }
+}
+
+/// Checks every version folder against the lock; with `record_new`, adds unlocked versions (a
+/// locked entry is never rewritten).
+pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: bool) -> Vec<Problem> {
+    let shown = root.shown(&Path::new(CONTRACTS_DIR).join(LOCK_FILE));
+    let mut problems = Vec::new();
+    let Some(lock) = Lock::read(root, &mut problems) else {
+        return problems;
+    };
     let mut added = Vec::new();
     let mut present = Vec::new();
     for (tool, version) in versions {
@@ -100,7 +131,7 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
                 continue;
             }
         };
-        match locked.get(&key) {
+        match lock.entries.get(&key) {
             Some(expected) if *expected == actual => {}
             Some(_) => problems.push(Problem::new(
                 ProblemKind::Lock,
@@ -136,7 +167,7 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
             }
         }
     }
-    for (tool, version) in locked.keys() {
+    for (tool, version) in lock.entries.keys() {
         if !present.contains(&(tool.clone(), version.clone())) {
             problems.push(Problem::new(
                 ProblemKind::Lock,
@@ -144,15 +175,42 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
             ));
         }
     }
-    if !added.is_empty() {
-        let mut text = existing.unwrap_or_else(|| HEADER.to_owned());
-        for line in added {
-            text.push_str(&line);
-            text.push('\n');
+    lock.append(root, &added, &mut problems);
+    problems
+}
+
+/// Locks the versions of `versions` that the lock has no entry for, and nothing else: what
+/// `toolgate test --accept <filter>` does for the tools it accepted, when the repository-wide
+/// lock check is not among the selected checks. Returns `<tool> v<N>` of each version locked,
+/// and the problems met (a locked version that changed is left to the lock check to report).
+pub fn lock_new(root: &RepoRoot, versions: &[(String, VersionDir)]) -> (Vec<String>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let Some(lock) = Lock::read(root, &mut problems) else {
+        return (Vec::new(), problems);
+    };
+    let mut added = Vec::new();
+    let mut locked = Vec::new();
+    for (tool, version) in versions {
+        if lock.entries.contains_key(&(tool.clone(), version.name())) {
+            continue;
         }
-        if let Err(message) = root.write(&lock_path, text.as_bytes()) {
-            problems.push(Problem::new(ProblemKind::Lock, message));
+        match digest(root, &version.path) {
+            Ok(digest) => {
+                added.push(format!(
+                    "{tool} {} sha256:{}",
+                    version.name(),
+                    digest.to_hex()
+                ));
+                locked.push(format!("{tool} {}", version.name()));
+            }
+            Err(message) => problems.push(Problem::new(ProblemKind::Lock, message)),
         }
     }
-    problems
+    let before = problems.len();
+    lock.append(root, &added, &mut problems);
+    if problems.len() > before {
+        // The lock could not be written: nothing was locked.
+        locked.clear();
+    }
+    (locked, problems)
 }

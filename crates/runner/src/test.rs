@@ -188,10 +188,17 @@ pub fn run(
         verdict.problems.push(panic_problem(&message));
         Ok(vec![(false, verdict)])
     };
+    // The tools at least one selected case of ran for: what `--accept <filter>` accepted.
+    let mut accepted_tools: Vec<String> = Vec::new();
     in_parallel(&tools, run_tool, tool_panicked, |result| match result {
         Ok(verdicts) => {
             for (is_case, verdict) in verdicts {
                 if is_case {
+                    if let Some(tool) = &verdict.tool
+                        && !accepted_tools.contains(tool)
+                    {
+                        accepted_tools.push(tool.clone());
+                    }
                     summary.record_case(verdict)
                 } else {
                     summary.record_check(verdict)
@@ -209,6 +216,9 @@ pub fn run(
         .filter(|check| options.selects(&check.name))
     {
         summary.record_check(timed(|| repository.run_check(check, &context)));
+    }
+    if options.accept && !options.selects(LOCK_CHECK) {
+        lock_accepted_tools(&repository, &accepted_tools, &mut summary);
     }
     summary.elapsed = started.elapsed();
 
@@ -232,6 +242,37 @@ pub fn run(
         let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));
     }
     Ok(summary.status())
+}
+
+/// The repository-wide check that reads and writes the contract lock.
+const LOCK_CHECK: &str = "suite::contract_lock";
+
+/// `--accept` with a filter that leaves out the lock check: the new versions of the tools it
+/// accepted are locked all the same (never another tool's), and the report says which, and that
+/// the rest of the lock was not checked.
+fn lock_accepted_tools(repository: &Suite, accepted: &[String], summary: &mut Summary) {
+    let (locked, problems) = repository.lock_new_versions(accepted);
+    if !problems.is_empty() {
+        let mut result = CaseResult::named(LOCK_CHECK);
+        result.problems = problems;
+        summary.record_check(result);
+    }
+    let lock = "contracts/contracts.lock";
+    summary.notes.push(if locked.is_empty() {
+        format!(
+            "--accept with a filter: no new version of the tools accepted ({}) to lock; {lock} was not checked: `toolgate test --accept` with no filter checks it and locks every new version",
+            if accepted.is_empty() {
+                "none".to_owned()
+            } else {
+                accepted.join(", ")
+            }
+        )
+    } else {
+        format!(
+            "--accept with a filter: locked {} in {lock}; the rest of the lock was not checked: `toolgate test --accept` with no filter checks it and locks every new version",
+            locked.join(", ")
+        )
+    });
 }
 
 /// What every report of one run is rendered from.

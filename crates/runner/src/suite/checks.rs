@@ -335,6 +335,22 @@ impl Suite {
         problems
     }
 
+    /// Locks the unlocked versions of `tools` and nothing else (`--accept` with a filter that
+    /// leaves the lock check out): each `<tool> v<N>` locked, and the problems met.
+    pub fn lock_new_versions(&self, tools: &[String]) -> (Vec<String>, Vec<Problem>) {
+        let versions: Vec<(String, VersionDir)> = tools
+            .iter()
+            .flat_map(|tool| {
+                let versions = self.repository.versions(tool).ok();
+                versions
+                    .into_iter()
+                    .flatten()
+                    .map(|version| (tool.clone(), version))
+            })
+            .collect();
+        lock::lock_new(self.root(), &versions)
+    }
+
     /// Published contract versions are locked and unchanged; accepting locks new ones.
     pub(super) fn lock_problems(&self, context: &RunContext) -> Vec<Problem> {
         let versions: Vec<(String, VersionDir)> = self
