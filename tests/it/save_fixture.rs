@@ -223,7 +223,14 @@ fn a_decision_that_does_not_fit_the_class_or_a_bad_target_is_refused() {
         ),
         ("accepted", "write CLASS/NAME"),
         ("rejected/x", "is not a fixture class"),
-        ("accepted/../../escape", "a fixture name is letters, digits"),
+        ("accepted/../../escape", "a case name is letters, digits"),
+        // The rule `toolgate test` reads case names by: no extension, no dot, no leading `_`.
+        (
+            "near-miss/x.json",
+            "name the case without an extension (`near-miss/x`)",
+        ),
+        ("near-miss/v1.2", "a case name is letters, digits"),
+        ("near-miss/_x", "a case name is letters, digits"),
     ] {
         let outcome = save_job_status(root, target, admitted.as_bytes());
         assert_eq!(outcome.code, 2, "{target}");

@@ -314,7 +314,7 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
             if !is_case_name(&case) {
                 discovery.problems.push(StructureProblem {
                     path: sidecar,
-                    message: format!("case name `{case}` must be letters, digits, `_` and `-` (it names a test and a snapshot)"),
+                    message: format!("case name `{case}` must be letters, digits, `_` and `-`, a letter or digit first, at most {MAX_CASE_NAME} characters (it names a test and a snapshot)"),
                 });
                 continue;
             }
@@ -386,11 +386,18 @@ fn discover_class(
     }
 }
 
-fn is_case_name(name: &str) -> bool {
+/// The longest case name: it names a test, a snapshot file and two fixture files.
+pub const MAX_CASE_NAME: usize = 100;
+
+/// Whether `name` may name a case: letters, digits, `_` and `-`, a letter or digit first, at most
+/// [`MAX_CASE_NAME`] characters. It names a test (`tool::class::case`) and files, so nothing in it
+/// may be read as a path, an extension or a filter.
+pub fn is_case_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphanumeric())
+    name.len() <= MAX_CASE_NAME
+        && chars
+            .next()
+            .is_some_and(|first| first.is_ascii_alphanumeric())
         && chars.all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
 }
 

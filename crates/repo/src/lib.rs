@@ -41,8 +41,9 @@ pub use choice::Choice;
 pub use confine::{Entry, EntryKind, MAX_FILE_BYTES, RepoError, RepoProblem, RepoRoot};
 pub use error::{FileError, UsageError, plural, write_output};
 pub use fixture::{
-    DEFAULT_REQUEST_FILE, Discovery, FIXTURES_DIR, Fixture, FixtureClass, RootDiscovery,
-    SIDECAR_SUFFIX, SURVIVORS_FILE, StructureProblem, discover_root, discover_tool,
+    DEFAULT_REQUEST_FILE, Discovery, FIXTURES_DIR, Fixture, FixtureClass, MAX_CASE_NAME,
+    RootDiscovery, SIDECAR_SUFFIX, SURVIVORS_FILE, StructureProblem, discover_root, discover_tool,
+    is_case_name,
 };
 pub use invariants::{agent_view_problems, reference_disagreements};
 pub use leak::{allowed_strings, leaks, raw_strings};

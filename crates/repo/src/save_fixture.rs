@@ -12,7 +12,9 @@ use toolgate_gate::internals::format_timestamp;
 use toolgate_gate::{Decision, Outcome, Response};
 
 use crate::error::UsageError;
-use crate::fixture::{DEFAULT_REQUEST_FILE, FIXTURES_DIR, FixtureClass, SIDECAR_SUFFIX};
+use crate::fixture::{
+    DEFAULT_REQUEST_FILE, FIXTURES_DIR, FixtureClass, MAX_CASE_NAME, SIDECAR_SUFFIX, is_case_name,
+};
 use crate::repository::Repository;
 use crate::request::RequestSpec;
 use crate::sidecar::{Expectation, Sidecar, yaml_string};
@@ -34,15 +36,20 @@ pub fn parse_target(text: &str) -> Result<FixtureTarget, String> {
     let class = FixtureClass::from_dir_name(class).ok_or_else(|| {
         format!("{class:?} is not a fixture class (accepted, near-miss, legacy, duplicate-key)")
     })?;
-    let plain = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with(['.', '-'])
-        && name
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.'));
-    if !plain {
+    // Exactly the rule `toolgate test` reads case names by, so a saved fixture is never refused
+    // by the next run.
+    if !is_case_name(name) {
+        let hint = match name.rsplit_once('.') {
+            Some((stem, _)) if is_case_name(stem) => {
+                format!(
+                    "; name the case without an extension (`{}/{stem}`): the raw file keeps the response's own",
+                    class.as_str()
+                )
+            }
+            _ => String::new(),
+        };
         return Err(format!(
-            "{name:?}: a fixture name is letters, digits, `_`, `-` and `.` (not first), at most 100 characters"
+            "{name:?}: a case name is letters, digits, `_` and `-`, a letter or digit first, at most {MAX_CASE_NAME} characters{hint}"
         ));
     }
     Ok(FixtureTarget {
