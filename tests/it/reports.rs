@@ -357,3 +357,54 @@ fn the_markdown_report_shows_hostile_text_exactly_and_links_nothing() {
     );
     assert!(!shown.replace(HOSTILE, "").contains('\\'), "{shown}");
 }
+
+#[test]
+fn github_annotations_land_on_the_file_a_problem_is_about_at_its_line() {
+    let dir = tree();
+    let root = dir.path();
+    // A sidecar whose second line is wrong, and a file where no file belongs.
+    fs::write(
+        root.join("fixtures/job_status/near-miss/null_data.expect.yaml"),
+        "expect:\n  outcome: refused\n",
+    )
+    .unwrap();
+    fs::write(root.join("fixtures/job_status/stray.txt"), "x").unwrap();
+    let outcome = toolgate_test(root, &["--format", "github"], true);
+    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    let shown = root.display().to_string();
+    let annotations: Vec<&str> = outcome
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("::error "))
+        .collect();
+    let sidecar = format!(
+        "::error file={shown}/fixtures/job_status/near-miss/null_data.expect.yaml,line=2,title=job_status%3A%3Anear-miss%3A%3Anull_data"
+    );
+    assert!(
+        annotations.iter().any(|line| line.starts_with(&sidecar)),
+        "{annotations:#?}"
+    );
+    let stray = format!(
+        "::error file={shown}/fixtures/job_status/stray.txt,title=job_status%3A%3Astructure::"
+    );
+    assert!(
+        annotations.iter().any(|line| line.starts_with(&stray)),
+        "{annotations:#?}"
+    );
+    // The JSON report places them too.
+    let json = toolgate_test(root, &["--format", "json"], true);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    crate::common::assert_matches_schema("report", &report);
+    let problems: Vec<&Value> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|failure| failure["problems"].as_array().unwrap())
+        .collect();
+    assert!(
+        problems.iter().any(|problem| problem["file"]
+            == "fixtures/job_status/near-miss/null_data.expect.yaml"
+            && problem["line"] == 2),
+        "{problems:#?}"
+    );
+}

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use toolgate_gate::internals::escape_hidden;
 
-use crate::fixture::FixtureClass;
+use crate::fixture::{FixtureClass, StructureProblem};
 
 /// The kinds of problem a run can find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -82,6 +82,14 @@ pub struct Problem {
     /// Supporting detail, e.g. a unified diff.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The file the problem is in, relative to the root, when it is about one (a sidecar that
+    /// does not parse, a misplaced file): where a CI annotation goes.
+    /// Written with `/` and lossily decoded, so a hostile name never fails a report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The line in that file, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 impl Problem {
@@ -91,7 +99,26 @@ impl Problem {
             kind,
             message: message.into(),
             detail: None,
+            file: None,
+            line: None,
         }
+    }
+
+    /// A structural problem of the fixture tree, placed in its file where it names one.
+    pub fn structure(problem: &StructureProblem) -> Problem {
+        let placed = Problem::new(ProblemKind::Structure, problem.to_string());
+        if problem.path.as_os_str().is_empty() {
+            placed
+        } else {
+            placed.at(&problem.path, None)
+        }
+    }
+
+    /// Places the problem in `file` (relative to the root), at `line` when known.
+    pub fn at(mut self, file: &std::path::Path, line: Option<u64>) -> Problem {
+        self.file = Some(file.to_string_lossy().replace('\\', "/"));
+        self.line = line;
+        self
     }
 
     /// Attaches detail (a diff).

@@ -56,6 +56,25 @@ pub enum FileError {
 }
 
 impl FileError {
+    /// The file, as the user knows it.
+    pub fn file(&self) -> &Path {
+        match self {
+            FileError::Unreadable(error) => error.path(),
+            FileError::Invalid { file, .. } => file,
+        }
+    }
+
+    /// The line the problem is at, when known.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            FileError::Invalid {
+                at: Some((line, _)),
+                ..
+            } => Some(*line),
+            _ => None,
+        }
+    }
+
     /// `message` about `file`, at `at` when known.
     pub fn invalid(file: &Path, at: Option<(u64, u64)>, message: impl Into<String>) -> FileError {
         FileError::Invalid {

@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::confine::{EntryKind, RepoRoot};
+use crate::error::FileError;
 use crate::sidecar::Sidecar;
 
 /// The folder under the root that holds one folder per tool.
@@ -81,7 +82,7 @@ pub struct Fixture {
     /// The sidecar, relative to the root.
     pub sidecar: PathBuf,
     /// The parsed sidecar, or why it could not be read (the message names the file and line).
-    pub spec: Result<Sidecar, String>,
+    pub spec: Result<Sidecar, FileError>,
 }
 
 impl Fixture {
@@ -319,13 +320,9 @@ pub fn discover_tool(root: &RepoRoot, tool: &str) -> Discovery {
                 continue;
             }
             let spec = match root.read_text(&sidecar) {
-                Err(error) => Err(error.to_string()),
-                Ok(text) => Sidecar::parse(&text).map_err(|error| match error.line {
-                    Some((line, column)) => {
-                        format!("{}:{line}:{column}: {}", sidecar.display(), error.message)
-                    }
-                    None => format!("{}: {}", sidecar.display(), error.message),
-                }),
+                Err(error) => Err(FileError::from(error)),
+                Ok(text) => Sidecar::parse(&text)
+                    .map_err(|error| FileError::invalid(&sidecar, error.line, error.message)),
             };
             discovery.fixtures.push(Fixture {
                 tool: tool.to_owned(),

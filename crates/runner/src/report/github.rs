@@ -5,20 +5,52 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use toolgate_gate::internals::escape_hidden;
+
 use super::Summary;
 
 /// The workflow commands, then one plain result line.
 pub(crate) fn render(summary: &Summary, root: &Path) -> String {
     let mut out = String::new();
+    // Annotations name files relative to the checkout, where `--root` is.
+    let in_checkout = |file: &Path| {
+        let file = root.join(file);
+        let file = file.strip_prefix(".").unwrap_or(&file).to_path_buf();
+        // Escaped like every other printed name: a file named like a CI command is annotated at
+        // no file rather than letting its name reach the log raw.
+        format!("file={}", property(&escape_hidden(&file.to_string_lossy())))
+    };
     for failure in &summary.failures {
-        let mut properties = vec![format!("title={}", property(&failure.name))];
-        if let Some(fixture) = &failure.fixture {
-            // Annotations name files relative to the checkout, where `--root` is.
-            let file = root.join(fixture);
-            let file = file.strip_prefix(".").unwrap_or(&file);
-            properties.insert(0, format!("file={}", property(&file.to_string_lossy())));
+        let title = format!("title={}", property(&failure.name));
+        // A problem about a file of its own (a sidecar that does not parse, a misplaced file)
+        // annotates that file, at its line.
+        let located: Vec<_> = failure
+            .problems
+            .iter()
+            .filter_map(|problem| Some((problem, problem.file.as_deref()?)))
+            .collect();
+        for (problem, file) in &located {
+            let mut properties = vec![in_checkout(Path::new(file))];
+            if let Some(line) = problem.line {
+                properties.push(format!("line={line}"));
+            }
+            properties.push(title.clone());
+            let message = escape_hidden(&problem.message);
+            let text = match &problem.detail {
+                Some(detail) => format!("{message}\n{detail}"),
+                None => message.into_owned(),
+            };
+            let text = anstream::adapter::strip_str(&text).to_string();
+            let _ = writeln!(out, "::error {}::{}", properties.join(","), data(&text));
         }
-        // The title names the case; the message is the whole failure, its diff included.
+        if located.len() == failure.problems.len() && !located.is_empty() {
+            continue;
+        }
+        // The rest: one annotation on the fixture (or the run), with the whole failure.
+        let mut properties = vec![title];
+        if let Some(fixture) = &failure.fixture {
+            properties.insert(0, in_checkout(fixture));
+        }
         let text = anstream::adapter::strip_str(&failure.failure_text()).to_string();
         let _ = writeln!(out, "::error {}::{}", properties.join(","), data(&text));
     }

@@ -27,18 +27,22 @@ impl Case {
         verdict.fixture = Some(fixture.raw.clone());
         let spec = match &fixture.spec {
             Ok(spec) => spec,
-            Err(message) => {
-                verdict
-                    .problems
-                    .push(Problem::new(ProblemKind::Load, message.clone()));
+            Err(error) => {
+                verdict.problems.push(
+                    Problem::new(ProblemKind::Load, error.to_string())
+                        .at(error.file(), error.line()),
+                );
                 return verdict;
             }
         };
         if let Err(message) = class_consistency(fixture.class, spec) {
-            verdict.problems.push(Problem::new(
-                ProblemKind::Load,
-                format!("{}: {message}", fixture.sidecar.display()),
-            ));
+            verdict.problems.push(
+                Problem::new(
+                    ProblemKind::Load,
+                    format!("{}: {message}", fixture.sidecar.display()),
+                )
+                .at(&fixture.sidecar, None),
+            );
         }
         // Named for `cargo insta test --unreferenced` whatever happens to the case, so a case
         // that fails for another reason never gets its snapshot deleted as unreferenced.

@@ -19,11 +19,8 @@ use toolgate_repo::{Problem, ProblemKind};
 
 impl Suite {
     pub(super) fn structure_problems(&self) -> Vec<Problem> {
-        let mut problems: Vec<Problem> = self
-            .root_problems
-            .iter()
-            .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
-            .collect();
+        let mut problems: Vec<Problem> =
+            self.root_problems.iter().map(Problem::structure).collect();
         if self.fixture_count == 0 {
             problems.push(Problem::new(
                 ProblemKind::Structure,

@@ -29,7 +29,7 @@ use toolgate_repo::Acceptances;
 use toolgate_repo::RepoRoot;
 use toolgate_repo::RequestFiles;
 use toolgate_repo::UsageError;
-use toolgate_repo::{CaseResult, Problem, ProblemKind};
+use toolgate_repo::{CaseResult, Problem};
 use toolgate_repo::{Fixture, FixtureClass, StructureProblem};
 use toolgate_repo::{Repository, VersionDir};
 
@@ -476,7 +476,7 @@ impl Suite {
                 .get(tool)
                 .into_iter()
                 .flatten()
-                .map(|problem| Problem::new(ProblemKind::Structure, problem.to_string()))
+                .map(Problem::structure)
                 .collect(),
             CheckKind::Contracts => self.contract_problems(tool),
             CheckKind::Coverage => self.coverage_problems(tool),
