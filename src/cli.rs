@@ -17,7 +17,7 @@ use crate::schema::{self, SchemaOptions};
 
 /// toolgate: nothing reaches an agent that a contract did not promise.
 #[derive(Debug, Parser)]
-#[command(name = "toolgate", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "toolgate", version = env!("TOOLGATE_VERSION"), about, long_about = None, max_term_width = 100)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -108,7 +108,10 @@ request file could not be loaded, or a usage error.";
 /// Every man page: `toolgate.1`, then one per visible verb (`toolgate-test.1`, ...), as
 /// clap_mangen renders them.
 pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
-    let mut command = Cli::command().disable_help_subcommand(true);
+    // The release, not the commit: the committed pages stay current from one commit to the next.
+    let mut command = Cli::command()
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true);
     command.build();
     let mut pages = Vec::new();
     let mut pending = vec![command];

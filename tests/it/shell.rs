@@ -98,3 +98,37 @@ fn test_help_explains_ci_insta_update_and_pending_snapshots() {
         );
     }
 }
+
+#[test]
+fn version_names_the_commit_the_binary_was_built_from() {
+    let version = run(
+        {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            command.arg("--version");
+            command
+        },
+        b"",
+    );
+    assert_eq!(version.code, 0);
+    let line = version.stdout.trim_end();
+    let plain = format!("toolgate {}", env!("CARGO_PKG_VERSION"));
+    let built_in_a_checkout = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(repo_root())
+        .output()
+        .ok()
+        .filter(|output| output.status.success());
+    match built_in_a_checkout {
+        // The commit the binary was built from: HEAD, unless commits were made since the build
+        // (then the build is at least as old as a commit of this checkout).
+        Some(_) => {
+            let commit = line
+                .strip_prefix(&format!("{plain} (commit "))
+                .and_then(|rest| rest.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(commit.len(), 12, "{line}");
+            assert!(commit.chars().all(|ch| ch.is_ascii_hexdigit()), "{line}");
+        }
+        None => assert_eq!(line, plain),
+    }
+}
