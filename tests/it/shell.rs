@@ -103,7 +103,7 @@ fn test_help_explains_ci_insta_update_and_pending_snapshots() {
 fn version_names_the_commit_the_binary_was_built_from() {
     let version = run(
         {
-            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
             command.arg("--version");
             command
         },
@@ -112,7 +112,7 @@ fn version_names_the_commit_the_binary_was_built_from() {
     assert_eq!(version.code, 0);
     let line = version.stdout.trim_end();
     let plain = format!("toolgate {}", env!("CARGO_PKG_VERSION"));
-    let built_in_a_checkout = std::process::Command::new("git")
+    let built_in_a_checkout = Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .current_dir(repo_root())
         .output()
