@@ -65,9 +65,29 @@ fn parse_report(text: &str) -> Result<ReportFile, String> {
     text.parse()
 }
 
+/// What the terminal toolgate runs in allows: colour on stdout, a progress line on stderr.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Terminal {
+    /// stdout is a terminal that takes colour (and `NO_COLOR` is not set).
+    pub(crate) color: bool,
+    /// stderr is a terminal a person watches: not CI, not piped.
+    pub(crate) progress: bool,
+}
+
+impl Terminal {
+    /// Decided from the process's own streams and environment.
+    pub(crate) fn detect() -> Terminal {
+        use std::io::IsTerminal;
+        Terminal {
+            color: anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
+            progress: std::io::stderr().is_terminal() && !toolgate_runner::running_in_ci(),
+        }
+    }
+}
+
 impl TestArgs {
-    /// The runner's configuration; `color` when stdout is a terminal that takes colour.
-    pub(crate) fn into_config(self, color: bool) -> TestConfig {
+    /// The runner's configuration, with colour and progress as the terminal allows.
+    pub(crate) fn into_config(self, terminal: Terminal) -> TestConfig {
         TestConfig {
             filters: self.filters,
             skip: self.skip,
@@ -77,7 +97,8 @@ impl TestArgs {
             format: self.format,
             reports: self.reports,
             accept: self.accept,
-            color,
+            color: terminal.color,
+            progress: terminal.progress,
         }
     }
 }
@@ -104,8 +125,8 @@ pub(crate) struct DiffArgs {
 }
 
 impl DiffArgs {
-    /// The differ's configuration; `color` when stdout is a terminal that takes colour.
-    pub(crate) fn into_config(self, color: bool) -> DiffConfig {
+    /// The differ's configuration, coloured as the terminal allows.
+    pub(crate) fn into_config(self, terminal: Terminal) -> DiffConfig {
         DiffConfig {
             tool: self.tool,
             from: self.from,
@@ -113,14 +134,14 @@ impl DiffArgs {
             root: self.root,
             format: self.format,
             fail_on: self.fail_on,
-            color,
+            color: terminal.color,
         }
     }
 }
 
 /// `toolgate lint`'s options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct LintArgs {
+pub(crate) struct LintArgs {
     /// Only this tool (default: every tool with a contract).
     tool: Option<String>,
     /// The repository root, holding contracts/.
@@ -131,19 +152,21 @@ pub struct LintArgs {
     format: Format,
 }
 
-impl From<LintArgs> for LintConfig {
-    fn from(args: LintArgs) -> LintConfig {
+impl LintArgs {
+    /// The lint's configuration, coloured as the terminal allows.
+    pub(crate) fn into_config(self, terminal: Terminal) -> LintConfig {
         LintConfig {
-            tool: args.tool,
-            root: args.root,
-            format: args.format,
+            tool: self.tool,
+            root: self.root,
+            format: self.format,
+            color: terminal.color,
         }
     }
 }
 
 /// `toolgate mutate`'s options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct MutateArgs {
+pub(crate) struct MutateArgs {
     /// Only this tool (default: every tool with a contract).
     tool: Option<String>,
     /// The repository root, holding contracts/ and fixtures/.
@@ -158,13 +181,16 @@ pub struct MutateArgs {
     emit: Option<PathBuf>,
 }
 
-impl From<MutateArgs> for MutateConfig {
-    fn from(args: MutateArgs) -> MutateConfig {
+impl MutateArgs {
+    /// The mutants' configuration, with colour and progress as the terminal allows.
+    pub(crate) fn into_config(self, terminal: Terminal) -> MutateConfig {
         MutateConfig {
-            tool: args.tool,
-            root: args.root,
-            format: args.format,
-            emit: args.emit,
+            tool: self.tool,
+            root: self.root,
+            format: self.format,
+            emit: self.emit,
+            color: terminal.color,
+            progress: terminal.progress,
         }
     }
 }

@@ -11,7 +11,7 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
-use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, TestArgs};
+use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, Terminal, TestArgs};
 use crate::check::{self, CheckOptions};
 use crate::schema::{self, SchemaOptions};
 
@@ -160,17 +160,21 @@ pub(crate) fn main() -> ExitCode {
             .map(|()| Status::Passed)
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
         Command::Diff(args) => {
-            toolgate_diff::run(&args.into_config(stdout_takes_color()), &mut io::stdout())
+            toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
         Command::McpProxy(args) => toolgate_mcp::run(&args.into()),
-        Command::Lint(args) => toolgate_analyze::lint::run(&args.into(), &mut io::stdout()),
+        Command::Lint(args) => {
+            toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
+        }
         Command::Schema(options) => schema::run(&options, &mut io::stdout()),
-        Command::Mutate(args) => toolgate_runner::mutate(&args.into(), &mut io::stdout()),
+        Command::Mutate(args) => {
+            toolgate_runner::mutate(&args.into_config(Terminal::detect()), &mut io::stdout())
+        }
         Command::Test(args) => {
             // Unlocked handles: a worker (or a library it calls) may write to stderr while the
             // run is in progress, and must never wait on a lock this thread holds.
             toolgate_runner::test(
-                &args.into_config(stdout_takes_color()),
+                &args.into_config(Terminal::detect()),
                 &mut io::stdout(),
                 &mut io::stderr(),
             )
@@ -180,11 +184,6 @@ pub(crate) fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status.code()),
         Err(error) => report(&error),
     }
-}
-
-/// Whether the report on stdout may be coloured: a terminal that takes colour, no `NO_COLOR`.
-fn stdout_takes_color() -> bool {
-    anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
 }
 
 fn report(error: &UsageError) -> ExitCode {

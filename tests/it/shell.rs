@@ -132,3 +132,71 @@ fn version_names_the_commit_the_binary_was_built_from() {
         None => assert_eq!(line, plain),
     }
 }
+
+/// `toolgate ARGS…` on the bundled repository with `env` set (and `CI` unset unless `env` sets
+/// it), under a pseudo-terminal made by util-linux's `script` when `pty`: what stdout and stderr
+/// together showed. `None` when `script` is not installed.
+fn toolgate_in(args: &[&str], env: &[(&str, &str)], pty: bool) -> Option<String> {
+    let line = std::iter::once(env!("CARGO_BIN_EXE_toolgate").to_owned())
+        .chain(args.iter().map(|arg| (*arg).to_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut command = if pty {
+        let mut command = Command::new("script");
+        command.args([
+            "-qec",
+            &format!("{line} --root {}", repo_root().display()),
+            "/dev/null",
+        ]);
+        command
+    } else {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args(args).arg("--root").arg(repo_root());
+        command
+    };
+    command
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().ok()?;
+    Some(format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    ))
+}
+
+#[test]
+fn a_terminal_sees_progress_and_ci_or_a_pipe_never_does() {
+    let Some(terminal) = toolgate_in(&["test"], &[], true) else {
+        return; // no `script` here: the pseudo-terminal cannot be made
+    };
+    assert!(terminal.contains("4/4 tools"), "{terminal}");
+    let in_ci = toolgate_in(&["test"], &[("CI", "true")], true).unwrap();
+    assert!(!in_ci.contains("tools "), "{in_ci}");
+    let piped = toolgate_in(&["test"], &[], false).unwrap();
+    assert!(!piped.contains("4/4 tools"), "{piped}");
+    let mutate = toolgate_in(&["mutate"], &[], true).unwrap();
+    assert!(mutate.contains("4/4 tools"), "{mutate}");
+}
+
+#[test]
+fn lint_and_mutate_colour_like_test_and_honour_no_color() {
+    for verb in ["lint", "mutate", "test", "diff"] {
+        let mut args = vec![verb];
+        if verb == "diff" {
+            args.push("review_status");
+        }
+        let forced = toolgate_in(&args, &[("CLICOLOR_FORCE", "1")], false).unwrap();
+        assert!(forced.contains("\u{1b}[1m"), "{verb} colours: {forced}");
+        let plain =
+            toolgate_in(&args, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], false).unwrap();
+        assert!(
+            !plain.contains('\u{1b}'),
+            "{verb} honours NO_COLOR: {plain}"
+        );
+    }
+}

@@ -9,6 +9,7 @@
 //! API boundary: the re-exports below; every module is private.
 
 mod mutate;
+mod progress;
 mod report;
 mod snapshot;
 mod suite;
@@ -17,6 +18,6 @@ mod test;
 pub use mutate::{MutateConfig, run as mutate};
 pub use report::Summary;
 pub use report::json::SCHEMA as REPORT_SCHEMA;
-pub use snapshot::{SnapshotMode, references_file};
+pub use snapshot::{SnapshotMode, references_file, running_in_ci};
 pub use suite::{Case, CheckKind, RunContext, Scope, Suite, SuiteCheck};
 pub use test::{ReportFile, ReportFormat, TestConfig, run as test};

@@ -116,6 +116,15 @@ impl SnapshotMode {
     }
 }
 
+/// Whether this process runs in CI, as insta decides it (see [`is_ci`]): snapshots are then never
+/// written, and nothing is drawn for a person at a terminal.
+pub fn running_in_ci() -> bool {
+    is_ci(
+        std::env::var("CI").ok().as_deref(),
+        std::env::var_os("TF_BUILD").is_some(),
+    )
+}
+
 /// Whether this is CI, as insta decides it: `CI` set to anything but `false`, `0` or nothing;
 /// without `CI`, Azure Pipelines' `TF_BUILD`.
 fn is_ci(ci: Option<&str>, tf_build: bool) -> bool {

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use toolgate_gate::internals::escape_hidden;
 
+use crate::progress::Progress;
 use crate::report::{self, Summary};
 use crate::snapshot::{self, SnapshotMode};
 use crate::suite::{Case, RunContext, Scope, Suite};
@@ -95,6 +96,8 @@ pub struct TestConfig {
     pub accept: bool,
     /// Colour the human report.
     pub color: bool,
+    /// Show progress on stderr while the run goes (for a terminal; never in CI or when piped).
+    pub progress: bool,
 }
 
 impl TestConfig {
@@ -190,6 +193,7 @@ pub fn run(
     };
     // The tools at least one selected case of ran for: what `--accept <filter>` accepted.
     let mut accepted_tools: Vec<String> = Vec::new();
+    let progress = Progress::new(options.progress, tools.len() as u64, "tools");
     in_parallel(&tools, run_tool, tool_panicked, |result| match result {
         Ok(verdicts) => {
             for (is_case, verdict) in verdicts {
@@ -204,6 +208,14 @@ pub fn run(
                     summary.record_check(verdict)
                 }
             }
+            progress.advance(|| {
+                format!(
+                    "{} cases, {} checks, {} failed so far",
+                    summary.cases.0,
+                    summary.checks.0,
+                    summary.failures.len()
+                )
+            });
         }
         Err(error) => failed = failed.take().or(Some(error)),
     });
@@ -217,6 +229,7 @@ pub fn run(
     {
         summary.record_check(timed(|| repository.run_check(check, &context)));
     }
+    progress.finish();
     if options.accept && !options.selects(LOCK_CHECK) {
         lock_accepted_tools(&repository, &accepted_tools, &mut summary);
     }

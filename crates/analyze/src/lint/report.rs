@@ -13,6 +13,7 @@ use crate::Format;
 use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::json_report;
+use toolgate_repo::text::{Tone, paint};
 use toolgate_repo::{UsageError, plural, write_output};
 
 /// The report's JSON Schema, published by `toolgate schema lint-report`; tests hold every report
@@ -28,6 +29,8 @@ pub struct LintConfig {
     pub root: PathBuf,
     /// The report format.
     pub format: Format,
+    /// Colour the human report.
+    pub color: bool,
 }
 
 /// Runs `toolgate lint`: passed when clean or every finding is accepted, failed on a finding
@@ -41,7 +44,7 @@ pub fn run(options: &LintConfig, out: &mut impl Write) -> Result<Status, UsageEr
         .collect();
     let report = Report::of(&linted);
     let text = match options.format {
-        Format::Human => report.human(),
+        Format::Human => report.human(options.color),
         Format::Json => report.json(),
     };
     write_output(out, text.as_bytes())?;
@@ -140,12 +143,13 @@ impl Report {
         self.rows.iter().filter(|row| !row.accepted).count()
     }
 
-    fn human(&self) -> String {
+    fn human(&self, color: bool) -> String {
         let mut out = String::new();
         let accepted = self.rows.len() - self.unaccepted();
         let _ = writeln!(
             out,
-            "toolgate lint: {}, {}: {} ({accepted} accepted)",
+            "{} {}, {}: {} ({accepted} accepted)",
+            paint(color, Tone::Strong, "toolgate lint:"),
             plural(self.tools, "tool"),
             plural(self.versions, "contract version"),
             plural(self.rows.len(), "finding")
@@ -159,11 +163,15 @@ impl Report {
             let _ = writeln!(
                 out,
                 "\n{} {} {}#{} [{}]\n    {}",
-                escape_hidden(&row.tool),
+                paint(color, Tone::Strong, &escape_hidden(&row.tool)),
                 row.version,
                 escape_hidden(&row.file),
                 escape_hidden(&row.pointer),
-                row.rule,
+                paint(
+                    color,
+                    if row.accepted { Tone::Good } else { Tone::Bad },
+                    row.rule
+                ),
                 escape_hidden(&row.message)
             );
             match &row.reason {
@@ -182,17 +190,32 @@ impl Report {
         for stale in &self.stale {
             let _ = writeln!(
                 out,
-                "\n{}:{}: this accepted finding is no longer found in the versions it names; remove the entry",
+                "\n{}:{}: {}",
                 escape_hidden(&stale.file),
-                stale.line
+                stale.line,
+                paint(
+                    color,
+                    Tone::Bad,
+                    "this accepted finding is no longer found in the versions it names; remove the entry"
+                )
             );
         }
         for error in &self.errors {
-            let _ = writeln!(out, "\nerror: {}", escape_hidden(error));
+            let _ = writeln!(
+                out,
+                "\n{} {}",
+                paint(color, Tone::Bad, "error:"),
+                escape_hidden(error)
+            );
         }
         if self.rows.is_empty() && self.errors.is_empty() {
             let rules: Vec<&str> = Rule::ALL.iter().map(|rule| rule.name()).collect();
-            let _ = writeln!(out, "clean: {}", rules.join(", "));
+            let _ = writeln!(
+                out,
+                "{} {}",
+                paint(color, Tone::Good, "clean:"),
+                rules.join(", ")
+            );
         }
         out
     }

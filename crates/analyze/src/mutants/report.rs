@@ -11,6 +11,7 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::Status;
 use toolgate_repo::json_report;
 use toolgate_repo::plural;
+use toolgate_repo::text::{Tone, paint};
 
 use super::run::{MutantFinding, MutantVerdict, Run};
 use super::{Family, shown_pointer, survivors};
@@ -61,9 +62,10 @@ impl MutateReport {
         }
     }
 
-    /// For a terminal; `emit` is where `--emit` wrote every mutant, if it did.
-    pub fn human(&self, emit: Option<&Path>) -> String {
-        human(&self.reports, &self.notes, emit)
+    /// For a terminal (coloured when `color`); `emit` is where `--emit` wrote every mutant, if
+    /// it did.
+    pub fn human(&self, emit: Option<&Path>, color: bool) -> String {
+        human(&self.reports, &self.notes, emit, color)
     }
 
     /// Stable and documented field by field (`toolgate schema mutate-report`).
@@ -136,12 +138,13 @@ fn grouped(run: &Run, keep: impl Fn(&MutantVerdict) -> bool) -> Vec<(usize, &Mut
     groups.into_values().collect()
 }
 
-fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> String {
+fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color: bool) -> String {
     let totals = Totals::of(reports);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "toolgate mutate: {}, {}, {} as seeds, {}",
+        "{} {}, {}, {} as seeds, {}",
+        paint(color, Tone::Strong, "toolgate mutate:"),
         plural(totals.tools, "tool"),
         plural(totals.versions, "contract version"),
         plural(totals.seeds, "admitted fixture"),
@@ -202,7 +205,10 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> St
         let _ = writeln!(out, "  note: {}", escape_hidden(note));
     }
     let runs = || reports.iter().filter_map(|report| report.run.as_ref().ok());
-    let section = |out: &mut String, title: &str, keep: fn(&MutantVerdict) -> bool, full: bool| {
+    let section = |out: &mut String,
+                   (title, tone): (&str, Tone),
+                   keep: fn(&MutantVerdict) -> bool,
+                   full: bool| {
         let groups: Vec<(usize, &MutantFinding, usize)> = runs()
             .flat_map(|run| {
                 grouped(run, keep)
@@ -213,7 +219,7 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> St
         if groups.is_empty() {
             return;
         }
-        let _ = writeln!(out, "\n{title}");
+        let _ = writeln!(out, "\n{}", paint(color, tone, title));
         for (count, finding, seeds) in groups {
             let _ = writeln!(
                 out,
@@ -278,31 +284,34 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>) -> St
     };
     section(
         &mut out,
-        "LEAKS (always a failure)",
+        ("LEAKS (always a failure)", Tone::Bad),
         |verdict| matches!(verdict, MutantVerdict::Leak(_)),
         true,
     );
     section(
         &mut out,
-        "SURVIVORS, NOT ACCEPTED",
+        ("SURVIVORS, NOT ACCEPTED", Tone::Bad),
         |verdict| matches!(verdict, MutantVerdict::Survivor(None)),
         true,
     );
     section(
         &mut out,
-        "MISPLACED (rejected, but not where the mutation belongs)",
+        (
+            "MISPLACED (rejected, but not where the mutation belongs)",
+            Tone::Warn,
+        ),
         |verdict| matches!(verdict, MutantVerdict::Misplaced { .. }),
         true,
     );
     section(
         &mut out,
-        "SURVIVORS, ACCEPTED",
+        ("SURVIVORS, ACCEPTED", Tone::Good),
         |verdict| matches!(verdict, MutantVerdict::Survivor(Some(_))),
         false,
     );
     let stale: Vec<_> = runs().flat_map(|run| &run.stale).collect();
     if !stale.is_empty() {
-        let _ = writeln!(out, "\nSTALE ACCEPTANCES");
+        let _ = writeln!(out, "\n{}", paint(color, Tone::Bad, "STALE ACCEPTANCES"));
         for stale in stale {
             let _ = writeln!(out, "  {}", escape_hidden(&stale.to_string()));
         }

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use anstyle::{AnsiColor, Style};
 use toolgate_gate::internals::escape_hidden;
+use toolgate_repo::text::{Tone, paint};
 
 use super::{decision_words, effect_word, location, meaning, words, yes_no};
 use crate::answer::{Answer, Report};
@@ -12,16 +12,8 @@ use crate::witness::Witness;
 
 /// For a terminal.
 pub(crate) fn human(report: &Report, color: bool) -> String {
-    let paint = |style: Style, text: &str| {
-        if color {
-            format!("{style}{text}{style:#}")
-        } else {
-            text.to_owned()
-        }
-    };
-    let bold = Style::new().bold();
-    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
-    let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold();
+    let paint = |tone: Tone, text: &str| paint(color, tone, text);
+    let (bold, red, yellow) = (Tone::Strong, Tone::Bad, Tone::Warn);
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -6,6 +6,36 @@ pub mod markdown;
 
 use std::borrow::Cow;
 
+use anstyle::{AnsiColor, Style};
+
+/// What a word in a terminal report is: the reports of every verb colour the same things alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// A heading or a name to find.
+    Strong,
+    /// Something that fails the run.
+    Bad,
+    /// Something that passed, or was accepted with a reason.
+    Good,
+    /// Something to look at that does not fail the run.
+    Warn,
+}
+
+/// `text` in `tone`'s colour when `color`, as it is otherwise. Callers decide `color` once, from
+/// the terminal and `NO_COLOR` (the binary does), and never colour what goes to a file.
+pub fn paint(color: bool, tone: Tone, text: &str) -> String {
+    if !color {
+        return text.to_owned();
+    }
+    let style = match tone {
+        Tone::Strong => Style::new().bold(),
+        Tone::Bad => Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
+        Tone::Good => Style::new().fg_color(Some(AnsiColor::Green.into())).bold(),
+        Tone::Warn => Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold(),
+    };
+    format!("{style}{text}{style:#}")
+}
+
 /// A JSON pointer as reports, messages and acceptance files print it: the empty pointer (the
 /// whole document) as `""` with those words, so nobody copies a `/` (which points at a member
 /// named "") into an acceptance file.

@@ -3,13 +3,12 @@
 
 use std::fmt::Write as _;
 
-use anstyle::{AnsiColor, Style};
-
 use toolgate_gate::internals::escape_hidden;
 
 use super::{Summary, mode_words};
 use crate::snapshot::SnapshotMode;
 use toolgate_repo::FixtureClass;
+use toolgate_repo::text::{Tone, paint};
 
 /// The human report.
 pub(crate) fn render(
@@ -19,16 +18,8 @@ pub(crate) fn render(
     mode: SnapshotMode,
     color: bool,
 ) -> String {
-    let paint = |style: Style, text: &str| {
-        if color {
-            format!("{style}{text}{style:#}")
-        } else {
-            text.to_owned()
-        }
-    };
-    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
-    let green = Style::new().fg_color(Some(AnsiColor::Green.into())).bold();
-    let bold = Style::new().bold();
+    let paint = |tone: Tone, text: &str| paint(color, tone, text);
+    let (red, green, bold) = (Tone::Bad, Tone::Good, Tone::Strong);
     let mut out = String::new();
     let _ = writeln!(
         out,
