@@ -27,6 +27,10 @@ pub(crate) enum SchemaKind {
     LintReport,
     /// `toolgate mutate --format json`.
     MutateReport,
+    /// `fixtures/<tool>/survivors.yaml`.
+    Survivors,
+    /// `contracts/<tool>/lint.yaml`.
+    LintAcceptances,
 }
 
 /// `toolgate schema`'s options.
@@ -47,6 +51,8 @@ pub(crate) fn text(kind: SchemaKind) -> &'static str {
         SchemaKind::DiffReport => toolgate_diff::DIFF_REPORT_SCHEMA,
         SchemaKind::LintReport => toolgate_analyze::lint::LINT_REPORT_SCHEMA,
         SchemaKind::MutateReport => toolgate_analyze::mutants::MUTATE_REPORT_SCHEMA,
+        SchemaKind::Survivors => toolgate_analyze::mutants::SURVIVORS_SCHEMA,
+        SchemaKind::LintAcceptances => toolgate_analyze::lint::LINT_ACCEPTANCES_SCHEMA,
     }
 }
 

@@ -408,3 +408,106 @@ fn github_annotations_land_on_the_file_a_problem_is_about_at_its_line() {
         "{problems:#?}"
     );
 }
+
+#[test]
+fn reports_carry_what_a_dashboard_tracks() {
+    // JUnit: when and where it ran, which toolgate, which contract versions.
+    let dir = tree();
+    let xml = dir.path().join("toolgate.xml");
+    let json = dir.path().join("toolgate.json");
+    let outcome = toolgate_test(
+        dir.path(),
+        &[
+            "--report",
+            &format!("junit={}", xml.display()),
+            "--report",
+            &format!("json={}", json.display()),
+        ],
+        true,
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stdout);
+    validate_against_junit_xsd(&xml);
+    let text = fs::read_to_string(&xml).unwrap();
+    let suite = text
+        .lines()
+        .find(|line| line.contains(r#"<testsuite name="review_status::accepted::approved""#))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        suite.contains(r#" timestamp=""#) && suite.contains(r#" hostname=""#),
+        "{suite}"
+    );
+    assert!(
+        text.contains(&format!(
+            r#"<property name="toolgate" value="{}"/>"#,
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"<property name="contract_versions" value="v1, v2"/>"#),
+        "{text}"
+    );
+
+    // JSON: every case and check with its status and time, and the run's mutant and lint counts.
+    let report: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(
+        results.len() as u64,
+        report["totals"]["cases"].as_u64().unwrap() + report["totals"]["checks"].as_u64().unwrap()
+    );
+    let approved = results
+        .iter()
+        .find(|result| result["name"] == "review_status::accepted::approved@v1")
+        .unwrap();
+    assert_eq!(approved["status"], "passed");
+    assert_eq!(approved["kind"], "case");
+    assert_eq!(approved["version"], "v1");
+    assert!(approved["time_ms"].as_f64().unwrap() >= 0.0);
+    let totals = &report["totals"];
+    assert!(totals["mutants"].as_u64().unwrap() > 1000, "{totals}");
+    assert_eq!(
+        totals["survivors"], totals["survivors_accepted"],
+        "{totals}"
+    );
+    assert_eq!(totals["lint_findings"], 1, "{totals}");
+    assert_eq!(totals["lint_accepted"], 1, "{totals}");
+}
+
+#[test]
+fn a_failing_mutant_trial_names_its_version_fixture_and_reproduce_command() {
+    let dir = tree();
+    // Forget why review_status's reviewer name admits any text: its survivor is unaccepted now.
+    let survivors = dir.path().join("fixtures/review_status/survivors.yaml");
+    let text = fs::read_to_string(&survivors).unwrap();
+    let kept: String = text
+        .split("\n- ")
+        .filter(|entry| !entry.contains("canary_string"))
+        .collect::<Vec<_>>()
+        .join("\n- ");
+    fs::write(&survivors, kept).unwrap();
+    let outcome = toolgate_test(
+        dir.path(),
+        &["--format", "json", "review_status::mutants::canary_string"],
+        true,
+    );
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let report: Value = serde_json::from_str(&outcome.stdout).unwrap();
+    let failure = &report["failures"][0];
+    assert_eq!(failure["name"], "review_status::mutants::canary_string@v1");
+    assert_eq!(failure["version"], "v1");
+    assert_eq!(failure["class"], "accepted");
+    assert!(
+        failure["fixture"]
+            .as_str()
+            .unwrap()
+            .starts_with("fixtures/review_status/accepted/"),
+        "{failure}"
+    );
+    assert!(
+        failure["reproduce"]
+            .as_str()
+            .unwrap()
+            .starts_with("toolgate mutate review_status --emit mutants && toolgate check review_status mutants/review_status/v1/accepted/"),
+        "{failure}"
+    );
+}

@@ -31,7 +31,7 @@ fn files(dir: &Path, suffix: &str, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// Every kind `toolgate schema` prints, in the order its help lists them.
-const KINDS: [&str; 7] = [
+const KINDS: [&str; 9] = [
     "report",
     "contract",
     "sidecar",
@@ -39,6 +39,8 @@ const KINDS: [&str; 7] = [
     "diff-report",
     "lint-report",
     "mutate-report",
+    "survivors",
+    "lint-acceptances",
 ];
 
 #[test]
@@ -220,5 +222,123 @@ fn the_report_schemas_hold_the_bundled_reports_and_refuse_a_forged_one() {
             !validator.is_valid(&report),
             "{kind} admits an undocumented member"
         );
+    }
+}
+
+/// Whether `text`, as `file` of tool `t` in a fresh repository, loads with the acceptance reader.
+fn acceptance_loads(file: &str, text: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file.replace("TOOL", "t"));
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, text).unwrap();
+    let root = toolgate_repo::RepoRoot::open(dir.path()).unwrap();
+    if file.starts_with("fixtures") {
+        toolgate_analyze::mutants::load_survivors(&root, "t").map(drop)
+    } else {
+        toolgate_analyze::lint::accepted(&root, "t").map(drop)
+    }
+    .map_err(|error| error.to_string())
+}
+
+#[test]
+fn the_acceptance_schemas_and_their_readers_agree() {
+    use toolgate_analyze::lint::Rule;
+    use toolgate_analyze::mutants::Family;
+    // The schemas list exactly the catalogues the readers know.
+    let names = |schema: &Value, member: &str| -> Vec<String> {
+        schema["items"]["properties"][member]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| name.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let families: Vec<String> = Family::ALL
+        .iter()
+        .map(|family| family.name().to_owned())
+        .collect();
+    let rules: Vec<String> = Rule::ALL
+        .iter()
+        .map(|rule| rule.name().to_owned())
+        .collect();
+    assert_eq!(names(&schema("survivors"), "mutation"), families);
+    assert_eq!(names(&schema("lint-acceptances"), "rule"), rules);
+
+    for (kind, file, entry) in [
+        (
+            "survivors",
+            "fixtures/TOOL/survivors.yaml",
+            "mutation: canary_string\n  pointer: /data/note",
+        ),
+        (
+            "lint-acceptances",
+            "contracts/TOOL/lint.yaml",
+            "rule: string_unbounded\n  file: a.schema.json\n  pointer: /properties/note",
+        ),
+    ] {
+        let validator = standalone_validator(&schema(kind)).unwrap();
+        // Every bundled file of the kind validates.
+        let name = Path::new(file)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mut bundled = Vec::new();
+        files(
+            &repo_root().join(&file[..file.find('/').unwrap()]),
+            &name,
+            &mut bundled,
+        );
+        assert!(!bundled.is_empty(), "{kind}");
+        for path in &bundled {
+            let document: Value = read_strict_yaml(&fs::read_to_string(path).unwrap()).unwrap();
+            assert!(validator.is_valid(&document), "{}", path.display());
+        }
+        // Over a corpus of edits, the schema and the reader accept the same files.
+        let corpus = [
+            format!("- {entry}\n  reason: kept on purpose\n"),
+            format!("- {entry}\n  versions: [v2]\n  reason: r\n"),
+            format!("- {entry}\n  versions: []\n  reason: r\n"),
+            format!("- {entry}\n  versions: [v1, v1]\n  reason: r\n"),
+            format!("- {entry}\n  versions: [latest]\n  reason: r\n"),
+            format!("- {entry}\n  reason: \"  \"\n"),
+            format!("- {entry}\n"),
+            format!("- {entry}\n  reason: r\n  owner: me\n"),
+            "".to_owned(),
+            "# nothing accepted yet\n".to_owned(),
+            format!("{}\n  reason: r\n", entry.replace("\n  ", "\n")),
+            "- mutation: canary_strings\n  rule: string_unbounded\n  pointer: /x\n  reason: r\n"
+                .to_owned(),
+            format!(
+                "- {}\n  reason: r\n",
+                entry.replace("pointer: /", "pointer: ")
+            ),
+            format!(
+                "- {}\n  reason: r\n",
+                entry
+                    .replace("pointer: /data/note", "pointer: \"/\"")
+                    .replace("pointer: /properties/note", "pointer: \"/\"")
+            ),
+            format!(
+                "- {}\n  reason: r\n",
+                entry
+                    .replace("pointer: /data/note", "pointer: \"\"")
+                    .replace("pointer: /properties/note", "pointer: \"\"")
+            ),
+        ];
+        for text in &corpus {
+            let read = acceptance_loads(file, text);
+            let document: Result<Value, _> = read_strict_yaml(text);
+            let valid = match &document {
+                Ok(document) => validator.is_valid(document),
+                // An empty or comment-only file is no document; the reader accepts it as empty.
+                Err(_) => text.trim().is_empty() || text.trim().starts_with('#'),
+            };
+            assert_eq!(
+                read.is_ok(),
+                valid,
+                "{kind} {text:?}: the reader says {read:?}, the schema says {valid}"
+            );
+        }
     }
 }

@@ -153,8 +153,12 @@ pub struct CaseResult {
     /// What the run did that is not a failure but someone should see (a snapshot written for
     /// review under `INSTA_FORCE_PASS`).
     pub notes: Vec<String>,
-    /// The fixture's raw file, for cases (relative to the root).
+    /// The fixture's raw file, for cases (relative to the root); for a check, the fixture its
+    /// first failure was derived from.
     pub fixture: Option<std::path::PathBuf>,
+    /// What a check counted (`mutants`, `survivors`, `lint_findings`, …), summed into the run's
+    /// totals.
+    pub counts: std::collections::BTreeMap<&'static str, usize>,
     /// How long it took.
     pub duration: std::time::Duration,
 }
@@ -174,6 +178,7 @@ impl CaseResult {
             skipped: None,
             notes: Vec::new(),
             fixture: None,
+            counts: std::collections::BTreeMap::new(),
             duration: std::time::Duration::ZERO,
         }
     }

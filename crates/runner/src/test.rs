@@ -136,7 +136,10 @@ pub fn run(
     let formats: Vec<ReportFormat> = std::iter::once(options.format)
         .chain(options.reports.iter().map(|report| report.format))
         .collect();
-    let mut summary = Summary::new(formats.contains(&ReportFormat::Junit));
+    let mut summary = Summary::new(
+        formats.contains(&ReportFormat::Junit) || formats.contains(&ReportFormat::Json),
+    );
+    summary.started_at = Some(std::time::SystemTime::now());
 
     // The repository-wide checks list the tools; each tool is then discovered, run and checked
     // on its own, tools in parallel, so the run holds only the tools in flight and memory does not

@@ -20,6 +20,10 @@ pub struct AcceptedFinding {
     pub pointer: String,
 }
 
+/// `lint.yaml`'s JSON Schema, published by `toolgate schema lint-acceptances`; tests hold it to
+/// [`accepted`].
+pub const SCHEMA: &str = include_str!("../../schemas/lint-acceptances.schema.json");
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LintEntry {

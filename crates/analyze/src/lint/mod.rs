@@ -12,7 +12,9 @@ mod report;
 mod rules;
 mod walk;
 
-pub use accepted::{AcceptedFinding, JudgedFinding, accepted, judge};
+pub use accepted::{
+    AcceptedFinding, JudgedFinding, SCHEMA as LINT_ACCEPTANCES_SCHEMA, accepted, judge,
+};
 pub use report::{LintConfig, SCHEMA as LINT_REPORT_SCHEMA, run};
 pub use rules::{LintFinding, Rule};
 pub use walk::lint;

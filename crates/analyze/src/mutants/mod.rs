@@ -28,7 +28,9 @@ pub use run::{
     FamilyOutcome, MutantFinding, MutantVerdict, Run, Setting, Stale, judge_family, run,
 };
 pub use seeds::{SeedFixture, collect as collect_seeds};
-pub use survivors::{AcceptedSurvivor, load as load_survivors, path as survivors_path};
+pub use survivors::{
+    AcceptedSurvivor, SCHEMA as SURVIVORS_SCHEMA, load as load_survivors, path as survivors_path,
+};
 
 use std::fmt;
 use std::time::SystemTime;

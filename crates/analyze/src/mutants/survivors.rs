@@ -19,6 +19,9 @@ use toolgate_repo::RepoRoot;
 use toolgate_repo::{Acceptances, Checked, EntryFile, check_pointer};
 use toolgate_repo::{FIXTURES_DIR, SURVIVORS_FILE};
 
+/// The file's JSON Schema, published by `toolgate schema survivors`; tests hold it to [`load`].
+pub const SCHEMA: &str = include_str!("../../schemas/survivors.schema.json");
+
 /// One accepted survivor: a mutation at a place in the response, in any fixture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcceptedSurvivor {

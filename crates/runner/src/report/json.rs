@@ -23,8 +23,35 @@ struct Report<'a> {
     snapshots: &'static str,
     totals: Totals,
     tools: BTreeMap<&'a str, BTreeMap<&'static str, Class<'a>>>,
+    results: Vec<Outcome<'a>>,
     failures: Vec<Failure<'a>>,
     notes: &'a [String],
+}
+
+/// What the checks count, every key always present (zero when the checks did not run).
+const COUNTS: [&str; 8] = [
+    "mutants",
+    "mutants_rejected",
+    "survivors",
+    "survivors_accepted",
+    "misplaced",
+    "leaks",
+    "lint_findings",
+    "lint_accepted",
+];
+
+#[derive(Serialize)]
+struct Outcome<'a> {
+    name: &'a str,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    status: &'static str,
+    time_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -36,6 +63,8 @@ struct Totals {
     cases_skipped: usize,
     checks: usize,
     checks_failed: usize,
+    #[serde(flatten)]
+    counts: BTreeMap<&'static str, usize>,
 }
 
 #[derive(Serialize)]
@@ -99,8 +128,30 @@ pub(crate) fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> 
             cases_skipped: summary.cases_skipped,
             checks: summary.checks.0,
             checks_failed: summary.checks.0 - summary.checks.1,
+            counts: COUNTS
+                .iter()
+                .map(|name| (*name, summary.counts.get(name).copied().unwrap_or(0)))
+                .collect(),
         },
         tools,
+        results: summary
+            .lines
+            .iter()
+            .map(|line| Outcome {
+                name: &line.name,
+                kind: if line.is_case { "case" } else { "check" },
+                tool: line.tool.as_deref(),
+                class: line.class.map(|class| class.as_str()),
+                version: line.version.as_deref(),
+                status: match (line.passed, &line.skipped) {
+                    (true, _) => "passed",
+                    (false, Some(_)) => "not_run",
+                    (false, None) => "failed",
+                },
+                // Rounded to the microsecond, as the clock is read.
+                time_ms: (line.duration.as_secs_f64() * 1e6).round() / 1e3,
+            })
+            .collect(),
         failures: summary
             .failures
             .iter()

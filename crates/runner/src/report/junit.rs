@@ -6,22 +6,28 @@
 //! repository-wide checks. A fixture, sidecar or contract that cannot be loaded is an `<error>`;
 //! a contract that said no is a `<failure>`; the `type` of either is the problem's kind.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::Summary;
 use toolgate_repo::CaseResult;
 
 /// The JUnit report.
 pub(crate) fn render(summary: &Summary) -> Result<String, String> {
+    // When the run started, on every suite (junit-10.xsd allows it there, not on the root), and
+    // the machine it ran on.
+    let started = summary
+        .started_at
+        .map(|at| chrono::DateTime::<chrono::Utc>::from(at).fixed_offset());
+    let hostname = gethostname::gethostname().to_string_lossy().into_owned();
     let failures: BTreeMap<&str, &CaseResult> = summary
         .failures
         .iter()
         .map(|verdict| (verdict.name.as_str(), verdict))
         .collect();
-    let mut suites: Vec<(TestSuite, Duration)> = Vec::new();
+    let mut suites: Vec<(TestSuite, Duration, BTreeSet<String>)> = Vec::new();
     for line in &summary.lines {
         let tool = line.tool.clone().unwrap_or_else(|| "suite".to_owned());
         // A case's suite is its fixture; a check's is its tool.
@@ -37,7 +43,7 @@ pub(crate) fn render(summary: &Summary) -> Result<String, String> {
         };
         let position = match suites
             .iter()
-            .position(|(suite, _)| suite.name.as_str() == suite_name)
+            .position(|(suite, _, _)| suite.name.as_str() == suite_name)
         {
             Some(position) => position,
             None => {
@@ -45,7 +51,13 @@ pub(crate) fn render(summary: &Summary) -> Result<String, String> {
                 if let Some(file) = &file {
                     suite.extra.insert("file".into(), file.clone().into());
                 }
-                suites.push((suite, Duration::ZERO));
+                if let Some(started) = started {
+                    suite.set_timestamp(started);
+                }
+                suite
+                    .extra
+                    .insert("hostname".into(), hostname.as_str().into());
+                suites.push((suite, Duration::ZERO, BTreeSet::new()));
                 suites.len() - 1
             }
         };
@@ -81,14 +93,22 @@ pub(crate) fn render(summary: &Summary) -> Result<String, String> {
             None => tool.clone(),
         });
         case.set_time(line.duration);
-        let (suite, time) = &mut suites[position];
+        let (suite, time, versions) = &mut suites[position];
         *time += line.duration;
+        versions.extend(line.version.iter().cloned());
         suite.add_test_case(case);
     }
     let mut report = Report::new("toolgate");
     report.set_time(summary.elapsed);
-    report.add_test_suites(suites.into_iter().map(|(mut suite, time)| {
+    report.add_test_suites(suites.into_iter().map(|(mut suite, time, versions)| {
         suite.set_time(time);
+        // What a dashboard groups runs by: the toolgate that ran them and the contract
+        // versions the suite's cases and checks ran against.
+        suite.add_property(Property::new("toolgate", env!("CARGO_PKG_VERSION")));
+        if !versions.is_empty() {
+            let versions: Vec<String> = versions.into_iter().collect();
+            suite.add_property(Property::new("contract_versions", versions.join(", ")));
+        }
         suite
     }));
     let xml = report

@@ -30,11 +30,15 @@ pub struct ClassTally {
     pub outcomes: BTreeMap<&'static str, usize>,
 }
 
-/// One line per case or check, for reports that list everything (JUnit).
+/// One line per case or check, for reports that list everything (JUnit, JSON).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// The case or check name.
     pub name: String,
+    /// A case (a fixture against a version), not a suite check.
+    pub is_case: bool,
+    /// The contract version, for cases and per-version checks.
+    pub version: Option<String>,
     /// The tool, if any.
     pub tool: Option<String>,
     /// The class, for cases.
@@ -70,11 +74,16 @@ pub struct Summary {
     pub notes: Vec<String>,
     /// How long the whole run took.
     pub elapsed: std::time::Duration,
+    /// When the run started.
+    pub started_at: Option<std::time::SystemTime>,
+    /// What the checks counted (`mutants`, `survivors`, `lint_findings`, …), summed.
+    pub counts: BTreeMap<&'static str, usize>,
     keep_lines: bool,
 }
 
 impl Summary {
-    /// A summary that keeps a line per case only when `keep_lines` (JUnit needs them).
+    /// A summary that keeps a line per case and check only when `keep_lines` (the JUnit and JSON
+    /// reports list them; the others need not hold them).
     pub fn new(keep_lines: bool) -> Summary {
         Summary {
             keep_lines,
@@ -105,7 +114,7 @@ impl Summary {
                 .entry(verdict.outcome.unwrap_or("not_run"))
                 .or_default() += 1;
         }
-        self.keep(verdict);
+        self.keep(verdict, true);
     }
 
     /// Records a suite check's verdict.
@@ -114,10 +123,13 @@ impl Summary {
         if verdict.passed() {
             self.checks.1 += 1;
         }
-        self.keep(verdict);
+        for (name, count) in &verdict.counts {
+            *self.counts.entry(name).or_default() += count;
+        }
+        self.keep(verdict, false);
     }
 
-    fn keep(&mut self, verdict: CaseResult) {
+    fn keep(&mut self, verdict: CaseResult, is_case: bool) {
         self.notes.extend(
             verdict
                 .notes
@@ -127,6 +139,8 @@ impl Summary {
         if self.keep_lines {
             self.lines.push(Line {
                 name: verdict.name.clone(),
+                is_case,
+                version: verdict.version.clone(),
                 tool: verdict.tool.clone(),
                 class: verdict.class,
                 passed: verdict.passed(),

@@ -14,8 +14,8 @@ use toolgate_analyze::mutants::Family;
 use toolgate_analyze::mutants::Fate;
 use toolgate_repo::VersionDir;
 use toolgate_repo::lock;
+use toolgate_repo::{CONTRACTS_DIR, CaseResult, Problem, ProblemKind};
 use toolgate_repo::{Fixture, FixtureClass};
-use toolgate_repo::{Problem, ProblemKind};
 
 impl Suite {
     pub(super) fn structure_problems(&self) -> Vec<Problem> {
@@ -202,41 +202,73 @@ impl Suite {
 
     /// `toolgate lint` over every version of the tool: a finding `lint.yaml` does not accept, or
     /// an acceptance that matches nothing, fails.
-    pub(super) fn lint_problems(&self, tool: &str) -> Vec<Problem> {
+    /// The lint check: its problems (each placed in the schema file or `lint.yaml` it is about)
+    /// and what it counted, in `result`.
+    pub(super) fn lint_check(&self, tool: &str, mut result: CaseResult) -> CaseResult {
         // A version that cannot be read is `<tool>::contracts`'s to report, once; it is not linted.
         let linted = lint::lint_tool(&self.repository, tool);
         let accepted = match &linted.accepted {
             Ok(accepted) => accepted,
-            Err(error) => return vec![Problem::new(ProblemKind::Load, error.to_string())],
+            Err(error) => {
+                result.problems = vec![
+                    Problem::new(ProblemKind::Load, error.to_string())
+                        .at(error.file(), error.line()),
+                ];
+                return result;
+            }
         };
-        let mut problems = Vec::new();
         let findings = linted.findings();
         let (judged, stale) = lint::judge(&findings, accepted, &linted.read_versions());
+        result.counts = [
+            ("lint_findings", judged.len()),
+            (
+                "lint_accepted",
+                judged
+                    .iter()
+                    .filter(|judged| judged.accepted.is_some())
+                    .count(),
+            ),
+        ]
+        .into_iter()
+        .collect();
         for judged in judged.iter().filter(|judged| judged.accepted.is_none()) {
             let finding = judged.finding;
-            problems.push(Problem::new(
-                ProblemKind::Lint,
-                format!(
-                    "{} {}#{} [{}]: {}; fix it in a new contract version, or accept it in {} with a reason",
-                    finding.version,
-                    finding.file,
-                    finding.pointer,
-                    finding.rule,
-                    finding.message,
-                    accepted.file.display()
-                ),
-            ));
+            let file = Path::new(CONTRACTS_DIR)
+                .join(tool)
+                .join(&finding.version)
+                .join(&finding.file);
+            result.problems.push(
+                Problem::new(
+                    ProblemKind::Lint,
+                    format!(
+                        "{} {}#{} [{}]: {}; fix it in a new contract version, or accept it in {} with a reason",
+                        finding.version,
+                        finding.file,
+                        finding.pointer,
+                        finding.rule,
+                        finding.message,
+                        accepted.file.display()
+                    ),
+                )
+                .at(&file, None),
+            );
+            result
+                .version
+                .get_or_insert_with(|| finding.version.clone());
         }
         for line in stale {
-            problems.push(Problem::new(
-                ProblemKind::Stale,
-                format!(
-                    "{}:{line}: this accepted lint finding is no longer found in the versions it names; remove the entry",
-                    accepted.file.display()
-                ),
-            ));
+            result.problems.push(
+                Problem::new(
+                    ProblemKind::Stale,
+                    format!(
+                        "{}:{line}: this accepted lint finding is no longer found in the versions it names; remove the entry",
+                        accepted.file.display()
+                    ),
+                )
+                .at(&accepted.file, Some(line)),
+            );
         }
-        problems
+        result
     }
 
     /// Snapshot files no case produces: under `snapshots/<tool>/` for a tool, or elsewhere under

@@ -483,12 +483,11 @@ impl Suite {
             CheckKind::ToolSnapshots => self.stale_snapshot_problems(context, Some(tool)),
             CheckKind::StaleSnapshots => self.stale_snapshot_problems(context, None),
             CheckKind::ContractLock => self.lock_problems(context),
-            CheckKind::Lint => self.lint_problems(tool),
-            CheckKind::Mutants(family) => self.mutant_trial_problems(
-                tool,
-                check.version.as_deref().unwrap_or_default(),
-                family,
-            ),
+            CheckKind::Lint => return self.lint_check(tool, verdict),
+            CheckKind::Mutants(family) => {
+                verdict.version = check.version.clone();
+                return self.mutant_trial(tool, family, verdict);
+            }
         };
         verdict
     }

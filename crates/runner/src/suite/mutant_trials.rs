@@ -15,7 +15,7 @@ use toolgate_analyze::mutants::{
     survivors_path,
 };
 use toolgate_repo::Acceptances;
-use toolgate_repo::{Problem, ProblemKind};
+use toolgate_repo::{CaseResult, Problem, ProblemKind};
 
 impl Suite {
     /// The mutant trials of one tool: each compiled JSON contract version × each family.
@@ -123,16 +123,77 @@ impl Suite {
         }
     }
 
-    pub(super) fn mutant_trial_problems(
+    /// One mutant trial: its problems, what it counted, and the fixture, class and reproduce
+    /// command of its first failure, in `result`.
+    pub(super) fn mutant_trial(
         &self,
         tool: &str,
-        version: &str,
         family: Family,
-    ) -> Vec<Problem> {
-        match self.mutant_run(tool, version, &[family], Path::new(DEFAULT_EMIT_DIR), false) {
-            Ok(run) => run_problems(&run),
-            Err(message) => vec![Problem::new(ProblemKind::Load, message)],
+        mut result: CaseResult,
+    ) -> CaseResult {
+        let version = result.version.clone().unwrap_or_default();
+        let run = match self.mutant_run(
+            tool,
+            &version,
+            &[family],
+            Path::new(DEFAULT_EMIT_DIR),
+            false,
+        ) {
+            Ok(run) => run,
+            Err(message) => {
+                result.problems = vec![Problem::new(ProblemKind::Load, message)];
+                return result;
+            }
+        };
+        result.problems = run_problems(&run);
+        let count = |keep: fn(&MutantVerdict) -> bool| {
+            run.findings
+                .iter()
+                .filter(|finding| keep(&finding.verdict))
+                .count()
+        };
+        result.counts = [
+            ("mutants", run.mutants),
+            ("mutants_rejected", run.rejected),
+            (
+                "survivors",
+                count(|verdict| matches!(verdict, MutantVerdict::Survivor(_))),
+            ),
+            (
+                "survivors_accepted",
+                count(|verdict| matches!(verdict, MutantVerdict::Survivor(Some(_)))),
+            ),
+            (
+                "misplaced",
+                count(|verdict| matches!(verdict, MutantVerdict::Misplaced { .. })),
+            ),
+            (
+                "leaks",
+                count(|verdict| matches!(verdict, MutantVerdict::Leak(_))),
+            ),
+        ]
+        .into_iter()
+        .collect();
+        // A failing trial names the fixture its first failure was derived from, and the command
+        // that decides that mutant again.
+        if let Some(finding) = run.findings.iter().find(|finding| {
+            matches!(
+                finding.verdict,
+                MutantVerdict::Leak(_) | MutantVerdict::Survivor(None)
+            )
+        }) {
+            result.fixture = Some(finding.fixture.clone());
+            result.class = self
+                .fixtures
+                .iter()
+                .find(|fixture| fixture.raw == finding.fixture)
+                .map(|fixture| fixture.class);
+            result.reproduce = Some(format!(
+                "toolgate mutate {} --emit {DEFAULT_EMIT_DIR} && {}",
+                finding.tool, finding.reproduce
+            ));
         }
+        result
     }
 
     fn contract_of(&self, tool: &str, version: &str) -> CaseContract {
@@ -230,7 +291,9 @@ fn run_problems(run: &Run) -> Vec<Problem> {
         );
     }
     for stale in &run.stale {
-        problems.push(Problem::new(ProblemKind::Stale, stale.to_string()));
+        problems.push(
+            Problem::new(ProblemKind::Stale, stale.to_string()).at(&stale.file, Some(stale.line)),
+        );
     }
     problems
 }
