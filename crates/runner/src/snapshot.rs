@@ -116,7 +116,8 @@ impl SnapshotMode {
     }
 }
 
-/// Whether this process runs in CI, as insta decides it (see [`is_ci`]): snapshots are then never
+/// Whether this process runs in CI, as insta decides it (`CI` set to anything but `false` or `0`,
+/// else Azure's `TF_BUILD`): snapshots are then never
 /// written, and nothing is drawn for a person at a terminal.
 pub fn running_in_ci() -> bool {
     is_ci(
