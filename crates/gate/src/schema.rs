@@ -258,11 +258,26 @@ impl CompiledSchema {
         else {
             return self;
         };
+        // Each narrowed root is compiled as a file of its own, beside the root (so a relative `$ref`
+        // in it finds what the root's finds), and never in the root's place: a `$ref` from another
+        // file back to the root must still mean the whole `oneOf`, not one branch of it.
+        let base = self
+            .files
+            .documents
+            .get(&self.uri)
+            .and_then(|root| root.get("$id"))
+            .and_then(Value::as_str)
+            .filter(|id| id.contains("://"))
+            .map_or_else(
+                || self.uri.clone(),
+                |id| id.trim_end_matches('#').to_owned(),
+            );
         let compiled: Option<Vec<(String, Validator<DocumentJson>)>> = narrowed
             .into_iter()
-            .map(|(value, schema)| {
+            .enumerate()
+            .map(|(index, (value, schema))| {
                 let validator = document_compile_options(self.files.clone())
-                    .with_base_uri(self.uri.clone())
+                    .with_base_uri(format!("{base}.toolgate-narrowed-{index}"))
                     .build(&schema)
                     .ok()?;
                 Some((value, validator))

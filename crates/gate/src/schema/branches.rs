@@ -13,10 +13,12 @@
 //! (which keeps the branch's annotations for `unevaluated*` as `oneOf` does). One validator is
 //! compiled per value, and a document with any other outcome goes to the full schema.
 //!
-//! The rewrite must not change what a reference inside the schema means, so it is declined for
-//! a schema that could refer to its own root or into its `oneOf`: every `$ref` in it must point
-//! into `$defs` (or `definitions`), and it may use no `$dynamicRef`, `$recursiveRef` and no
-//! nested `$id`.
+//! The rewrite must not change what a reference means, so it is declined for a schema that could
+//! refer to its own root or into its `oneOf`: every `$ref` in it must point into `$defs` (or
+//! `definitions`), and it may use no `$dynamicRef`, `$recursiveRef` and no nested `$id`. A
+//! reference from another file back to the root is kept meaning the whole root: each narrowed
+//! schema is compiled under a URI of its own beside the root's, without the root's `$id`, so the
+//! root's own URI (and `$id`) still name the original.
 
 use serde_json::{Map, Value};
 
@@ -39,6 +41,8 @@ pub(super) fn narrowed(root: &Value, member: &str) -> Option<Vec<(String, Value)
         }
         let mut schema: Map<String, Value> = object.clone();
         schema.remove("oneOf");
+        // Compiled under a URI of its own (`schema.rs`): it must not claim the root's `$id`.
+        schema.remove("$id");
         match schema
             .entry("allOf")
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -105,7 +109,8 @@ mod tests {
         assert!(success.get("oneOf").is_none());
         assert_eq!(success["allOf"], json!([envelope()["oneOf"][0]]));
         assert_eq!(success["$defs"], envelope()["$defs"]);
-        assert_eq!(success["$id"], envelope()["$id"]);
+        // Compiled under a URI of its own, it does not claim the root's.
+        assert!(success.get("$id").is_none());
     }
 
     #[test]
