@@ -12,8 +12,10 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 9] = [
+const LAYERS: [(&str, &str, &[&str]); 10] = [
     ("toolgate-gate", "crates/gate", &[]),
+    // Test support: random contracts for the gate's own tests and the fuzzers.
+    ("toolgate-contractgen", "crates/contractgen", &["toolgate-gate"]),
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
     (
         "toolgate-model",

@@ -249,7 +249,7 @@ impl<'d> Node<'d> {
 
     /// The value as a `serde_json::Value`, for cold paths: operator messages, and callers that
     /// want a tree of their own.
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         match self.element {
             Element::Null => Value::Null,
             Element::Bool(value) => Value::Bool(*value),

@@ -55,6 +55,10 @@
 //! assert_eq!(decision.operator_record().unwrap().rule(), "additionalProperties");
 //! ```
 
+// Without the `_internals` feature (an adapter's build), what only `internals` reaches (each
+// stage alone, the reference validator, the document from a `Value`) is compiled but unused.
+#![cfg_attr(not(feature = "_internals"), allow(dead_code, unreachable_pub))]
+
 // In pipeline order, then what the decision is made of, then the contract around them. The
 // modules import each other without a cycle (tests/module_graph.rs checks it).
 mod correlation;

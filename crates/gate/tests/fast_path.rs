@@ -9,67 +9,31 @@ use common::{REQUEST_ID, now};
 use toolgate_gate::internals::stages;
 use toolgate_gate::{Contract, ContractSource, Request};
 
-/// A tree of results: the envelope's success data is a node of another file, and a node's child
-/// is a whole envelope again (`node.schema.json` refers back to the root).
-fn tree_of_results() -> Contract {
-    let contract = "tool: tree
-version: 1
-direction: result
-shape:
-  schema: envelope.schema.json
-  outcome: { pointer: /outcome, success: success, failure: failure }
-  error_code: /error/code
-  correlation: { tool: /tool, request_id: /request_id }
-  fields:
-    - { name: name, from: /data/name }
-agent_schema: agent.schema.json
-";
-    let envelope = r#"{
-        "oneOf": [
-            {
-                "type": "object",
-                "properties": {
-                    "tool": {"const": "tree"},
-                    "request_id": {"type": "string"},
-                    "outcome": {"const": "success"},
-                    "data": {"$ref": "node.schema.json#/$defs/node"}
-                }
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "tool": {"const": "tree"},
-                    "request_id": {"type": "string"},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        }
-                    }
-                }
-            }
-        ]
-    }"#;
-    let node = r#"{
-        "$defs": {
-            "node": {
-                "type": "object",
-                "required": ["name"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "child": {"$ref": "envelope.schema.json"}
-                }
-            }
-        }
-    }"#;
-    let source = ContractSource::new(contract)
-        .with_schema("envelope.schema.json", envelope)
-        .with_schema("node.schema.json", node)
-        .with_schema("agent.schema.json", "{}");
-    Contract::compile(&source).unwrap_or_else(|errors| panic!("{errors}"))
+const REQUEST: &str = toolgate_contractgen::REQUEST_ID;
+
+/// The corpus of contracts on which the fast path once disagreed with its reference, each a
+/// contract folder with its documents (`documents.jsonl`, one raw document a line).
+fn corpus() -> Vec<(String, Contract, Vec<String>)> {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpora/fast-path");
+    let mut cases: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    cases.sort();
+    cases
+        .into_iter()
+        .map(|case| {
+            let name = case.file_name().unwrap().to_string_lossy().into_owned();
+            let source = ContractSource::read_dir(&case).unwrap();
+            let contract = Contract::compile(&source).unwrap_or_else(|errors| panic!("{name}: {errors}"));
+            let documents = std::fs::read_to_string(case.join("documents.jsonl"))
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            (name, contract, documents)
+        })
+        .collect()
 }
 
 /// The gate's decision on `raw` (admitted or not), after checking that every shortcut agrees with
@@ -86,28 +50,75 @@ fn admitted(contract: &Contract, raw: &str) -> bool {
 }
 
 #[test]
+fn the_contracts_that_once_disagreed_agree() {
+    let cases = corpus();
+    assert!(cases.len() >= 2, "{}", cases.len());
+    for (name, contract, documents) in &cases {
+        assert!(!documents.is_empty(), "{name}");
+        for raw in documents {
+            admitted(contract, raw);
+        }
+    }
+}
+
+#[test]
 fn a_file_that_refers_back_to_the_root_keeps_its_meaning_under_the_narrowed_one_of() {
-    let contract = tree_of_results();
-    let success = |data: &str| {
-        format!(
-            r#"{{"tool":"tree","request_id":"{REQUEST_ID}","outcome":"success","data":{data}}}"#
-        )
-    };
+    // A tree of results: the envelope's success data is a node of another file, and a node's
+    // child is a whole envelope again (`node.schema.json` refers back to the root).
+    let (_, contract, documents) = corpus()
+        .into_iter()
+        .find(|(name, _, _)| name == "tree-of-results")
+        .unwrap();
     // A nested `{}` matches both branches of the envelope (neither requires a member), so
-    // `oneOf` fails there and the reference rejects the tree.
-    assert!(!admitted(
-        &contract,
-        &success(r#"{"name":"root","child":{}}"#)
-    ));
-    // A nested success and a nested failure are envelopes: the tree is admitted.
-    assert!(admitted(
-        &contract,
-        &success(r#"{"name":"root","child":{"outcome":"success","data":{"name":"leaf"}}}"#)
-    ));
-    assert!(admitted(
-        &contract,
-        &success(
-            r#"{"name":"root","child":{"outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}}}"#
-        )
-    ));
+    // `oneOf` fails there and the reference rejects the tree; a nested success and a nested
+    // failure are envelopes, and the tree is admitted.
+    let decided: Vec<bool> = documents.iter().map(|raw| admitted(&contract, raw)).collect();
+    assert_eq!(decided, [false, true, true]);
+}
+
+/// Contracts drawn at random, a dozen documents each: every shortcut of the admission path
+/// decides as the reference does, and every admitted document's agent bytes are what serde_json
+/// writes for its promised values. A fuzz target (`fuzz/fuzz_targets/random_contract.rs`) runs
+/// the same check for hours; what it finds is kept in `tests/corpora/fast-path/`.
+#[test]
+fn random_contracts_decide_as_the_reference_does() {
+    let (mut compiled, mut documents, mut admitted) = (0, 0, 0);
+    let mut failures = Vec::new();
+    // More with TOOLGATE_FAST_PATH_SEEDS=N (RELIABILITY.md, "Random contracts").
+    let seeds: u64 = std::env::var("TOOLGATE_FAST_PATH_SEEDS")
+        .ok()
+        .and_then(|seeds| seeds.parse().ok())
+        .unwrap_or(1000);
+    for seed in 0..seeds {
+        let generated = toolgate_contractgen::generate(
+            &mut toolgate_contractgen::Seeded::new(seed),
+            12,
+        );
+        let Ok(contract) = Contract::compile(&generated.source()) else {
+            continue;
+        };
+        compiled += 1;
+        documents += generated.documents.len();
+        admitted += generated
+            .documents
+            .iter()
+            .filter(|raw| contract.admit(raw, &Request::new(REQUEST), now()).is_admitted())
+            .count();
+        for problem in toolgate_contractgen::disagreements(&generated, &contract, now()) {
+            failures.push(format!("seed {seed}: {problem}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements, e.g.:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
+    // The generator must produce contracts the gate takes, or this test checks nothing.
+    assert!(
+        compiled * 3 >= seeds * 2,
+        "only {compiled} of {seeds} generated contracts compile"
+    );
+    assert!(documents as u64 >= compiled * 12);
+    eprintln!("{compiled} contracts, {documents} documents, {admitted} admitted");
 }

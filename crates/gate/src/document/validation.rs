@@ -139,7 +139,7 @@ impl<'a> JsonNode<'a, DocumentJson> for Node<'a> {
     }
 
     fn to_value(&self) -> Cow<'a, Value> {
-        Cow::Owned(Node::to_value(self))
+        Cow::Owned(Node::to_value(*self))
     }
 
     fn identity(&self) -> Option<NodeIdentity> {

@@ -1,0 +1,308 @@
+//! The schema files of a generated contract: `envelope.schema.json` (the root: a `oneOf` result
+//! envelope, or a plain object), whose success data is `#/$defs/data`, and `defs.schema.json`
+//! with more definitions, which the data refers into and which may refer back to the root.
+
+use serde_json::{Map, Value, json};
+
+use crate::entropy::Entropy;
+use crate::pattern::pattern;
+use crate::{REQUEST_ID, TOOL};
+
+/// Member names: plain, with characters JSON pointers escape, Unicode, and near-duplicates.
+const NAMES: [&str; 14] = [
+    "id", "state", "note", "count", "at", "items", "child", "a/b", "t~ilde", "é", "日付", "Id",
+    "x y", "",
+];
+
+/// Formats the gate asserts.
+const FORMATS: [&str; 9] = [
+    "date-time",
+    "date",
+    "time",
+    "email",
+    "uuid",
+    "ipv4",
+    "ipv6",
+    "hostname",
+    "duration",
+];
+
+/// Schema files by name.
+pub(crate) type Files = Vec<(String, Value)>;
+
+/// An object's properties: each name, and whether it is required.
+pub(crate) type Properties = Vec<(String, bool)>;
+
+pub(crate) struct Builder<'e, E: Entropy> {
+    entropy: &'e mut E,
+    /// Definitions of `defs.schema.json`, by name.
+    defs: Map<String, Value>,
+    /// Definitions of the root, besides `data`.
+    root_defs: Map<String, Value>,
+    /// Whether the root is a `oneOf` envelope (else a plain object).
+    pub(crate) envelope_is_one_of: bool,
+}
+
+impl<'e, E: Entropy> Builder<'e, E> {
+    pub(crate) fn new(entropy: &'e mut E) -> Builder<'e, E> {
+        Builder {
+            entropy,
+            defs: Map::new(),
+            root_defs: Map::new(),
+            envelope_is_one_of: true,
+        }
+    }
+
+    pub(crate) fn into_entropy(self) -> &'e mut E {
+        self.entropy
+    }
+
+    /// The schema files, and the data object's properties (name, required).
+    pub(crate) fn contract_files(&mut self) -> (Files, Properties) {
+        self.envelope_is_one_of = !self.entropy.chance(15);
+        let (data, properties) = self.object(3, true);
+        let request_id = if self.entropy.chance(50) {
+            json!({"type": "string", "pattern": "^req\\.[A-Za-z0-9]{8}$"})
+        } else {
+            json!({"type": "string", "minLength": 1, "maxLength": 64})
+        };
+        // Branches that require their members, or (as some upstreams write them) nothing: then a
+        // nested `{}` matches both, and `oneOf` refuses it.
+        let strict = self.entropy.chance(70);
+        let required = |members: &[&str]| if strict { json!(members) } else { json!([]) };
+        let success = json!({
+            "type": "object",
+            "required": required(&["tool", "request_id", "outcome", "data"]),
+            "properties": {
+                "tool": {"const": TOOL},
+                "request_id": {"$ref": "#/$defs/requestId"},
+                "outcome": {"const": "success"},
+                "data": {"$ref": "#/$defs/data"}
+            },
+            "additionalProperties": false
+        });
+        let mut root_defs = std::mem::take(&mut self.root_defs);
+        root_defs.insert("data".to_owned(), data);
+        root_defs.insert("requestId".to_owned(), request_id);
+        let root = if self.envelope_is_one_of {
+            let failure = json!({
+                "type": "object",
+                "required": required(&["tool", "request_id", "outcome", "error"]),
+                "properties": {
+                    "tool": {"const": TOOL},
+                    "request_id": {"$ref": "#/$defs/requestId"},
+                    "outcome": {"const": "failure"},
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "retryable"],
+                        "properties": {
+                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
+                            "retryable": {"type": "boolean"}
+                        },
+                        "additionalProperties": false
+                    }
+                },
+                "additionalProperties": false
+            });
+            let mut root = json!({"oneOf": [success, failure]});
+            if self.entropy.chance(30) {
+                root["$id"] = json!("https://example.invalid/gen/envelope.schema.json");
+            }
+            root
+        } else {
+            success
+        };
+        let mut root = root;
+        root["$defs"] = Value::Object(root_defs);
+        let defs = json!({"$defs": Value::Object(std::mem::take(&mut self.defs))});
+        (
+            vec![
+                ("envelope.schema.json".to_owned(), root),
+                ("defs.schema.json".to_owned(), defs),
+            ],
+            properties,
+        )
+    }
+
+    /// An object schema, and its properties (name, required).
+    fn object(&mut self, depth: usize, is_data: bool) -> (Value, Properties) {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        let mut listed = Vec::new();
+        let count = if is_data {
+            1 + self.entropy.below(5)
+        } else {
+            self.entropy.below(4)
+        };
+        for _ in 0..count {
+            let name = (*self.entropy.pick(&NAMES)).to_owned();
+            if properties.contains_key(&name) {
+                continue;
+            }
+            let schema = self.value(depth.saturating_sub(1));
+            let is_required = self.entropy.chance(60);
+            if is_required {
+                required.push(Value::from(name.as_str()));
+            }
+            listed.push((name.clone(), is_required));
+            properties.insert(name, schema);
+        }
+        let mut object = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            object["required"] = Value::Array(required);
+        }
+        match self.entropy.below(5) {
+            0 | 1 => object["additionalProperties"] = json!(false),
+            2 => {} // open: anything else passes
+            3 => object["additionalProperties"] = self.value(0),
+            _ => {
+                // Closed by `unevaluatedProperties` over an `allOf` that adds a member.
+                let extra = (*self.entropy.pick(&NAMES)).to_owned();
+                let extra_schema = self.value(0);
+                object["allOf"] = json!([{"properties": {extra: extra_schema}}]);
+                object["unevaluatedProperties"] = json!(false);
+            }
+        }
+        if self.entropy.chance(15) {
+            object["maxProperties"] = json!(1 + self.entropy.below(6));
+        }
+        if self.entropy.chance(10) {
+            object["propertyNames"] = json!({"maxLength": 1 + self.entropy.below(8)});
+        }
+        (object, listed)
+    }
+
+    /// Any value's schema.
+    fn value(&mut self, depth: usize) -> Value {
+        let kinds = if depth == 0 { 7 } else { 14 };
+        match self.entropy.below(kinds) {
+            0 => self.string(),
+            1 => self.number("integer"),
+            2 => self.number("number"),
+            3 => json!({"type": "boolean"}),
+            4 => self.enumeration(),
+            5 => json!({"const": self.scalar()}),
+            6 => {
+                let inner = self.string();
+                json!({"type": ["string", "null"], "maxLength": inner.get("maxLength").cloned().unwrap_or(json!(40))})
+            }
+            7 => self.array(depth),
+            8 => self.object(depth, false).0,
+            9 => {
+                let keyword = *self.entropy.pick(&["oneOf", "anyOf", "allOf"]);
+                let branches: Vec<Value> = (0..2 + self.entropy.below(2))
+                    .map(|_| self.value(depth - 1))
+                    .collect();
+                json!({keyword: branches})
+            }
+            10 => {
+                // A definition in the other file.
+                let name = format!("d{}", self.defs.len());
+                let schema = self.value(depth - 1);
+                self.defs.insert(name.clone(), schema);
+                json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
+            }
+            11 => {
+                // A definition of the root's own, reached through the other file.
+                let name = format!("r{}", self.root_defs.len());
+                let schema = self.value(depth - 1);
+                self.root_defs.insert(name.clone(), schema);
+                json!({"$ref": format!("#/$defs/{name}")})
+            }
+            12 => {
+                // Recursion: a tree of data, through the other file back to the root.
+                let name = format!("tree{}", self.defs.len());
+                self.defs.insert(
+                    name.clone(),
+                    json!({"anyOf": [{"type": "null"}, {"$ref": "envelope.schema.json#/$defs/data"}]}),
+                );
+                json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
+            }
+            _ => {
+                // A whole envelope nested in the data (a tree of results).
+                let name = format!("envelope{}", self.defs.len());
+                self.defs
+                    .insert(name.clone(), json!({"$ref": "envelope.schema.json"}));
+                json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
+            }
+        }
+    }
+
+    fn string(&mut self) -> Value {
+        let mut schema = json!({"type": "string"});
+        if self.entropy.chance(40) {
+            schema["minLength"] = json!(self.entropy.below(3));
+        }
+        if self.entropy.chance(60) {
+            schema["maxLength"] = json!(1 + self.entropy.below(60));
+        }
+        match self.entropy.below(4) {
+            0 => {
+                let pattern = pattern(self.entropy);
+                schema["pattern"] = json!(pattern.text);
+                schema["examples"] = json!(pattern.samples);
+            }
+            1 => schema["format"] = json!(self.entropy.pick(&FORMATS)),
+            _ => {}
+        }
+        schema
+    }
+
+    fn number(&mut self, kind: &str) -> Value {
+        let mut schema = json!({"type": kind});
+        let low = self.entropy.below(20) as i64 - 10;
+        match self.entropy.below(4) {
+            0 => schema["minimum"] = json!(low),
+            1 => schema["exclusiveMinimum"] = json!(low),
+            _ => {}
+        }
+        match self.entropy.below(4) {
+            0 => schema["maximum"] = json!(low + self.entropy.below(1000) as i64),
+            1 => schema["exclusiveMaximum"] = json!(low + 1 + self.entropy.below(1000) as i64),
+            _ => {}
+        }
+        if self.entropy.chance(15) {
+            schema["multipleOf"] = self
+                .entropy
+                .pick(&[json!(2), json!(3), json!(0.5), json!(0.1)])
+                .clone();
+        }
+        schema
+    }
+
+    fn enumeration(&mut self) -> Value {
+        let values: Vec<Value> = (0..1 + self.entropy.below(4))
+            .map(|_| self.scalar())
+            .collect();
+        json!({"enum": values})
+    }
+
+    fn scalar(&mut self) -> Value {
+        match self.entropy.below(6) {
+            0 => json!(*self.entropy.pick(&["a", "B", "é", "", "日本", "ok"])),
+            1 => json!(self.entropy.below(10) as i64 - 3),
+            2 => json!(1.5),
+            3 => json!(true),
+            4 => Value::Null,
+            _ => json!(REQUEST_ID),
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Value {
+        let mut schema = json!({"type": "array", "items": self.value(depth - 1)});
+        if self.entropy.chance(50) {
+            schema["maxItems"] = json!(1 + self.entropy.below(5));
+        }
+        if self.entropy.chance(20) {
+            schema["minItems"] = json!(self.entropy.below(2));
+        }
+        if self.entropy.chance(15) {
+            schema["uniqueItems"] = json!(true);
+        }
+        if self.entropy.chance(15) {
+            let first = self.value(0);
+            schema["prefixItems"] = json!([first]);
+        }
+        schema
+    }
+}
