@@ -18,8 +18,9 @@ mod undecided;
 mod version;
 
 pub use schema::{
-    Bound, Facts, JsonType, Kind, Location, Node, Schemas, Union, admits, alternatives, example,
-    example_avoiding, format_examples, intersect, number_candidates, same_value, string_examples,
+    Bound, Facts, JsonType, Kind, Location, NODE_BUDGET, Node, Schemas, Union, Values, admits,
+    alternatives, canonical, example, example_avoiding, format_examples, intersect,
+    number_candidates, same_value, string_examples,
 };
 pub use strings::Strings;
 pub use undecided::Undecided;

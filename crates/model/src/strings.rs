@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::dense::{self, DFA};
+use regex_automata::nfa::thompson;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
@@ -29,8 +30,11 @@ pub struct Strings {
 
 /// Most product states the search visits before it gives up and says it cannot decide.
 const STATE_BUDGET: usize = 400_000;
-/// Largest DFA built for one pattern.
+/// Largest DFA built for one pattern (and the most its determinization may use on the way).
 const DFA_BYTES: usize = 4 << 20;
+/// Largest NFA compiled for one pattern, the step before the DFA: without it a Unicode class
+/// repeated many times (`^\w{1,20000}$`) costs a gigabyte before the DFA limit is even reached.
+const NFA_BYTES: usize = 4 << 20;
 
 /// The shortest string `a` admits and `b` refuses; `Ok(None)` when every string `a` admits `b`
 /// admits too; `Err` with the reason when that cannot be decided.
@@ -102,6 +106,7 @@ fn build_all(patterns: &[String]) -> Result<Vec<Dfa>, Undecided> {
 
 fn build(pattern: &str) -> Result<DFA<Vec<u32>>, Undecided> {
     dense::Builder::new()
+        .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_BYTES)))
         .configure(
             dense::Config::new()
                 .match_kind(MatchKind::All)
@@ -110,7 +115,15 @@ fn build(pattern: &str) -> Result<DFA<Vec<u32>>, Undecided> {
                 .determinize_size_limit(Some(DFA_BYTES)),
         )
         .build(pattern)
-        .map_err(|error| Undecided::new(format!("pattern {pattern:?} has no DFA here ({error})")))
+        .map_err(|error| {
+            let mut shown: String = pattern.chars().take(60).collect();
+            if shown.len() < pattern.len() {
+                shown.push('…');
+            }
+            Undecided::new(format!(
+                "pattern {shown:?} has no automaton within the model's limits ({error})"
+            ))
+        })
 }
 
 fn start_state(dfa: &DFA<Vec<u32>>) -> Result<StateID, Undecided> {
@@ -422,5 +435,17 @@ mod tests {
             difference(&any, &side(None, 1, None)).unwrap().as_deref(),
             Some("")
         );
+    }
+
+    #[test]
+    fn a_pattern_too_large_to_build_is_undecided_at_once() {
+        let huge = side(Some(r"^\w{1,20000}$"), 0, None);
+        let error = admits(&huge, "word").unwrap_err();
+        assert!(
+            error.to_string().contains("within the model's limits"),
+            "{error}"
+        );
+        assert!(difference(&huge, &side(None, 0, None)).is_err());
+        assert!(example(&huge).is_err());
     }
 }

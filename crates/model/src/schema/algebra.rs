@@ -3,11 +3,12 @@
 
 use crate::Undecided;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate_gate::internals::format_accepts;
 
-use super::{Bound, Facts, JsonType, Kind, Node};
+use super::{Bound, Facts, JsonType, Kind, Node, Values};
 use crate::strings;
 
 /// The tighter of two bounds (`lower`: the larger minimum; else the smaller maximum).
@@ -28,9 +29,10 @@ pub(super) fn tighter(a: Option<Bound>, b: Option<Bound>, lower: bool) -> Option
 /// `unevaluatedProperties`: members no property (of this node or of the union branch that
 /// matched) evaluated must satisfy `closing`.
 pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
-    let Kind::Facts(mut facts) = node.kind else {
+    let Kind::Facts(mut shared) = node.kind else {
         return node;
     };
+    let facts = Arc::make_mut(&mut shared);
     let own: Vec<String> = facts.properties.keys().cloned().collect();
     let close = |facts: &mut Facts, names: &[String], closing: &Node| {
         for name in names {
@@ -45,19 +47,19 @@ pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
         Some(union) => {
             for branch in &mut union.branches {
                 if let Kind::Facts(branch_facts) = &mut branch.kind {
-                    close(branch_facts, &own, &closing);
+                    close(Arc::make_mut(branch_facts), &own, &closing);
                 } else if branch.kind == Kind::Any {
                     let mut branch_facts = Facts::new(&branch.at);
                     close(&mut branch_facts, &own, &closing);
-                    branch.kind = Kind::Facts(Box::new(branch_facts));
+                    branch.kind = Kind::Facts(Arc::new(branch_facts));
                 }
             }
         }
-        None => close(&mut facts, &own, &closing),
+        None => close(facts, &own, &closing),
     }
     Node {
         at: node.at,
-        kind: Kind::Facts(facts),
+        kind: Kind::Facts(shared),
     }
 }
 
@@ -72,7 +74,7 @@ pub fn alternatives(node: &Node) -> Vec<Node> {
     };
     let mut rest = node.clone();
     if let Kind::Facts(facts) = &mut rest.kind {
-        facts.union = None;
+        Arc::make_mut(facts).union = None;
     }
     union
         .branches
@@ -114,13 +116,13 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             };
             merged.values = match (&x.values, &y.values) {
                 (None, values) | (values, None) => values.clone(),
-                (Some(x_values), Some(y_values)) => Some(
+                (Some(x_values), Some(y_values)) => Some(Values::new(
                     x_values
                         .iter()
                         .filter(|value| y_values.contains(value))
                         .cloned()
                         .collect(),
-                ),
+                )),
             };
             merged.strings.min_length = x.strings.min_length.max(y.strings.min_length);
             merged.strings.max_length = match (x.strings.max_length, y.strings.max_length) {
@@ -173,7 +175,7 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             };
             Node {
                 at,
-                kind: Kind::Facts(Box::new(merged)),
+                kind: Kind::Facts(Arc::new(merged)),
             }
         }
     }
@@ -196,7 +198,7 @@ pub fn admits(node: &Node, value: &Value) -> Result<bool, Undecided> {
         return Ok(false);
     }
     if let Some(values) = &facts.values
-        && !values.iter().any(|allowed| same_value(allowed, value))
+        && !values.contains(value)
     {
         return Ok(false);
     }

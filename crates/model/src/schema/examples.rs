@@ -52,7 +52,7 @@ fn candidates(node: &Node, hint: Option<&Value>) -> Vec<Value> {
         Kind::Facts(facts) => facts,
     };
     if let Some(values) = &facts.values {
-        return values.clone();
+        return values.to_vec();
     }
     let mut out = Vec::new();
     let types: Vec<JsonType> = match &facts.types {

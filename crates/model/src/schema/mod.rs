@@ -11,8 +11,9 @@ mod algebra;
 mod examples;
 mod normalize;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -22,10 +23,10 @@ pub use algebra::{admits, alternatives, intersect, same_value};
 pub use examples::{
     example, example_avoiding, format_examples, number_candidates, string_examples,
 };
-pub use normalize::Schemas;
+pub use normalize::{NODE_BUDGET, Schemas};
 
 /// Where a node was written: a schema file and a JSON pointer into it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Location {
     /// The schema file.
     pub file: String,
@@ -62,7 +63,7 @@ pub enum Kind {
     /// `false`: no instance.
     Nothing,
     /// A conjunction of facts.
-    Facts(Box<Facts>),
+    Facts(Arc<Facts>),
     /// Something the model does not understand, kept whole so equal ones compare equal.
     Unknown {
         /// Why it is not understood.
@@ -145,6 +146,102 @@ pub struct Bound {
     pub exclusive: bool,
 }
 
+/// The values of an `enum` (or a `const`, as one value): the list as written, and each value's
+/// canonical form, so that whether a value is listed is one lookup however long the list is (a
+/// 60,000-value enum is compared in milliseconds, not pairwise in minutes).
+#[derive(Debug, Clone)]
+pub struct Values(Arc<ValueList>);
+
+#[derive(Debug)]
+struct ValueList {
+    list: Vec<Value>,
+    canonical: HashSet<String>,
+}
+
+impl Values {
+    /// The values of `list`, in its order.
+    pub fn new(list: Vec<Value>) -> Values {
+        let canonical = list.iter().map(canonical).collect();
+        Values(Arc::new(ValueList { list, canonical }))
+    }
+
+    /// Whether `value` is listed, by JSON Schema equality (`1` is `1.0`).
+    pub fn contains(&self, value: &Value) -> bool {
+        self.0.canonical.contains(&canonical(value))
+    }
+
+    /// The values as listed.
+    pub fn as_slice(&self) -> &[Value] {
+        &self.0.list
+    }
+}
+
+impl std::ops::Deref for Values {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        &self.0.list
+    }
+}
+
+impl<'a> IntoIterator for &'a Values {
+    type Item = &'a Value;
+    type IntoIter = std::slice::Iter<'a, Value>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.list.iter()
+    }
+}
+
+impl PartialEq for Values {
+    fn eq(&self, other: &Values) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.list == other.0.list
+    }
+}
+
+/// A value written so that two values are JSON Schema equal ([`same_value`]) exactly when their
+/// canonical forms are equal: numbers by their `f64` value (as `same_value` compares them), member
+/// names in order, strings JSON-escaped (so no two forms run together).
+pub fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Null => out.push('z'),
+            Value::Bool(true) => out.push('t'),
+            Value::Bool(false) => out.push('f'),
+            Value::Number(number) => {
+                let float = number.as_f64().unwrap_or(f64::NAN);
+                // -0 and 0 are the same number.
+                let float = if float == 0.0 { 0.0 } else { float };
+                out.push('n');
+                out.push_str(&float.to_bits().to_string());
+            }
+            Value::String(text) => out.push_str(&Value::from(text.as_str()).to_string()),
+            Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    write(item, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            Value::Object(members) => {
+                // serde_json's map keeps names sorted (no `preserve_order`).
+                out.push('{');
+                for (name, member) in members {
+                    out.push_str(&Value::from(name.as_str()).to_string());
+                    out.push(':');
+                    write(member, out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
 /// `oneOf` (exactly one branch) or `anyOf` (at least one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Union {
@@ -160,7 +257,7 @@ pub struct Facts {
     /// `type`; `None` when any type is allowed.
     pub types: Option<BTreeSet<JsonType>>,
     /// `enum`, or `const` as a one-value enum.
-    pub values: Option<Vec<Value>>,
+    pub values: Option<Values>,
     /// `minLength`, `maxLength`, `pattern`.
     pub strings: Strings,
     /// `format`.
@@ -290,7 +387,7 @@ mod tests {
         assert!(data.required.contains("state"));
         assert_eq!(data.additional.kind, Kind::Nothing);
         let state = data.member("state").facts().unwrap();
-        assert_eq!(state.values, Some(vec![json!("a"), json!("b")]));
+        assert_eq!(state.values.as_deref(), Some(&[json!("a"), json!("b")][..]));
         assert_eq!(
             data.member("state").at.to_string(),
             "common.json#/$defs/state"
@@ -334,5 +431,143 @@ mod tests {
         let value = example(&root, None).unwrap();
         assert_eq!(admits(&root, &value), Ok(true), "{value}");
         assert_eq!(value["id"], json!("run_aaa"));
+    }
+
+    fn size(node: &Node) -> usize {
+        match &node.kind {
+            Kind::Facts(facts) => {
+                1 + facts.properties.values().map(size).sum::<usize>()
+                    + size(&facts.additional)
+                    + size(&facts.items)
+                    + facts
+                        .union
+                        .iter()
+                        .flat_map(|union| &union.branches)
+                        .map(size)
+                        .sum::<usize>()
+            }
+            _ => 1,
+        }
+    }
+
+    #[test]
+    fn a_binary_tree_is_modelled_as_deep_as_the_budget_allows() {
+        let tree = json!({"type": "object", "properties": {"left": {"$ref": "#"}, "right": {"$ref": "#"}, "value": {"type": "integer"}}, "additionalProperties": false});
+        let set = schemas(&[("tree.json", tree)]);
+        let root = set.root("tree.json");
+        assert!(size(&root) <= NODE_BUDGET, "{}", size(&root));
+        // Eight levels are followed: a tree that deep is decided, one deeper is not.
+        let mut deep = json!({"value": 1});
+        for _ in 0..8 {
+            deep = json!({"left": deep, "value": 2});
+        }
+        assert_eq!(admits(&root, &deep), Ok(true));
+        let mut wrong = json!({"value": "x"});
+        for _ in 0..8 {
+            wrong = json!({"right": wrong});
+        }
+        assert_eq!(admits(&root, &wrong), Ok(false));
+        assert!(admits(&root, &json!({"left": deep})).is_err());
+        assert_eq!(root, set.root("tree.json"));
+    }
+
+    #[test]
+    fn a_linear_recursion_is_followed_the_full_depth() {
+        let list = json!({"type": "object", "properties": {"next": {"$ref": "#"}}});
+        let set = schemas(&[("list.json", list)]);
+        let mut deep = json!({});
+        for _ in 0..24 {
+            deep = json!({"next": deep});
+        }
+        assert_eq!(admits(&set.root("list.json"), &deep), Ok(true));
+    }
+
+    #[test]
+    fn a_schema_that_doubles_at_every_definition_is_not_modelled_past_the_budget() {
+        // No recursion: 40 definitions, each using the one before twice (2^40 places).
+        let mut defs = serde_json::Map::new();
+        defs.insert("d0".into(), json!({"type": "string"}));
+        for level in 1..40 {
+            let previous = format!("#/$defs/d{}", level - 1);
+            defs.insert(
+                format!("d{level}"),
+                json!({"type": "object", "properties": {"a": {"$ref": previous}, "b": {"$ref": previous}}}),
+            );
+        }
+        let set = schemas(&[("s.json", json!({"$defs": defs, "$ref": "#/$defs/d39"}))]);
+        let root = set.root("s.json");
+        assert!(size(&root) <= NODE_BUDGET);
+        assert!(matches!(root.kind, Kind::Facts(_)), "{:?}", root.kind);
+        // Unchanged, it compares equal; changed anywhere below the cut, it does not.
+        assert_eq!(root, set.root("s.json"));
+        let mut changed = set.files()["s.json"].clone();
+        changed["$defs"]["d0"] = json!({"type": "integer"});
+        assert_ne!(root, schemas(&[("s.json", changed)]).root("s.json"));
+    }
+
+    #[test]
+    fn a_file_with_more_nodes_than_the_budget_is_not_modelled() {
+        let properties: serde_json::Map<String, Value> = (0..NODE_BUDGET + 1)
+            .map(|index| (format!("p{index}"), json!({"type": "string"})))
+            .collect();
+        let set = schemas(&[("s.json", json!({"properties": properties}))]);
+        let root = set.root("s.json");
+        let Kind::Unknown { reason, .. } = &root.kind else {
+            panic!("{:?}", root.kind)
+        };
+        assert!(reason.contains("not modelled"), "{reason}");
+    }
+
+    #[test]
+    fn an_unfollowed_reference_changes_when_a_file_it_reaches_does() {
+        let files = |leaf: Value| {
+            schemas(&[
+                (
+                    "s.json",
+                    json!({"properties": {"next": {"$ref": "#"}, "x": {"$ref": "leaf.json"}}}),
+                ),
+                ("leaf.json", leaf),
+            ])
+        };
+        let before = files(json!({"type": "string"})).root("s.json");
+        let after = files(json!({"type": "integer"})).root("s.json");
+        let mut deepest = &before;
+        let mut deepest_after = &after;
+        while let (Kind::Facts(a), Kind::Facts(b)) = (&deepest.kind, &deepest_after.kind) {
+            deepest = a.member("next");
+            deepest_after = b.member("next");
+        }
+        assert!(matches!(deepest.kind, Kind::Unknown { .. }));
+        assert_ne!(deepest, deepest_after);
+    }
+
+    #[test]
+    fn canonical_forms_are_equal_exactly_when_the_values_are() {
+        let same = [
+            (json!(1), json!(1.0)),
+            (json!(0.0), json!(-0.0)),
+            (
+                json!({"a": 1, "b": [true, null]}),
+                json!({"b": [true, null], "a": 1.0}),
+            ),
+        ];
+        for (a, b) in same {
+            assert!(same_value(&a, &b));
+            assert_eq!(canonical(&a), canonical(&b), "{a} {b}");
+        }
+        let different = [
+            (json!("1"), json!(1)),
+            (json!(["a,b"]), json!(["a", "b"])),
+            (json!({"a": "b"}), json!({"a:b": null})),
+            (json!([]), json!({})),
+            (json!(null), json!("z")),
+        ];
+        for (a, b) in different {
+            assert!(!same_value(&a, &b));
+            assert_ne!(canonical(&a), canonical(&b), "{a} {b}");
+        }
+        let values = Values::new(vec![json!(1), json!("x")]);
+        assert!(values.contains(&json!(1.0)));
+        assert!(!values.contains(&json!("1")));
     }
 }

@@ -1,12 +1,14 @@
 //! Normalization: `$ref` resolved between a version's files, `allOf` merged, unions kept as one
 //! `oneOf`/`anyOf` per node, `unevaluatedProperties` closed over the branch that matched.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use toolgate_gate::Sha256Digest;
 
 use super::algebra::{close_unevaluated, intersect, tighter};
-use super::{Bound, Facts, JsonType, Kind, Location, Node, Union};
+use super::{Bound, Facts, JsonType, Kind, Location, Node, Union, Values};
 
 /// Keywords that say nothing about which instances are valid.
 const ANNOTATIONS: [&str; 14] = [
@@ -34,8 +36,19 @@ pub struct Schemas {
     ids: BTreeMap<String, String>,
 }
 
-/// How deep `$ref`s may nest before the model calls the schema recursive.
+/// How deep `$ref`s may nest before the model stops following them: a recursive schema is
+/// modelled this many levels down, which decides every document that nests less deeply.
 const MAX_REF_DEPTH: usize = 24;
+
+/// The shallower depths tried, in order, when following `$ref`s that deep builds more nodes than
+/// [`NODE_BUDGET`] allows (a binary tree `{"left": {"$ref": "#"}, "right": {"$ref": "#"}}`
+/// doubles at every level). Depth 0 models the file as written, every `$ref` left unfollowed.
+const SHALLOWER_REF_DEPTHS: [usize; 4] = [8, 3, 1, 0];
+
+/// How many nodes one schema file's model may hold, counting a shared expansion once per place
+/// it is used: the comparisons and walks over the model are linear in it, and so is its memory
+/// (a few kilobytes a node). Real schemas, fully expanded, stay in the low thousands.
+pub const NODE_BUDGET: usize = 20_000;
 
 impl Schemas {
     /// The files of one version, parsed.
@@ -55,16 +68,58 @@ impl Schemas {
         &self.files
     }
 
-    /// The normalized root of `file`.
+    /// The normalized root of `file`: `$ref`s followed [`MAX_REF_DEPTH`] deep, or less deep
+    /// when that would build more than [`NODE_BUDGET`] nodes, and the whole file an unknown
+    /// node ("not modelled") when even its own nodes are more than that.
     pub fn root(&self, file: &str) -> Node {
         let at = Location {
             file: file.to_owned(),
             pointer: String::new(),
         };
-        match self.files.get(file) {
-            Some(document) => self.normalize(&at, document, 0),
-            None => Node::unknown(&at, format!("no schema file `{file}`"), &Value::Null),
+        let Some(document) = self.files.get(file) else {
+            return Node::unknown(&at, format!("no schema file `{file}`"), &Value::Null);
+        };
+        for max_depth in std::iter::once(MAX_REF_DEPTH).chain(SHALLOWER_REF_DEPTHS) {
+            let mut normalizer = Normalizer {
+                schemas: self,
+                max_depth,
+                expanded: HashMap::new(),
+                digests: HashMap::new(),
+                built: 0,
+            };
+            let root = normalizer.normalize(&at, document, 0);
+            if normalizer.built <= NODE_BUDGET {
+                return root;
+            }
         }
+        Node::unknown(
+            &at,
+            format!(
+                "more than {NODE_BUDGET} schema nodes, which is more than the model holds (not modelled)"
+            ),
+            &json!({"sha256": self.digest(&at, document)}),
+        )
+    }
+
+    /// A digest of what the schema at `at` means: it, and every file it can reach by `$ref`, so
+    /// two unfollowed references are equal only when nothing they depend on differs.
+    fn digest(&self, at: &Location, schema: &Value) -> String {
+        let mut reachable = BTreeSet::new();
+        let mut pending = vec![(at.file.clone(), schema)];
+        while let Some((file, value)) = pending.pop() {
+            for reference in references(value) {
+                if let Some((target, _)) = self.resolve(&file, reference)
+                    && reachable.insert(target.file.clone())
+                {
+                    pending.push((target.file.clone(), &self.files[&target.file]));
+                }
+            }
+        }
+        let mut material = format!("{at}\n{schema}\n");
+        for file in reachable {
+            material.push_str(&format!("{file}\n{}\n", self.files[&file]));
+        }
+        Sha256Digest::of(material.as_bytes()).to_hex()
     }
 
     /// Resolves a `$ref` written in `file`: to the same file (`#/…`), another file of the
@@ -93,10 +148,63 @@ impl Schemas {
             value,
         ))
     }
+}
 
-    fn normalize(&self, at: &Location, schema: &Value, depth: usize) -> Node {
-        if depth > MAX_REF_DEPTH {
-            return Node::unknown(at, "a recursive `$ref`", schema);
+/// One attempt at modelling a file: follows `$ref`s `max_depth` deep, expanding each target once
+/// per depth and counting every node it places.
+struct Normalizer<'a> {
+    schemas: &'a Schemas,
+    max_depth: usize,
+    /// Each `$ref` target already expanded at a depth, with the nodes it holds. At a given depth
+    /// a target always expands the same way, so the second use is a copy, not a second walk.
+    expanded: HashMap<(Location, usize), (Node, usize)>,
+    /// Each unfollowed target's content digest, so an unfollowed `$ref` still changes when
+    /// what it refers to does.
+    digests: HashMap<Location, String>,
+    /// The nodes placed so far; past [`NODE_BUDGET`] the attempt stops building.
+    built: usize,
+}
+
+impl Normalizer<'_> {
+    /// The node a `$ref` at nesting `depth` refers to: expanded once per depth, copied after.
+    fn follow(&mut self, target: Location, schema: &Value, depth: usize) -> Node {
+        if depth > self.max_depth {
+            self.built += 1;
+            let schemas = self.schemas;
+            let digest = self
+                .digests
+                .entry(target.clone())
+                .or_insert_with(|| schemas.digest(&target, schema));
+            let reason = format!(
+                "`$ref`s nested more than {} deep (a recursive schema is modelled that far)",
+                self.max_depth
+            );
+            let raw = json!({"$ref": target.to_string(), "sha256": digest.as_str()});
+            return Node::unknown(&target, reason, &raw);
+        }
+        let key = (target, depth);
+        if let Some((node, size)) = self.expanded.get(&key) {
+            self.built += size;
+            if self.built > NODE_BUDGET {
+                return Node::unknown(
+                    &key.0,
+                    "a schema past the model's node budget",
+                    &Value::Null,
+                );
+            }
+            return node.clone();
+        }
+        let before = self.built;
+        let node = self.normalize(&key.0, schema, depth);
+        let size = self.built - before;
+        self.expanded.insert(key, (node.clone(), size));
+        node
+    }
+
+    fn normalize(&mut self, at: &Location, schema: &Value, depth: usize) -> Node {
+        self.built += 1;
+        if self.built > NODE_BUDGET {
+            return Node::unknown(at, "a schema past the model's node budget", &Value::Null);
         }
         let members = match schema {
             Value::Bool(true) => return Node::any(at),
@@ -127,9 +235,9 @@ impl Schemas {
                     let Some(reference) = value.as_str() else {
                         return bad("is not a string");
                     };
-                    match self.resolve(&at.file, reference) {
+                    match self.schemas.resolve(&at.file, reference) {
                         Some((target, resolved)) => {
-                            merged.push(self.normalize(&target, resolved, depth + 1));
+                            merged.push(self.follow(target, resolved, depth + 1));
                         }
                         None => return bad("cannot be resolved within the contract's files"),
                     }
@@ -188,10 +296,10 @@ impl Schemas {
                     facts.types = Some(types);
                 }
                 "enum" => match value.as_array() {
-                    Some(values) => facts.values = Some(values.clone()),
+                    Some(values) => facts.values = Some(Values::new(values.clone())),
                     None => return bad("is not an array"),
                 },
-                "const" => facts.values = Some(vec![value.clone()]),
+                "const" => facts.values = Some(Values::new(vec![value.clone()])),
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
                 | "maxProperties" => {
                     let Some(count) = value.as_u64() else {
@@ -278,7 +386,7 @@ impl Schemas {
         }
         let mut node = Node {
             at: at.clone(),
-            kind: Kind::Facts(Box::new(facts)),
+            kind: Kind::Facts(Arc::new(facts)),
         };
         for part in merged {
             node = intersect(&node, &part);
@@ -288,6 +396,25 @@ impl Schemas {
             None => node,
         }
     }
+}
+
+/// Every `$ref` written anywhere in `value`.
+fn references(value: &Value) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(members) => {
+                if let Some(Value::String(reference)) = members.get("$ref") {
+                    found.push(reference.as_str());
+                }
+                pending.extend(members.values());
+            }
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    found
 }
 
 fn escape(token: &str) -> String {
