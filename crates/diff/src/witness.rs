@@ -471,7 +471,7 @@ fn through_branch(node: Node, value: &Value) -> Node {
     };
     let mut without = node.clone();
     if let Kind::Facts(facts) = &mut without.kind {
-        facts.union = None;
+        Arc::make_mut(facts).union = None;
     }
     intersect(&without, branch)
 }

@@ -154,7 +154,7 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
 fn without_union(node: &Node) -> Node {
     let mut node = node.clone();
     if let Kind::Facts(facts) = &mut node.kind {
-        facts.union = None;
+        std::sync::Arc::make_mut(facts).union = None;
     }
     node
 }

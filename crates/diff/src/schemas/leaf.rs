@@ -4,11 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use toolgate_model::{Bound, Facts, JsonType, Kind, Node, same_value};
+use toolgate_model::{Bound, Facts, JsonType, Kind, Node};
 
 use crate::change::{Edit, Effect, Probe};
 
 use super::difference::difference;
+
+/// How many values of an enum a change names before it counts the rest.
+const LISTED_VALUES: usize = 8;
 
 /// Whether some value `a` admits, `b` refuses: `Yes` with a probe that puts it at `path`.
 pub(super) fn value_effect(path: &str, a: &Node, b: &Node) -> Effect {
@@ -46,7 +49,7 @@ fn leaf(node: &Node) -> Node {
             facts.union = None;
             Node {
                 at: node.at.clone(),
-                kind: Kind::Facts(Box::new(facts)),
+                kind: Kind::Facts(std::sync::Arc::new(facts)),
             }
         }
         _ => node.clone(),
@@ -113,12 +116,17 @@ pub(super) fn leaf_changes(a: &Facts, b: &Facts) -> Vec<(&'static str, String, &
         ));
     }
     if a.values != b.values {
+        // A long enum is named by its first values and a count: the report is for reading.
         let listed = |values: &[Value]| {
-            values
+            let mut shown: Vec<String> = values
                 .iter()
+                .take(LISTED_VALUES)
                 .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+                .collect();
+            if values.len() > LISTED_VALUES {
+                shown.push(format!("… ({} more)", values.len() - LISTED_VALUES));
+            }
+            shown.join(", ")
         };
         let (kind, description, keyword) = match (&a.values, &b.values) {
             (Some(x), Some(y)) if x.len() == 1 && y.len() == 1 => (
@@ -129,12 +137,12 @@ pub(super) fn leaf_changes(a: &Facts, b: &Facts) -> Vec<(&'static str, String, &
             (Some(x), Some(y)) => {
                 let gone: Vec<Value> = x
                     .iter()
-                    .filter(|value| !y.iter().any(|other| same_value(value, other)))
+                    .filter(|value| !y.contains(value))
                     .cloned()
                     .collect();
                 let new: Vec<Value> = y
                     .iter()
-                    .filter(|value| !x.iter().any(|other| same_value(value, other)))
+                    .filter(|value| !x.contains(value))
                     .cloned()
                     .collect();
                 let kind = match (gone.is_empty(), new.is_empty()) {
