@@ -4,21 +4,37 @@
 
 use serde_json::{Number, Value};
 
-use toolgate_gate::internals::format_accepts;
+use toolgate_gate::internals::{AppliedKeyword, format_accepts};
 
 use super::{Family, Out, Seed, compact, resized};
 use toolgate_model::edit::with_value;
 use toolgate_model::strings::{self, Strings};
 
+/// The keywords whose bounds are mutated.
+const BOUNDS: [&str; 8] = [
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+];
+
 pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
     let inside = out.family == Family::BoundInside;
-    for applied in seed.keywords {
+    let bounded = seed
+        .keywords
+        .iter()
+        .filter(|applied| BOUNDS.contains(&applied.keyword.as_str()))
+        .collect();
+    for applied in out.sample(bounded) {
         let pointer = applied.instance.as_str();
         let Some(current) = seed.document.pointer(pointer) else {
             continue;
         };
-        let Some((what, mut value)) = mutant(&applied.keyword, &applied.value, current, inside)
-        else {
+        let Some((what, mut value)) = mutant(seed, applied, current, inside) else {
             continue;
         };
         // A string exactly at a length bound must still be what its format and patterns say,
@@ -82,8 +98,16 @@ fn stretched_timestamp(original: &str, length: usize) -> Option<String> {
     Some(stretched)
 }
 
-/// The value at (`inside`) or just past a bound, and what it is in words.
-fn mutant(keyword: &str, bound: &Value, current: &Value, inside: bool) -> Option<(String, Value)> {
+/// The value at (`inside`) or just past a bound, and what it is in words; `None` where the byte
+/// limit would refuse the value before the schema could see it (a bound larger than the limit
+/// allows cannot be reached, so there is nothing to learn at it).
+fn mutant(
+    seed: &Seed<'_>,
+    applied: &AppliedKeyword,
+    current: &Value,
+    inside: bool,
+) -> Option<(String, Value)> {
+    let (keyword, bound) = (applied.keyword.as_str(), &applied.value);
     match (keyword, current) {
         ("minLength" | "maxLength", Value::String(text)) => {
             let limit = usize::try_from(bound.as_u64()?).ok()?;
@@ -92,6 +116,9 @@ fn mutant(keyword: &str, bound: &Value, current: &Value, inside: bool) -> Option
                 ("minLength", false) => limit.checked_sub(1)?,
                 _ => return None, // oversized_string
             };
+            if length > seed.room(&applied.instance)? {
+                return None;
+            }
             Some((
                 format!(
                     "{length} characters, {} its {keyword} of {limit}",
@@ -108,6 +135,10 @@ fn mutant(keyword: &str, bound: &Value, current: &Value, inside: bool) -> Option
                 _ => limit.checked_add(1)?,
             };
             let last = items.last()?;
+            let item_bytes = last.to_string().len() + 1;
+            if length.checked_mul(item_bytes)? > seed.max_bytes {
+                return None;
+            }
             let mut resized: Vec<Value> = items.iter().take(length).cloned().collect();
             resized.resize(length, last.clone());
             Some((
@@ -162,6 +193,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::mutants::AppliedKeywords;
+
     #[test]
     fn a_timestamp_is_stretched_by_fraction_digits() {
         assert_eq!(
@@ -178,8 +211,26 @@ mod tests {
 
     #[test]
     fn numbers_step_by_one_when_whole_and_respect_exclusive_bounds() {
-        let value = |keyword, bound: Value, current: Value, inside| {
-            mutant(keyword, &bound, &current, inside).map(|(_, value)| value)
+        let value = |keyword: &str, bound: Value, current: Value, inside| {
+            let document = json!({ "v": current });
+            let raw = document.to_string().into_bytes();
+            let seed = Seed {
+                raw: &raw,
+                document: &document,
+                keywords: &AppliedKeywords::default(),
+                max_bytes: 4096,
+                max_depth: 8,
+                tool_pointer: None,
+                request_id_pointer: None,
+                other_tool: "other",
+                now: std::time::SystemTime::UNIX_EPOCH,
+            };
+            let applied = AppliedKeyword {
+                instance: "/v".into(),
+                keyword: keyword.into(),
+                value: bound,
+            };
+            mutant(&seed, &applied, &document["v"], inside).map(|(_, value)| value)
         };
         assert_eq!(value("maximum", json!(10), json!(3), true), Some(json!(10)));
         assert_eq!(
@@ -217,6 +268,19 @@ mod tests {
             value("minItems", json!(1), json!([]), true),
             None,
             "nothing to repeat"
+        );
+        // Bounds past what the byte limit allows are never built, however large.
+        assert_eq!(
+            value("maxLength", json!(1_000_000_000u64), json!("abc"), true),
+            None
+        );
+        assert_eq!(
+            value("maxItems", json!(1_000_000_000u64), json!([1]), true),
+            None
+        );
+        assert_eq!(
+            value("maxLength", json!(4_000), json!("abc"), true).map(|v| v.as_str().unwrap().len()),
+            Some(4_000)
         );
     }
 }

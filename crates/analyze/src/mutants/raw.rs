@@ -92,7 +92,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NanForNumber => {
-            for pointer in seed.pointers(Value::is_number) {
+            for pointer in out.sample(seed.pointers(Value::is_number)) {
                 out.push(
                     &pointer,
                     "replaced the number with the token NaN",
@@ -108,7 +108,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
 /// ones, or (escaped) in any, with the copy's name spelled with a `\u` escape.
 fn duplicates(seed: &Seed<'_>, out: &mut Out<'_>) {
     let family = out.family;
-    let mut index = 0;
+    let mut members = Vec::new();
     for object in object_pointers(seed.document) {
         let nested = !object.is_empty();
         let wanted = match family {
@@ -116,16 +116,16 @@ fn duplicates(seed: &Seed<'_>, out: &mut Out<'_>) {
             Family::DuplicateNested => nested,
             _ => true,
         };
-        let Some(Value::Object(members)) = seed.document.pointer(&object) else {
-            continue;
-        };
-        if !wanted {
-            continue;
+        if let Some(Value::Object(names)) = seed.document.pointer(&object)
+            && wanted
+        {
+            members.extend(names.keys().map(|name| (object.clone(), name)));
         }
-        for name in members.keys() {
+    }
+    for (index, (object, name)) in out.sample(members).into_iter().enumerate() {
+        {
             let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
             let canary = out.canary(index);
-            index += 1;
             let other = Value::from(canary.as_str());
             let (text, spelled) = if family == Family::DuplicateEscaped {
                 let text = text_with_duplicate_spelled(

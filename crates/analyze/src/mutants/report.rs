@@ -13,7 +13,7 @@ use toolgate_repo::json_report;
 use toolgate_repo::plural;
 use toolgate_repo::text::{Tone, paint};
 
-use super::run::{MutantFinding, MutantVerdict, Run};
+use super::run::{FamilyCount, MutantFinding, MutantVerdict, Run};
 use super::{Family, shown_pointer, survivors};
 
 /// The report's JSON Schema, published by `toolgate schema mutate-report`; tests hold every report
@@ -86,6 +86,7 @@ struct Totals {
     misplaced: usize,
     leaks: usize,
     stale: usize,
+    places_left_out: usize,
     #[serde(skip)]
     errors: usize,
 }
@@ -105,6 +106,7 @@ impl Totals {
             totals.seeds += run.seeds;
             totals.mutants += run.mutants;
             totals.rejected += run.rejected;
+            totals.places_left_out += run.left_out;
             totals.stale += run.stale.len();
             for finding in &run.findings {
                 match &finding.verdict {
@@ -200,6 +202,9 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color
                 );
             }
         }
+    }
+    if totals.places_left_out > 0 {
+        let _ = writeln!(out, "  note: {}", left_out_note(totals.places_left_out));
     }
     for note in notes {
         let _ = writeln!(out, "  note: {}", escape_hidden(note));
@@ -342,6 +347,7 @@ struct JsonFamily {
     expected_layers: Vec<&'static str>,
     mutants: usize,
     rejected: usize,
+    places_left_out: usize,
 }
 
 #[derive(Serialize)]
@@ -421,9 +427,13 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
     let families = Family::ALL
         .iter()
         .map(|family| {
-            let (mutants, rejected) = runs.iter().fold((0, 0), |(mutants, rejected), run| {
-                let (m, r) = run.per_family.get(family).copied().unwrap_or_default();
-                (mutants + m, rejected + r)
+            let count = runs.iter().fold(FamilyCount::default(), |sum, run| {
+                let count = run.per_family.get(family).copied().unwrap_or_default();
+                FamilyCount {
+                    mutants: sum.mutants + count.mutants,
+                    rejected: sum.rejected + count.rejected,
+                    left_out: sum.left_out + count.left_out,
+                }
             });
             JsonFamily {
                 mutation: family.name(),
@@ -437,8 +447,9 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
                     .iter()
                     .map(|layer| layer.as_str())
                     .collect(),
-                mutants,
-                rejected,
+                mutants: count.mutants,
+                rejected: count.rejected,
+                places_left_out: count.left_out,
             }
         })
         .collect();
@@ -473,6 +484,19 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
             .collect(),
         notes,
     })
+}
+
+/// What a report says when the per-family sample left places out.
+pub fn left_out_note(places: usize) -> String {
+    let (count, were) = if places == 1 {
+        ("1 place".to_owned(), "was")
+    } else {
+        (format!("{places} places"), "were")
+    };
+    format!(
+        "{count} {were} not mutated: a family mutates at most {} places of one fixture (fewer of a fixture over 16 KiB, so its mutants stay under 1 MiB), an evenly spaced sample that is the same on every run",
+        super::PLACES_PER_FAMILY
+    )
 }
 
 /// `v2: mutant extra_property at /data (added member …), derived from 5 of 6 admitted fixtures

@@ -105,14 +105,27 @@ pub struct Run {
     pub mutants: usize,
     /// How many the gate rejected.
     pub rejected: usize,
-    /// Per family: mutants, rejected.
-    pub per_family: BTreeMap<Family, (usize, usize)>,
+    /// Places not mutated: a family mutates at most [`super::places_per_family`] of a fixture.
+    pub left_out: usize,
+    /// Per family: mutants, rejected, places left out.
+    pub per_family: BTreeMap<Family, FamilyCount>,
     /// Survivors, misplaced rejections and leaks, in family and seed order.
     pub findings: Vec<MutantFinding>,
     /// Accepted survivors of these families that no longer survive.
     pub stale: Vec<Stale>,
     /// Every mutant with its file name, for `--emit`.
     pub emitted: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// One family's counts in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FamilyCount {
+    /// How many mutants ran.
+    pub mutants: usize,
+    /// How many the gate rejected.
+    pub rejected: usize,
+    /// Places not mutated because a family applied to more than [`super::places_per_family`].
+    pub left_out: usize,
 }
 
 /// One family's mutants of a tool version's seeds, judged. Only the mutants worth reporting
@@ -124,6 +137,8 @@ pub struct FamilyOutcome {
     pub mutants: usize,
     /// How many the gate rejected.
     pub rejected: usize,
+    /// Places not mutated because a family applied to more than [`super::places_per_family`].
+    pub left_out: usize,
     /// `(seed index, index of the mutant among its seed's of this family, judged)`.
     pub notable: Vec<(usize, usize, JudgedMutant)>,
     /// Every mutant's file name and bytes, when asked for (`--emit`).
@@ -159,11 +174,9 @@ pub fn judge_family(
 ) -> FamilyOutcome {
     let mut out = FamilyOutcome::default();
     for (seed_index, seed) in seeds.iter().enumerate() {
-        for (index, judged) in seed
-            .judge_all(contract, &[family], other_tool)
-            .into_iter()
-            .enumerate()
-        {
+        let (judged_all, left_out) = seed.judge_all(contract, &[family], other_tool);
+        out.left_out += left_out;
+        for (index, judged) in judged_all.into_iter().enumerate() {
             out.mutants += 1;
             out.rejected += usize::from(judged.rejected);
             out.places.insert(judged.mutant.pointer.clone());
@@ -195,8 +208,15 @@ pub fn run(
     for (family, outcome) in outcomes {
         out.mutants += outcome.mutants;
         out.rejected += outcome.rejected;
-        out.per_family
-            .insert(*family, (outcome.mutants, outcome.rejected));
+        out.left_out += outcome.left_out;
+        out.per_family.insert(
+            *family,
+            FamilyCount {
+                mutants: outcome.mutants,
+                rejected: outcome.rejected,
+                left_out: outcome.left_out,
+            },
+        );
         out.emitted.extend(outcome.emitted.iter().cloned());
         for (seed_index, index, judged) in &outcome.notable {
             let Some(verdict) = verdict(setting, version, judged, &mut used) else {

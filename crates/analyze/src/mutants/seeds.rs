@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate_gate::Contract;
-use toolgate_gate::internals::{AppliedKeyword, applied_keywords, correlation_pointers};
+use toolgate_gate::internals::{applied_keywords, correlation_pointers};
 
 use super::judge::{JudgedMutant, judge};
-use super::{Family, Seed};
+use super::{AppliedKeywords, Family, Seed};
 use toolgate_repo::RepoRoot;
 use toolgate_repo::{Fixture, FixtureClass};
 use toolgate_repo::{Prepared, RequestFiles, prepare};
@@ -21,7 +21,7 @@ pub struct SeedFixture {
     /// Its request and raw bytes.
     pub prepared: Prepared,
     document: Value,
-    keywords: Vec<AppliedKeyword>,
+    keywords: AppliedKeywords,
     tool_pointer: Option<String>,
     request_id_pointer: Option<String>,
 }
@@ -62,7 +62,7 @@ pub fn collect(
                 request_id_pointer: request_id_pointer.map(str::to_owned),
                 prepared,
                 document,
-                keywords,
+                keywords: AppliedKeywords::new(keywords),
             })
         })
         .collect()
@@ -84,17 +84,20 @@ impl SeedFixture {
         }
     }
 
-    /// Every mutant of `families` derived from this fixture, judged under `contract`.
+    /// Every mutant of `families` derived from this fixture, judged under `contract`, and how
+    /// many places the per-family sample left out.
     pub fn judge_all(
         &self,
         contract: &Contract,
         families: &[Family],
         other_tool: &str,
-    ) -> Vec<JudgedMutant> {
-        self.seed(contract, other_tool)
-            .mutants(families)
+    ) -> (Vec<JudgedMutant>, usize) {
+        let derived = self.seed(contract, other_tool).derive(families);
+        let judged = derived
+            .mutants
             .into_iter()
             .map(|mutant| judge(contract, &self.prepared, mutant))
-            .collect()
+            .collect();
+        (judged, derived.left_out)
     }
 }

@@ -18,7 +18,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
     let replace = |pointer: &str, value: Value| compact(with_value(document, pointer, value));
     match out.family {
         Family::ExtraProperty => {
-            for (index, pointer) in object_pointers(document).iter().enumerate() {
+            for (index, pointer) in out.sample(object_pointers(document)).iter().enumerate() {
                 let name = format!("toolgate_unpromised_{index}");
                 let canary = out.canary(index);
                 out.push_marked(
@@ -30,7 +30,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NullForObject | Family::ArrayForObject | Family::StringForObject => {
-            for pointer in object_pointers(document) {
+            for pointer in out.sample(object_pointers(document)) {
                 let object = document.pointer(&pointer).cloned().unwrap_or_default();
                 let (what, value) = match out.family {
                     Family::NullForObject => ("replaced the object with null", Value::Null),
@@ -47,28 +47,29 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         }
         Family::EmptyIdentifier | Family::EmptyString => {
             let identifiers = out.family == Family::EmptyIdentifier;
-            for pointer in
-                seed.pointers(|value| value.as_str().is_some_and(|text| !text.is_empty()))
-            {
-                if seed.is_identifier(&pointer) == identifiers {
-                    let what = if identifiers {
-                        "emptied the identifier"
-                    } else {
-                        "emptied the string"
-                    };
-                    out.push(&pointer, what, replace(&pointer, Value::from("")));
-                }
+            let strings = seed
+                .pointers(|value| value.as_str().is_some_and(|text| !text.is_empty()))
+                .into_iter()
+                .filter(|pointer| seed.is_identifier(pointer) == identifiers)
+                .collect();
+            let what = if identifiers {
+                "emptied the identifier"
+            } else {
+                "emptied the string"
+            };
+            for pointer in out.sample(strings) {
+                out.push(&pointer, what, replace(&pointer, Value::from("")));
             }
         }
         Family::OversizedString => {
-            for pointer in seed.pointers(Value::is_string) {
+            for pointer in out.sample(seed.pointers(Value::is_string)) {
                 if let Some((what, text)) = oversized(seed, &pointer) {
                     out.push(&pointer, what, replace(&pointer, Value::from(text)));
                 }
             }
         }
         Family::LongString => {
-            for pointer in seed.pointers(Value::is_string) {
+            for pointer in out.sample(seed.pointers(Value::is_string)) {
                 let original = seed.text(&pointer).unwrap_or_default();
                 let Some(room) = seed.room(&pointer) else {
                     continue;
@@ -84,7 +85,12 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::PatternViolation => {
-            for pointer in seed.pointers(Value::is_string) {
+            let patterned = seed
+                .pointers(Value::is_string)
+                .into_iter()
+                .filter(|pointer| seed.keyword(pointer, "pattern").is_some())
+                .collect();
+            for pointer in out.sample(patterned) {
                 if let Some(text) = pattern_violation(seed, &pointer) {
                     out.push(
                         &pointer,
@@ -95,7 +101,8 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::CanaryString => {
-            for (index, pointer) in seed.pointers(Value::is_string).iter().enumerate() {
+            let strings = out.sample(seed.pointers(Value::is_string));
+            for (index, pointer) in strings.iter().enumerate() {
                 let canary = out.canary(index);
                 out.push_marked(
                     pointer,
@@ -106,7 +113,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NumberAsString | Family::Fraction | Family::Negative => {
-            for pointer in seed.pointers(Value::is_number) {
+            for pointer in out.sample(seed.pointers(Value::is_number)) {
                 let Some(Value::Number(number)) = document.pointer(&pointer) else {
                     continue;
                 };
@@ -117,7 +124,15 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::EnumOtherCasing | Family::EnumForeignValue => {
-            for pointer in seed.pointers(|_| true) {
+            let listed = seed
+                .pointers(|_| true)
+                .into_iter()
+                .filter(|pointer| {
+                    seed.keyword(pointer, "enum").is_some()
+                        || seed.keyword(pointer, "const").is_some()
+                })
+                .collect();
+            for pointer in out.sample(listed) {
                 let listed = match (
                     seed.keyword(&pointer, "enum"),
                     seed.keyword(&pointer, "const"),
@@ -144,21 +159,24 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::RequiredRemoved => {
-            for (object, names) in seed.applied("required") {
-                for name in names
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    let pointer =
-                        format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
-                    out.push(
-                        &pointer,
-                        format!("removed the required member `{name}`"),
-                        compact(without_member(document, object, name)),
-                    );
-                }
+            let required = seed
+                .applied("required")
+                .flat_map(|(object, names)| {
+                    names
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(move |name| (object, name))
+                })
+                .collect();
+            for (object, name) in out.sample(required) {
+                let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
+                out.push(
+                    &pointer,
+                    format!("removed the required member `{name}`"),
+                    compact(without_member(document, object, name)),
+                );
             }
         }
         Family::SuccessWithError if document.is_object() && document.get("error").is_none() => {
@@ -201,14 +219,16 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         | Family::NoOffset
         | Family::StaleTimestamp
         | Family::FutureTimestamp => {
-            for pointer in seed.pointers(Value::is_string) {
+            let timestamps = seed
+                .pointers(Value::is_string)
+                .into_iter()
+                .filter(|pointer| {
+                    seed.keyword(pointer, "format") == Some(&Value::from("date-time"))
+                        || parse_timestamp(seed.text(pointer).unwrap_or_default()).is_ok()
+                })
+                .collect();
+            for pointer in out.sample(timestamps) {
                 let text = seed.text(&pointer).unwrap_or_default();
-                let is_timestamp = seed.keyword(&pointer, "format")
-                    == Some(&Value::from("date-time"))
-                    || parse_timestamp(text).is_ok();
-                if !is_timestamp {
-                    continue;
-                }
                 if let Some((what, mutated)) = timestamp_mutant(out.family, text, seed) {
                     out.push(&pointer, what, replace(&pointer, Value::from(mutated)));
                 }
@@ -219,14 +239,25 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
 }
 
 /// One character past `maxLength` where the schema states one (padded with `x`), else as long as
-/// the byte limit allows.
+/// the byte limit allows; past both when the maxLength is more than the byte limit allows (the
+/// string is never built larger than the limit, however large the bound).
 fn oversized(seed: &Seed<'_>, pointer: &str) -> Option<(String, String)> {
     let original = seed.text(pointer)?;
+    let room = seed.room(pointer)?;
     if let Some(limit) = seed
         .keyword(pointer, "maxLength")
         .and_then(Value::as_u64)
         .and_then(|limit| usize::try_from(limit).ok())
     {
+        if limit >= room {
+            return Some((
+                format!(
+                    "made the string {} characters, past the byte limit, which its maxLength of {limit} lies beyond",
+                    room + 1
+                ),
+                resized(original, room + 1, Some('x')),
+            ));
+        }
         return Some((
             format!(
                 "made the string {} characters, one past its maxLength of {limit}",
@@ -235,7 +266,6 @@ fn oversized(seed: &Seed<'_>, pointer: &str) -> Option<(String, String)> {
             resized(original, limit + 1, Some('x')),
         ));
     }
-    let room = seed.room(pointer)?;
     if room <= original.chars().count() {
         return None;
     }

@@ -29,9 +29,10 @@ struct Report<'a> {
 }
 
 /// What the checks count, every key always present (zero when the checks did not run).
-const COUNTS: [&str; 8] = [
+const COUNTS: [&str; 9] = [
     "mutants",
     "mutants_rejected",
+    "mutant_places_left_out",
     "survivors",
     "survivors_accepted",
     "misplaced",

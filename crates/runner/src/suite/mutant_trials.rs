@@ -11,8 +11,8 @@ use super::{CaseContract, CheckKind, Suite, SuiteCheck, ToolContracts};
 use toolgate_analyze::mutants::Family;
 use toolgate_analyze::mutants::{
     AcceptedSurvivor, DEFAULT_EMIT_DIR, FamilyOutcome, MutantFinding, MutantVerdict, Run,
-    SeedFixture, Setting, collect_seeds, detail, headline, judge_family, load_survivors,
-    survivors_path,
+    SeedFixture, Setting, collect_seeds, detail, headline, judge_family, left_out_note,
+    load_survivors, survivors_path,
 };
 use toolgate_repo::Acceptances;
 use toolgate_repo::{CaseResult, Problem, ProblemKind};
@@ -155,6 +155,7 @@ impl Suite {
         result.counts = [
             ("mutants", run.mutants),
             ("mutants_rejected", run.rejected),
+            ("mutant_places_left_out", run.left_out),
             (
                 "survivors",
                 count(|verdict| matches!(verdict, MutantVerdict::Survivor(_))),
@@ -174,6 +175,9 @@ impl Suite {
         ]
         .into_iter()
         .collect();
+        if run.left_out > 0 {
+            result.notes.push(left_out_note(run.left_out));
+        }
         // A failing trial names the fixture its first failure was derived from, and the command
         // that decides that mutant again.
         if let Some(finding) = run.findings.iter().find(|finding| {
