@@ -18,6 +18,8 @@ pub struct AcceptedFinding {
     pub file: String,
     /// The JSON pointer in it.
     pub pointer: String,
+    /// The promised field, for `field_missing` (one acceptance per field).
+    pub field: Option<String>,
 }
 
 /// `lint.yaml`'s JSON Schema, published by `toolgate schema lint-acceptances`; tests hold it to
@@ -30,6 +32,8 @@ struct LintEntry {
     rule: String,
     file: String,
     pointer: String,
+    #[serde(default)]
+    field: Option<String>,
     #[serde(default)]
     versions: Option<Vec<String>>,
     reason: String,
@@ -48,11 +52,26 @@ impl EntryFile for LintEntry {
             )
         })?;
         check_pointer(&self.pointer, "the whole file")?;
+        match (rule, &self.field) {
+            (Rule::FieldMissing, None) => {
+                return Err("field: a field_missing acceptance names the promised field it accepts (`field: <name>`), so that accepting one missing field never silences another".to_owned());
+            }
+            (Rule::FieldMissing, Some(field)) if field.trim().is_empty() => {
+                return Err("field: is empty; name the promised field".to_owned());
+            }
+            (Rule::FieldMissing, Some(_)) | (_, None) => {}
+            (_, Some(_)) => {
+                return Err(format!(
+                    "field: only a field_missing acceptance names a field; remove it from this {rule} entry"
+                ));
+            }
+        }
         Ok(Checked {
             what: AcceptedFinding {
                 rule,
                 file: self.file,
                 pointer: self.pointer,
+                field: self.field,
             },
             versions: self.versions,
             reason: self.reason,
@@ -91,6 +110,7 @@ pub fn judge<'f>(
                 what.rule == finding.rule
                     && what.file == finding.file
                     && what.pointer == finding.pointer
+                    && what.field == finding.field
             });
             if let Some((index, _)) = entry {
                 used[index] = true;

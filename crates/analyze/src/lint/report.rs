@@ -65,6 +65,8 @@ struct Row {
     file: String,
     pointer: String,
     rule: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
     message: String,
     accepted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,6 +133,7 @@ impl Report {
                 file: judged.finding.file.clone(),
                 pointer: judged.finding.pointer.clone(),
                 rule: judged.finding.rule.name(),
+                field: judged.finding.field.clone(),
                 message: judged.finding.message.clone(),
                 accepted: judged.accepted.is_some(),
                 reason: judged.accepted,
@@ -160,9 +163,14 @@ impl Report {
             .filter(|row| !row.accepted)
             .chain(self.rows.iter().filter(|row| row.accepted))
         {
+            let field = row
+                .field
+                .as_ref()
+                .map(|field| format!(" field `{}`", escape_hidden(field)))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "\n{} {} {}#{} [{}]\n    {}",
+                "\n{} {} {}#{} [{}]{field}\n    {}",
                 paint(color, Tone::Strong, &escape_hidden(&row.tool)),
                 row.version,
                 escape_hidden(&row.file),

@@ -79,6 +79,9 @@ pub struct LintFinding {
     pub pointer: String,
     /// The rule.
     pub rule: Rule,
+    /// The promised field it is about (`field_missing`: one finding, and one acceptance, per
+    /// field, however many are missing from the same object).
+    pub field: Option<String>,
     /// What is wrong and how to fix it.
     pub message: String,
 }

@@ -46,7 +46,9 @@ pub fn lint(tool: &str, version: &Version) -> Vec<LintFinding> {
         linter.walk(&root, "", None, &Mode::Agent, DEPTH_BUDGET);
     }
     let mut findings = linter.findings;
-    findings.sort_by(|a, b| (&a.file, &a.pointer, a.rule).cmp(&(&b.file, &b.pointer, b.rule)));
+    findings.sort_by(|a, b| {
+        (&a.file, &a.pointer, a.rule, &a.field).cmp(&(&b.file, &b.pointer, b.rule, &b.field))
+    });
     findings
 }
 
@@ -64,12 +66,23 @@ struct Linter<'a> {
     tool: &'a str,
     version: &'a Version,
     findings: Vec<LintFinding>,
-    seen: BTreeSet<(String, String, Rule)>,
+    seen: BTreeSet<(String, String, Rule, Option<String>)>,
 }
 
 impl Linter<'_> {
     fn report(&mut self, node: &Node, rule: Rule, message: String) {
-        let key = (node.at.file.clone(), node.at.pointer.clone(), rule);
+        self.report_about(node, rule, None, message);
+    }
+
+    /// A finding about one promised `field`: its own, however many others share the place.
+    fn report_about(&mut self, node: &Node, rule: Rule, field: Option<&str>, message: String) {
+        let field = field.map(str::to_owned);
+        let key = (
+            node.at.file.clone(),
+            node.at.pointer.clone(),
+            rule,
+            field.clone(),
+        );
         if self.seen.insert(key) {
             self.findings.push(LintFinding {
                 tool: self.tool.to_owned(),
@@ -77,6 +90,7 @@ impl Linter<'_> {
                 file: node.at.file.clone(),
                 pointer: node.at.pointer.clone(),
                 rule,
+                field,
                 message,
             });
         }
@@ -294,16 +308,35 @@ impl Linter<'_> {
             for success in &successes {
                 for resolution in resolve(success, pointer) {
                     match resolution {
-                        Resolution::Undeclared { object } => self.report(
-                            &object,
-                            Rule::FieldMissing,
-                            format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare that member: the field can never be projected; declare it (and require it)", shape.name),
-                        ),
+                        Resolution::Undeclared { object, member } => {
+                            // What the object does with a member it does not declare decides
+                            // what the missing declaration means.
+                            let admitted = match &object.kind {
+                                Kind::Facts(facts) => facts.additional.kind != Kind::Nothing,
+                                Kind::Any => true,
+                                Kind::Nothing => false,
+                                Kind::Unknown { .. } => continue, // not_modelled says so
+                            };
+                            let consequence = if admitted {
+                                format!(
+                                    "the object admits undeclared members, so whatever the upstream sends as `{member}` passes with no schema of its own and is projected to the agent"
+                                )
+                            } else {
+                                "the object refuses undeclared members, so the field can never be projected".to_owned()
+                            };
+                            self.report_about(
+                                &object,
+                                Rule::FieldMissing,
+                                Some(field),
+                                format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare member `{member}`: {consequence}; declare it (and require it)", shape.name),
+                            );
+                        }
                         Resolution::Found { node, required } => {
                             if !required && !optional {
-                                self.report(
+                                self.report_about(
                                     &node,
                                     Rule::FieldMissing,
+                                    Some(field),
                                     format!("shape `{}` promises field `{field}` from {pointer}, which its schema does not require: a response without it passes the schema and fails at projection; require it, or mark the field `optional: true`", shape.name),
                                 );
                             }
@@ -320,8 +353,8 @@ impl Linter<'_> {
 enum Resolution {
     /// To this node; `required` when every member on the way is required.
     Found { node: Node, required: bool },
-    /// To a member this object node does not declare.
-    Undeclared { object: Node },
+    /// To `member`, which this object node does not declare.
+    Undeclared { object: Node, member: String },
 }
 
 /// The schema of the value at `pointer`, in each alternative of every union on the way.
@@ -350,6 +383,7 @@ fn step(node: &Node, tokens: &[String], required: bool, out: &mut Vec<Resolution
     let Some(facts) = node.facts() else {
         out.push(Resolution::Undeclared {
             object: node.clone(),
+            member: first.clone(),
         });
         return;
     };
@@ -369,6 +403,7 @@ fn step(node: &Node, tokens: &[String], required: bool, out: &mut Vec<Resolution
         ),
         None => out.push(Resolution::Undeclared {
             object: node.clone(),
+            member: first.clone(),
         }),
     }
 }
