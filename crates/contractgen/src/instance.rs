@@ -15,7 +15,16 @@ const DEPTH: usize = 5;
 /// and full-width digits, a non-breaking space, line terminators, a character outside the BMP,
 /// a combining mark.
 const TRICKY: [&str; 10] = [
-    "٣", "７", "\u{a0}", "a\rb", "a\u{2028}b", "𝟘", "e\u{301}", "İ", "ſ", "K",
+    "٣",
+    "７",
+    "\u{a0}",
+    "a\rb",
+    "a\u{2028}b",
+    "𝟘",
+    "e\u{301}",
+    "İ",
+    "ſ",
+    "K",
 ];
 
 pub(crate) fn documents(
@@ -27,10 +36,21 @@ pub(crate) fn documents(
     let drawer = Drawer { files };
     let mut documents = Vec::with_capacity(count);
     for index in 0..count {
-        let data = drawer.instance(entropy, "envelope.schema.json", &json!({"$ref": "#/$defs/data"}), DEPTH);
-        let mut document = json!({"tool": TOOL, "request_id": REQUEST_ID, "outcome": "success", "data": data});
+        let data = drawer.instance(
+            entropy,
+            "envelope.schema.json",
+            &json!({"$ref": "#/$defs/data"}),
+            DEPTH,
+        );
+        let mut document =
+            json!({"tool": TOOL, "request_id": REQUEST_ID, "outcome": "success", "data": data});
         if envelope_is_one_of && index % 5 == 4 {
-            let code = *entropy.pick(&["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE", "TEAPOT"]);
+            let code = *entropy.pick(&[
+                "NOT_FOUND",
+                "UPSTREAM_UNAVAILABLE",
+                "INVALID_RESPONSE",
+                "TEAPOT",
+            ]);
             document = json!({"tool": TOOL, "request_id": REQUEST_ID, "outcome": "failure", "error": {"code": code, "retryable": entropy.chance(50)}});
         }
         // A third of the documents are left as drawn; the rest are mutated a few times.
@@ -170,7 +190,12 @@ impl Drawer<'_> {
             }
         };
         add_properties(schema.get("properties"), &mut out);
-        for branch in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        for branch in schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             add_properties(branch.get("properties"), &mut out);
         }
         Value::Object(out)
@@ -186,11 +211,19 @@ fn string(entropy: &mut impl Entropy, schema: &Map<String, Value>) -> Value {
     }
     if let Some(format) = schema.get("format").and_then(Value::as_str) {
         let sample = match format {
-            "date-time" => *entropy.pick(&["2026-11-29T12:00:00Z", "2026-11-29T12:00:00.5+05:30", "2026-02-30T12:00:00Z", "2026-11-29 12:00:00Z"]),
+            "date-time" => *entropy.pick(&[
+                "2026-11-29T12:00:00Z",
+                "2026-11-29T12:00:00.5+05:30",
+                "2026-02-30T12:00:00Z",
+                "2026-11-29 12:00:00Z",
+            ]),
             "date" => *entropy.pick(&["2026-11-29", "2026-13-01"]),
             "time" => *entropy.pick(&["12:00:00Z", "25:00:00Z"]),
             "email" => *entropy.pick(&["a@example.com", "not an address", "é@example.com"]),
-            "uuid" => *entropy.pick(&["123e4567-e89b-12d3-a456-426614174000", "123e4567e89b12d3a456426614174000"]),
+            "uuid" => *entropy.pick(&[
+                "123e4567-e89b-12d3-a456-426614174000",
+                "123e4567e89b12d3a456426614174000",
+            ]),
             "ipv4" => *entropy.pick(&["192.0.2.1", "192.0.2.256"]),
             "ipv6" => *entropy.pick(&["2001:db8::1", "2001:db8::g"]),
             "hostname" => *entropy.pick(&["example.com", "-bad-.com"]),

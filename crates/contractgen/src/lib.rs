@@ -17,15 +17,17 @@
 mod entropy;
 mod instance;
 mod pattern;
+mod rules;
 mod schema;
 
 pub use entropy::{Bytes, Entropy, Seeded};
+pub use rules::{NOW, Rule};
 
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use toolgate_gate::internals::{failure_envelope, stages};
-use toolgate_gate::{Contract, ContractSource, Outcome, Request};
+use toolgate_gate::{Contract, ContractSource, Layer, Outcome, Request};
 
 /// The request id every generated document carries and every admission expects.
 pub const REQUEST_ID: &str = "req.Gen12345";
@@ -42,11 +44,21 @@ pub struct Generated {
     pub schemas: Vec<(String, Value)>,
     /// Raw documents to run through the gate (most parse; a few carry a duplicate member).
     pub documents: Vec<Vec<u8>>,
-    /// The promised fields: each agent-visible name and the pointer it is read from.
+    /// The promised fields: each agent-visible name, the pointer it is read from, and whether it
+    /// is optional.
     pub fields: Vec<(String, String, bool)>,
+    /// The semantic rules on promised fields.
+    pub rules: Vec<Rule>,
+    /// The trusted context the rules read.
+    pub context: Map<String, Value>,
 }
 
 impl Generated {
+    /// The outstanding request every document answers, with the trusted context.
+    pub fn request(&self) -> Request {
+        Request::new(REQUEST_ID).with_context_map(self.context.clone())
+    }
+
     /// The contract as the gate compiles it.
     pub fn source(&self) -> ContractSource {
         let mut source = ContractSource::new(self.contract.clone());
@@ -126,7 +138,11 @@ pub fn generate(entropy: &mut impl Entropy, documents: usize) -> Generated {
     if fields.is_empty()
         && let Some((name, required)) = data_properties.first()
     {
-        fields.push(("f0".to_owned(), format!("/data/{}", escape(name)), !required));
+        fields.push((
+            "f0".to_owned(),
+            format!("/data/{}", escape(name)),
+            !required,
+        ));
     }
 
     let mut contract = format!(
@@ -152,14 +168,76 @@ pub fn generate(entropy: &mut impl Entropy, documents: usize) -> Generated {
     contract.push_str("agent_schema: agent.schema.json\n");
 
     let mut schemas = files;
-    schemas.push(("agent.schema.json".to_owned(), Value::Object(Default::default())));
-    let documents = instance::documents(entropy, &schemas, envelope_is_one_of, documents);
+    schemas.push((
+        "agent.schema.json".to_owned(),
+        Value::Object(Default::default()),
+    ));
+    let mut documents = instance::documents(entropy, &schemas, envelope_is_one_of, documents);
+    let (rules, context) = draw_rules(entropy, &fields, &mut documents);
+    if !rules.is_empty() {
+        contract.push_str("rules:\n");
+        for (index, rule) in rules.iter().enumerate() {
+            contract.push_str(&rule.yaml(index));
+        }
+    }
     Generated {
         contract,
         schemas,
         documents,
         fields,
+        rules,
+        context,
     }
+}
+
+/// Up to two rules on promised fields, and the context they read: a binding to a value one of
+/// the documents carries (so it holds for some), or a freshness window, with copies of a few
+/// documents given timestamps around [`NOW`] at the field.
+fn draw_rules(
+    entropy: &mut impl Entropy,
+    fields: &[(String, String, bool)],
+    documents: &mut Vec<Vec<u8>>,
+) -> (Vec<Rule>, Map<String, Value>) {
+    let parsed = |documents: &[Vec<u8>]| -> Vec<Value> {
+        documents
+            .iter()
+            .filter_map(|raw| serde_json::from_slice(raw).ok())
+            .collect()
+    };
+    let (mut rules, mut context) = (Vec::new(), Map::new());
+    for (name, from, _) in fields {
+        if rules.len() == 2 {
+            break;
+        }
+        if entropy.chance(20) {
+            let key = format!("ctx_{name}");
+            let carried: Vec<Value> = parsed(documents)
+                .iter()
+                .filter_map(|document| document.pointer(from).cloned())
+                .collect();
+            let value = if carried.is_empty() || entropy.chance(10) {
+                Value::from("bound elsewhere")
+            } else {
+                entropy.pick(&carried).clone()
+            };
+            context.insert(key.clone(), value);
+            rules.push(Rule::Binding {
+                field: name.clone(),
+                context: key,
+            });
+        } else if entropy.chance(20) {
+            rules.push(Rule::Freshness {
+                field: name.clone(),
+            });
+            for document in parsed(documents).iter().take(4) {
+                let stamp = Value::from(rules::timestamp(entropy));
+                if let Some(changed) = rules::with_value_at(document, from, stamp) {
+                    documents.push(changed.to_string().into_bytes());
+                }
+            }
+        }
+    }
+    (rules, context)
 }
 
 /// What goes wrong when `contract` (compiled from `generated`) decides its documents at `now`,
@@ -169,13 +247,25 @@ pub fn generate(entropy: &mut impl Entropy, documents: usize) -> Generated {
 /// success serde_json writes for the promised values, or the fixed failure envelope.
 pub fn disagreements(generated: &Generated, contract: &Contract, now: SystemTime) -> Vec<String> {
     let mut found = Vec::new();
-    let request = Request::new(REQUEST_ID);
+    let request = generated.request();
+    let now_nanos = now
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as i128);
+    let rule_value = |document: &Value, rule: &Rule| {
+        let (_, from, _) = generated
+            .fields
+            .iter()
+            .find(|(name, _, _)| name == rule.field())?;
+        document.pointer(from).cloned()
+    };
     for raw in &generated.documents {
         let shown = String::from_utf8_lossy(raw);
         if let Some(document) = stages::parse(contract, raw)
             && !stages::schema_agrees_with_reference(contract, &document)
         {
-            found.push(format!("the fast path and the reference disagree on {shown}"));
+            found.push(format!(
+                "the fast path and the reference disagree on {shown}"
+            ));
         }
         let decision = contract.admit(raw, &request, now);
         let expected = match decision.outcome() {
@@ -184,6 +274,17 @@ pub fn disagreements(generated: &Generated, contract: &Contract, now: SystemTime
                     found.push(format!("{shown}: admitted, yet serde_json cannot read it"));
                     continue;
                 };
+                for rule in &generated.rules {
+                    if !rule.holds(
+                        rule_value(&value, rule).as_ref(),
+                        &generated.context,
+                        now_nanos,
+                    ) {
+                        found.push(format!(
+                            "{shown}: admitted, yet by the reference it breaks {rule:?}"
+                        ));
+                    }
+                }
                 match generated.expected_success(&value) {
                     Some(expected) => expected,
                     None => {
@@ -195,12 +296,23 @@ pub fn disagreements(generated: &Generated, contract: &Contract, now: SystemTime
             Outcome::AdmittedFailure { code, retryable } => {
                 failure_envelope(TOOL, REQUEST_ID, *code, *retryable)
             }
-            Outcome::Rejected(rejection) => failure_envelope(
-                TOOL,
-                REQUEST_ID,
-                rejection.code(),
-                rejection.retryable(),
-            ),
+            Outcome::Rejected(rejection) => {
+                if rejection.layer() == Layer::Semantic
+                    && let Ok(value) = serde_json::from_slice::<Value>(raw)
+                    && generated.rules.iter().all(|rule| {
+                        rule.holds(
+                            rule_value(&value, rule).as_ref(),
+                            &generated.context,
+                            now_nanos,
+                        )
+                    })
+                {
+                    found.push(format!(
+                        "{shown}: rejected by a rule, yet by the reference it keeps every rule"
+                    ));
+                }
+                failure_envelope(TOOL, REQUEST_ID, rejection.code(), rejection.retryable())
+            }
         };
         if expected != decision.agent_bytes() {
             found.push(format!(

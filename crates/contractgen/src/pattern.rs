@@ -86,7 +86,10 @@ pub(crate) fn pattern(entropy: &mut impl Entropy) -> Pattern {
 fn positional(entropy: &mut impl Entropy) -> Vec<(Piece, Quantifier)> {
     let mut pieces = Vec::new();
     for _ in 0..entropy.below(4) {
-        pieces.push((Piece::Literal(*entropy.pick(&['r', 'u', 'n', '_', 'C', 'R', '-'])), Quantifier::One));
+        pieces.push((
+            Piece::Literal(*entropy.pick(&['r', 'u', 'n', '_', 'C', 'R', '-'])),
+            Quantifier::One,
+        ));
     }
     for _ in 0..=entropy.below(3) {
         let (class, chars) = *entropy.pick(&CLASSES[..5]);

@@ -9,8 +9,6 @@ use common::{REQUEST_ID, now};
 use toolgate_gate::internals::stages;
 use toolgate_gate::{Contract, ContractSource, Request};
 
-const REQUEST: &str = toolgate_contractgen::REQUEST_ID;
-
 /// The corpus of contracts on which the fast path once disagreed with its reference, each a
 /// contract folder with its documents (`documents.jsonl`, one raw document a line).
 fn corpus() -> Vec<(String, Contract, Vec<String>)> {
@@ -25,7 +23,8 @@ fn corpus() -> Vec<(String, Contract, Vec<String>)> {
         .map(|case| {
             let name = case.file_name().unwrap().to_string_lossy().into_owned();
             let source = ContractSource::read_dir(&case).unwrap();
-            let contract = Contract::compile(&source).unwrap_or_else(|errors| panic!("{name}: {errors}"));
+            let contract =
+                Contract::compile(&source).unwrap_or_else(|errors| panic!("{name}: {errors}"));
             let documents = std::fs::read_to_string(case.join("documents.jsonl"))
                 .unwrap()
                 .lines()
@@ -72,7 +71,10 @@ fn a_file_that_refers_back_to_the_root_keeps_its_meaning_under_the_narrowed_one_
     // A nested `{}` matches both branches of the envelope (neither requires a member), so
     // `oneOf` fails there and the reference rejects the tree; a nested success and a nested
     // failure are envelopes, and the tree is admitted.
-    let decided: Vec<bool> = documents.iter().map(|raw| admitted(&contract, raw)).collect();
+    let decided: Vec<bool> = documents
+        .iter()
+        .map(|raw| admitted(&contract, raw))
+        .collect();
     assert_eq!(decided, [false, true, true]);
 }
 
@@ -82,7 +84,7 @@ fn a_file_that_refers_back_to_the_root_keeps_its_meaning_under_the_narrowed_one_
 /// the same check for hours; what it finds is kept in `tests/corpora/fast-path/`.
 #[test]
 fn random_contracts_decide_as_the_reference_does() {
-    let (mut compiled, mut documents, mut admitted) = (0, 0, 0);
+    let (mut compiled, mut documents, mut admitted, mut rules) = (0u64, 0, 0, 0u64);
     let mut failures = Vec::new();
     // More with TOOLGATE_FAST_PATH_SEEDS=N (RELIABILITY.md, "Random contracts").
     let seeds: u64 = std::env::var("TOOLGATE_FAST_PATH_SEEDS")
@@ -90,19 +92,22 @@ fn random_contracts_decide_as_the_reference_does() {
         .and_then(|seeds| seeds.parse().ok())
         .unwrap_or(1000);
     for seed in 0..seeds {
-        let generated = toolgate_contractgen::generate(
-            &mut toolgate_contractgen::Seeded::new(seed),
-            12,
-        );
+        let generated =
+            toolgate_contractgen::generate(&mut toolgate_contractgen::Seeded::new(seed), 12);
         let Ok(contract) = Contract::compile(&generated.source()) else {
             continue;
         };
         compiled += 1;
+        rules += generated.rules.len() as u64;
         documents += generated.documents.len();
         admitted += generated
             .documents
             .iter()
-            .filter(|raw| contract.admit(raw, &Request::new(REQUEST), now()).is_admitted())
+            .filter(|raw| {
+                contract
+                    .admit(raw, &generated.request(), now())
+                    .is_admitted()
+            })
             .count();
         for problem in toolgate_contractgen::disagreements(&generated, &contract, now()) {
             failures.push(format!("seed {seed}: {problem}"));
@@ -120,5 +125,10 @@ fn random_contracts_decide_as_the_reference_does() {
         "only {compiled} of {seeds} generated contracts compile"
     );
     assert!(documents as u64 >= compiled * 12);
-    eprintln!("{compiled} contracts, {documents} documents, {admitted} admitted");
+    // Rules are drawn for some contracts (bindings and freshness windows).
+    assert!(
+        rules * 10 >= compiled,
+        "{rules} rules in {compiled} contracts"
+    );
+    eprintln!("{compiled} contracts, {rules} rules, {documents} documents, {admitted} admitted");
 }
