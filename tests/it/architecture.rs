@@ -15,7 +15,11 @@ use crate::common::repo_root;
 const LAYERS: [(&str, &str, &[&str]); 10] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
-    ("toolgate-contractgen", "crates/contractgen", &["toolgate-gate"]),
+    (
+        "toolgate-contractgen",
+        "crates/contractgen",
+        &["toolgate-gate"],
+    ),
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
     (
         "toolgate-model",

@@ -356,6 +356,115 @@ fn promised_fields_exist_are_required_and_carry_no_open_object() {
 }
 
 #[test]
+fn each_missing_field_is_its_own_finding_with_a_true_message_and_its_own_acceptance() {
+    // Two promised fields the data object does not declare. Closed, it refuses them: they can
+    // never be projected. Opened, it admits them with no schema: whatever arrives is projected.
+    let two_missing = |open: bool| {
+        repository(move |contract, schema, _| {
+            *contract = contract
+                .replace("from: /data/note", "from: /data/notes")
+                .replace("from: /data/at }", "from: /data/when }");
+            if open {
+                data(schema)["additionalProperties"] = json!(true);
+            }
+        })
+    };
+    for open in [false, true] {
+        let dir = two_missing(open);
+        let (code, report, stderr) = lint(dir.path());
+        assert_eq!(code, 1, "{report:#}\n{stderr}");
+        let missing: Vec<&Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|finding| finding["rule"] == "field_missing")
+            .collect();
+        let fields: Vec<&str> = missing
+            .iter()
+            .map(|finding| finding["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(fields, ["at", "note"], "{report:#}");
+        for finding in &missing {
+            assert_eq!(finding["pointer"], "/$defs/data");
+            let message = finding["message"].as_str().unwrap();
+            if open {
+                assert!(
+                    message
+                        .contains("passes with no schema of its own and is projected to the agent"),
+                    "{message}"
+                );
+                assert!(!message.contains("never be projected"), "{message}");
+            } else {
+                assert!(message.contains("can never be projected"), "{message}");
+            }
+        }
+
+        // Accepting one field leaves the other a finding; accepting both passes.
+        let accepted = dir.path().join("contracts/probe/lint.yaml");
+        let entry = |field: &str| {
+            format!(
+                "- rule: field_missing\n  file: probe.schema.json\n  pointer: /$defs/data\n  field: {field}\n  reason: the upstream adds it next quarter\n"
+            )
+        };
+        let others: String = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|finding| finding["rule"] != "field_missing")
+            .map(|finding| {
+                format!(
+                    "- rule: {}\n  file: {}\n  pointer: \"{}\"\n  reason: not the point here\n",
+                    finding["rule"].as_str().unwrap(),
+                    finding["file"].as_str().unwrap(),
+                    finding["pointer"].as_str().unwrap()
+                )
+            })
+            .collect();
+        fs::write(&accepted, entry("note") + &others).unwrap();
+        let (code, report, _) = lint(dir.path());
+        assert_eq!(code, 1, "{report:#}");
+        let unaccepted: Vec<&Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|finding| finding["accepted"] == false)
+            .collect();
+        assert_eq!(unaccepted.len(), 1, "{report:#}");
+        assert_eq!(unaccepted[0]["field"], "at");
+        assert!(
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|finding| finding["field"] == "note" && finding["accepted"] == true)
+        );
+        fs::write(&accepted, entry("note") + &entry("at") + &others).unwrap();
+        let (code, report, _) = lint(dir.path());
+        assert_eq!(code, 0, "{report:#}");
+
+        // An entry without its field, or a field on another rule, is refused: it would accept
+        // more than it says.
+        for (text, message) in [
+            (
+                "- rule: field_missing\n  file: probe.schema.json\n  pointer: /$defs/data\n  reason: r\n".to_owned(),
+                "a field_missing acceptance names the promised field it accepts",
+            ),
+            (
+                "- rule: object_open\n  file: probe.schema.json\n  pointer: /$defs/data\n  field: note\n  reason: r\n".to_owned(),
+                "only a field_missing acceptance names a field",
+            ),
+        ] {
+            fs::write(&accepted, text).unwrap();
+            let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            command.args(["lint", "--root"]).arg(dir.path());
+            let outcome = run(command, b"");
+            assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+            assert!(outcome.stdout.contains(message), "{}", outcome.stdout);
+        }
+    }
+}
+
+#[test]
 fn a_keyword_the_lint_does_not_model_is_named_not_guessed() {
     check(
         |_, schema, _| {

@@ -17,6 +17,7 @@ mod insta;
 mod lint;
 mod mutants;
 mod mutants_survivors;
+mod pathological;
 mod properties;
 mod render;
 mod reports;
