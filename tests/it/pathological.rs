@@ -414,4 +414,35 @@ fn a_fixture_with_thousands_of_places() {
     };
     assert!(serde_json::to_vec(&case.data).unwrap().len() > 50_000);
     every_verb_is_bounded(&case);
+
+    // The report says what the sample left out, and an accepted survivor at a place the sample
+    // would not reach is still judged at its place (not stale for want of a mutant).
+    let dir = tempfile::tempdir().unwrap();
+    case.write(dir.path());
+    fs::write(
+        dir.path().join("fixtures/big_fixture/survivors.yaml"),
+        "- mutation: empty_string\n  pointer: /data/rest/1499/tags/1\n  reason: a tag may be empty\n",
+    )
+    .unwrap();
+    let run = bounded(
+        dir.path(),
+        &["mutate", "big_fixture", "--format", "json"],
+        None,
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    crate::common::assert_matches_schema("mutate-report", &report);
+    assert!(report["summary"]["places_left_out"].as_u64().unwrap() > 10_000);
+    assert_eq!(report["stale_acceptances"], json!([]), "{report:#}");
+    let accepted: Vec<&Value> = report["survivors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|survivor| survivor["accepted"] == true)
+        .collect();
+    assert_eq!(accepted.len(), 2, "v1 and v2: {report:#}");
+    assert!(
+        accepted
+            .iter()
+            .all(|survivor| survivor["pointer"] == "/data/rest/1499/tags/1")
+    );
 }

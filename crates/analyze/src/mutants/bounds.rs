@@ -29,7 +29,9 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         .iter()
         .filter(|applied| BOUNDS.contains(&applied.keyword.as_str()))
         .collect();
-    for applied in out.sample(bounded) {
+    for applied in out.sample(bounded, |applied: &&AppliedKeyword| {
+        applied.instance.clone()
+    }) {
         let pointer = applied.instance.as_str();
         let Some(current) = seed.document.pointer(pointer) else {
             continue;
@@ -224,6 +226,7 @@ mod tests {
                 request_id_pointer: None,
                 other_tool: "other",
                 now: std::time::SystemTime::UNIX_EPOCH,
+                pinned: &[],
             };
             let applied = AppliedKeyword {
                 instance: "/v".into(),

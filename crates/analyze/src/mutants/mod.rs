@@ -253,6 +253,9 @@ pub struct Seed<'a> {
     pub other_tool: &'a str,
     /// The decision time, for stale and future timestamps.
     pub now: SystemTime,
+    /// Places mutated whatever the sample of a large fixture: `(family, pointer)` of every
+    /// survivor `survivors.yaml` accepts.
+    pub pinned: &'a [(Family, String)],
 }
 
 /// The assertion keywords a shape's schema applied to a document, in the order it applied them,
@@ -325,26 +328,38 @@ struct Out<'o> {
     mutants: &'o mut Vec<Mutant>,
     /// The most places it mutates ([`places_per_family`]).
     places: usize,
+    /// Places always mutated, sample or not: where `survivors.yaml` accepts a survivor of this
+    /// family, so an acceptance is judged on its own place, never on whether the sample reached it.
+    pinned: Vec<&'o str>,
     /// Places the sample left out.
     left_out: &'o mut usize,
 }
 
 impl Out<'_> {
     /// `places` (in document order) when there are few enough of them, else an evenly spaced
-    /// sample from first to last; the rest are counted as left out.
-    fn sample<T>(&mut self, places: Vec<T>) -> Vec<T> {
+    /// sample from first to last, and every pinned place; the rest are counted as left out.
+    /// `pointer` says where a place is.
+    fn sample<T>(&mut self, places: Vec<T>, pointer: impl Fn(&T) -> String) -> Vec<T> {
         let (total, kept) = (places.len(), self.places);
         if total <= kept {
             return places;
         }
-        *self.left_out += total - kept;
         // Place i is kept when i·k/n reaches a new integer: exactly k places, the first among them.
-        places
+        let sampled: Vec<T> = places
             .into_iter()
             .enumerate()
-            .filter(|(index, _)| index * kept % total < kept)
+            .filter(|(index, place)| {
+                index * kept % total < kept || self.pinned.contains(&pointer(place).as_str())
+            })
             .map(|(_, place)| place)
-            .collect()
+            .collect();
+        *self.left_out += total - sampled.len();
+        sampled
+    }
+
+    /// [`Out::sample`] of places that are JSON pointers.
+    fn sample_pointers(&mut self, places: Vec<String>) -> Vec<String> {
+        self.sample(places, String::clone)
     }
 
     /// Adds a mutant, when the mutation applied (`bytes` is `None` when it did not).
@@ -410,6 +425,12 @@ impl Seed<'_> {
                 family: *family,
                 mutants: &mut mutants,
                 places: places_per_family(self.raw.len()),
+                pinned: self
+                    .pinned
+                    .iter()
+                    .filter(|(pinned, _)| pinned == family)
+                    .map(|(_, pointer)| pointer.as_str())
+                    .collect(),
                 left_out: &mut left_out,
             };
             match family.level() {
@@ -504,6 +525,7 @@ mod tests {
             request_id_pointer: Some("/request_id"),
             other_tool: "other",
             now: SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_764_417_600),
+            pinned: &[],
         }
     }
 
@@ -646,6 +668,22 @@ mod tests {
             derived,
             seed.derive(&[Family::EmptyString, Family::ExtraProperty])
         );
+        // A place survivors.yaml names is mutated whatever the sample.
+        assert!(!emptied.contains(&"/items/1/name"));
+        let pinned = [(Family::EmptyString, "/items/1/name".to_owned())];
+        let with_pin = Seed {
+            pinned: &pinned,
+            ..seed
+        }
+        .derive(&[Family::EmptyString]);
+        assert!(
+            with_pin
+                .mutants
+                .iter()
+                .any(|mutant| mutant.pointer == "/items/1/name")
+        );
+        assert_eq!(with_pin.mutants.len(), kept + 1);
+        assert_eq!(with_pin.left_out, 1_000 - kept - 1);
         // Canaries stay unique within the sample.
         let mut canaries: Vec<&String> = derived
             .mutants

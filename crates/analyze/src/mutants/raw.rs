@@ -92,7 +92,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NanForNumber => {
-            for pointer in out.sample(seed.pointers(Value::is_number)) {
+            for pointer in out.sample_pointers(seed.pointers(Value::is_number)) {
                 out.push(
                     &pointer,
                     "replaced the number with the token NaN",
@@ -122,7 +122,10 @@ fn duplicates(seed: &Seed<'_>, out: &mut Out<'_>) {
             members.extend(names.keys().map(|name| (object.clone(), name)));
         }
     }
-    for (index, (object, name)) in out.sample(members).into_iter().enumerate() {
+    let members = out.sample(members, |(object, name): &(String, &String)| {
+        format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"))
+    });
+    for (index, (object, name)) in members.into_iter().enumerate() {
         {
             let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
             let canary = out.canary(index);

@@ -163,18 +163,26 @@ pub struct Setting<'a> {
 }
 
 /// Runs every mutant of `family` derived from `seeds` through `contract`; with `keep_all`, keeps
-/// every mutant's bytes for `--emit`.
+/// every mutant's bytes for `--emit`. The places `accepted` names for the family and version are
+/// mutated whatever the sample of a large fixture.
 pub fn judge_family(
     tool: &str,
     contract: &Contract,
     seeds: &[SeedFixture],
     family: Family,
     other_tool: &str,
+    accepted: Option<&Acceptances<AcceptedSurvivor>>,
     keep_all: bool,
 ) -> FamilyOutcome {
+    let pinned: Vec<(Family, String)> = accepted
+        .into_iter()
+        .flat_map(|accepted| &accepted.entries)
+        .filter(|entry| entry.what.family == family && entry.applies_to(contract.version()))
+        .map(|entry| (family, entry.what.pointer.clone()))
+        .collect();
     let mut out = FamilyOutcome::default();
     for (seed_index, seed) in seeds.iter().enumerate() {
-        let (judged_all, left_out) = seed.judge_all(contract, &[family], other_tool);
+        let (judged_all, left_out) = seed.judge_all(contract, &[family], other_tool, &pinned);
         out.left_out += left_out;
         for (index, judged) in judged_all.into_iter().enumerate() {
             out.mutants += 1;

@@ -69,8 +69,14 @@ pub fn collect(
 }
 
 impl SeedFixture {
-    /// The mutation seed, with `other_tool` as the name a misrouted answer carries.
-    pub fn seed<'a>(&'a self, contract: &Contract, other_tool: &'a str) -> Seed<'a> {
+    /// The mutation seed, with `other_tool` as the name a misrouted answer carries and `pinned`
+    /// the places mutated whatever the sample.
+    pub fn seed<'a>(
+        &'a self,
+        contract: &Contract,
+        other_tool: &'a str,
+        pinned: &'a [(Family, String)],
+    ) -> Seed<'a> {
         Seed {
             raw: &self.prepared.raw,
             document: &self.document,
@@ -81,18 +87,20 @@ impl SeedFixture {
             request_id_pointer: self.request_id_pointer.as_deref(),
             other_tool,
             now: self.prepared.now,
+            pinned,
         }
     }
 
     /// Every mutant of `families` derived from this fixture, judged under `contract`, and how
-    /// many places the per-family sample left out.
+    /// many places the per-family sample left out (never one of `pinned`).
     pub fn judge_all(
         &self,
         contract: &Contract,
         families: &[Family],
         other_tool: &str,
+        pinned: &[(Family, String)],
     ) -> (Vec<JudgedMutant>, usize) {
-        let derived = self.seed(contract, other_tool).derive(families);
+        let derived = self.seed(contract, other_tool, pinned).derive(families);
         let judged = derived
             .mutants
             .into_iter()

@@ -18,7 +18,11 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
     let replace = |pointer: &str, value: Value| compact(with_value(document, pointer, value));
     match out.family {
         Family::ExtraProperty => {
-            for (index, pointer) in out.sample(object_pointers(document)).iter().enumerate() {
+            for (index, pointer) in out
+                .sample_pointers(object_pointers(document))
+                .iter()
+                .enumerate()
+            {
                 let name = format!("toolgate_unpromised_{index}");
                 let canary = out.canary(index);
                 out.push_marked(
@@ -30,7 +34,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NullForObject | Family::ArrayForObject | Family::StringForObject => {
-            for pointer in out.sample(object_pointers(document)) {
+            for pointer in out.sample_pointers(object_pointers(document)) {
                 let object = document.pointer(&pointer).cloned().unwrap_or_default();
                 let (what, value) = match out.family {
                     Family::NullForObject => ("replaced the object with null", Value::Null),
@@ -57,19 +61,19 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             } else {
                 "emptied the string"
             };
-            for pointer in out.sample(strings) {
+            for pointer in out.sample_pointers(strings) {
                 out.push(&pointer, what, replace(&pointer, Value::from("")));
             }
         }
         Family::OversizedString => {
-            for pointer in out.sample(seed.pointers(Value::is_string)) {
+            for pointer in out.sample_pointers(seed.pointers(Value::is_string)) {
                 if let Some((what, text)) = oversized(seed, &pointer) {
                     out.push(&pointer, what, replace(&pointer, Value::from(text)));
                 }
             }
         }
         Family::LongString => {
-            for pointer in out.sample(seed.pointers(Value::is_string)) {
+            for pointer in out.sample_pointers(seed.pointers(Value::is_string)) {
                 let original = seed.text(&pointer).unwrap_or_default();
                 let Some(room) = seed.room(&pointer) else {
                     continue;
@@ -90,7 +94,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 .into_iter()
                 .filter(|pointer| seed.keyword(pointer, "pattern").is_some())
                 .collect();
-            for pointer in out.sample(patterned) {
+            for pointer in out.sample_pointers(patterned) {
                 if let Some(text) = pattern_violation(seed, &pointer) {
                     out.push(
                         &pointer,
@@ -101,7 +105,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::CanaryString => {
-            let strings = out.sample(seed.pointers(Value::is_string));
+            let strings = out.sample_pointers(seed.pointers(Value::is_string));
             for (index, pointer) in strings.iter().enumerate() {
                 let canary = out.canary(index);
                 out.push_marked(
@@ -113,7 +117,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             }
         }
         Family::NumberAsString | Family::Fraction | Family::Negative => {
-            for pointer in out.sample(seed.pointers(Value::is_number)) {
+            for pointer in out.sample_pointers(seed.pointers(Value::is_number)) {
                 let Some(Value::Number(number)) = document.pointer(&pointer) else {
                     continue;
                 };
@@ -132,7 +136,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                         || seed.keyword(pointer, "const").is_some()
                 })
                 .collect();
-            for pointer in out.sample(listed) {
+            for pointer in out.sample_pointers(listed) {
                 let listed = match (
                     seed.keyword(&pointer, "enum"),
                     seed.keyword(&pointer, "const"),
@@ -170,7 +174,10 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                         .map(move |name| (object, name))
                 })
                 .collect();
-            for (object, name) in out.sample(required) {
+            let required = out.sample(required, |(object, name): &(&str, &str)| {
+                format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"))
+            });
+            for (object, name) in required {
                 let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
                 out.push(
                     &pointer,
@@ -227,7 +234,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                         || parse_timestamp(seed.text(pointer).unwrap_or_default()).is_ok()
                 })
                 .collect();
-            for pointer in out.sample(timestamps) {
+            for pointer in out.sample_pointers(timestamps) {
                 let text = seed.text(&pointer).unwrap_or_default();
                 if let Some((what, mutated)) = timestamp_mutant(out.family, text, seed) {
                     out.push(&pointer, what, replace(&pointer, Value::from(mutated)));

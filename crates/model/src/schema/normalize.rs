@@ -175,10 +175,16 @@ impl Normalizer<'_> {
                 .digests
                 .entry(target.clone())
                 .or_insert_with(|| schemas.digest(&target, schema));
-            let reason = format!(
-                "`$ref`s nested more than {} deep (a recursive schema is modelled that far)",
-                self.max_depth
-            );
+            let reason = if self.max_depth == MAX_REF_DEPTH {
+                format!(
+                    "`$ref`s nested more than {MAX_REF_DEPTH} deep (a recursive schema is modelled that far)"
+                )
+            } else {
+                format!(
+                    "`$ref`s nested more than {} deep (followed further, the schema would pass the model's budget of {NODE_BUDGET} nodes)",
+                    self.max_depth
+                )
+            };
             let raw = json!({"$ref": target.to_string(), "sha256": digest.as_str()});
             return Node::unknown(&target, reason, &raw);
         }

@@ -72,6 +72,7 @@ impl Suite {
                         &seeds,
                         *family,
                         self.other_tool(tool),
+                        Some(&accepted),
                         true,
                     ))
                 } else {
@@ -105,12 +106,16 @@ impl Suite {
         seeds: &[SeedFixture],
     ) -> Arc<FamilyOutcome> {
         let compute = || {
+            // An unreadable survivors.yaml is reported by the trials that read it; the sample
+            // then pins nothing.
+            let accepted = self.accepted_survivors(tool).ok();
             Arc::new(judge_family(
                 tool,
                 contract,
                 seeds,
                 family,
                 self.other_tool(tool),
+                accepted.as_deref(),
                 false,
             ))
         };
