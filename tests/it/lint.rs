@@ -365,7 +365,12 @@ fn each_missing_field_is_its_own_finding_with_a_true_message_and_its_own_accepta
                 .replace("from: /data/note", "from: /data/notes")
                 .replace("from: /data/at }", "from: /data/when }");
             if open {
+                // Open on purpose: declared where lint, mutate and test read it.
                 data(schema)["additionalProperties"] = json!(true);
+                *contract = contract.replace(
+                    "agent_schema:",
+                    "  tolerate:\n    - at: /data\n      reason: the upstream adds members\nagent_schema:",
+                );
             }
         })
     };
@@ -450,7 +455,7 @@ fn each_missing_field_is_its_own_finding_with_a_true_message_and_its_own_accepta
                 "a field_missing acceptance names the promised field it accepts",
             ),
             (
-                "- rule: object_open\n  file: probe.schema.json\n  pointer: /$defs/data\n  field: note\n  reason: r\n".to_owned(),
+                "- rule: string_unbounded\n  file: probe.schema.json\n  pointer: /$defs/data\n  field: note\n  reason: r\n".to_owned(),
                 "only a field_missing acceptance names a field",
             ),
         ] {
@@ -462,6 +467,70 @@ fn each_missing_field_is_its_own_finding_with_a_true_message_and_its_own_accepta
             assert!(outcome.stdout.contains(message), "{}", outcome.stdout);
         }
     }
+}
+
+#[test]
+fn a_bounded_map_and_a_tolerated_object_are_declared_not_open() {
+    // A merchant's metadata: a map with bounded keys and values.
+    let map = json!({"type": "object", "maxProperties": 50, "propertyNames": {"maxLength": 40}, "additionalProperties": {"type": "string", "maxLength": 500}});
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["metadata"] = map.clone();
+        },
+        &[],
+    );
+    // Unbounded in number, in its names, or its values: each is named.
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["metadata"] =
+                json!({"type": "object", "additionalProperties": {"type": "string"}});
+        },
+        &[
+            (SCHEMA, "/$defs/data/properties/metadata", "map_unbounded"),
+            (
+                SCHEMA,
+                "/$defs/data/properties/metadata/additionalProperties",
+                "string_unbounded",
+            ),
+        ],
+    );
+    // Open objects: tolerated with a reason where the upstream adds members, else a finding.
+    let open = |schema: &mut Value| {
+        data(schema)["properties"]["head"] =
+            json!({"type": "object", "properties": {"sha": {"type": "string", "maxLength": 40}}});
+    };
+    check(
+        |_, schema, _| open(schema),
+        &[(SCHEMA, "/$defs/data/properties/head", "object_open")],
+    );
+    check(
+        |contract, schema, _| {
+            open(schema);
+            *contract = contract.replace(
+                "agent_schema:",
+                "  tolerate:\n    - at: /data/head\n      reason: the upstream adds members to head\nagent_schema:",
+            );
+        },
+        &[],
+    );
+    // And lint.yaml cannot accept an open object instead: the three verbs read one declaration.
+    let dir = repository(|_, schema, _| open(schema));
+    fs::write(
+        dir.path().join("contracts/probe/lint.yaml"),
+        "- rule: object_open\n  file: probe.schema.json\n  pointer: /$defs/data/properties/head\n  reason: r\n",
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["lint", "--root"]).arg(dir.path());
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    assert!(
+        outcome.stdout.contains(
+            "declare it in the contract version's contract.yaml, under the shape's `tolerate:`"
+        ),
+        "{}",
+        outcome.stdout
+    );
 }
 
 #[test]
@@ -517,15 +586,15 @@ fn lint_yaml_accepts_a_finding_with_a_reason_and_goes_stale_when_it_is_fixed() {
             "rule: \"open_door\" is not a lint rule (object_open,",
         ),
         (
-            "- rule: object_open\n  file: a\n  pointer: x\n  reason: r\n",
+            "- rule: string_unbounded\n  file: a\n  pointer: x\n  reason: r\n",
             "pointer: \"x\" is not a JSON pointer",
         ),
         (
-            "- rule: object_open\n  file: a\n  pointer: /x\n  reason: r\n  owner: me\n",
+            "- rule: string_unbounded\n  file: a\n  pointer: /x\n  reason: r\n  owner: me\n",
             "lint.yaml:5:3: unknown field `owner`",
         ),
         (
-            "- rule: object_open\n  file: a\n  pointer: /x\n  versions: []\n  reason: r\n",
+            "- rule: string_unbounded\n  file: a\n  pointer: /x\n  versions: []\n  reason: r\n",
             "versions: []",
         ),
     ] {

@@ -734,12 +734,7 @@ fn compare_envelopes(from: &Version, to: &Version, out: &mut Vec<Change>) {
 /// harness checks every output against the declaration. Its changes are listed with what they
 /// declare, and weigh on no verdict.
 fn compare_agent_schemas(from: &Version, to: &Version, out: &mut Vec<Change>) {
-    let file = |version: &Version| {
-        version.document["agent_schema"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let file = |version: &Version| version.agent_schema_file().to_owned();
     let (old, new) = (from.schemas.root(&file(from)), to.schemas.root(&file(to)));
     let context = ShapeContext {
         shape: "agent".to_owned(),

@@ -1,5 +1,9 @@
 //! A compiled contract, and `admit`: the pipeline G1–G6 in its fixed order.
 
+mod agent_schema;
+
+#[cfg_attr(not(feature = "_internals"), allow(unused_imports))]
+pub use agent_schema::DERIVED_AGENT_SCHEMA;
 mod compile;
 
 use std::collections::BTreeSet;
@@ -25,7 +29,9 @@ use crate::shape::{PendingExplanation, Shape};
 use crate::source::ContractSource;
 use crate::spec::Direction;
 use crate::text;
+use crate::tolerate::Tolerated;
 use crate::transport::{self, Limits, Response};
+use crate::upstream::UpstreamErrors;
 use crate::wire::{self, AgentBytes};
 
 /// Bodies at least this large are hashed on a second thread while they are parsed.
@@ -49,6 +55,10 @@ pub struct Contract {
     agent_schema: CompiledSchema,
     rules: Vec<Rule>,
     retry: RetryPolicy,
+    /// Upstream failures in the API's own words, mapped to codes.
+    upstream_errors: UpstreamErrors,
+    /// The agent schema derived from the promised fields, when the contract names none.
+    derived_agent_schema: Option<Value>,
 }
 
 const _: () = {
@@ -189,6 +199,38 @@ impl Contract {
         )
     }
 
+    /// The agent schema derived from the promised fields, when the contract names no
+    /// `agent_schema` file (its `$ref`s point into the contract's files).
+    pub fn derived_agent_schema(&self) -> Option<&Value> {
+        self.derived_agent_schema.as_ref()
+    }
+
+    /// For a shape, where the fields a freshness rule judges are read from: the timestamps whose
+    /// age matters (a year-old date elsewhere is just a date).
+    pub fn freshness_pointers(&self, shape: &str) -> Vec<&str> {
+        let Some(shape) = self
+            .shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)
+        else {
+            return Vec::new();
+        };
+        self.rules
+            .iter()
+            .filter(|rule| rule.freshness)
+            .map(|rule| shape.fields.sources()[rule.field].pointer.as_str())
+            .collect()
+    }
+
+    /// For a shape, the places where it tolerates members nobody declared (empty for an unknown
+    /// shape).
+    pub fn tolerated(&self, shape: &str) -> &[Tolerated] {
+        self.shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)
+            .map_or(&[], |shape| &shape.tolerated)
+    }
+
     /// For a shape, where it carries the tool name and the request id (`None` where it carries
     /// neither, as a legacy bare object may not).
     pub(crate) fn correlation_pointers(&self, shape: &str) -> Option<(Option<&str>, Option<&str>)> {
@@ -243,7 +285,7 @@ impl Contract {
         request: &Request,
         now: SystemTime,
     ) -> Result<Admitted, Refusal> {
-        transport::check(&self.limits, response)?;
+        transport::check(&self.limits, &self.upstream_errors, response)?;
         if self.text_input {
             let text = parse::utf8(response.body)?;
             let (shape, document) = self.match_text(text)?;
@@ -251,6 +293,7 @@ impl Contract {
         }
         let document = parse::parse_document(response.body, self.limits.max_depth)?;
         let root = document.root();
+        self.upstream_errors.by_body(response.status, root)?;
         // G3: the first shape whose schema accepts the document (the current shape first).
         // `is_valid` decides; the validator's detailed errors wait until someone asks.
         match self.shapes.iter().find(|shape| shape.schema.is_valid(root)) {
@@ -419,7 +462,7 @@ impl Contract {
 /// The stages one at a time, for `crate::stages` (benchmarks).
 impl Contract {
     pub(crate) fn stage_limits(&self, response: &Response<'_>) -> bool {
-        transport::check(&self.limits, response).is_ok()
+        transport::check(&self.limits, &self.upstream_errors, response).is_ok()
     }
 
     pub(crate) fn stage_parse<'a>(&self, raw: &'a [u8]) -> Option<Document<'a>> {

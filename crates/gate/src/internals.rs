@@ -78,6 +78,10 @@ pub fn correlation_pointers<'c>(
     contract.correlation_pointers(shape)
 }
 
+/// The file name a derived agent schema is compiled under (see
+/// [`Contract::derived_agent_schema`](crate::Contract::derived_agent_schema)).
+pub use crate::contract::DERIVED_AGENT_SCHEMA;
+
 /// `contract.yaml` as the JSON value it denotes, after the contract schema accepted it: the
 /// contract format exactly as documented, for tools that compare contracts field by field.
 pub fn contract_document(contract_yaml: &str) -> Result<serde_json::Value, String> {

@@ -69,6 +69,7 @@ mod schema;
 mod semantic;
 mod text;
 mod transport;
+mod upstream;
 mod wire;
 
 mod audit;
@@ -88,6 +89,7 @@ mod shape;
 mod source;
 mod spec;
 mod timestamp;
+mod tolerate;
 mod yaml;
 
 #[cfg(feature = "_internals")]
@@ -107,4 +109,5 @@ pub use retry::RetryPolicy;
 pub use shape::CURRENT_SHAPE;
 pub use source::ContractSource;
 pub use spec::Direction;
+pub use tolerate::Tolerated;
 pub use transport::{Response, read_capped};

@@ -71,6 +71,59 @@ fn options_for<F: Json>(
         .with_retriever(retriever)
 }
 
+/// Where a schema uses OpenAPI 3.0's `nullable` as a keyword (not as a member name under
+/// `properties`, nor inside a value such as an `enum`).
+fn openapi_nullable(schema: &Value) -> Option<String> {
+    /// Keywords whose value is a map of names to schemas.
+    const SCHEMA_MAPS: [&str; 5] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    /// Keywords whose value is data, never a schema.
+    const VALUES: [&str; 5] = ["enum", "const", "examples", "default", "example"];
+    let mut pending = vec![(String::new(), schema)];
+    while let Some((pointer, schema)) = pending.pop() {
+        let Value::Object(members) = schema else {
+            if let Value::Array(items) = schema {
+                pending.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(index, item)| (format!("{pointer}/{index}"), item)),
+                );
+            }
+            continue;
+        };
+        if members.contains_key("nullable") {
+            return Some(format!("{pointer}/nullable"));
+        }
+        for (keyword, value) in members {
+            let here = format!(
+                "{pointer}/{}",
+                keyword.replace('~', "~0").replace('/', "~1")
+            );
+            if VALUES.contains(&keyword.as_str()) {
+                continue;
+            }
+            match (SCHEMA_MAPS.contains(&keyword.as_str()), value) {
+                (true, Value::Object(named)) => {
+                    pending.extend(named.iter().map(|(name, schema)| {
+                        (
+                            format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")),
+                            schema,
+                        )
+                    }))
+                }
+                _ => pending.push((here, value)),
+            }
+        }
+    }
+    None
+}
+
 /// The schema files of one contract, each known by a URI under the contract's own base.
 pub(crate) struct SchemaFiles {
     base: String,
@@ -92,6 +145,13 @@ impl SchemaFiles {
         format!("{}{file}", self.base)
     }
 
+    /// The document of one file of the contract.
+    pub(crate) fn document(&self, file: &str) -> Option<&Value> {
+        self.documents
+            .get(&self.uri_of(file))
+            .map(|document| &**document)
+    }
+
     /// Adds one file. Refuses a `$schema` other than 2020-12: the dialect is forced, and a schema
     /// written for another draft would silently mean something else.
     pub(crate) fn add(&mut self, file: &str, document: Value) -> Result<(), CompileError> {
@@ -105,6 +165,14 @@ impl SchemaFiles {
                 .pointer("/$schema")
                 .hint("rewrite the schema for 2020-12, or drop `$schema`"));
             }
+        }
+        if let Some(pointer) = openapi_nullable(&document) {
+            return Err(CompileError::in_file(
+                file,
+                "`nullable` is OpenAPI 3.0's keyword, not JSON Schema 2020-12's: it would be ignored, and null refused here",
+            )
+            .pointer(&pointer)
+            .hint("write \"type\": [\"object\", \"null\"] (or a `oneOf` with {\"type\": \"null\"}); `toolgate new --from-openapi` converts it for you"));
         }
         let document = Arc::new(document);
         if let Some(id) = document.get("$id").and_then(Value::as_str)

@@ -14,6 +14,7 @@ use crate::pointer::JsonPointer;
 use crate::projection::Fields;
 use crate::schema::CompiledSchema;
 use crate::text::TextPattern;
+use crate::tolerate::Tolerated;
 
 /// The name audit events give the current (non-legacy) shape.
 pub const CURRENT_SHAPE: &str = "current";
@@ -29,6 +30,8 @@ pub(crate) struct Shape {
     pub error_code: Option<JsonPointer>,
     /// Aligned with the contract's field names.
     pub fields: Fields,
+    /// Places where upstream additions are tolerated.
+    pub tolerated: Vec<Tolerated>,
 }
 
 /// Where a result envelope says whether it is a success or a failure.

@@ -56,11 +56,53 @@ pub(crate) struct ContractFile {
     pub shape: ShapeSpec,
     #[serde(default)]
     pub legacy_shapes: Vec<ShapeSpec>,
-    pub agent_schema: Spanned<String>,
+    #[serde(default)]
+    pub agent_schema: Option<Spanned<String>>,
     #[serde(default)]
     pub rules: Vec<RuleSpec>,
     #[serde(default)]
     pub retry: RetrySpec,
+    #[serde(default)]
+    pub upstream_errors: Vec<UpstreamErrorSpec>,
+}
+
+/// One entry of `upstream_errors:`: an upstream failure in the API's own words, mapped to a code.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpstreamErrorSpec {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub status: Option<Statuses>,
+    #[serde(default)]
+    pub body: Option<BodyMatch>,
+    pub code: ErrorCode,
+    #[serde(default)]
+    pub retryable: Option<bool>,
+}
+
+/// `status: 404` or `status: [404, 410]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Statuses {
+    One(u16),
+    Many(Vec<u16>),
+}
+
+impl Statuses {
+    pub(crate) fn to_vec(&self) -> Vec<u16> {
+        match self {
+            Statuses::One(status) => vec![*status],
+            Statuses::Many(statuses) => statuses.clone(),
+        }
+    }
+}
+
+/// `body: { pointer: /error/code, equals: resource_missing }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BodyMatch {
+    pub pointer: Spanned<String>,
+    pub equals: Value,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -91,6 +133,16 @@ pub(crate) struct ShapeSpec {
     #[serde(default)]
     pub error_code: Option<Spanned<String>>,
     pub fields: Vec<FieldSpec>,
+    #[serde(default)]
+    pub tolerate: Vec<TolerateSpec>,
+}
+
+/// One entry of a shape's `tolerate:`: a place where upstream additions are admitted.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TolerateSpec {
+    pub at: Spanned<String>,
+    pub reason: String,
 }
 
 #[derive(Debug, Deserialize)]

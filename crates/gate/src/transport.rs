@@ -4,6 +4,7 @@ use std::io::{self, Read};
 
 use crate::fault::Fault;
 use crate::outcome::{ErrorCode, Layer};
+use crate::upstream::UpstreamErrors;
 
 /// What a tool call produced, as the adapter hands it to the gate.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +74,11 @@ impl Limits {
     pub(crate) const DEFAULT_UNAVAILABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
 }
 
-pub(crate) fn check(limits: &Limits, response: &Response<'_>) -> Result<(), Fault> {
+pub(crate) fn check(
+    limits: &Limits,
+    upstream_errors: &UpstreamErrors,
+    response: &Response<'_>,
+) -> Result<(), Fault> {
     if let Some(reason) = response.unreachable {
         return Err(Fault::new(
             Layer::Transport,
@@ -83,6 +88,8 @@ pub(crate) fn check(limits: &Limits, response: &Response<'_>) -> Result<(), Faul
         )
         .code(ErrorCode::UpstreamUnavailable));
     }
+    // A declared mapping speaks before the default unavailable statuses.
+    upstream_errors.by_status(response.status)?;
     if let Some(status) = response.status
         && limits.unavailable_statuses.contains(&status)
     {
@@ -132,25 +139,54 @@ mod tests {
 
     #[test]
     fn a_body_at_the_limit_passes_and_one_byte_more_fails() {
-        assert!(check(&limits(), &Response::body(b"12345678")).is_ok());
-        let fault = check(&limits(), &Response::body(b"123456789")).unwrap_err();
+        assert!(
+            check(
+                &limits(),
+                &UpstreamErrors::default(),
+                &Response::body(b"12345678")
+            )
+            .is_ok()
+        );
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::body(b"123456789"),
+        )
+        .unwrap_err();
         assert_eq!(fault.rule, "max_bytes");
         assert_eq!(fault.code, ErrorCode::InvalidResponse);
     }
 
     #[test]
     fn unavailable_status_and_unreachable_are_upstream_unavailable() {
-        let fault = check(&limits(), &Response::body(b"{}").with_status(503)).unwrap_err();
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::body(b"{}").with_status(503),
+        )
+        .unwrap_err();
         assert_eq!(
             (fault.rule.as_ref(), fault.code),
             ("upstream_status", ErrorCode::UpstreamUnavailable)
         );
-        let fault = check(&limits(), &Response::unreachable("connection refused")).unwrap_err();
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::unreachable("connection refused"),
+        )
+        .unwrap_err();
         assert_eq!(
             (fault.rule.as_ref(), fault.code),
             ("unreachable", ErrorCode::UpstreamUnavailable)
         );
-        assert!(check(&limits(), &Response::body(b"{}").with_status(404)).is_ok());
+        assert!(
+            check(
+                &limits(),
+                &UpstreamErrors::default(),
+                &Response::body(b"{}").with_status(404)
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -181,12 +217,22 @@ mod tests {
     /// What the operator is told names the limit and the size, or the status.
     #[test]
     fn the_operator_message_names_the_size_and_the_limit() {
-        let fault = check(&limits(), &Response::body(b"123456789")).unwrap_err();
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::body(b"123456789"),
+        )
+        .unwrap_err();
         assert_eq!(
             fault.message,
             "the response is at least 9 bytes; the contract allows at most 8"
         );
-        let fault = check(&limits(), &Response::body(b"").with_status(429)).unwrap_err();
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::body(b"").with_status(429),
+        )
+        .unwrap_err();
         assert_eq!(
             fault.message,
             "the upstream answered with status 429, which the contract treats as unavailable"

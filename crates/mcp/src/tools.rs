@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
-use toolgate_gate::internals::parse_strict_json;
+use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, parse_strict_json};
 use toolgate_gate::{Contract, Decision, Direction, Request, Response};
 
 use super::schemas;
@@ -53,9 +53,13 @@ impl Registry {
             }
             let document = toolgate_gate::internals::contract_document(&files.contract)
                 .map_err(UsageError::new)?;
+            // A derived agent schema is held beside the files it refers into.
+            if let Some(derived) = contract.derived_agent_schema() {
+                documents.insert(DERIVED_AGENT_SCHEMA.to_owned(), derived.clone());
+            }
             let agent = document["agent_schema"]
                 .as_str()
-                .unwrap_or_default()
+                .unwrap_or(DERIVED_AGENT_SCHEMA)
                 .to_owned();
             let output_schema =
                 schemas::output_schema(&tool, &agent, &documents).map_err(|message| {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate_gate::Contract;
-use toolgate_gate::internals::{contract_document, parse_strict_json};
+use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, contract_document, parse_strict_json};
 
 use toolgate_repo::UsageError;
 use toolgate_repo::{Repository, VersionDir};
@@ -103,6 +103,13 @@ impl Version {
         shapes
     }
 
+    /// The agent schema's file: the one `agent_schema:` names, or the derived one.
+    pub fn agent_schema_file(&self) -> &str {
+        self.document["agent_schema"]
+            .as_str()
+            .unwrap_or(DERIVED_AGENT_SCHEMA)
+    }
+
     /// The promised field names, in output order.
     pub fn field_order(&self) -> Vec<String> {
         self.contract.fields().to_vec()
@@ -155,6 +162,11 @@ pub fn load(
             UsageError::new(format!("{}: {message}", files.folder.join(name).display()))
         })?;
         schemas.insert(name.clone(), value);
+    }
+    // A contract without `agent_schema:` has one derived from its fields, referring into its
+    // files: the model holds it beside them under the name the gate compiled it as.
+    if let Some(derived) = contract.derived_agent_schema() {
+        schemas.insert(DERIVED_AGENT_SCHEMA.to_owned(), derived.clone());
     }
     Ok(Version {
         name: version.name(),

@@ -52,6 +52,11 @@ impl EntryFile for LintEntry {
             )
         })?;
         check_pointer(&self.pointer, "the whole file")?;
+        if rule == Rule::ObjectOpen {
+            // lint, mutate and test must agree about an open object, so it is declared once,
+            // where all three read it.
+            return Err("rule: an open object is not accepted here: declare it in the contract version's contract.yaml, under the shape's `tolerate:` (`- at: <the object's pointer in the response>` with a `reason:`), where lint, mutate and test all read it".to_owned());
+        }
         match (rule, &self.field) {
             (Rule::FieldMissing, None) => {
                 return Err("field: a field_missing acceptance names the promised field it accepts (`field: <name>`), so that accepting one missing field never silences another".to_owned());

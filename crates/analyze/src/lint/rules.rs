@@ -37,6 +37,8 @@ rules! {
     StringUnbounded = "string_unbounded";
     /// Every array is bounded by `maxItems`.
     ArrayUnbounded = "array_unbounded";
+    /// A map (an object whose `additionalProperties` is a schema) is bounded: `maxProperties`, and `propertyNames` with a `maxLength`, `pattern` or `enum`.
+    MapUnbounded = "map_unbounded";
     /// A number that is an identifier (`id`, `…_id`) has a `minimum` and a `maximum`.
     IdentifierUnbounded = "identifier_unbounded";
     /// A date-like string (`…_at`, `…_time`, `…_date`, or one a freshness rule reads) carries a `format`.

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use toolgate_gate::Tolerated;
 use toolgate_model::strings::{self, Strings};
 use toolgate_model::{Facts, JsonType, Kind, Node, ShapeDoc, Version, admits, alternatives};
 
@@ -37,10 +38,16 @@ pub fn lint(tool: &str, version: &Version) -> Vec<LintFinding> {
             .filter(|(field, _)| freshness.contains(field))
             .map(|(_, (pointer, _))| pointer.clone())
             .collect();
-        linter.walk(&root, "", None, &Mode::Upstream(&timestamps), DEPTH_BUDGET);
+        let tolerated = version.contract.tolerated(&shape.name);
+        let upstream = Mode::Upstream {
+            timestamps: &timestamps,
+            tolerated,
+        };
+        linter.walk(&root, "", None, &upstream, DEPTH_BUDGET);
         linter.request_id(&shape, &root);
         linter.fields(&shape, &root);
     }
+    // A derived agent schema is closed by construction; a written one is checked.
     if let Some(agent) = version.document["agent_schema"].as_str() {
         let root = version.schemas.root(agent);
         linter.walk(&root, "", None, &Mode::Agent, DEPTH_BUDGET);
@@ -54,8 +61,12 @@ pub fn lint(tool: &str, version: &Version) -> Vec<LintFinding> {
 
 /// What a walk checks.
 enum Mode<'a> {
-    /// A shape's schema: every rule; these response pointers are read by freshness rules.
-    Upstream(&'a [String]),
+    /// A shape's schema: every rule. `timestamps` are the response pointers freshness rules
+    /// read; `tolerated` the places the shape declares open to upstream additions.
+    Upstream {
+        timestamps: &'a [String],
+        tolerated: &'a [Tolerated],
+    },
     /// The agent schema: closed objects only.
     Agent,
     /// Below a promised field: anything but scalars and closed objects is a finding.
@@ -114,7 +125,7 @@ impl Linter<'_> {
             Kind::Nothing => return,
             Kind::Any => {
                 match mode {
-                    Mode::Upstream(_) if member.is_some() => self.report(
+                    Mode::Upstream { .. } if member.is_some() => self.report(
                         node,
                         Rule::ValueUntyped,
                         format!("{shown}: the schema admits any JSON value here; give it a type and bounds"),
@@ -155,7 +166,7 @@ impl Linter<'_> {
                     Rule::PromisedFieldOpen,
                     format!("{shown}: promised field `{field}` has no type, so any JSON value the upstream sends reaches the agent; give it a scalar type or a closed object"),
                 ),
-                Mode::Upstream(_) => self.report(
+                Mode::Upstream { .. } => self.report(
                     node,
                     Rule::ValueUntyped,
                     format!("{shown}: no `type`, so any JSON value is admitted here; add one"),
@@ -179,7 +190,7 @@ impl Linter<'_> {
                 format!("{shown}: promised field `{field}` can be an array; promise scalars or a closed object, one field each"),
             );
         }
-        let Mode::Upstream(timestamps) = mode else {
+        let Mode::Upstream { timestamps, .. } = mode else {
             return;
         };
         let name = member.unwrap_or_default();
@@ -234,9 +245,25 @@ impl Linter<'_> {
         budget: usize,
     ) {
         let shown = toolgate_repo::text::pointer(instance);
-        if !matches!(facts.additional.kind, Kind::Nothing) {
+        let tolerated = match mode {
+            Mode::Upstream { tolerated, .. } => {
+                tolerated.iter().any(|place| place.covers(instance))
+            }
+            _ => false,
+        };
+        if let Kind::Facts(_) = facts.additional.kind {
+            // A map: its keys are data, bounded in number and in form; its values are walked.
+            self.map(node, facts, instance, mode);
+            self.walk(
+                &facts.additional,
+                &format!("{instance}/*"),
+                None,
+                mode,
+                budget,
+            );
+        } else if !matches!(facts.additional.kind, Kind::Nothing) && !tolerated {
             let (rule, why) = match mode {
-                Mode::Upstream(_) => (
+                Mode::Upstream { .. } => (
                     Rule::ObjectOpen,
                     "admits members the contract does not declare",
                 ),
@@ -258,6 +285,35 @@ impl Linter<'_> {
         for (name, property) in &facts.properties {
             let below = format!("{instance}/{}", name.replace('~', "~0").replace('/', "~1"));
             self.walk(property, &below, Some(name), mode, budget);
+        }
+    }
+
+    /// A map (an object whose undeclared members must match a schema) is bounded: in how many
+    /// members it has, and in what their names may be.
+    fn map(&mut self, node: &Node, facts: &Facts, instance: &str, mode: &Mode<'_>) {
+        if matches!(mode, Mode::Agent) {
+            return;
+        }
+        let names = facts.property_names.facts();
+        let names_bounded = names.is_some_and(|names| {
+            names.values.is_some()
+                || names.strings.max_length.is_some()
+                || !names.strings.patterns.is_empty()
+        });
+        if facts.max_properties.is_none() || !names_bounded {
+            let missing = match (facts.max_properties.is_none(), names_bounded) {
+                (true, false) => "no maxProperties and no propertyNames bound",
+                (true, true) => "no maxProperties",
+                _ => "no bound on its names",
+            };
+            self.report(
+                node,
+                Rule::MapUnbounded,
+                format!(
+                    "{}: a map with {missing}, so the upstream decides how many keys, and how long, reach the next step; add \"maxProperties\" and \"propertyNames\": {{\"maxLength\": 64}} (or a pattern)",
+                    toolgate_repo::text::pointer(instance)
+                ),
+            );
         }
     }
 

@@ -227,6 +227,8 @@ mod tests {
                 other_tool: "other",
                 now: std::time::SystemTime::UNIX_EPOCH,
                 pinned: &[],
+                tolerated: &[],
+                fresh: &[],
             };
             let applied = AppliedKeyword {
                 instance: "/v".into(),

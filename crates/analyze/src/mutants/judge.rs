@@ -5,7 +5,8 @@ use serde_json::Value;
 use toolgate_gate::internals::failure_envelope;
 use toolgate_gate::{Contract, Decision, Direction, Layer, Outcome};
 
-use super::{Expect, Mutant};
+use super::{Expect, Family, Mutant};
+use toolgate_gate::internals::applied_keywords;
 use toolgate_repo::Prepared;
 use toolgate_repo::agent_view_problems;
 
@@ -44,8 +45,48 @@ impl Fate {
             (Expect::Rejected(_), None) => Fate::Survived,
             (Expect::PassesSchema, Some(layer)) if layer <= Layer::Schema => misplaced(layer),
             (Expect::PassesSchema, _) => Fate::AsExpected,
+            (Expect::Admitted, Some(layer)) => misplaced(layer),
+            (Expect::Admitted, None) => Fate::AsExpected,
         }
     }
+}
+
+/// Whether the schema that admitted `mutant` (a value of another type where an object was)
+/// declares that type at its place: `null` where `"type": ["object", "null"]` or a `oneOf` branch
+/// `{"type": "null"}` says so is the contract's own word, not a near-miss. Read from the
+/// keywords the gate applied to the mutant, so the decision is the gate's.
+fn declared_type(contract: &Contract, mutant: &Mutant) -> bool {
+    let type_name = match mutant.family {
+        Family::NullForObject => "null",
+        Family::ArrayForObject => "array",
+        Family::StringForObject => "string",
+        _ => return false,
+    };
+    let Ok(document) = serde_json::from_slice::<Value>(&mutant.bytes) else {
+        return false;
+    };
+    let Some(value) = document.pointer(&mutant.pointer) else {
+        return false;
+    };
+    let Some((_, applied)) = applied_keywords(contract, &document) else {
+        return false;
+    };
+    applied
+        .iter()
+        .filter(|applied| applied.instance == mutant.pointer)
+        .any(|applied| match applied.keyword.as_str() {
+            "type" => match &applied.value {
+                Value::String(name) => name == type_name,
+                Value::Array(names) => names.iter().any(|name| name == type_name),
+                _ => false,
+            },
+            "const" => &applied.value == value,
+            "enum" => applied
+                .value
+                .as_array()
+                .is_some_and(|values| values.contains(value)),
+            _ => false,
+        })
 }
 
 /// A mutant and what the gate made of it.
@@ -66,7 +107,10 @@ pub struct JudgedMutant {
 /// Runs `mutant` through `contract` under the seed fixture's request, and judges the decision.
 pub fn judge(contract: &Contract, prepared: &Prepared, mutant: Mutant) -> JudgedMutant {
     let decision = prepared.admit(contract, &mutant.bytes);
-    let fate = Fate::of(mutant.family.expect(), &decision);
+    let mut fate = Fate::of(mutant.expect(), &decision);
+    if fate == Fate::Survived && declared_type(contract, &mutant) {
+        fate = Fate::AsExpected;
+    }
     let agent_bytes = decision.agent_bytes().to_vec();
     let request_id = &prepared.request.request_id;
     // A rejection whose bytes are exactly the fixed envelope holds nothing from the response

@@ -26,8 +26,8 @@ pub use report::{
     headline, left_out_note,
 };
 pub use run::{
-    FamilyCount, FamilyOutcome, MutantFinding, MutantVerdict, Run, Setting, Stale, judge_family,
-    run,
+    FamilyCount, FamilyOutcome, MutantFinding, MutantVerdict, Run, Setting, Stale, is_projected,
+    judge_family, run,
 };
 pub use seeds::{SeedFixture, collect as collect_seeds};
 pub use survivors::{
@@ -42,6 +42,7 @@ use serde_json::Value;
 use toolgate_gate::Layer;
 use toolgate_gate::internals::AppliedKeyword;
 
+use toolgate_gate::Tolerated;
 use toolgate_model::edit::value_pointers;
 
 /// Where a family works: on the raw bytes, on one value, or on a bound the schema states.
@@ -63,6 +64,9 @@ pub enum Expect {
     /// Let it past the schema: it is inside every bound the schema states (a later layer may
     /// still reject it for its own reasons).
     PassesSchema,
+    /// Admit it: the contract declares it admissible at its place (nothing of it may still
+    /// reach the agent).
+    Admitted,
 }
 
 macro_rules! families {
@@ -205,7 +209,7 @@ impl Family {
     pub fn expected_layers(self) -> &'static [Layer] {
         match self.expect() {
             Expect::Rejected(layers) => layers,
-            Expect::PassesSchema => &[],
+            Expect::PassesSchema | Expect::Admitted => &[],
         }
     }
 }
@@ -230,6 +234,20 @@ pub struct Mutant {
     /// Text the mutant injected (canaries, invented member names): wherever it reaches the agent
     /// other than as the whole value of a promised field, it leaked.
     pub markers: Vec<String>,
+    /// Why the contract declares this mutant admissible, when it does (a member added where the
+    /// shape tolerates upstream additions): it must then be admitted, and still leak nothing.
+    pub declared: Option<String>,
+}
+
+impl Mutant {
+    /// What the gate must do with it: its family's expectation, unless the contract declares it
+    /// admissible.
+    pub fn expect(&self) -> Expect {
+        match self.declared {
+            Some(_) => Expect::Admitted,
+            None => self.family.expect(),
+        }
+    }
 }
 
 /// What a mutant is derived from: an admitted response and what the contract says about it.
@@ -256,6 +274,10 @@ pub struct Seed<'a> {
     /// Places mutated whatever the sample of a large fixture: `(family, pointer)` of every
     /// survivor `survivors.yaml` accepts.
     pub pinned: &'a [(Family, String)],
+    /// Where the admitting shape tolerates members nobody declared.
+    pub tolerated: &'a [Tolerated],
+    /// Where the timestamps a freshness rule judges are (only their age is a near-miss).
+    pub fresh: &'a [String],
 }
 
 /// The assertion keywords a shape's schema applied to a document, in the order it applied them,
@@ -374,6 +396,18 @@ impl Out<'_> {
         bytes: Option<Vec<u8>>,
         markers: Vec<String>,
     ) {
+        self.push_declared(pointer, what, bytes, markers, None);
+    }
+
+    /// Adds a mutant the contract declares admissible (`declared` says why), or an ordinary one.
+    fn push_declared(
+        &mut self,
+        pointer: &str,
+        what: impl Into<String>,
+        bytes: Option<Vec<u8>>,
+        markers: Vec<String>,
+        declared: Option<String>,
+    ) {
         if let Some(bytes) = bytes {
             self.mutants.push(Mutant {
                 family: self.family,
@@ -381,6 +415,7 @@ impl Out<'_> {
                 what: what.into(),
                 bytes,
                 markers,
+                declared,
             });
         }
     }
@@ -458,12 +493,35 @@ impl Seed<'_> {
     }
 
     fn is_identifier(&self, pointer: &str) -> bool {
-        let member = pointer.rsplit('/').next().unwrap_or_default();
+        let (parent, member) = pointer.rsplit_once('/').unwrap_or_default();
+        // A map's keys are data: `order_id` in a merchant's metadata names nothing.
+        let named =
+            (member == "id" || member.ends_with("_id")) && self.map_values(parent).is_none();
         ["pattern", "enum", "const", "format"]
             .iter()
             .any(|keyword| self.keyword(pointer, keyword).is_some())
-            || member == "id"
-            || member.ends_with("_id")
+            || named
+    }
+
+    /// The schema of a map's values, when the object at `pointer` is a map (its undeclared
+    /// members must match a schema, rather than being refused or admitted whatever they are).
+    fn map_values(&self, pointer: &str) -> Option<&Value> {
+        self.keyword(pointer, "additionalProperties")
+            .filter(|schema| schema.is_object())
+    }
+
+    /// Why the contract admits members added to the object at `pointer`, when it does.
+    fn tolerated_at(&self, pointer: &str) -> Option<String> {
+        self.tolerated
+            .iter()
+            .find(|place| place.covers(pointer))
+            .map(|place| {
+                format!(
+                    "the contract tolerates upstream additions at {}: {}",
+                    place.at(),
+                    place.reason()
+                )
+            })
     }
 
     /// Pointers to every value `keep` says yes to, in document order.
@@ -526,6 +584,8 @@ mod tests {
             other_tool: "other",
             now: SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_764_417_600),
             pinned: &[],
+            tolerated: &[],
+            fresh: &[],
         }
     }
 

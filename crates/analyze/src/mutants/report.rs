@@ -124,9 +124,9 @@ impl Totals {
 }
 
 /// Findings of one kind at one place, however many fixtures show them.
-fn grouped(run: &Run, keep: impl Fn(&MutantVerdict) -> bool) -> Vec<(usize, &MutantFinding)> {
+fn grouped(run: &Run, keep: impl Fn(&MutantFinding) -> bool) -> Vec<(usize, &MutantFinding)> {
     let mut groups: BTreeMap<(Family, &str, String), (usize, &MutantFinding)> = BTreeMap::new();
-    for finding in run.findings.iter().filter(|finding| keep(&finding.verdict)) {
+    for finding in run.findings.iter().filter(|finding| keep(finding)) {
         let kind = match &finding.verdict {
             MutantVerdict::Survivor(accepted) => format!("survivor {accepted:?}"),
             MutantVerdict::Misplaced { layer, rule } => format!("misplaced {layer:?} {rule}"),
@@ -212,7 +212,7 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color
     let runs = || reports.iter().filter_map(|report| report.run.as_ref().ok());
     let section = |out: &mut String,
                    (title, tone): (&str, Tone),
-                   keep: fn(&MutantVerdict) -> bool,
+                   keep: fn(&MutantFinding) -> bool,
                    full: bool| {
         let groups: Vec<(usize, &MutantFinding, usize)> = runs()
             .flat_map(|run| {
@@ -236,29 +236,27 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color
                 MutantVerdict::Survivor(Some(reason)) => {
                     let _ = writeln!(out, "      accepted: {}", escape_hidden(reason));
                 }
-                MutantVerdict::Survivor(None) => {
+                MutantVerdict::Survivor(None) if finding.projected => {
                     let _ = writeln!(
                         out,
-                        "      not accepted: reject it in a new contract version, or accept it in {} with a reason",
+                        "      not accepted: the agent sees this place; reject it in a new contract version, or accept it in {} with a reason",
                         survivors::path(&finding.tool).display()
                     );
                 }
-                MutantVerdict::Misplaced { layer, rule } => {
-                    let expected: Vec<&str> = finding
-                        .family
-                        .expected_layers()
-                        .iter()
-                        .map(|layer| layer.as_str())
-                        .collect();
-                    let wanted = if expected.is_empty() {
-                        "past the schema".to_owned()
-                    } else {
-                        format!("at {}", expected.join(" or "))
-                    };
+                MutantVerdict::Survivor(None) => {
                     let _ = writeln!(
                         out,
-                        "      rejected at {layer} (rule {}), expected {wanted}",
-                        escape_hidden(rule)
+                        "      not accepted: no promised field reads this place; reject it in a new contract version, or accept the subtree the agent never sees in {} (`- pointer: {}/**` with a reason)",
+                        survivors::path(&finding.tool).display(),
+                        escape_hidden(top_member(&finding.pointer))
+                    );
+                }
+                MutantVerdict::Misplaced { layer, rule } => {
+                    let _ = writeln!(
+                        out,
+                        "      rejected at {layer} (rule {}), expected {}",
+                        escape_hidden(rule),
+                        escape_hidden(&finding.expected)
                     );
                 }
                 MutantVerdict::Leak(leaks) => {
@@ -290,13 +288,22 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color
     section(
         &mut out,
         ("LEAKS (always a failure)", Tone::Bad),
-        |verdict| matches!(verdict, MutantVerdict::Leak(_)),
+        |finding| matches!(finding.verdict, MutantVerdict::Leak(_)),
         true,
     );
     section(
         &mut out,
-        ("SURVIVORS, NOT ACCEPTED", Tone::Bad),
-        |verdict| matches!(verdict, MutantVerdict::Survivor(None)),
+        ("SURVIVORS THE AGENT CAN SEE, NOT ACCEPTED", Tone::Bad),
+        |finding| finding.projected && matches!(finding.verdict, MutantVerdict::Survivor(None)),
+        true,
+    );
+    section(
+        &mut out,
+        (
+            "UPSTREAM DRIFT, NOT ACCEPTED (survivors where no promised field reads)",
+            Tone::Bad,
+        ),
+        |finding| !finding.projected && matches!(finding.verdict, MutantVerdict::Survivor(None)),
         true,
     );
     section(
@@ -305,13 +312,13 @@ fn human(reports: &[VersionReport], notes: &[String], emit: Option<&Path>, color
             "MISPLACED (rejected, but not where the mutation belongs)",
             Tone::Warn,
         ),
-        |verdict| matches!(verdict, MutantVerdict::Misplaced { .. }),
+        |finding| matches!(finding.verdict, MutantVerdict::Misplaced { .. }),
         true,
     );
     section(
         &mut out,
         ("SURVIVORS, ACCEPTED", Tone::Good),
-        |verdict| matches!(verdict, MutantVerdict::Survivor(Some(_))),
+        |finding| matches!(finding.verdict, MutantVerdict::Survivor(Some(_))),
         false,
     );
     let stale: Vec<_> = runs().flat_map(|run| &run.stale).collect();
@@ -361,6 +368,7 @@ struct JsonFinding<'a> {
     mutant_file: String,
     reproduce: &'a str,
     agent_bytes: String,
+    projected: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     accepted: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -370,6 +378,8 @@ struct JsonFinding<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     rule: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     leaks: Option<&'a [String]>,
 }
 
@@ -377,7 +387,8 @@ struct JsonFinding<'a> {
 struct JsonStale<'a> {
     file: String,
     line: u64,
-    mutation: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mutation: Option<&'static str>,
     pointer: &'a str,
     version: &'a str,
     cause: &'static str,
@@ -403,10 +414,12 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
                     mutant_file: finding.file.display().to_string(),
                     reproduce: &finding.reproduce,
                     agent_bytes: String::from_utf8_lossy(&finding.agent_bytes).into_owned(),
+                    projected: finding.projected,
                     accepted: None,
                     reason: None,
                     layer: None,
                     rule: None,
+                    expected: None,
                     leaks: None,
                 };
                 match &finding.verdict {
@@ -417,6 +430,7 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
                     MutantVerdict::Misplaced { layer, rule } => {
                         entry.layer = Some(layer.as_str());
                         entry.rule = Some(rule);
+                        entry.expected = Some(&finding.expected);
                     }
                     MutantVerdict::Leak(leaks) => entry.leaks = Some(leaks),
                 }
@@ -466,7 +480,7 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
             .map(|stale| JsonStale {
                 file: stale.file.display().to_string(),
                 line: stale.line,
-                mutation: stale.family.name(),
+                mutation: stale.family.map(Family::name),
                 pointer: &stale.pointer,
                 version: &stale.version,
                 cause: if stale.made { "rejected" } else { "no_mutant" },
@@ -484,6 +498,15 @@ fn json(reports: &[VersionReport], notes: &[String]) -> String {
             .collect(),
         notes,
     })
+}
+
+/// The first member of a pointer (`/head/repo/name` → `/head`), the subtree a drift entry
+/// usually names.
+fn top_member(pointer: &str) -> &str {
+    match pointer[1.min(pointer.len())..].find('/') {
+        Some(at) => &pointer[..at + 1],
+        None => pointer,
+    }
 }
 
 /// What a report says when the per-family sample left places out.

@@ -52,6 +52,11 @@ pub struct MutantFinding {
     pub bytes: Vec<u8>,
     /// What the agent saw.
     pub agent_bytes: Vec<u8>,
+    /// Whether the mutated place is one a promised field reads (the agent sees what is there),
+    /// or upstream drift the agent never sees.
+    pub projected: bool,
+    /// What the gate was expected to do, in words (for a misplaced rejection).
+    pub expected: String,
     /// What it means.
     pub verdict: MutantVerdict,
     /// The `toolgate check` command that reproduces the decision, once the mutant is emitted.
@@ -66,8 +71,8 @@ pub struct Stale {
     pub file: PathBuf,
     /// The entry's line.
     pub line: u64,
-    /// The family it names.
-    pub family: Family,
+    /// The family it names (`None`: every family, for a subtree).
+    pub family: Option<Family>,
     /// The pointer it names.
     pub pointer: String,
     /// The version it was checked against.
@@ -79,9 +84,15 @@ pub struct Stale {
 
 impl std::fmt::Display for Stale {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (file, line, family, version) =
-            (self.file.display(), self.line, self.family, &self.version);
+        let (file, line, version) = (self.file.display(), self.line, &self.version);
         let pointer = super::shown_pointer(&self.pointer);
+        let Some(family) = self.family else {
+            // A subtree entry: survivors anywhere below it that the agent cannot see.
+            return write!(
+                f,
+                "{file}:{line}: the accepted subtree {pointer} holds no survivor the agent cannot see in {version}: the contract rejects every mutant there now (or no fixture reaches it); remove the entry, or limit its `versions:`"
+            );
+        };
         if self.made {
             write!(
                 f,
@@ -177,7 +188,11 @@ pub fn judge_family(
     let pinned: Vec<(Family, String)> = accepted
         .into_iter()
         .flat_map(|accepted| &accepted.entries)
-        .filter(|entry| entry.what.family == family && entry.applies_to(contract.version()))
+        .filter(|entry| {
+            entry.what.family == Some(family)
+                && entry.what.subtree().is_none()
+                && entry.applies_to(contract.version())
+        })
         .map(|entry| (family, entry.what.pointer.clone()))
         .collect();
     let mut out = FamilyOutcome::default();
@@ -227,10 +242,11 @@ pub fn run(
         );
         out.emitted.extend(outcome.emitted.iter().cloned());
         for (seed_index, index, judged) in &outcome.notable {
-            let Some(verdict) = verdict(setting, version, judged, &mut used) else {
+            let seed = &seeds[*seed_index];
+            let projected = is_projected(setting.contract, &seed.shape, &judged.mutant.pointer);
+            let Some(verdict) = verdict(setting, version, judged, projected, &mut used) else {
                 continue;
             };
-            let seed = &seeds[*seed_index];
             let file = mutant_file(setting.tool, version, &seed.fixture, *family, *index);
             let reproduce = seed.fixture.spec.as_ref().map_or_else(
                 |_| String::new(),
@@ -248,6 +264,8 @@ pub fn run(
                 file,
                 bytes: judged.mutant.bytes.clone(),
                 agent_bytes: judged.agent_bytes.clone(),
+                projected,
+                expected: expected_words(&judged.mutant),
                 verdict,
                 reproduce,
             });
@@ -255,26 +273,68 @@ pub fn run(
     }
     // Only entries for the families that ran can be judged stale: a run of one family says
     // nothing about another's survivors. A run with no seed cannot judge any.
+    // An entry for every family can only be judged by a run of every family.
     for (entry, used) in setting.accepted.entries.iter().zip(used) {
-        let ran = outcomes
+        let ran: Vec<&FamilyOutcome> = outcomes
             .iter()
-            .find(|(family, _)| *family == entry.what.family);
-        if let Some((_, outcome)) = ran
-            && !used
-            && !seeds.is_empty()
-            && entry.applies_to(version)
-        {
+            .filter(|(family, _)| entry.what.family.is_none_or(|accepted| accepted == *family))
+            .map(|(_, outcome)| *outcome)
+            .collect();
+        let judged = match entry.what.family {
+            Some(_) => !ran.is_empty(),
+            None => ran.len() == Family::ALL.len(),
+        };
+        if judged && !used && !seeds.is_empty() && entry.applies_to(version) {
             out.stale.push(Stale {
                 file: setting.accepted.file.clone(),
                 line: entry.line,
                 family: entry.what.family,
                 pointer: entry.what.pointer.clone(),
                 version: version.to_owned(),
-                made: outcome.places.contains(&entry.what.pointer),
+                made: ran.iter().any(|outcome| {
+                    outcome
+                        .places
+                        .iter()
+                        .any(|place| entry.what.reaches(place, false))
+                }),
             });
         }
     }
     out
+}
+
+/// Whether a promised field of `shape` reads the place at `pointer` (the field's pointer is the
+/// place or one of its ancestors): what is there reaches the agent.
+pub fn is_projected(contract: &Contract, shape: &str, pointer: &str) -> bool {
+    contract
+        .promised_pointers(shape)
+        .unwrap_or_default()
+        .iter()
+        .any(|(_, field)| {
+            pointer
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+}
+
+/// What the gate should have done with `mutant`, in words.
+fn expected_words(mutant: &super::Mutant) -> String {
+    match &mutant.declared {
+        Some(reason) => format!("admitted ({reason})"),
+        None => {
+            let layers: Vec<&str> = mutant
+                .family
+                .expected_layers()
+                .iter()
+                .map(|layer| layer.as_str())
+                .collect();
+            if layers.is_empty() {
+                "past the schema".to_owned()
+            } else {
+                format!("at {}", layers.join(" or "))
+            }
+        }
+    }
 }
 
 /// The report verdict for a judged mutant; `None` when there is nothing to report.
@@ -282,6 +342,7 @@ fn verdict(
     setting: &Setting<'_>,
     version: &str,
     judged: &JudgedMutant,
+    projected: bool,
     used: &mut [bool],
 ) -> Option<MutantVerdict> {
     if !judged.leaks.is_empty() {
@@ -296,7 +357,7 @@ fn verdict(
         Fate::Survived => {
             let mutant = &judged.mutant;
             let accepted = setting.accepted.find(version, |what| {
-                what.family == mutant.family && what.pointer == mutant.pointer
+                what.accepts(mutant.family, &mutant.pointer, projected)
             });
             if let Some((index, _)) = accepted {
                 used[index] = true;

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolgate_gate::Contract;
 use toolgate_gate::internals::{applied_keywords, correlation_pointers};
+use toolgate_gate::{Contract, Tolerated};
 
 use super::judge::{JudgedMutant, judge};
 use super::{AppliedKeywords, Family, Seed};
@@ -24,6 +24,10 @@ pub struct SeedFixture {
     keywords: AppliedKeywords,
     tool_pointer: Option<String>,
     request_id_pointer: Option<String>,
+    /// The shape that admitted it.
+    pub shape: String,
+    tolerated: Vec<Tolerated>,
+    fresh: Vec<String>,
 }
 
 /// Every accepted or legacy fixture of `fixtures` (one tool's) that runs against `contract` and
@@ -57,6 +61,13 @@ pub fn collect(
             let (tool_pointer, request_id_pointer) =
                 correlation_pointers(contract, shape).unwrap_or_default();
             Some(SeedFixture {
+                shape: shape.to_owned(),
+                tolerated: contract.tolerated(shape).to_vec(),
+                fresh: contract
+                    .freshness_pointers(shape)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
                 fixture: Arc::clone(fixture),
                 tool_pointer: tool_pointer.map(str::to_owned),
                 request_id_pointer: request_id_pointer.map(str::to_owned),
@@ -88,6 +99,8 @@ impl SeedFixture {
             other_tool,
             now: self.prepared.now,
             pinned,
+            tolerated: &self.tolerated,
+            fresh: &self.fresh,
         }
     }
 

@@ -7,6 +7,8 @@
 //!   pointer: /reason
 //!   versions: [v1]          # optional: every version when absent
 //!   reason: the reason is free text shown to a person; it is never executed
+//! - pointer: /head/**       # a subtree: every survivor below /head the agent cannot see
+//!   reason: the agent is never shown head; GitHub may change it as it likes
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -22,19 +24,49 @@ use toolgate_repo::{FIXTURES_DIR, SURVIVORS_FILE};
 /// The file's JSON Schema, published by `toolgate schema survivors`; tests hold it to [`load`].
 pub const SCHEMA: &str = include_str!("../../schemas/survivors.schema.json");
 
-/// One accepted survivor: a mutation at a place in the response, in any fixture.
+/// One accepted survivor: a mutation at a place in the response, in any fixture; or every
+/// survivor the agent cannot see in a subtree (`/head/**`), upstream drift.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcceptedSurvivor {
-    /// The mutation family.
-    pub family: Family,
-    /// The JSON pointer in the raw response that the mutation changes.
+    /// The mutation family; `None`: every family (subtrees only).
+    pub family: Option<Family>,
+    /// The JSON pointer in the raw response that the mutation changes, or a subtree
+    /// (`/head/**`, `/**` for the whole response).
     pub pointer: String,
+}
+
+impl AcceptedSurvivor {
+    /// The subtree's root (`""` for the whole response), when the entry names a subtree.
+    pub fn subtree(&self) -> Option<&str> {
+        self.pointer.strip_suffix("/**")
+    }
+
+    /// Whether it accepts a survivor of `family` at `pointer`; a subtree accepts only what the
+    /// agent cannot see (`projected` false).
+    pub fn accepts(&self, family: Family, pointer: &str, projected: bool) -> bool {
+        self.family.is_none_or(|accepted| accepted == family) && self.reaches(pointer, projected)
+    }
+
+    /// Whether `pointer` is its place (or, for a subtree, within it and unprojected).
+    pub fn reaches(&self, pointer: &str, projected: bool) -> bool {
+        match self.subtree() {
+            Some(root) => {
+                !projected
+                    && (pointer == root
+                        || pointer
+                            .strip_prefix(root)
+                            .is_some_and(|rest| rest.starts_with('/')))
+            }
+            None => pointer == self.pointer,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SurvivorEntry {
-    mutation: String,
+    #[serde(default)]
+    mutation: Option<String>,
     pointer: String,
     #[serde(default)]
     versions: Option<Vec<String>>,
@@ -45,15 +77,27 @@ impl EntryFile for SurvivorEntry {
     type What = AcceptedSurvivor;
 
     fn split(self) -> Result<Checked<AcceptedSurvivor>, String> {
-        let family = Family::from_name(&self.mutation).ok_or_else(|| {
-            let known: Vec<&str> = Family::ALL.iter().map(|family| family.name()).collect();
-            format!(
-                "mutation: {:?} is not a mutation family ({})",
-                self.mutation,
-                known.join(", ")
-            )
-        })?;
-        check_pointer(&self.pointer, "the whole response")?;
+        let family = match &self.mutation {
+            Some(name) => Some(Family::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Family::ALL.iter().map(|family| family.name()).collect();
+                format!(
+                    "mutation: {name:?} is not a mutation family ({})",
+                    known.join(", ")
+                )
+            })?),
+            None => None,
+        };
+        match self.pointer.strip_suffix("/**") {
+            Some("") => {}
+            Some(root) => check_pointer(root, "the whole response")?,
+            None if family.is_none() => {
+                return Err(format!(
+                    "mutation: missing; an entry for one place names its mutation (only a subtree, `{}/**`, accepts every mutation the agent cannot see)",
+                    self.pointer
+                ));
+            }
+            None => check_pointer(&self.pointer, "the whole response")?,
+        }
         Ok(Checked {
             what: AcceptedSurvivor {
                 family,

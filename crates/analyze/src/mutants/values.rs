@@ -23,13 +23,28 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 .iter()
                 .enumerate()
             {
-                let name = format!("toolgate_unpromised_{index}");
                 let canary = out.canary(index);
-                out.push_marked(
+                if let Some(values) = seed.map_values(pointer) {
+                    // A new key in a declared map is data, not a near-miss; a value the map's
+                    // value schema refuses is.
+                    let (key, value, kind) = map_breaker(seed, pointer, values, &canary);
+                    out.push_marked(
+                        pointer,
+                        format!(
+                            "gave map key `{key}` {kind}, which the map's value schema refuses"
+                        ),
+                        compact(with_member(document, pointer, &key, value)),
+                        vec![canary],
+                    );
+                    continue;
+                }
+                let name = format!("toolgate_unpromised_{index}");
+                out.push_declared(
                     pointer,
                     format!("added member `{name}` carrying a canary"),
                     compact(with_member(document, pointer, &name, canary.clone().into())),
                     vec![name, canary],
+                    seed.tolerated_at(pointer),
                 );
             }
         }
@@ -226,6 +241,9 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         | Family::NoOffset
         | Family::StaleTimestamp
         | Family::FutureTimestamp => {
+            // A date's age is a near-miss only where a freshness rule judges it: a year-old
+            // `created_at` is normal. Its form is a near-miss everywhere.
+            let by_age = matches!(out.family, Family::StaleTimestamp | Family::FutureTimestamp);
             let timestamps = seed
                 .pointers(Value::is_string)
                 .into_iter()
@@ -233,6 +251,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                     seed.keyword(pointer, "format") == Some(&Value::from("date-time"))
                         || parse_timestamp(seed.text(pointer).unwrap_or_default()).is_ok()
                 })
+                .filter(|pointer| !by_age || seed.fresh.contains(pointer))
                 .collect();
             for pointer in out.sample_pointers(timestamps) {
                 let text = seed.text(&pointer).unwrap_or_default();
@@ -243,6 +262,73 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         }
         _ => {}
     }
+}
+
+/// For a map at `pointer` whose values must match `values`: the key to write (an existing one,
+/// so the key's own form is not what gets refused), a value of a type the value schema does not
+/// allow (the types it names, else the types its present values were checked as), and that
+/// value's kind in words.
+fn map_breaker(
+    seed: &Seed<'_>,
+    pointer: &str,
+    values: &Value,
+    canary: &str,
+) -> (String, Value, &'static str) {
+    let present: Vec<String> = seed
+        .document
+        .pointer(pointer)
+        .and_then(Value::as_object)
+        .map(|members| members.keys().cloned().collect())
+        .unwrap_or_default();
+    let names = |types: &Value| -> Vec<String> {
+        match types {
+            Value::String(name) => vec![name.clone()],
+            Value::Array(names) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut allowed: Vec<String> = match values.get("type") {
+        Some(types) => names(types),
+        None => present
+            .iter()
+            .filter_map(|key| {
+                let member = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                seed.keyword(&member, "type").map(names)
+            })
+            .flatten()
+            .collect(),
+    };
+    if allowed.iter().any(|name| name == "number") {
+        allowed.push("integer".to_owned());
+    }
+    let candidates: [(&str, Value, &'static str); 5] = [
+        ("string", Value::from(canary), "a canary string"),
+        (
+            "object",
+            serde_json::json!({ "note": canary }),
+            "an object carrying a canary",
+        ),
+        (
+            "array",
+            serde_json::json!([canary]),
+            "an array carrying a canary",
+        ),
+        ("integer", Value::from(7), "a number"),
+        ("boolean", Value::Bool(true), "a boolean"),
+    ];
+    let (_, value, kind) = candidates
+        .into_iter()
+        .find(|(name, _, _)| !allowed.iter().any(|allowed| allowed == name))
+        .unwrap_or(("null", Value::Null, "null"));
+    let key = present
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "toolgate".to_owned());
+    (key, value, kind)
 }
 
 /// One character past `maxLength` where the schema states one (padded with `x`), else as long as

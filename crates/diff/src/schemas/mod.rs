@@ -241,6 +241,17 @@ impl Walk<'_> {
             );
             self.record(change, &member, forward, backward);
         }
+        if a.property_names != b.property_names {
+            let why = "a change to propertyNames (what a map's keys may be); review it by hand"
+                .to_owned();
+            let change = Change::new(
+                "property_names_changed",
+                format!("{}: what member names are allowed changed", shown(path)),
+                &b.property_names.at.file,
+                &b.property_names.at.pointer,
+            );
+            self.record_undecided(change, path, why);
+        }
         if (a.min_properties, a.max_properties) != (b.min_properties, b.max_properties) {
             let why = "a change to minProperties/maxProperties; review it by hand".to_owned();
             let change = Change::new(

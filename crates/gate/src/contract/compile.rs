@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use super::Contract;
+use super::agent_schema;
 use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
 use crate::parse;
@@ -18,9 +19,11 @@ use crate::schema::SchemaFiles;
 use crate::semantic::Rule;
 use crate::shape::{CURRENT_SHAPE, OutcomeSelector, Shape};
 use crate::source::{ContractSource, SchemaText};
-use crate::spec::{self, ContractFile, Direction, ShapeSpec};
+use crate::spec::{self, ContractFile, Direction, ShapeSpec, Statuses};
 use crate::text::TextPattern;
+use crate::tolerate::Tolerated;
 use crate::transport::Limits;
+use crate::upstream::{UpstreamError, UpstreamErrors};
 
 pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors> {
     let file = spec::read_contract_file(&source.contract)?;
@@ -92,16 +95,32 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         }
     }
 
-    let agent_schema = collect(schema_files.compile(&file.agent_schema.value), &mut errors);
-    if !source.schemas.contains_key(&file.agent_schema.value) {
-        errors.push(error_at(
-            &file.agent_schema,
-            format!(
-                "agent_schema names `{}`, which is not a file of this contract",
-                file.agent_schema.value
-            ),
-        ));
-    }
+    // Written by hand, or derived from the promised fields (it then says exactly what
+    // projection builds).
+    let (agent_schema, derived_agent_schema) = match &file.agent_schema {
+        Some(name) => {
+            if !source.schemas.contains_key(&name.value) {
+                errors.push(error_at(
+                    name,
+                    format!(
+                        "agent_schema names `{}`, which is not a file of this contract",
+                        name.value
+                    ),
+                ));
+            }
+            (
+                collect(schema_files.compile(&name.value), &mut errors),
+                None,
+            )
+        }
+        None => {
+            let derived = agent_schema::derive(&file, &schema_files);
+            let compiled = schema_files
+                .add(agent_schema::DERIVED_AGENT_SCHEMA, derived.clone())
+                .and_then(|()| schema_files.compile(agent_schema::DERIVED_AGENT_SCHEMA));
+            (collect(compiled, &mut errors), Some(derived))
+        }
+    };
 
     let mut rules = Vec::new();
     let mut rule_names = BTreeSet::new();
@@ -133,6 +152,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
     }
 
     let retry = compile_retry(&file, &mut errors);
+    let upstream_errors = compile_upstream_errors(&file, text_input, &mut errors);
 
     match (errors.is_empty(), agent_schema) {
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
@@ -148,6 +168,8 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
                 agent_schema,
                 rules,
                 retry,
+                upstream_errors,
+                derived_agent_schema,
             })
         }
         _ => Err(CompileErrors(errors)),
@@ -370,6 +392,30 @@ fn compile_shape(
         }
     }
 
+    let mut tolerated = Vec::new();
+    for spec in &spec.tolerate {
+        match Tolerated::new(&spec.at.value, &spec.reason) {
+            Ok(place) => tolerated.push(place),
+            Err(message) => errors.push(error_at(&spec.at, message)),
+        }
+    }
+    for (field, place) in spec.fields.iter().flat_map(|field| {
+        tolerated
+            .iter()
+            .filter(|place| place.is_within(&field.from.value))
+            .map(move |place| (field, place))
+    }) {
+        errors.push(error_at(
+            &field.from,
+            format!(
+                "field `{}` reads {} whole, and the shape tolerates members nobody declared at {}: they would reach the agent; promise the members you need one by one instead",
+                field.name.value,
+                if field.from.value.is_empty() { "the document" } else { &field.from.value },
+                place.at()
+            ),
+        ));
+    }
+
     if errors.len() > before {
         return None;
     }
@@ -381,7 +427,57 @@ fn compile_shape(
         correlation,
         error_code,
         fields: Fields::new(fields),
+        tolerated,
     })
+}
+
+fn compile_upstream_errors(
+    file: &ContractFile,
+    text_input: bool,
+    errors: &mut Vec<CompileError>,
+) -> UpstreamErrors {
+    let mut names = BTreeSet::new();
+    let mut mappings = Vec::new();
+    for spec in &file.upstream_errors {
+        let name = &spec.name.value;
+        if !is_identifier(name, false) {
+            errors.push(error_at(
+                &spec.name,
+                format!("upstream_errors name {name:?} must be a lowercase identifier"),
+            ));
+        }
+        if !names.insert(name.clone()) {
+            errors.push(error_at(
+                &spec.name,
+                format!("two upstream_errors entries are named `{name}`"),
+            ));
+        }
+        let statuses = spec
+            .status
+            .as_ref()
+            .map(Statuses::to_vec)
+            .unwrap_or_default();
+        let body = match &spec.body {
+            Some(_) if text_input => {
+                errors.push(error_at(
+                    &spec.name,
+                    "a text contract's output is not JSON: its upstream_errors can match a status only",
+                ));
+                None
+            }
+            Some(body) => collect(pointer(&body.pointer), errors)
+                .map(|pointer| (pointer, body.equals.clone())),
+            None => None,
+        };
+        mappings.push(UpstreamError {
+            name: name.clone(),
+            statuses,
+            body,
+            code: spec.code,
+            retryable: spec.retryable,
+        });
+    }
+    UpstreamErrors(mappings)
 }
 
 fn compile_retry(file: &ContractFile, errors: &mut Vec<CompileError>) -> RetryPolicy {

@@ -105,6 +105,8 @@ pub(crate) struct Rule {
     pub retryable: bool,
     /// Index into the contract's agent-visible fields.
     pub field: usize,
+    /// Whether it is a freshness rule (its field is a timestamp the clock judges).
+    pub freshness: bool,
     check: Box<dyn Check>,
 }
 
@@ -142,6 +144,7 @@ impl Rule {
             name: Arc::from(spec.name.value.as_str()),
             retryable: spec.retryable,
             field: field_index(kind.field())?,
+            freshness: spec.freshness.is_some(),
             check: kind.compile(&spec.name)?,
         })
     }

@@ -155,6 +155,7 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
                 .collect();
             merged.required = x.required.union(&y.required).cloned().collect();
             merged.additional = Box::new(intersect(&x.additional, &y.additional));
+            merged.property_names = Box::new(intersect(&x.property_names, &y.property_names));
             merged.min_properties = x.min_properties.max(y.min_properties);
             merged.max_properties = match (x.max_properties, y.max_properties) {
                 (Some(p), Some(q)) => Some(p.min(q)),
@@ -242,7 +243,9 @@ pub fn admits(node: &Node, value: &Value) -> Result<bool, Undecided> {
                 return Ok(false);
             }
             for (name, member) in members {
-                if !admits(facts.member(name), member)? {
+                if !admits(&facts.property_names, &Value::from(name.as_str()))?
+                    || !admits(facts.member(name), member)?
+                {
                     return Ok(false);
                 }
             }

@@ -275,6 +275,9 @@ pub struct Facts {
     /// What members not in `properties` must be (`additionalProperties`, or
     /// `unevaluatedProperties` where it means the same).
     pub additional: Box<Node>,
+    /// `propertyNames`: what every member name must be (any string when not stated). With
+    /// `additionalProperties` a schema and `maxProperties`, it bounds a map.
+    pub property_names: Box<Node>,
     /// `minProperties`, `maxProperties`.
     pub min_properties: u64,
     /// `maxProperties`.
@@ -304,6 +307,7 @@ impl Facts {
             properties: BTreeMap::new(),
             required: BTreeSet::new(),
             additional: Box::new(Node::any(at)),
+            property_names: Box::new(Node::any(at)),
             min_properties: 0,
             max_properties: None,
             items: Box::new(Node::any(at)),

@@ -372,6 +372,9 @@ impl Normalizer<'_> {
                 "additionalProperties" => {
                     facts.additional = Box::new(self.normalize(&here, value, depth));
                 }
+                "propertyNames" => {
+                    facts.property_names = Box::new(self.normalize(&here, value, depth));
+                }
                 "unevaluatedProperties" => {
                     unevaluated = Some(self.normalize(&here, value, depth));
                 }

@@ -10,8 +10,7 @@ use toolgate_gate::Contract;
 use super::{RunContext, Suite};
 use crate::snapshot;
 use toolgate_analyze::lint;
-use toolgate_analyze::mutants::Family;
-use toolgate_analyze::mutants::Fate;
+use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict, survivors_path};
 use toolgate_repo::VersionDir;
 use toolgate_repo::lock;
 use toolgate_repo::{CONTRACTS_DIR, CaseResult, Problem, ProblemKind};
@@ -116,17 +115,18 @@ impl Suite {
     /// The obvious near-misses, proven rather than claimed: every accepted fixture that runs
     /// against the newest version is mutated (an unknown member, null or an array for an
     /// object, an empty identifier, an oversized string, a success carrying an error, a
-    /// duplicate at the top, nested and escaped) and each mutant must be rejected at the layer
-    /// that owns it, with nothing unpromised reaching the agent. Unlike the mutant trials, no
-    /// survivor can be accepted here.
+    /// duplicate at the top, nested and escaped) and each mutant is judged exactly as `toolgate
+    /// mutate` judges it, with the same declarations and the same `survivors.yaml`: rejected at
+    /// the layer that owns it, admitted where the contract declares it (a tolerated member, a
+    /// declared null), or accepted with a reason; and nothing unpromised reaches the agent. One
+    /// verdict: a contract `mutate` passes, this passes.
     fn mutant_problems(&self, tool: &str, newest: &Contract) -> Vec<Problem> {
         let version = newest.version();
         let seeds = self.seeds_of(tool, version, newest);
-        let accepted: Vec<bool> = seeds
+        let seed_count = seeds
             .iter()
-            .map(|seed| seed.fixture.class == FixtureClass::Accepted)
-            .collect();
-        let seed_count = accepted.iter().filter(|accepted| **accepted).count();
+            .filter(|seed| seed.fixture.class == FixtureClass::Accepted)
+            .count();
         if seed_count == 0 {
             return vec![Problem::new(
                 ProblemKind::Coverage,
@@ -135,49 +135,55 @@ impl Suite {
                 ),
             )];
         }
+        let run = match self.mutant_run(
+            tool,
+            version,
+            &Family::OBVIOUS,
+            Path::new(DEFAULT_EMIT_DIR),
+            false,
+        ) {
+            Ok(run) => run,
+            Err(message) => return vec![Problem::new(ProblemKind::Load, message)],
+        };
+        let accepted_fixture = |raw: &Path| {
+            seeds
+                .iter()
+                .any(|seed| seed.fixture.raw == raw && seed.fixture.class == FixtureClass::Accepted)
+        };
         // One problem per (family, place, finding), however many fixtures show it.
         let mut findings: BTreeMap<(Family, String, String), CoverageGap> = BTreeMap::new();
-        for family in Family::OBVIOUS {
-            let outcome = self.family_outcome(tool, version, family, newest, &seeds);
-            for (seed_index, _, judged) in &outcome.notable {
-                if !accepted[*seed_index] {
-                    continue;
+        for finding in &run.findings {
+            if !accepted_fixture(&finding.fixture) {
+                continue;
+            }
+            let messages: Vec<String> = match &finding.verdict {
+                MutantVerdict::Survivor(Some(_)) => continue,
+                MutantVerdict::Survivor(None) if finding.projected => vec![
+                    "admitted where the agent sees it: the contract does not reject this obvious near-miss; close the schema in a new contract version, or accept it in survivors.yaml with a reason".to_owned(),
+                ],
+                MutantVerdict::Survivor(None) => vec![format!(
+                    "admitted where no promised field reads (upstream drift): close the schema there in a new contract version, declare the place with `tolerate:`, or accept the subtree in {} with a reason",
+                    survivors_path(tool).display()
+                )],
+                MutantVerdict::Misplaced { layer, rule } => vec![format!(
+                    "rejected at {layer}, expected {}: that layer should decide it on its own (rule {rule})",
+                    finding.expected
+                )],
+                MutantVerdict::Leak(leaks) => {
+                    leaks.iter().map(|leak| format!("LEAK: {leak}")).collect()
                 }
-                let mut messages: Vec<String> = judged
-                    .leaks
-                    .iter()
-                    .map(|leak| format!("LEAK: {leak}"))
-                    .collect();
-                match &judged.fate {
-                    Fate::AsExpected => {}
-                    Fate::Survived => messages.push(
-                        "admitted: the contract does not reject this obvious near-miss; close the schema in a new contract version".to_owned(),
-                    ),
-                    Fate::Misplaced { layer, rule } => {
-                        let expected: Vec<&str> = family
-                            .expected_layers()
-                            .iter()
-                            .map(|layer| layer.as_str())
-                            .collect();
-                        messages.push(format!(
-                            "rejected at {layer}, not at {}: that layer should refuse it on its own (rule {rule})",
-                            expected.join(" or "),
-                        ));
-                    }
-                }
-                let mutant = &judged.mutant;
-                for message in messages {
-                    let key = (family, mutant.pointer.clone(), message);
-                    findings
-                        .entry(key)
-                        .and_modify(|finding| finding.fixtures += 1)
-                        .or_insert_with(|| CoverageGap {
-                            fixtures: 1,
-                            example: seeds[*seed_index].fixture.raw.clone(),
-                            what: mutant.what.clone(),
-                            bytes: mutant.bytes.clone(),
-                        });
-                }
+            };
+            for message in messages {
+                let key = (finding.family, finding.pointer.clone(), message);
+                findings
+                    .entry(key)
+                    .and_modify(|gap| gap.fixtures += 1)
+                    .or_insert_with(|| CoverageGap {
+                        fixtures: 1,
+                        example: finding.fixture.clone(),
+                        what: finding.what.clone(),
+                        bytes: finding.bytes.clone(),
+                    });
             }
         }
         findings

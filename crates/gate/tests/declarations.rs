@@ -1,0 +1,146 @@
+//! What a contract for a real API declares: places where the upstream may add members
+//! (`tolerate:`), and no agent schema at all (derived from the promised fields).
+
+mod common;
+
+use common::{now, request, text};
+use serde_json::{Value, json};
+use toolgate_gate::{Contract, ContractSource};
+
+/// A trimmed GitHub pull request: `head` is an object GitHub adds members to.
+fn pull() -> Value {
+    json!({
+        "type": "object",
+        "required": ["number", "title", "state", "head"],
+        "properties": {
+            "number": {"type": "integer", "minimum": 1},
+            "title": {"type": "string", "maxLength": 256},
+            "state": {"enum": ["open", "closed"]},
+            "merged_at": {"type": ["string", "null"], "format": "date-time"},
+            "labels": {"type": "array", "maxItems": 20, "items": {"$ref": "#/$defs/label"}},
+            "head": {
+                "type": "object",
+                "required": ["sha"],
+                "properties": {"sha": {"type": "string", "pattern": "^[0-9a-f]{40}$"}}
+            }
+        },
+        "additionalProperties": false,
+        "$defs": {"label": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 50}}, "required": ["name"], "additionalProperties": false}}
+    })
+}
+
+fn compile(fields: &str, extra: &str) -> Result<Contract, String> {
+    let yaml = format!(
+        "tool: pull\nversion: 2\ndirection: result\nshape:\n  schema: pull.json\n  fields:\n{fields}{extra}"
+    );
+    Contract::compile(&ContractSource::new(yaml).with_schema("pull.json", pull().to_string()))
+        .map_err(|errors| errors.to_string())
+}
+
+const FIELDS: &str = "    - { name: number, from: /number }\n    - { name: title, from: /title }\n    - { name: merged_at, from: /merged_at, optional: true }\n    - { name: head_sha, from: /head/sha }\n    - { name: first_label, from: /labels/0/name, optional: true }\n";
+
+const TOLERATE: &str =
+    "  tolerate:\n    - at: /head\n      reason: GitHub adds members to head without notice\n";
+
+#[test]
+fn the_agent_schema_is_derived_from_the_fields_when_the_contract_names_none() {
+    let contract = compile(FIELDS, TOLERATE).unwrap();
+    let derived = contract.derived_agent_schema().unwrap();
+    let data = &derived["properties"]["data"];
+    assert_eq!(data["additionalProperties"], json!(false));
+    assert_eq!(data["required"], json!(["number", "title", "head_sha"]));
+    assert_eq!(
+        data["properties"]["title"],
+        json!({"$ref": "pull.json#/properties/title"})
+    );
+    assert_eq!(
+        data["properties"]["head_sha"],
+        json!({"$ref": "pull.json#/properties/head/properties/sha"})
+    );
+    // Through an array's items and a `$ref` to a definition.
+    assert_eq!(
+        data["properties"]["first_label"],
+        json!({"$ref": "pull.json#/$defs/label/properties/name"})
+    );
+    assert_eq!(derived["properties"]["tool"], json!({"const": "pull"}));
+
+    let raw = br#"{"number":7,"title":"Gate the agent","state":"open","merged_at":null,"head":{"sha":"0123456789abcdef0123456789abcdef01234567","repo":{"full_name":"octo/x"}},"labels":[{"name":"bug"}]}"#;
+    let decision = contract.admit(raw, &request(), now());
+    assert!(decision.is_admitted(), "{:?}", decision.operator_record());
+    assert!(contract.agent_view_accepts(decision.agent_bytes()));
+    // The derived schema holds the output to the shape's own constraints.
+    let forged = br#"{"tool":"pull","request_id":"req.J7q94MkP","outcome":"success","data":{"number":7,"title":"x","head_sha":"not a sha"}}"#;
+    assert!(!contract.agent_view_accepts(forged));
+    let extra = br#"{"tool":"pull","request_id":"req.J7q94MkP","outcome":"success","data":{"number":7,"title":"x","head_sha":"0123456789abcdef0123456789abcdef01234567","repo":"octo/x"}}"#;
+    assert!(!contract.agent_view_accepts(extra));
+    // The tolerated member is admitted and never reaches the agent.
+    assert!(!text(decision.agent_bytes()).contains("full_name"));
+}
+
+#[test]
+fn a_tolerated_place_is_declared_with_a_reason_and_never_read_whole() {
+    let contract = compile(FIELDS, TOLERATE).unwrap();
+    let tolerated = contract.tolerated("current");
+    assert_eq!(tolerated.len(), 1);
+    assert_eq!(tolerated[0].at(), "/head");
+    assert!(tolerated[0].reason().contains("GitHub"));
+    assert!(tolerated[0].covers("/head") && !tolerated[0].covers("/head/sha"));
+    assert!(contract.tolerated("legacy").is_empty());
+
+    // Promising the tolerated object, or its parent, would forward what nobody declared.
+    for from in ["/head", ""] {
+        let fields = format!("    - {{ name: head, from: \"{from}\" }}\n");
+        let error = compile(&fields, TOLERATE).unwrap_err();
+        assert!(
+            error.contains("field `head` reads")
+                && error.contains("tolerates members nobody declared at /head"),
+            "{error}"
+        );
+    }
+    let wildcard = "  tolerate:\n    - at: /labels/*\n      reason: labels gain members\n";
+    let error = compile("    - { name: labels, from: /labels }\n", wildcard).unwrap_err();
+    assert!(error.contains("at /labels/*"), "{error}");
+    // A member below it, promised one by one, is fine.
+    assert!(compile("    - { name: first, from: /labels/0/name }\n", wildcard).is_ok());
+
+    let no_reason = compile(
+        FIELDS,
+        "  tolerate:\n    - at: /head\n      reason: \"  \"\n",
+    )
+    .unwrap_err();
+    assert!(no_reason.contains("needs a reason"), "{no_reason}");
+    let bad_pointer =
+        compile(FIELDS, "  tolerate:\n    - at: head\n      reason: r\n").unwrap_err();
+    assert!(
+        bad_pointer.contains("is not a JSON pointer"),
+        "{bad_pointer}"
+    );
+}
+
+#[test]
+fn openapi_nullable_is_refused_with_the_2020_12_spelling() {
+    let mut schema = pull();
+    schema["properties"]["head"]["nullable"] = json!(true);
+    // A member *named* nullable, and the word inside an enum, are not the keyword.
+    schema["properties"]["nullable"] = json!({"enum": ["nullable"]});
+    let source = ContractSource::new(
+        "tool: pull\nversion: 1\ndirection: result\nshape:\n  schema: pull.json\n  fields:\n    - { name: number, from: /number }\n",
+    )
+    .with_schema("pull.json", schema.to_string());
+    let error = Contract::compile(&source).unwrap_err().to_string();
+    assert!(
+        error.contains("pull.json at /properties/head/nullable")
+            && error.contains("OpenAPI 3.0's keyword")
+            && error.contains(r#""type": ["object", "null"]"#),
+        "{error}"
+    );
+    schema["properties"]["head"]
+        .as_object_mut()
+        .unwrap()
+        .remove("nullable");
+    let source = ContractSource::new(
+        "tool: pull\nversion: 1\ndirection: result\nshape:\n  schema: pull.json\n  fields:\n    - { name: number, from: /number }\n",
+    )
+    .with_schema("pull.json", schema.to_string());
+    assert!(Contract::compile(&source).is_ok());
+}
