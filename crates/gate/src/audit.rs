@@ -385,6 +385,56 @@ mod tests {
         }
     }
 
+    /// Each variable field long on its own (an adapter's upstream, a request id, a legacy shape
+    /// or rule named at length): the one reservation up front must account for it, and the line
+    /// is still serde_json's.
+    #[test]
+    fn a_line_with_one_long_field_is_written_whole() {
+        let long = "x".repeat(5_000);
+        let at = SystemTime::UNIX_EPOCH;
+        let events = [
+            event(
+                at,
+                ([&long, "t", "v1"], 1),
+                None,
+                None,
+                Outcome::Admitted,
+                None,
+            ),
+            event(
+                at,
+                (["r", "t", "v1"], 1),
+                Some(&long),
+                None,
+                Outcome::Admitted,
+                None,
+            ),
+            event(
+                at,
+                (["r", "t", "v1"], 1),
+                None,
+                Some(&long),
+                Outcome::Admitted,
+                None,
+            ),
+            event(
+                at,
+                (["r", "t", "v1"], 1),
+                None,
+                None,
+                Outcome::Admitted,
+                Some(&long),
+            ),
+        ];
+        for event in events {
+            let mut line = Vec::new();
+            event.write_json_line(&mut line);
+            let mut expected = serde_json::to_vec(&event).unwrap();
+            expected.push(b'\n');
+            assert_eq!(line, expected);
+        }
+    }
+
     #[test]
     fn a_clock_past_the_year_9999_is_recorded_as_no_time_rather_than_a_panic() {
         let far = SystemTime::UNIX_EPOCH + Duration::from_secs(400_000 * 365 * 86_400);

@@ -231,6 +231,25 @@ impl Contract {
             .map_or(&[], |shape| &shape.tolerated)
     }
 
+    /// For a shape's list field, each item member's name, where it is read from in an item, and
+    /// whether it is optional; `None` when the field is not a list field (or the shape or field
+    /// is unknown).
+    pub fn promised_items(&self, shape: &str, field: &str) -> Option<Vec<(&str, &str, bool)>> {
+        let shape = self
+            .shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)?;
+        let index = self.output.names().iter().position(|name| name == field)?;
+        let each = shape.fields.sources()[index].each.as_ref()?;
+        Some(
+            each.names
+                .iter()
+                .zip(&each.sources)
+                .map(|(name, (pointer, optional))| (name.as_str(), pointer.as_str(), *optional))
+                .collect(),
+        )
+    }
+
     /// For a shape, where it carries the tool name and the request id (`None` where it carries
     /// neither, as a legacy bare object may not).
     pub(crate) fn correlation_pointers(&self, shape: &str) -> Option<(Option<&str>, Option<&str>)> {

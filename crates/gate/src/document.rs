@@ -490,6 +490,37 @@ mod tests {
         assert_eq!(list.elements().len(), 2);
     }
 
+    /// The hash of names is built once the object grows past the scan limit, and not before:
+    /// scanning a large object for each member would be quadratic in its size.
+    #[test]
+    fn the_name_set_starts_exactly_past_the_scan_limit() {
+        let mut builder = Builder::default();
+        let mut object = builder.open_object();
+        for count in 1..=SCANNED_MEMBERS + 3 {
+            let name = Cow::Owned(format!("m{count}"));
+            assert!(
+                builder
+                    .push_member(&mut object, name, Element::Null)
+                    .is_ok()
+            );
+            assert_eq!(
+                object.names.is_some(),
+                count > SCANNED_MEMBERS,
+                "{count} members"
+            );
+        }
+    }
+
+    /// A parse error inside an array names the element it is in, counted from that array's own
+    /// start, not from the elements still pending for the arrays around it.
+    #[test]
+    fn an_error_in_a_nested_array_names_its_own_index() {
+        let fault = crate::parse::parse_document(br#"[[1, 2], [3, 4, NaN]]"#, 32)
+            .err()
+            .unwrap();
+        assert_eq!(fault.instance_path.as_deref(), Some("/1/2"));
+    }
+
     #[test]
     fn duplicates_are_found_by_scan_and_past_the_scan_limit_by_hash() {
         for size in [

@@ -4,6 +4,8 @@
 //! document is read by pointer, field by field; it is never serialized whole, so a member the
 //! contract does not promise cannot ride along, whatever the schema allowed.
 
+use std::sync::Arc;
+
 use crate::document::Node;
 use crate::fault::Fault;
 use crate::outcome::Layer;
@@ -17,6 +19,71 @@ use crate::wire::{self, AgentBytes, Encoded};
 pub(crate) struct FieldSource {
     pub pointer: JsonPointer,
     pub optional: bool,
+    /// A list field: each item of the array at `pointer` is rebuilt as an object of these
+    /// members, read from the item (never copied whole).
+    pub each: Option<Arc<ItemFields>>,
+}
+
+/// The members of a list field's items, in output order.
+#[derive(Debug)]
+pub(crate) struct ItemFields {
+    pub names: Vec<String>,
+    encoded: Vec<Encoded>,
+    pub sources: Vec<(JsonPointer, bool)>,
+}
+
+impl ItemFields {
+    pub(crate) fn new(members: Vec<(String, JsonPointer, bool)>) -> ItemFields {
+        let mut names = Vec::with_capacity(members.len());
+        let mut encoded = Vec::with_capacity(members.len());
+        let mut sources = Vec::with_capacity(members.len());
+        for (name, pointer, optional) in members {
+            encoded.push(Encoded::new(&name));
+            names.push(name);
+            sources.push((pointer, optional));
+        }
+        ItemFields {
+            names,
+            encoded,
+            sources,
+        }
+    }
+
+    /// Writes one item: its members, each read from `item`.
+    fn write(
+        &self,
+        field: &str,
+        index: usize,
+        item: Node<'_>,
+        out: &mut wire::Members<'_>,
+    ) -> Result<(), Fault> {
+        for ((name, encoded), (pointer, optional)) in
+            self.names.iter().zip(&self.encoded).zip(&self.sources)
+        {
+            match pointer.resolve(item) {
+                Some(value) => out.push(encoded, value),
+                None if *optional => {}
+                None => {
+                    return Err(missing(
+                        &format!("`{name}` of item {index} of list field `{field}`"),
+                        pointer.as_str(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fault of a promised value that is not there.
+fn missing(what: &str, pointer: &str) -> Fault {
+    Fault::new(
+        Layer::Projection,
+        "missing_field",
+        format!("promised {what} is not at {pointer} in the admitted document"),
+        "the contract promises a field its schema does not require: make the schema require it, or mark the field optional",
+    )
+    .at(pointer)
 }
 
 /// A shape's promised fields, compiled for reading: each field's parent object is found once per
@@ -136,17 +203,26 @@ impl Output {
         let fill = |members: &mut wire::Members<'_>| {
             let named = self.names.iter().zip(&self.encoded_names);
             for (((name, encoded), source), value) in named.zip(&fields.sources).zip(values) {
-                match value {
-                    Some(value) => members.push(encoded, *value),
-                    None if source.optional => {}
-                    None => {
-                        return Err(Fault::new(
-                            Layer::Projection,
-                            "missing_field",
-                            format!("promised field `{name}` is not at {} in the admitted document", source.pointer.as_str()),
-                            "the contract promises a field its schema does not require: make the schema require it, or mark the field optional",
-                        )
-                        .at(source.pointer.as_str()));
+                match (value, &source.each) {
+                    (Some(value), None) => members.push(encoded, *value),
+                    (Some(list), Some(each)) => {
+                        let items = list.elements();
+                        if !list.is_array() {
+                            return Err(Fault::new(
+                                Layer::Projection,
+                                "list_field",
+                                format!("promised list field `{name}` is not an array at {}", source.pointer.as_str()),
+                                "make the schema say `\"type\": \"array\"` where a list field is read",
+                            )
+                            .at(source.pointer.as_str()));
+                        }
+                        members.push_list(encoded, items, |index, item, out| {
+                            each.write(name, index, item, out)
+                        })?;
+                    }
+                    (None, _) if source.optional => {}
+                    (None, _) => {
+                        return Err(missing(&format!("field `{name}`"), source.pointer.as_str()));
                     }
                 }
             }
@@ -172,6 +248,7 @@ mod tests {
             .map(|pointer| FieldSource {
                 pointer: JsonPointer::new(pointer),
                 optional: false,
+                each: None,
             })
             .collect()
     }

@@ -169,6 +169,19 @@ pub(crate) struct FieldSpec {
     pub from: Spanned<String>,
     #[serde(default)]
     pub optional: bool,
+    /// A list field: every item of the array at `from` becomes a new object of these members.
+    #[serde(default)]
+    pub each: Option<Vec<ItemFieldSpec>>,
+}
+
+/// One member of a list field's items, read from each item.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ItemFieldSpec {
+    pub name: Spanned<String>,
+    pub from: Spanned<String>,
+    #[serde(default)]
+    pub optional: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -129,6 +129,36 @@ impl Members<'_> {
         write_canonical(self.out, value);
         self.written += 1;
     }
+
+    /// Writes member `name` as an array with one new object per item, whose members `fill`
+    /// writes from the item.
+    pub(crate) fn push_list<'d, E>(
+        &mut self,
+        name: &Encoded,
+        items: impl Iterator<Item = Node<'d>>,
+        mut fill: impl FnMut(usize, Node<'d>, &mut Members<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.written > 0 {
+            self.out.push(b',');
+        }
+        self.out.extend_from_slice(&name.0);
+        self.out.extend_from_slice(b":[");
+        for (index, item) in items.enumerate() {
+            if index > 0 {
+                self.out.push(b',');
+            }
+            self.out.push(b'{');
+            let mut members = Members {
+                out: &mut *self.out,
+                written: 0,
+            };
+            fill(index, item, &mut members)?;
+            self.out.push(b'}');
+        }
+        self.out.push(b']');
+        self.written += 1;
+        Ok(())
+    }
 }
 
 /// Writes a string the parser found with no escape in it (see `Element::Verbatim`): it needs

@@ -93,6 +93,10 @@ fn a_remote_ref_is_refused_and_named_never_fetched() {
         "{message}"
     );
     assert!(message.contains("never fetches"), "{message}");
+    assert!(
+        message.contains("cannot resolve `$ref` to https://schemas.example.com/payload.json"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -22,26 +22,48 @@ pub(crate) fn derive(file: &ContractFile, files: &SchemaFiles) -> Value {
     for field in &file.shape.fields {
         let name = &field.name.value;
         // Every shape provides every field; the output holds any of them.
-        let mut schemas: Vec<Value> = Vec::new();
-        for shape in &shapes {
-            let schema = shape
-                .fields
+        let of = |from: &str| -> Value {
+            let located: Vec<Value> = shapes
                 .iter()
-                .find(|candidate| candidate.name.value == *name)
-                .and_then(|field| locate(files, &shape.schema.value, &field.from.value))
-                .map_or(Value::Bool(true), |(file, pointer)| {
-                    json!({"$ref": format!("{file}#{}", escape_fragment(&pointer))})
-                });
-            if !schemas.contains(&schema) {
-                schemas.push(schema);
+                .map(|shape| {
+                    let from = shape
+                        .fields
+                        .iter()
+                        .find(|candidate| candidate.name.value == *name)
+                        .map(|field| format!("{}{from}", field.from.value));
+                    from.and_then(|from| locate(files, &shape.schema.value, &from))
+                        .map_or(Value::Bool(true), |(file, pointer)| {
+                            json!({"$ref": format!("{file}#{}", escape_fragment(&pointer))})
+                        })
+                })
+                .collect();
+            any_of(located)
+        };
+        let schema = match &field.each {
+            None => of(""),
+            // A list field: an array of new objects, each member described where it is read.
+            Some(each) => {
+                let mut members = Map::new();
+                let mut required = Vec::new();
+                for item in each {
+                    members.insert(
+                        item.name.value.clone(),
+                        of(&format!("/0{}", item.from.value)),
+                    );
+                    if !item.optional {
+                        required.push(Value::from(item.name.value.as_str()));
+                    }
+                }
+                json!({
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": required,
+                        "properties": members,
+                        "additionalProperties": false
+                    }
+                })
             }
-        }
-        let schema = if schemas.contains(&Value::Bool(true)) {
-            Value::Bool(true)
-        } else if schemas.len() == 1 {
-            schemas.remove(0)
-        } else {
-            json!({ "anyOf": schemas })
         };
         properties.insert(name.clone(), schema);
         if !field.optional {
@@ -74,6 +96,23 @@ pub(crate) fn derive(file: &ContractFile, files: &SchemaFiles) -> Value {
         file.tool.value, file.version.value
     ));
     schema
+}
+
+/// One schema for values any of `schemas` describes: `true` when one of them is unknown.
+fn any_of(located: Vec<Value>) -> Value {
+    let mut schemas: Vec<Value> = Vec::new();
+    for schema in located {
+        if !schemas.contains(&schema) {
+            schemas.push(schema);
+        }
+    }
+    if schemas.contains(&Value::Bool(true)) {
+        Value::Bool(true)
+    } else if schemas.len() == 1 {
+        schemas.remove(0)
+    } else {
+        json!({ "anyOf": schemas })
+    }
 }
 
 /// Where, in the contract's files, the schema of the value at response pointer `pointer` is

@@ -13,13 +13,13 @@ use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
 use crate::parse;
 use crate::pointer::JsonPointer;
-use crate::projection::{FieldSource, Fields, Output};
+use crate::projection::{FieldSource, Fields, ItemFields, Output};
 use crate::retry::RetryPolicy;
 use crate::schema::SchemaFiles;
 use crate::semantic::Rule;
 use crate::shape::{CURRENT_SHAPE, OutcomeSelector, Shape};
 use crate::source::{ContractSource, SchemaText};
-use crate::spec::{self, ContractFile, Direction, ShapeSpec, Statuses};
+use crate::spec::{self, ContractFile, Direction, FieldSpec, ShapeSpec, Statuses};
 use crate::text::TextPattern;
 use crate::tolerate::Tolerated;
 use crate::transport::Limits;
@@ -132,6 +132,20 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
             ));
         }
         let resolve = |field: &Spanned<String>| {
+            let listed = file
+                .shape
+                .fields
+                .iter()
+                .any(|spec| spec.name.value == field.value && spec.each.is_some());
+            if listed {
+                return Err(error_at(
+                    field,
+                    format!(
+                        "rule field `{}` is a list field; a rule judges one value",
+                        field.value
+                    ),
+                ));
+            }
             field_names
                 .iter()
                 .position(|name| *name == field.value)
@@ -372,8 +386,14 @@ fn compile_shape(
     for name in field_names {
         match spec.fields.iter().find(|field| field.name.value == *name) {
             Some(field) => {
+                let current = file.shape.fields.iter().find(|current| current.name.value == *name);
+                let each = compile_each(field, current, errors);
                 if let Some(pointer) = collect(pointer(&field.from), errors) {
-                    fields.push(FieldSource { pointer, optional: field.optional });
+                    fields.push(FieldSource {
+                        pointer,
+                        optional: field.optional,
+                        each,
+                    });
                 }
             }
             None => errors.push(error_at(&spec.schema, format!("shape `{shape_name}` does not say where field `{name}` comes from; every shape must provide every agent-visible field"))),
@@ -399,10 +419,21 @@ fn compile_shape(
             Err(message) => errors.push(error_at(&spec.at, message)),
         }
     }
+    // What each field copies: a value read whole, or for a list field each item's members.
+    let read_whole = |field: &FieldSpec| -> Vec<String> {
+        match &field.each {
+            None => vec![field.from.value.clone()],
+            Some(each) => each
+                .iter()
+                .map(|item| format!("{}/*{}", field.from.value, item.from.value))
+                .collect(),
+        }
+    };
     for (field, place) in spec.fields.iter().flat_map(|field| {
+        let copied = read_whole(field);
         tolerated
             .iter()
-            .filter(|place| place.is_within(&field.from.value))
+            .filter(move |place| copied.iter().any(|pointer| place.is_within(pointer)))
             .map(move |place| (field, place))
     }) {
         errors.push(error_at(
@@ -429,6 +460,68 @@ fn compile_shape(
         fields: Fields::new(fields),
         tolerated,
     })
+}
+
+/// A list field's item members: identifiers, each once, read by pointer from the item; in a
+/// legacy shape, the same members as the current shape's, in the same order (the agent sees one
+/// output whichever shape admitted the response).
+fn compile_each(
+    field: &FieldSpec,
+    current: Option<&FieldSpec>,
+    errors: &mut Vec<CompileError>,
+) -> Option<Arc<ItemFields>> {
+    let names = |field: &FieldSpec| -> Option<Vec<String>> {
+        field
+            .each
+            .as_ref()
+            .map(|each| each.iter().map(|item| item.name.value.clone()).collect())
+    };
+    if let Some(current) = current
+        && names(current) != names(field)
+    {
+        errors.push(error_at(
+            &field.name,
+            format!(
+                "list field `{}` must have the same `each` members as in the current shape",
+                field.name.value
+            ),
+        ));
+        return None;
+    }
+    let each = field.each.as_ref()?;
+    if each.is_empty() {
+        errors.push(error_at(
+            &field.name,
+            format!(
+                "list field `{}` names no member in `each`",
+                field.name.value
+            ),
+        ));
+        return None;
+    }
+    let mut members = Vec::with_capacity(each.len());
+    let mut seen = BTreeSet::new();
+    for item in each {
+        let name = &item.name.value;
+        if !is_identifier(name, true) {
+            errors.push(error_at(
+                &item.name,
+                format!(
+                    "member name {name:?} must be letters, digits and _, starting with a letter"
+                ),
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            errors.push(error_at(
+                &item.name,
+                format!("member `{name}` is listed twice"),
+            ));
+        }
+        if let Some(pointer) = collect(pointer(&item.from), errors) {
+            members.push((name.clone(), pointer, item.optional));
+        }
+    }
+    Some(Arc::new(ItemFields::new(members)))
 }
 
 fn compile_upstream_errors(

@@ -136,6 +136,8 @@ mod tests {
             "/$defs/data",
             json!({"properties": {"const": {"$ref": "#"}}}),
         );
+        // A reference inside a list (`anyOf`, `prefixItems`) is a reference all the same.
+        with("/$defs/data", json!({"anyOf": [{"$ref": "#"}]}));
         for schema in cases {
             assert!(narrowed(&schema, "outcome").is_none(), "{schema}");
         }

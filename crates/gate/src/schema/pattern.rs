@@ -252,7 +252,12 @@ mod tests {
     use super::*;
 
     /// Patterns with a positional reading: the bundled contracts' identifiers and the edges.
-    const POSITIONAL: [&str; 11] = [
+    const POSITIONAL: [&str; 14] = [
+        // Exactly as many fixed positions as the table takes.
+        "^[a-z]{64}$",
+        // An empty group is nothing to match.
+        "^(?:)[a-z]{2}$",
+        "^()[a-z]{2}$",
         "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$",
         "^[a-z0-9][a-z0-9-]{2,62}$",
         "^run_[A-Za-z0-9]{12,48}$",
