@@ -72,9 +72,23 @@ pub fn allowed_strings(
     allowed.insert(request_id.to_owned());
     allowed.extend(contract.fields().iter().cloned());
     if let Some((document, shape)) = admitted {
-        for (_, pointer) in contract.promised_pointers(shape).unwrap_or_default() {
-            if let Some(value) = document.pointer(pointer) {
-                collect_strings(value, &mut allowed);
+        for (field, pointer) in contract.promised_pointers(shape).unwrap_or_default() {
+            let Some(value) = document.pointer(pointer) else {
+                continue;
+            };
+            match contract.promised_items(shape, field) {
+                // A list field: only the promised members of each item, and their names.
+                Some(members) => {
+                    for (name, member, _) in &members {
+                        allowed.insert((*name).to_owned());
+                        for item in value.as_array().into_iter().flatten() {
+                            if let Some(value) = item.pointer(member) {
+                                collect_strings(value, &mut allowed);
+                            }
+                        }
+                    }
+                }
+                None => collect_strings(value, &mut allowed),
             }
         }
     }

@@ -361,47 +361,80 @@ impl Linter<'_> {
             })
             .collect();
         for (field, (pointer, optional)) in &shape.fields {
+            let members = self.version.contract.promised_items(&shape.name, field);
             for success in &successes {
-                for resolution in resolve(success, pointer) {
-                    match resolution {
-                        Resolution::Undeclared { object, member } => {
-                            // What the object does with a member it does not declare decides
-                            // what the missing declaration means.
-                            let admitted = match &object.kind {
-                                Kind::Facts(facts) => facts.additional.kind != Kind::Nothing,
-                                Kind::Any => true,
-                                Kind::Nothing => false,
-                                Kind::Unknown { .. } => continue, // not_modelled says so
-                            };
-                            let consequence = if admitted {
-                                format!(
-                                    "the object admits undeclared members, so whatever the upstream sends as `{member}` passes with no schema of its own and is projected to the agent"
-                                )
-                            } else {
-                                "the object refuses undeclared members, so the field can never be projected".to_owned()
-                            };
-                            self.report_about(
-                                &object,
-                                Rule::FieldMissing,
-                                Some(field),
-                                format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare member `{member}`: {consequence}; declare it (and require it)", shape.name),
-                            );
-                        }
-                        Resolution::Found { node, required } => {
-                            if !required && !optional {
-                                self.report_about(
-                                    &node,
-                                    Rule::FieldMissing,
-                                    Some(field),
-                                    format!("shape `{}` promises field `{field}` from {pointer}, which its schema does not require: a response without it passes the schema and fails at projection; require it, or mark the field `optional: true`", shape.name),
-                                );
-                            }
-                            self.walk(&node, pointer, None, &Mode::Promised(field), DEPTH_BUDGET);
-                        }
+                for node in
+                    self.promise(shape, field, success, pointer, *optional, members.is_none())
+                {
+                    // A list field: its items' promised members, each read from an item.
+                    let Some(members) = &members else { continue };
+                    let Some(facts) = node.facts() else { continue };
+                    let items = &facts.items;
+                    for (member, from, optional) in members {
+                        let label = format!("{field}.{member}");
+                        self.promise(shape, &label, items, from, *optional, true);
                     }
                 }
             }
         }
+    }
+
+    /// Resolves promised `field` at `pointer` in `root`: reports where it is missing or not
+    /// required, walks what it reads when `walk_value` (a list field's array is not promised
+    /// whole: its members are), and returns the nodes it was found at.
+    fn promise(
+        &mut self,
+        shape: &ShapeDoc,
+        field: &str,
+        root: &Node,
+        pointer: &str,
+        optional: bool,
+        walk_value: bool,
+    ) -> Vec<Node> {
+        let mut found = Vec::new();
+        for resolution in resolve(root, pointer) {
+            match resolution {
+                Resolution::Undeclared { object, member } => {
+                    // What the object does with a member it does not declare decides what the
+                    // missing declaration means.
+                    let admitted = match &object.kind {
+                        Kind::Facts(facts) => facts.additional.kind != Kind::Nothing,
+                        Kind::Any => true,
+                        Kind::Nothing => false,
+                        Kind::Unknown { .. } => continue, // not_modelled says so
+                    };
+                    let consequence = if admitted {
+                        format!(
+                            "the object admits undeclared members, so whatever the upstream sends as `{member}` passes with no schema of its own and is projected to the agent"
+                        )
+                    } else {
+                        "the object refuses undeclared members, so the field can never be projected"
+                            .to_owned()
+                    };
+                    self.report_about(
+                        &object,
+                        Rule::FieldMissing,
+                        Some(field),
+                        format!("shape `{}` promises field `{field}` from {pointer}, but this object does not declare member `{member}`: {consequence}; declare it (and require it)", shape.name),
+                    );
+                }
+                Resolution::Found { node, required } => {
+                    if !required && !optional {
+                        self.report_about(
+                            &node,
+                            Rule::FieldMissing,
+                            Some(field),
+                            format!("shape `{}` promises field `{field}` from {pointer}, which its schema does not require: a response without it passes the schema and fails at projection; require it, or mark the field `optional: true`", shape.name),
+                        );
+                    }
+                    if walk_value {
+                        self.walk(&node, pointer, None, &Mode::Promised(field), DEPTH_BUDGET);
+                    }
+                    found.push(node);
+                }
+            }
+        }
+        found
     }
 }
 

@@ -161,11 +161,20 @@ fn marker_leaks(contract: &Contract, markers: &[String], agent_bytes: &[u8]) -> 
         Direction::Result => agent.get("data").cloned().unwrap_or_default(),
         Direction::Action => agent,
     };
+    // The whole value of a promised field, or of a member of a list field's item.
     let promised_value = |marker: &str| {
         contract
             .fields()
             .iter()
-            .any(|field| fields.get(field).and_then(Value::as_str) == Some(marker))
+            .any(|field| match fields.get(field) {
+                Some(Value::String(text)) => text == marker,
+                Some(Value::Array(items)) => items.iter().any(|item| {
+                    item.as_object().is_some_and(|members| {
+                        members.values().any(|value| value.as_str() == Some(marker))
+                    })
+                }),
+                _ => false,
+            })
     };
     markers
         .into_iter()

@@ -306,15 +306,35 @@ pub fn run(
 /// Whether a promised field of `shape` reads the place at `pointer` (the field's pointer is the
 /// place or one of its ancestors): what is there reaches the agent.
 pub fn is_projected(contract: &Contract, shape: &str, pointer: &str) -> bool {
+    // `pointer` is `read` or below it.
+    let within = |pointer: &str, read: &str| {
+        pointer
+            .strip_prefix(read)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
     contract
         .promised_pointers(shape)
         .unwrap_or_default()
         .iter()
-        .any(|(_, field)| {
-            pointer
-                .strip_prefix(field)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        })
+        .any(
+            |(field, from)| match contract.promised_items(shape, field) {
+                None => within(pointer, from),
+                // A list field reads only its members of each item: `<from>/<index><member>`.
+                Some(members) => {
+                    let Some(rest) = pointer
+                        .strip_prefix(*from)
+                        .and_then(|rest| rest.strip_prefix('/'))
+                    else {
+                        return false;
+                    };
+                    let index = rest.find('/').unwrap_or(rest.len());
+                    rest[..index].parse::<usize>().is_ok()
+                        && members
+                            .iter()
+                            .any(|(_, member, _)| within(&rest[index..], member))
+                }
+            },
+        )
 }
 
 /// What the gate should have done with `mutant`, in words.
