@@ -233,3 +233,68 @@ impl From<McpProxyArgs> for ProxyConfig {
         }
     }
 }
+
+/// `toolgate new`'s options.
+#[derive(Debug, Clone, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["from_openapi", "from_sample", "from_mcp"])))]
+pub(crate) struct NewArgs {
+    /// The tool's name (a lowercase identifier); with --from-mcp, every tool is named as the
+    /// server names it.
+    tool: Option<String>,
+    /// An OpenAPI description (3.0 or 3.1, JSON or YAML): the contract of one operation.
+    #[arg(long, value_name = "SPEC", requires = "operation")]
+    from_openapi: Option<PathBuf>,
+    /// The operation: its operationId, or `GET /path`.
+    #[arg(long, value_name = "OPERATION_ID", requires = "from_openapi")]
+    operation: Option<String>,
+    /// A JSON sample of the tool's output; repeatable. The schema is inferred from all of them.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    from_sample: Vec<PathBuf>,
+    /// One contract per tool of an MCP server, whose command follows `--`.
+    #[arg(long, requires = "command")]
+    from_mcp: bool,
+    /// A field to promise, NAME=POINTER (e.g. `state=/state`); repeatable. Without one, every
+    /// top-level value whose form the schema pins is promised.
+    #[arg(long, value_name = "NAME=POINTER", value_parser = parse_field)]
+    field: Vec<(String, String)>,
+    /// The repository root, holding contracts/ and fixtures/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// How long the MCP server has to list its tools (e.g. 30s).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// The MCP server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "SERVER COMMAND")]
+    command: Vec<OsString>,
+}
+
+fn parse_field(text: &str) -> Result<(String, String), String> {
+    let (name, pointer) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not NAME=POINTER (e.g. state=/state)"))?;
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(format!(
+            "{pointer:?} is not a JSON pointer: write /{pointer}"
+        ));
+    }
+    Ok((name.to_owned(), pointer.to_owned()))
+}
+
+impl From<NewArgs> for crate::new::NewConfig {
+    fn from(args: NewArgs) -> crate::new::NewConfig {
+        let source = match (args.from_openapi, args.operation) {
+            (Some(spec), Some(operation)) => crate::new::Source::OpenApi { spec, operation },
+            _ if args.from_mcp => crate::new::Source::Mcp {
+                command: args.command,
+                timeout: args.timeout,
+            },
+            _ => crate::new::Source::Samples(args.from_sample),
+        };
+        crate::new::NewConfig {
+            tool: args.tool,
+            source,
+            fields: args.field,
+            root: args.root,
+        }
+    }
+}

@@ -11,7 +11,7 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
-use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, Terminal, TestArgs};
+use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, Terminal, TestArgs};
 use crate::check::{self, CheckOptions};
 use crate::schema::{self, SchemaOptions};
 
@@ -56,6 +56,15 @@ enum Command {
     /// 1 otherwise (or an accepted survivor no longer survives); 2 on usage or configuration
     /// errors.
     Mutate(MutateArgs),
+    /// Scaffold a contract in one command: from one operation of an OpenAPI description, from
+    /// samples of a tool's output, or for every tool of an MCP server; closed and bounded, every
+    /// assumption listed in its contract.yaml, then linted and mutated.
+    ///
+    /// `toolgate new TOOL --from-openapi SPEC --operation ID`, `toolgate new TOOL --from-sample
+    /// FILE...`, or `toolgate new --from-mcp -- SERVER COMMAND`. Never overwrites a contract.
+    /// Exit 0 when nothing is left to decide, 1 when the printed to-do list is not empty, 2 on
+    /// usage or configuration errors.
+    New(NewArgs),
     /// Print the JSON Schema of a file toolgate reads or writes: report, contract, sidecar, request.
     Schema(SchemaOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
@@ -167,6 +176,7 @@ pub(crate) fn main() -> ExitCode {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
         Command::Schema(options) => schema::run(&options, &mut io::stdout()),
+        Command::New(args) => crate::new::run(&args.into(), &mut io::stdout()),
         Command::Mutate(args) => {
             toolgate_runner::mutate(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

@@ -10,6 +10,7 @@
 mod args;
 mod check;
 mod cli;
+mod new;
 mod schema;
 
 use std::process::ExitCode;

@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 10] = [
+const LAYERS: [(&str, &str, &[&str]); 11] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -46,6 +46,12 @@ const LAYERS: [(&str, &str, &[&str]); 10] = [
         "crates/mcp",
         &["toolgate-gate", "toolgate-repo"],
     ),
+    // `toolgate new`'s scaffolds: converted or inferred schemas, fixtures, request files.
+    (
+        "toolgate-scaffold",
+        "crates/scaffold",
+        &["toolgate-gate", "toolgate-repo"],
+    ),
     (
         "toolgate-bench",
         "crates/bench",
@@ -62,6 +68,7 @@ const LAYERS: [(&str, &str, &[&str]); 10] = [
             "toolgate-runner",
             "toolgate-diff",
             "toolgate-mcp",
+            "toolgate-scaffold",
         ],
     ),
 ];

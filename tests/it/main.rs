@@ -19,6 +19,7 @@ mod mutants;
 mod mutants_survivors;
 mod pathological;
 mod properties;
+mod real_apis;
 mod render;
 mod reports;
 mod save_fixture;

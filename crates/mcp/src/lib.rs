@@ -11,11 +11,13 @@
 //! branch its output schemas carry (for tests that validate what the host sees).
 
 mod lines;
+mod listing;
 mod message;
 mod proxy;
 mod schemas;
 mod tools;
 
+pub use listing::{ListedTool, list_tools};
 pub use schemas::failure_schema;
 
 use std::ffi::OsString;

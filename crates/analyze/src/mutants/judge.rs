@@ -51,7 +51,8 @@ impl Fate {
     }
 }
 
-/// Whether the schema that admitted `mutant` (a value of another type where an object was)
+/// Whether the schema that admitted `mutant` (a value of another type where an object was, a
+/// fraction where a whole number was)
 /// declares that type at its place: `null` where `"type": ["object", "null"]` or a `oneOf` branch
 /// `{"type": "null"}` says so is the contract's own word, not a near-miss. Read from the
 /// keywords the gate applied to the mutant, so the decision is the gate's.
@@ -60,6 +61,8 @@ fn declared_type(contract: &Contract, mutant: &Mutant) -> bool {
         Family::NullForObject => "null",
         Family::ArrayForObject => "array",
         Family::StringForObject => "string",
+        // `"type": "number"` declares fractions; only `integer` refuses 7.5.
+        Family::Fraction => "number",
         _ => return false,
     };
     let Ok(document) = serde_json::from_slice::<Value>(&mutant.bytes) else {

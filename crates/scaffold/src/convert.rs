@@ -1,0 +1,671 @@
+//! A described schema (OpenAPI 3.0 or 3.1, or JSON Schema as an MCP server writes it) turned
+//! into a contract schema: JSON Schema 2020-12, self-contained (`$ref`s to the description's
+//! components become `$defs`), **closed** (every object at a place a value sits gets
+//! `unevaluatedProperties: false`, which also closes what `allOf` composes) and **bounded**
+//! (strings, arrays, maps, identifiers), with every choice the description did not make listed
+//! as an assumption, so a reviewer sees what was decided for them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+/// The dialect a described schema is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAPI 3.0's schema object: `nullable`, boolean `exclusiveMinimum`, `example`.
+    OpenApi30,
+    /// OpenAPI 3.1 and JSON Schema (2020-12, or earlier drafts' common keywords).
+    JsonSchema,
+}
+
+/// One choice the description left open, made here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumption {
+    /// Where, in the generated schema file (a JSON pointer).
+    pub pointer: String,
+    /// What was assumed.
+    pub what: String,
+}
+
+/// The longest string a description leaves unbounded may be.
+pub const STRING_BOUND: u64 = 4096;
+/// The most items an array a description leaves unbounded may hold.
+pub const ARRAY_BOUND: u64 = 1000;
+/// The most members a map may hold, and the longest name.
+pub const MAP_BOUND: u64 = 1000;
+/// The longest member name of a map.
+pub const MAP_NAME_BOUND: u64 = 256;
+
+/// The formats the gate asserts (a format it does not know is a compile error there).
+const KNOWN_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords that say nothing the gate checks and that 2020-12 does not define.
+const DROPPED: [&str; 6] = [
+    "discriminator",
+    "xml",
+    "externalDocs",
+    "example",
+    "nullable",
+    "definitions",
+];
+
+/// Where a schema sits, which decides whether it is closed there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Position {
+    /// A value: the root, a property, an item, a map's values. Closed here.
+    Value,
+    /// A part of a composition (`allOf`, `anyOf`, `oneOf`): the composing schema closes it.
+    Part,
+}
+
+/// Converts schemas of one description into one self-contained document.
+pub struct Converter<'a> {
+    /// The whole description, for resolving its `$ref`s.
+    source: &'a Value,
+    dialect: Dialect,
+    /// Converted definitions, by name.
+    defs: BTreeMap<String, Value>,
+    /// Definitions referred to and not yet converted: `(name, source pointer)`.
+    pending: Vec<(String, String)>,
+    /// Names already queued or converted.
+    known: BTreeSet<String>,
+    assumptions: Vec<Assumption>,
+}
+
+impl<'a> Converter<'a> {
+    /// A converter for schemas of `source` written in `dialect`.
+    pub fn new(source: &'a Value, dialect: Dialect) -> Converter<'a> {
+        Converter {
+            source,
+            dialect,
+            defs: BTreeMap::new(),
+            pending: Vec::new(),
+            known: BTreeSet::new(),
+            assumptions: Vec::new(),
+        }
+    }
+
+    /// The contract schema for `schema` (a value of the description), with every definition it
+    /// reaches, and the assumptions made.
+    pub fn document(mut self, schema: &Value) -> (Value, Vec<Assumption>) {
+        let mut root = self.convert(schema, "", Position::Value, None);
+        while let Some((name, pointer)) = self.pending.pop() {
+            let definition = self
+                .source
+                .pointer(&pointer)
+                .cloned()
+                .unwrap_or(Value::Bool(true));
+            let at = format!("/$defs/{}", escape(&name));
+            let converted = self.convert(&definition, &at, Position::Part, None);
+            self.defs.insert(name, converted);
+        }
+        if let Value::Object(members) = &mut root {
+            if !self.defs.is_empty() {
+                let defs: Map<String, Value> = std::mem::take(&mut self.defs).into_iter().collect();
+                members.insert("$defs".to_owned(), Value::Object(defs));
+            }
+            members.insert(
+                "$schema".to_owned(),
+                Value::from("https://json-schema.org/draft/2020-12/schema"),
+            );
+        } else {
+            root = json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "allOf": [root]
+            });
+        }
+        self.assumptions.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        (root, self.assumptions)
+    }
+
+    fn assume(&mut self, pointer: &str, what: impl Into<String>) {
+        self.assumptions.push(Assumption {
+            pointer: pointer.to_owned(),
+            what: what.into(),
+        });
+    }
+
+    /// Converts one schema written at `at` (a pointer in the output), sitting at `position`;
+    /// `member` is the property name it describes, when it describes one.
+    fn convert(
+        &mut self,
+        schema: &Value,
+        at: &str,
+        position: Position,
+        member: Option<&str>,
+    ) -> Value {
+        let Value::Object(members) = schema else {
+            return schema.clone(); // `true`, `false`
+        };
+        let mut out = Map::new();
+        for (keyword, value) in members {
+            if keyword.starts_with("x-") || DROPPED.contains(&keyword.as_str()) {
+                continue;
+            }
+            let here = format!("{at}/{}", escape(keyword));
+            let converted = match keyword.as_str() {
+                "$ref" => match value
+                    .as_str()
+                    .and_then(|reference| self.reference(reference))
+                {
+                    Some(reference) => Value::from(reference),
+                    None => {
+                        self.assume(at, format!("the reference {value} points outside the description, so the value is left open here"));
+                        continue;
+                    }
+                },
+                "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
+                    let Value::Object(named) = value else {
+                        continue;
+                    };
+                    let kind = if keyword == "$defs" {
+                        Position::Part
+                    } else {
+                        Position::Value
+                    };
+                    Value::Object(
+                        named
+                            .iter()
+                            .map(|(name, schema)| {
+                                let inner = format!("{here}/{}", escape(name));
+                                (name.clone(), self.convert(schema, &inner, kind, Some(name)))
+                            })
+                            .collect(),
+                    )
+                }
+                "items" => match value {
+                    // Draft 7's tuple form.
+                    Value::Array(schemas) => {
+                        out.insert(
+                            "prefixItems".to_owned(),
+                            Value::Array(
+                                schemas
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(index, schema)| {
+                                        let inner = format!("{at}/prefixItems/{index}");
+                                        self.convert(schema, &inner, Position::Value, None)
+                                    })
+                                    .collect(),
+                            ),
+                        );
+                        continue;
+                    }
+                    schema => self.convert(schema, &here, Position::Value, None),
+                },
+                "prefixItems" => Value::Array(
+                    value
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(index, schema)| {
+                            let inner = format!("{here}/{index}");
+                            self.convert(schema, &inner, Position::Value, None)
+                        })
+                        .collect(),
+                ),
+                "additionalProperties"
+                | "unevaluatedProperties"
+                | "propertyNames"
+                | "contains"
+                | "not"
+                | "if"
+                | "then"
+                | "else" => self.convert(value, &here, Position::Value, None),
+                "allOf" | "anyOf" | "oneOf" => {
+                    let parts = value
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(index, schema)| {
+                            let inner = format!("{here}/{index}");
+                            self.convert(schema, &inner, Position::Part, member)
+                        })
+                        .collect();
+                    if keyword == "oneOf" {
+                        // Descriptions rarely make branches exclusive, and a document two
+                        // branches take would be refused by `oneOf`.
+                        self.assume(
+                            at,
+                            "oneOf read as anyOf: a response that fits two branches is admitted",
+                        );
+                        out.insert("anyOf".to_owned(), Value::Array(parts));
+                        continue;
+                    }
+                    Value::Array(parts)
+                }
+                "format" => match value.as_str() {
+                    Some(format) if KNOWN_FORMATS.contains(&format) => value.clone(),
+                    Some("int32") => {
+                        out.entry("minimum").or_insert(json!(i32::MIN));
+                        out.entry("maximum").or_insert(json!(i32::MAX));
+                        continue;
+                    }
+                    Some(format) => {
+                        self.assume(at, format!("format {format:?} dropped: the gate asserts formats, and not this one"));
+                        continue;
+                    }
+                    None => continue,
+                },
+                "exclusiveMinimum" | "exclusiveMaximum" if value.is_boolean() => {
+                    // OpenAPI 3.0: a flag on `minimum`/`maximum`.
+                    let bound = if keyword == "exclusiveMinimum" {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    };
+                    if value == &Value::Bool(true)
+                        && let Some(limit) = members.get(bound)
+                    {
+                        out.insert(keyword.clone(), limit.clone());
+                        out.insert(format!("{bound}-moved"), Value::Null);
+                    }
+                    continue;
+                }
+                "examples" | "default" | "const" | "enum" | "description" | "title"
+                | "$comment" | "deprecated" | "readOnly" | "writeOnly" => value.clone(),
+                _ => value.clone(),
+            };
+            out.insert(keyword.clone(), converted);
+        }
+        // A boolean exclusive bound replaces the inclusive one it qualified.
+        for bound in ["minimum", "maximum"] {
+            if out.remove(&format!("{bound}-moved")).is_some() {
+                out.remove(bound);
+            }
+        }
+        if self.dialect == Dialect::OpenApi30 && members.get("nullable") == Some(&Value::Bool(true))
+        {
+            out = nullable(out);
+        }
+        if let Some(example) = members.get("example")
+            && !out.contains_key("examples")
+        {
+            out.insert("examples".to_owned(), json!([example]));
+        }
+        self.bound(&mut out, at, position, member);
+        Value::Object(out)
+    }
+
+    /// A reference of the description, as one into the output's `$defs` (queued for conversion).
+    fn reference(&mut self, reference: &str) -> Option<String> {
+        let pointer = reference.strip_prefix('#')?;
+        let name = pointer
+            .rsplit('/')
+            .next()?
+            .replace("~1", "/")
+            .replace("~0", "~");
+        self.source.pointer(pointer)?;
+        if self.known.insert(name.clone()) {
+            self.pending.push((name.clone(), pointer.to_owned()));
+        }
+        Some(format!("#/$defs/{}", escape(&name)))
+    }
+
+    /// Whether `schema` (converted) describes objects: by its type, its properties, or what it
+    /// refers to or composes.
+    fn is_object(&self, schema: &Map<String, Value>, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        if let Some(types) = schema.get("type") {
+            return types == "object"
+                || types
+                    .as_array()
+                    .is_some_and(|types| types.contains(&json!("object")));
+        }
+        if schema.contains_key("properties") || schema.contains_key("additionalProperties") {
+            return true;
+        }
+        let refers = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix("#/$defs/"))
+            .and_then(|name| self.source_definition(name))
+            .is_some_and(|definition| {
+                definition
+                    .as_object()
+                    .is_some_and(|definition| self.is_object_source(definition, depth + 1))
+            });
+        refers
+            || ["allOf", "anyOf"].iter().any(|keyword| {
+                schema
+                    .get(*keyword)
+                    .and_then(Value::as_array)
+                    .is_some_and(|parts| {
+                        parts.iter().any(|part| {
+                            part.as_object()
+                                .is_some_and(|part| self.is_object(part, depth + 1))
+                        })
+                    })
+            })
+    }
+
+    /// [`Converter::is_object`] on a schema of the description (not yet converted).
+    fn is_object_source(&self, schema: &Map<String, Value>, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        if let Some(types) = schema.get("type") {
+            return types == "object"
+                || types
+                    .as_array()
+                    .is_some_and(|types| types.contains(&json!("object")));
+        }
+        if schema.contains_key("properties") || schema.contains_key("additionalProperties") {
+            return true;
+        }
+        let refers = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix('#'))
+            .and_then(|pointer| self.source.pointer(pointer))
+            .and_then(Value::as_object)
+            .is_some_and(|target| self.is_object_source(target, depth + 1));
+        refers
+            || ["allOf", "anyOf", "oneOf"].iter().any(|keyword| {
+                schema
+                    .get(*keyword)
+                    .and_then(Value::as_array)
+                    .is_some_and(|parts| {
+                        parts.iter().any(|part| {
+                            part.as_object()
+                                .is_some_and(|part| self.is_object_source(part, depth + 1))
+                        })
+                    })
+            })
+    }
+
+    fn source_definition(&self, name: &str) -> Option<&Value> {
+        let name = name.replace("~1", "/").replace("~0", "~");
+        ["/components/schemas", "/$defs", "/definitions"]
+            .iter()
+            .find_map(|base| self.source.pointer(base).and_then(|defs| defs.get(&name)))
+    }
+
+    /// Closes and bounds what the description left open at a value's place.
+    fn bound(
+        &mut self,
+        out: &mut Map<String, Value>,
+        at: &str,
+        position: Position,
+        member: Option<&str>,
+    ) {
+        let types: Vec<String> = match out.get("type") {
+            Some(Value::String(name)) => vec![name.clone()],
+            Some(Value::Array(names)) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let has = |name: &str| types.iter().any(|kind| kind == name);
+        if has("string")
+            && !["maxLength", "enum", "const", "pattern"]
+                .iter()
+                .any(|keyword| out.contains_key(*keyword))
+        {
+            out.insert("maxLength".to_owned(), json!(STRING_BOUND));
+            self.assume(
+                at,
+                format!("maxLength {STRING_BOUND}: the description bounds this string nowhere"),
+            );
+        }
+        if has("array") && !out.contains_key("maxItems") {
+            out.insert("maxItems".to_owned(), json!(ARRAY_BOUND));
+            self.assume(
+                at,
+                format!("maxItems {ARRAY_BOUND}: the description bounds this array nowhere"),
+            );
+        }
+        // A string named like a timestamp is one (the lint asks for the format; an example that
+        // disagrees takes it back).
+        let date_like = member.is_some_and(|name| {
+            ["_at", "_time", "_date"]
+                .iter()
+                .any(|suffix| name.ends_with(suffix))
+                || ["date", "time", "timestamp"].contains(&name)
+        });
+        if date_like
+            && has("string")
+            && !out.contains_key("format")
+            && !out.contains_key("enum")
+            && !out.contains_key("pattern")
+        {
+            out.insert("format".to_owned(), json!("date-time"));
+            self.assume(
+                at,
+                format!(
+                    "format date-time: `{}` is named like a timestamp",
+                    member.unwrap_or_default()
+                ),
+            );
+        }
+        let identifier = member.is_some_and(|name| {
+            ["id", "number", "count", "size", "total"].contains(&name)
+                || ["_id", "_count", "_number"]
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix))
+        });
+        if identifier
+            && (has("integer") || has("number"))
+            && !out.contains_key("minimum")
+            && !out.contains_key("exclusiveMinimum")
+        {
+            out.insert("minimum".to_owned(), json!(0));
+            self.assume(
+                at,
+                format!(
+                    "minimum 0: `{}` counts or identifies, so it is not negative",
+                    member.unwrap_or_default()
+                ),
+            );
+        }
+        if identifier
+            && (has("integer") || has("number"))
+            && !out.contains_key("maximum")
+            && !out.contains_key("exclusiveMaximum")
+        {
+            out.insert("maximum".to_owned(), json!(9_007_199_254_740_991_u64));
+            self.assume(
+                at,
+                "maximum 2^53-1: the largest integer every JSON reader keeps exactly",
+            );
+        }
+        let map = out
+            .get("additionalProperties")
+            .is_some_and(Value::is_object);
+        if map {
+            if !out.contains_key("maxProperties") {
+                out.insert("maxProperties".to_owned(), json!(MAP_BOUND));
+                self.assume(
+                    at,
+                    format!("maxProperties {MAP_BOUND}: a map the description bounds nowhere"),
+                );
+            }
+            if !out.contains_key("propertyNames") {
+                out.insert(
+                    "propertyNames".to_owned(),
+                    json!({"maxLength": MAP_NAME_BOUND}),
+                );
+                self.assume(at, format!("propertyNames maxLength {MAP_NAME_BOUND}: a map's keys the description bounds nowhere"));
+            }
+            return;
+        }
+        // `additionalProperties: true` says "anything": closed like a silent description, so
+        // that what the upstream adds is declared (the examples say where) rather than assumed.
+        if out.get("additionalProperties") == Some(&Value::Bool(true)) {
+            out.remove("additionalProperties");
+            self.assume(at, "additionalProperties true dropped: closed, and opened where an example shows members");
+        }
+        if position == Position::Value
+            && !out.contains_key("additionalProperties")
+            && !out.contains_key("unevaluatedProperties")
+            && self.is_object(out, 0)
+        {
+            out.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
+            self.assume(
+                at,
+                "closed: a member the description does not declare is refused here",
+            );
+        }
+    }
+}
+
+/// An OpenAPI 3.0 `nullable: true` schema, as 2020-12 says it: `null` added to its type (and
+/// to its `enum`), or, where it has no type, an `anyOf` with `{"type": "null"}`.
+fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
+    if let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut)
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    match schema.get_mut("type") {
+        Some(Value::String(name)) => {
+            let name = name.clone();
+            schema.insert("type".to_owned(), json!([name, "null"]));
+            schema
+        }
+        Some(Value::Array(names)) => {
+            if !names.contains(&json!("null")) {
+                names.push(json!("null"));
+            }
+            schema
+        }
+        _ => {
+            let mut wrapper = Map::new();
+            for keyword in ["title", "description", "examples"] {
+                if let Some(value) = schema.remove(keyword) {
+                    wrapper.insert(keyword.to_owned(), value);
+                }
+            }
+            wrapper.insert(
+                "anyOf".to_owned(),
+                json!([Value::Object(schema), {"type": "null"}]),
+            );
+            wrapper
+        }
+    }
+}
+
+/// A member name as a JSON pointer token.
+pub(crate) fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convert(source: &Value, schema: &Value) -> (Value, Vec<Assumption>) {
+        Converter::new(source, Dialect::OpenApi30).document(schema)
+    }
+
+    #[test]
+    fn components_become_defs_closed_where_they_are_used() {
+        let source = json!({"components": {"schemas": {
+            "pull": {"type": "object", "required": ["number"], "properties": {
+                "number": {"type": "integer"},
+                "title": {"type": "string"},
+                "merged_at": {"type": "string", "format": "date-time", "nullable": true},
+                "head": {"$ref": "#/components/schemas/ref"},
+                "labels": {"type": "array", "items": {"$ref": "#/components/schemas/label"}},
+                "meta": {"type": "object", "additionalProperties": {"type": "string"}}
+            }, "x-github": {"a": 1}},
+            "ref": {"allOf": [{"$ref": "#/components/schemas/base"}, {"type": "object", "properties": {"sha": {"type": "string", "maxLength": 40}}}]},
+            "base": {"type": "object", "properties": {"label": {"type": "string", "maxLength": 10}}},
+            "label": {"type": "object", "properties": {"name": {"type": "string", "format": "int64-ish"}}}
+        }}});
+        let (schema, assumptions) = convert(&source, &json!({"$ref": "#/components/schemas/pull"}));
+        assert_eq!(schema["$ref"], "#/$defs/pull");
+        assert_eq!(schema["unevaluatedProperties"], false, "the root is closed");
+        let pull = &schema["$defs"]["pull"];
+        assert!(pull.get("x-github").is_none());
+        assert!(
+            pull.get("unevaluatedProperties").is_none(),
+            "a definition is closed where used"
+        );
+        assert_eq!(pull["properties"]["title"]["maxLength"], STRING_BOUND);
+        assert_eq!(pull["properties"]["number"]["minimum"], 0);
+        assert_eq!(
+            pull["properties"]["merged_at"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            pull["properties"]["head"],
+            json!({"$ref": "#/$defs/ref", "unevaluatedProperties": false}),
+            "closed at the use site, over what allOf composes"
+        );
+        assert_eq!(pull["properties"]["labels"]["maxItems"], ARRAY_BOUND);
+        assert_eq!(
+            pull["properties"]["labels"]["items"]["unevaluatedProperties"],
+            false
+        );
+        assert_eq!(pull["properties"]["meta"]["maxProperties"], MAP_BOUND);
+        assert!(
+            schema["$defs"]["ref"]["allOf"][1]
+                .get("unevaluatedProperties")
+                .is_none()
+        );
+        assert!(
+            schema["$defs"]["label"]["properties"]["name"]
+                .get("format")
+                .is_none()
+        );
+        assert!(
+            assumptions
+                .iter()
+                .any(|assumption| assumption.what.contains("format \"int64-ish\" dropped"))
+        );
+        // Every schema the converter writes compiles as the gate compiles contract schemas.
+        toolgate_gate::internals::standalone_validator(&schema).unwrap();
+    }
+
+    #[test]
+    fn openapi_3_0_spellings_become_2020_12() {
+        let source = json!({});
+        let (schema, _) = convert(
+            &source,
+            &json!({"type": "object", "properties": {
+                "a": {"allOf": [{"type": "string", "maxLength": 3}], "nullable": true},
+                "b": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "example": 1.5},
+                "c": {"type": "string", "enum": ["x"], "nullable": true},
+                "d": {"oneOf": [{"type": "string", "maxLength": 1}, {"type": "integer"}]}
+            }}),
+        );
+        let properties = &schema["properties"];
+        assert_eq!(properties["a"]["anyOf"][1], json!({"type": "null"}));
+        assert_eq!(properties["b"]["exclusiveMinimum"], 0);
+        assert!(properties["b"].get("minimum").is_none());
+        assert_eq!(properties["b"]["examples"], json!([1.5]));
+        assert_eq!(properties["c"]["enum"], json!(["x", null]));
+        assert!(properties["d"].get("anyOf").is_some() && properties["d"].get("oneOf").is_none());
+        let validator = toolgate_gate::internals::standalone_validator(&schema).unwrap();
+        assert!(validator.is_valid(&json!({"a": null, "b": 0.5, "c": null, "d": 7})));
+        assert!(!validator.is_valid(&json!({"b": 0})));
+        assert!(!validator.is_valid(&json!({"e": 1})), "closed");
+    }
+}

@@ -1,0 +1,1384 @@
+//! A contract version, its fixtures and its request file, planned before anything is written:
+//! the schema checked against every example (each example that the schema refuses is repaired
+//! where the refusal is the scaffold's own assumption or an upstream addition, else set aside
+//! with its reason), the promised fields chosen, and what is left to decide listed.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use jsonschema::error::ValidationErrorKind;
+use serde_json::{Map, Value, json};
+use toolgate_repo::{RepoRoot, is_case_name};
+
+use crate::convert::Assumption;
+
+/// The schema file a scaffolded contract's shape reads.
+pub const SCHEMA_FILE: &str = "response.schema.json";
+
+/// The decision time scaffolded request files name.
+const NOW: &str = "2026-11-29T12:00:00Z";
+
+/// How many fields are promised when none are named.
+const MOST_FIELDS: usize = 12;
+
+/// Where the contract comes from, for its header.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// E.g. `api.github.com.json, operation pulls/get`.
+    pub source: String,
+    /// A one-line description of the tool.
+    pub summary: Option<String>,
+    /// `GET https://…/pulls/{pull_number}`, for the request file.
+    pub upstream: Option<String>,
+}
+
+/// A promised field: a name and a pointer, or a list field with its item members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The agent-visible name.
+    pub name: String,
+    /// Where it is read from.
+    pub from: String,
+    /// Whether a response may lack it.
+    pub optional: bool,
+    /// For a list field: each item's members (name, pointer in the item, optional).
+    pub each: Option<Vec<(String, String, bool)>>,
+}
+
+/// An upstream error mapping.
+#[derive(Debug, Clone)]
+pub struct ErrorMapping {
+    /// Its name.
+    pub name: String,
+    /// The statuses it maps.
+    pub statuses: Vec<u16>,
+    /// `NOT_FOUND` or `UPSTREAM_UNAVAILABLE`.
+    pub code: &'static str,
+}
+
+/// One fixture to write.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    /// `accepted` or `near-miss`.
+    pub class: &'static str,
+    /// Its case name.
+    pub case: String,
+    /// The raw bytes.
+    pub body: Vec<u8>,
+    /// Its sidecar.
+    pub sidecar: String,
+}
+
+/// Everything `toolgate new` writes for one tool.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The tool's name.
+    pub tool: String,
+    /// `contracts/<tool>/v1/contract.yaml`.
+    pub contract: String,
+    /// `contracts/<tool>/v1/response.schema.json`.
+    pub schema: Value,
+    /// `fixtures/<tool>/request.json`.
+    pub request: Value,
+    /// The fixtures.
+    pub fixtures: Vec<Fixture>,
+    /// `fixtures/<tool>/survivors.yaml`.
+    pub survivors: String,
+    /// What the scaffold assumed where the description was silent.
+    pub assumptions: Vec<Assumption>,
+    /// What is left for a person to decide, one line each.
+    pub todo: Vec<String>,
+}
+
+/// What a plan is made from.
+pub struct Parts {
+    /// The tool's name (a lowercase identifier).
+    pub tool: String,
+    /// Where it comes from.
+    pub origin: Origin,
+    /// The contract schema (2020-12, self-contained).
+    pub schema: Value,
+    /// The assumptions made writing it.
+    pub assumptions: Vec<Assumption>,
+    /// Real responses, by name.
+    pub examples: Vec<(String, Value)>,
+    /// Error examples: status and body.
+    pub error_examples: Vec<(u16, Value)>,
+    /// The fields asked for (`--field`); empty: chosen here.
+    pub fields: Vec<(String, String)>,
+    /// Trusted context the request carries (path parameters).
+    pub context: Map<String, Value>,
+    /// Upstream error mappings.
+    pub errors: Vec<ErrorMapping>,
+    /// Whether the contract is for a text tool (an MCP tool without an output schema).
+    pub text: bool,
+}
+
+/// Plans a contract from its parts.
+pub fn plan(parts: Parts) -> Result<Plan, String> {
+    let Parts {
+        tool,
+        origin,
+        mut schema,
+        mut assumptions,
+        examples,
+        error_examples,
+        fields,
+        context,
+        errors,
+        text,
+    } = parts;
+    if !is_tool_name(&tool) {
+        return Err(format!(
+            "tool name {tool:?} must be lowercase letters, digits and _, starting with a letter, at most 64 characters"
+        ));
+    }
+    let mut todo = Vec::new();
+    // Every example is checked against the schema; refusals the scaffold itself caused (its
+    // bounds, its closing of an object the upstream adds members to) are repaired.
+    let mut tolerated: Vec<(String, String)> = Vec::new();
+    let mut admitted = Vec::new();
+    for (name, example) in &examples {
+        match repair(&mut schema, example, &mut assumptions, &mut tolerated) {
+            Ok(()) => admitted.push((name.clone(), example.clone())),
+            Err(why) => todo.push(format!(
+                "example `{name}` is refused by the description's own schema ({why}); it is not a fixture: fix the schema in {SCHEMA_FILE} if the example is right"
+            )),
+        }
+    }
+    // Repairs may have changed what earlier examples meet: check them all once more.
+    admitted.retain(|(name, example)| {
+        let fits = validator(&schema).is_ok_and(|validator| validator.is_valid(example));
+        if !fits {
+            todo.push(format!("example `{name}` is refused once the schema admits the others; decide which is right"));
+        }
+        fits
+    });
+    if admitted.is_empty() && !text {
+        todo.push(format!(
+            "no admitted example: add a real response as fixtures/{tool}/accepted/<case>.json (`toolgate check {tool} --save-fixture <case>` saves one), or the suite has nothing to mutate"
+        ));
+    }
+
+    type_from_examples(&mut schema, &admitted, &mut assumptions);
+    let fields = if fields.is_empty() {
+        formats_from_examples(&mut schema, &admitted, &mut assumptions);
+        let (chosen, left) = choose_fields(&schema, admitted.first().map(|(_, example)| example));
+        if !left.is_empty() {
+            todo.push(format!(
+                "not promised, because the agent would see free text nobody checks: {}; promise one with --field NAME=POINTER (then accept its survivors with a reason in fixtures/{tool}/survivors.yaml)",
+                left.join(", ")
+            ));
+        }
+        chosen
+    } else {
+        fields
+            .into_iter()
+            .map(|(name, from)| Field {
+                optional: !required_at(&schema, &from),
+                name,
+                from,
+                each: None,
+            })
+            .collect()
+    };
+    if fields.is_empty() {
+        return Err("no field to promise: name one with --field NAME=POINTER".to_owned());
+    }
+    // A number the agent sees is not negative where no example is: an assumption, listed.
+    let promised: Vec<String> = fields
+        .iter()
+        .flat_map(|field| match &field.each {
+            None => vec![field.from.clone()],
+            Some(members) => members
+                .iter()
+                .map(|(_, from, _)| format!("{}/0{from}", field.from))
+                .collect(),
+        })
+        .collect();
+    for pointer in promised {
+        let non_negative = admitted.iter().all(|(_, example)| {
+            example
+                .pointer(&pointer)
+                .filter(|value| !value.is_null())
+                .is_none_or(|value| value.as_f64().is_some_and(|number| number >= 0.0))
+        }) && admitted
+            .iter()
+            .any(|(_, example)| example.pointer(&pointer).is_some_and(Value::is_number));
+        if !non_negative {
+            continue;
+        }
+        let Some(location) = locate(&schema, &pointer) else {
+            continue;
+        };
+        if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
+            && !object.contains_key("minimum")
+            && !object.contains_key("exclusiveMinimum")
+        {
+            object.insert("minimum".to_owned(), json!(0));
+            assumptions.push(Assumption {
+                pointer: location,
+                what: format!("minimum 0: the agent sees {pointer}, and no example holds a negative number there"),
+            });
+        }
+    }
+
+    let request = json!({
+        "request_id": format!("req.{}", "0".repeat(8)),
+        "now": NOW,
+        "upstream": origin.upstream.clone().unwrap_or_else(|| origin.source.clone()),
+        "context": context,
+    });
+    let mut fixtures = Vec::new();
+    let mut names = BTreeSet::new();
+    for (name, example) in &admitted {
+        let case = unique_case(&case_name(name), &mut names);
+        fixtures.push(Fixture {
+            class: "accepted",
+            sidecar: format!(
+                "description: {}\nexpect: {{ outcome: admitted }}\n",
+                Value::from(format!(
+                    "The documented example `{name}` ({}).",
+                    origin.source
+                ))
+            ),
+            case,
+            body: serde_json::to_vec_pretty(example).unwrap_or_default(),
+        });
+    }
+    // The near-misses every tool needs, derived from the first example: the first promised
+    // value replaced by an object, and its first member written twice.
+    if let Some((name, example)) = admitted.first() {
+        let present = fields.iter().find_map(|field| {
+            let broken = with_value(example, &field.from, json!({"toolgate": "near-miss"}))?;
+            Some((
+                broken,
+                format!(
+                    "The example `{name}` with an object where field `{}` ({}) belongs.",
+                    field.name,
+                    shown(&field.from)
+                ),
+            ))
+        });
+        // No promised value in the example: the whole response in the wrong container.
+        let (broken, description) = present.unwrap_or_else(|| match example {
+            Value::Array(_) => (
+                json!({ "items": example }),
+                format!("The example `{name}` wrapped in an object."),
+            ),
+            _ => (
+                json!([example]),
+                format!("The example `{name}` wrapped in an array."),
+            ),
+        });
+        fixtures.push(Fixture {
+            class: "near-miss",
+            case: unique_case("near_miss", &mut names),
+            body: serde_json::to_vec(&broken).unwrap_or_default(),
+            sidecar: format!(
+                "description: {}\nexpect: {{ outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }}\n",
+                Value::from(description)
+            ),
+        });
+        if let Some(bytes) = with_duplicate(example) {
+            fixtures.push(Fixture {
+                class: "duplicate-key",
+                case: unique_case("first_member_twice", &mut names),
+                body: bytes,
+                sidecar: format!(
+                    "description: {}\nexpect: {{ outcome: rejected, layer: parse, code: INVALID_RESPONSE, retryable: false }}\n",
+                    Value::from(format!("The example `{name}` with its first member written twice."))
+                ),
+            });
+        }
+    }
+    for (status, body) in &error_examples {
+        let Some(mapping) = errors
+            .iter()
+            .find(|mapping| mapping.statuses.contains(status))
+        else {
+            continue;
+        };
+        let case = unique_case(&format!("status_{status}"), &mut names);
+        fixtures.push(Fixture {
+            class: "near-miss",
+            sidecar: format!(
+                "description: {}\nupstream_status: {status}\nexpect: {{ outcome: rejected, layer: transport, rule: upstream_errors.{}, code: {}, retryable: {} }}\n",
+                Value::from(format!("The documented {status} answer: the agent sees {} and nothing of the body.", mapping.code)),
+                mapping.name,
+                mapping.code,
+                mapping.code == "UPSTREAM_UNAVAILABLE",
+            ),
+            case,
+            body: serde_json::to_vec_pretty(body).unwrap_or_default(),
+        });
+    }
+
+    let contract = contract_yaml(
+        &tool,
+        &origin,
+        &fields,
+        &tolerated,
+        &errors,
+        &assumptions,
+        &admitted,
+        text,
+    );
+    let survivors = "# Survivors the agent cannot see: every place no promised field reads is the upstream's to\n# change (the leak check still holds them). Survivors where the agent looks are never accepted\n# here: each needs its own entry and reason.\n- pointer: /**\n  reason: >\n    The agent sees only the promised fields (`toolgate new` left every other member unprojected),\n    so a survivor elsewhere is upstream drift, not something the agent reads.\n".to_owned();
+    Ok(Plan {
+        tool,
+        contract,
+        schema,
+        request,
+        fixtures,
+        survivors,
+        assumptions,
+        todo,
+    })
+}
+
+/// A compiled validator for `schema`, as the gate compiles contract schemas.
+fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    toolgate_gate::internals::standalone_validator(schema)
+}
+
+/// Makes `schema` admit `example` where it refuses it for a reason the scaffold owns: a member
+/// the description does not declare (the upstream adds members: tolerated there, with the
+/// reason), a bound the scaffold assumed, a `null` the description forgot. Anything else is the
+/// description's own disagreement with its example: `Err` says what.
+fn repair(
+    schema: &mut Value,
+    example: &Value,
+    assumptions: &mut Vec<Assumption>,
+    tolerated: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    for _ in 0..64 {
+        let validator = validator(schema)?;
+        let Some(error) = validator.iter_errors(example).next() else {
+            return Ok(());
+        };
+        let instance = error.instance_path().to_string();
+        let keyword = error
+            .absolute_keyword_location()
+            .and_then(|uri| uri.fragment().map(|fragment| fragment.as_str().to_owned()))
+            .unwrap_or_else(|| error.schema_path().to_string())
+            .replace("%24", "$")
+            .replace("%25", "%");
+        let (owner, name) = keyword.rsplit_once('/').unwrap_or(("", ""));
+        let owner = owner.to_owned();
+        let described = error.to_string();
+        let changed = match error.kind() {
+            ValidationErrorKind::UnevaluatedProperties { unexpected }
+            | ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let place = wildcard(&instance);
+                let members = unexpected.join(", ");
+                if let Some(object) = schema.pointer_mut(&owner).and_then(Value::as_object_mut) {
+                    object.remove(name);
+                }
+                if !tolerated.iter().any(|(at, _)| *at == place) {
+                    tolerated.push((
+                        place.clone(),
+                        format!("the upstream's own example has members the description does not declare here ({members})"),
+                    ));
+                }
+                assumptions.push(Assumption {
+                    pointer: owner.clone(),
+                    what: format!("open: tolerated at {place} (the example carries {members})"),
+                });
+                true
+            }
+            ValidationErrorKind::MaxLength { .. }
+            | ValidationErrorKind::MaxItems { .. }
+            | ValidationErrorKind::MaxProperties { .. } => {
+                let seen = match example.pointer(&instance) {
+                    Some(Value::String(text)) => text.chars().count(),
+                    Some(Value::Array(items)) => items.len(),
+                    Some(Value::Object(members)) => members.len(),
+                    _ => 0,
+                } as u64;
+                let bound = seen * 2;
+                let place = schema.pointer_mut(&owner).and_then(Value::as_object_mut);
+                match place {
+                    Some(object) if assumed(assumptions, &owner, name) => {
+                        object.insert(name.to_owned(), json!(bound));
+                        assumptions.push(Assumption {
+                            pointer: owner.clone(),
+                            what: format!("{name} {bound}: twice what the example holds ({seen})"),
+                        });
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            ValidationErrorKind::Minimum { .. } if assumed(assumptions, &owner, "minimum") => {
+                if let Some(object) = schema.pointer_mut(&owner).and_then(Value::as_object_mut) {
+                    object.remove("minimum");
+                }
+                true
+            }
+            ValidationErrorKind::Format { .. } if assumed(assumptions, &owner, "format") => {
+                if let Some(object) = schema.pointer_mut(&owner).and_then(Value::as_object_mut) {
+                    object.remove("format");
+                }
+                assumptions.push(Assumption {
+                    pointer: owner.clone(),
+                    what: "no format: the example is not a date-time after all".to_owned(),
+                });
+                true
+            }
+            ValidationErrorKind::Type { .. }
+                if example.pointer(&instance) == Some(&Value::Null) =>
+            {
+                let types = schema.pointer_mut(&keyword);
+                match types {
+                    Some(Value::String(kind)) => {
+                        let kind = kind.clone();
+                        *schema.pointer_mut(&keyword).unwrap_or(&mut Value::Null) =
+                            json!([kind, "null"]);
+                    }
+                    Some(Value::Array(kinds)) => kinds.push(json!("null")),
+                    _ => return Err(format!("{described} at {}", shown(&instance))),
+                }
+                assumptions.push(Assumption {
+                    pointer: owner.clone(),
+                    what: "null admitted: the example has null here though the description does not say so".to_owned(),
+                });
+                true
+            }
+            _ => false,
+        };
+        if !changed {
+            let mut described = described;
+            if described.chars().count() > 160 {
+                described = described.chars().take(160).collect::<String>() + "…";
+            }
+            return Err(format!("{described} at {}", shown(&instance)));
+        }
+    }
+    Err("it still fails after 64 repairs".to_owned())
+}
+
+/// Every value of the examples, by pointer.
+fn values<'v>(value: &'v Value, pointer: String, out: &mut Vec<(String, &'v Value)>) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                values(
+                    member,
+                    format!("{pointer}/{}", crate::convert::escape(name)),
+                    out,
+                );
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                values(item, format!("{pointer}/{index}"), out);
+            }
+        }
+        _ => {}
+    }
+    out.push((pointer, value));
+}
+
+/// Where the description says nothing about a value's type (`{}`, a bare description), the
+/// examples do: the schema there becomes the one inferred from every example value found there.
+fn type_from_examples(
+    schema: &mut Value,
+    examples: &[(String, Value)],
+    assumptions: &mut Vec<Assumption>,
+) {
+    let silent = |schema: &Value| {
+        schema.as_object().is_some_and(|members| {
+            ![
+                "type",
+                "enum",
+                "const",
+                "$ref",
+                "allOf",
+                "anyOf",
+                "oneOf",
+                "not",
+                "properties",
+                "items",
+                "additionalProperties",
+            ]
+            .iter()
+            .any(|keyword| members.contains_key(*keyword))
+        })
+    };
+    let mut found: std::collections::BTreeMap<String, Vec<Value>> =
+        std::collections::BTreeMap::new();
+    for (_, example) in examples {
+        let mut all = Vec::new();
+        values(example, String::new(), &mut all);
+        for (pointer, value) in all {
+            if let Some(location) = locate(schema, &pointer)
+                && schema.pointer(&location).is_some_and(silent)
+            {
+                found.entry(location).or_default().push(value.clone());
+            }
+        }
+    }
+    // A silent value no example shows is refused: nobody can say what it would carry.
+    let mut unseen = Vec::new();
+    collect_silent(schema, String::new(), &silent, &mut unseen);
+    for location in unseen {
+        if found.contains_key(&location) {
+            continue;
+        }
+        if let Some(place) = schema.pointer_mut(&location) {
+            *place = Value::Bool(false);
+            assumptions.push(Assumption {
+                pointer: location,
+                what:
+                    "refused: the description says nothing of this value and no example shows one"
+                        .to_owned(),
+            });
+        }
+    }
+    // Innermost first: an inferred schema replaces what is below it.
+    for (location, seen) in found.into_iter().rev() {
+        if !schema.pointer(&location).is_some_and(silent) {
+            continue;
+        }
+        let (mut inferred, _) = crate::infer::infer(&seen);
+        if let Value::Object(members) = &mut inferred {
+            members.remove("$schema");
+        }
+        if let Some(place) = schema.pointer_mut(&location) {
+            *place = inferred;
+            assumptions.push(Assumption {
+                pointer: location,
+                what: "typed from the examples: the description says nothing of this value's type"
+                    .to_owned(),
+            });
+        }
+    }
+}
+
+/// Every silent value schema (a property's, an array's items) in `schema`, by location.
+fn collect_silent(
+    schema: &Value,
+    at: String,
+    silent: &impl Fn(&Value) -> bool,
+    out: &mut Vec<String>,
+) {
+    let Value::Object(members) = schema else {
+        return;
+    };
+    for (keyword, value) in members {
+        let here = format!("{at}/{}", crate::convert::escape(keyword));
+        match keyword.as_str() {
+            "properties" | "$defs" => {
+                for (name, inner) in value.as_object().into_iter().flatten() {
+                    let inner_at = format!("{here}/{}", crate::convert::escape(name));
+                    if keyword == "properties" && silent(inner) {
+                        out.push(inner_at.clone());
+                    }
+                    collect_silent(inner, inner_at, silent, out);
+                }
+            }
+            "items" => {
+                if silent(value) {
+                    out.push(here.clone());
+                }
+                collect_silent(value, here, silent, out);
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                for (index, inner) in value.as_array().into_iter().flatten().enumerate() {
+                    collect_silent(inner, format!("{here}/{index}"), silent, out);
+                }
+            }
+            "additionalProperties" => collect_silent(value, here, silent, out),
+            _ => {}
+        }
+    }
+}
+
+/// The formats a top-level string (or a list item's) has in every example, written where the
+/// description left it a bare string: it is then a value the agent may see checked.
+fn formats_from_examples(
+    schema: &mut Value,
+    examples: &[(String, Value)],
+    assumptions: &mut Vec<Assumption>,
+) {
+    let Some((_, first)) = examples.first() else {
+        return;
+    };
+    let members: Vec<String> = match first {
+        Value::Object(members) => members
+            .keys()
+            .map(|name| format!("/{}", crate::convert::escape(name)))
+            .collect(),
+        Value::Array(items) => items
+            .first()
+            .and_then(Value::as_object)
+            .map(|members| {
+                members
+                    .keys()
+                    .map(|name| format!("/0/{}", crate::convert::escape(name)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    for pointer in members {
+        let texts: Vec<&str> = examples
+            .iter()
+            .filter_map(|(_, example)| example.pointer(&pointer))
+            .filter_map(Value::as_str)
+            .collect();
+        if texts.is_empty() {
+            continue;
+        }
+        let format = ["date-time", "date", "uuid", "email", "uri"]
+            .into_iter()
+            .find(|format| {
+                texts.iter().all(|text| {
+                    toolgate_gate::internals::format_accepts(format, text) == Some(true)
+                        && (*format != "uri"
+                            || text.starts_with("https://")
+                            || text.starts_with("http://"))
+                })
+            });
+        let (Some(format), Some(location)) = (format, locate(schema, &pointer)) else {
+            continue;
+        };
+        let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let bare = object.get("type") == Some(&json!("string"))
+            && !["format", "pattern", "enum", "const"]
+                .iter()
+                .any(|keyword| object.contains_key(*keyword));
+        if bare {
+            object.insert("format".to_owned(), json!(format));
+            assumptions.push(Assumption {
+                pointer: location,
+                what: format!("format {format}: every example has one at {pointer}"),
+            });
+        }
+    }
+}
+
+/// `document` with the value at `pointer` replaced (the whole document for `""`).
+fn with_value(document: &Value, pointer: &str, value: Value) -> Option<Value> {
+    let mut out = document.clone();
+    *out.pointer_mut(pointer)? = value;
+    Some(out)
+}
+
+/// `document` written compactly with the first member of its first object written twice (the
+/// same name, another value): bytes only a parser that keeps the last duplicate would accept.
+fn with_duplicate(document: &Value) -> Option<Vec<u8>> {
+    fn write(value: &Value, done: &mut bool, out: &mut String) {
+        match value {
+            Value::Object(members) => {
+                out.push('{');
+                for (index, (name, member)) in members.iter().enumerate() {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    if !*done {
+                        *done = true;
+                        out.push_str(&format!(
+                            "{}:{},",
+                            Value::from(name.as_str()),
+                            json!("toolgate-duplicate")
+                        ));
+                    }
+                    out.push_str(&Value::from(name.as_str()).to_string());
+                    out.push(':');
+                    write(member, done, out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (index, item) in items.iter().enumerate() {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    write(item, done, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut done = false;
+    let mut out = String::new();
+    write(document, &mut done, &mut out);
+    done.then(|| out.into_bytes())
+}
+
+/// Whether the scaffold itself assumed `keyword` at `owner` (so it may move the bound).
+fn assumed(assumptions: &[Assumption], owner: &str, keyword: &str) -> bool {
+    assumptions
+        .iter()
+        .any(|assumption| assumption.pointer == owner && assumption.what.starts_with(keyword))
+}
+
+/// A concrete pointer with array indices as `*`, the way `tolerate:` names every item.
+fn wildcard(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|token| {
+            if !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_digit()) {
+                "*"
+            } else {
+                token
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn shown(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the whole response"
+    } else {
+        pointer
+    }
+}
+
+/// The fields a contract promises when none are named: the response's own top-level values
+/// whose form the schema pins (numbers, booleans, enums, formatted or patterned strings), or
+/// for a list, each item's; and the free-text ones left out, by pointer.
+pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Vec<String>) {
+    let root = resolve(schema, schema);
+    let mut left = Vec::new();
+    if let Some(items) = root.get("items").filter(|_| is_type(schema, root, "array")) {
+        let item = resolve(schema, items);
+        let members = pinned_members(schema, item, &mut left, "/*");
+        if members.is_empty() {
+            return (Vec::new(), left);
+        }
+        return (
+            vec![Field {
+                name: "items".to_owned(),
+                from: String::new(),
+                optional: false,
+                each: Some(members.into_iter().collect()),
+            }],
+            left,
+        );
+    }
+    let mut chosen: Vec<Field> = pinned_members(schema, root, &mut left, "")
+        .into_iter()
+        .map(|(name, from, optional)| Field {
+            name,
+            from,
+            optional,
+            each: None,
+        })
+        .collect();
+    if chosen.is_empty()
+        && let Some(Value::Object(members)) = example
+    {
+        // One level down, under the first object member (`{"data": {…}}` wrappers).
+        for (name, _) in members {
+            let Some(inner) = property(schema, root, name) else {
+                continue;
+            };
+            let inner = resolve(schema, inner);
+            let nested = pinned_members(
+                schema,
+                inner,
+                &mut Vec::new(),
+                &format!("/{}", crate::convert::escape(name)),
+            );
+            if !nested.is_empty() {
+                chosen = nested
+                    .into_iter()
+                    .map(|(member, from, optional)| Field {
+                        name: field_name(&format!("{name}_{member}")),
+                        from: format!("/{}{from}", crate::convert::escape(name)),
+                        optional,
+                        each: None,
+                    })
+                    .collect();
+                break;
+            }
+        }
+    }
+    (chosen, left)
+}
+
+/// The members of an object schema whose values the schema pins, as `(field name, pointer,
+/// optional)`; the others' pointers go to `left` (under `prefix`, as the to-do list shows them).
+fn pinned_members(
+    document: &Value,
+    object: &Value,
+    left: &mut Vec<String>,
+    prefix: &str,
+) -> Vec<(String, String, bool)> {
+    let mut found = Vec::new();
+    let required = required_names(document, object);
+    for (name, schema) in properties(document, object) {
+        let schema = resolve(document, schema);
+        let pointer = format!("/{}", crate::convert::escape(&name));
+        if pinned(document, schema) {
+            if found.len() < MOST_FIELDS {
+                found.push((field_name(&name), pointer, !required.contains(&name)));
+            }
+        } else if is_type(document, schema, "string") {
+            left.push(format!("{prefix}{pointer}"));
+        }
+    }
+    // Field names must differ after sanitizing.
+    let mut seen = BTreeSet::new();
+    found.retain(|(name, _, _)| seen.insert(name.clone()));
+    found
+}
+
+/// Whether a value's schema pins its form: a number, a boolean, an enum or const, a string with
+/// a format or a pattern.
+fn pinned(document: &Value, schema: &Value) -> bool {
+    let scalar = ["integer", "number", "boolean"]
+        .iter()
+        .any(|kind| is_type(document, schema, kind))
+        && !is_type(document, schema, "string")
+        && !is_type(document, schema, "object")
+        && !is_type(document, schema, "array");
+    let listed = schema.get("enum").is_some() || schema.get("const").is_some();
+    let formed = is_type(document, schema, "string")
+        && (schema.get("pattern").is_some()
+            || schema
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| {
+                    [
+                        "date-time",
+                        "date",
+                        "time",
+                        "duration",
+                        "uuid",
+                        "uri",
+                        "uri-reference",
+                        "uri-template",
+                        "iri",
+                        "iri-reference",
+                        "email",
+                        "idn-email",
+                        "hostname",
+                        "idn-hostname",
+                        "ipv4",
+                        "ipv6",
+                        "json-pointer",
+                    ]
+                    .contains(&format)
+                }));
+    scalar || listed || formed
+}
+
+fn is_type(_document: &Value, schema: &Value, kind: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(name)) => name == kind,
+        Some(Value::Array(names)) => names.iter().any(|name| name == kind),
+        _ => false,
+    }
+}
+
+/// `schema`, or what its `$ref` into the document's `$defs` points to.
+fn resolve<'v>(document: &'v Value, schema: &'v Value) -> &'v Value {
+    let mut current = schema;
+    for _ in 0..16 {
+        match current
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix('#'))
+            .and_then(|pointer| document.pointer(pointer))
+        {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    current
+}
+
+/// An object schema's properties, its `allOf` parts' included.
+fn properties<'v>(document: &'v Value, object: &'v Value) -> Vec<(String, &'v Value)> {
+    let mut found: Vec<(String, &Value)> = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| (name.clone(), schema))
+        .collect();
+    for part in object
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for (name, schema) in properties(document, resolve(document, part)) {
+            if !found.iter().any(|(known, _)| *known == name) {
+                found.push((name, schema));
+            }
+        }
+    }
+    found
+}
+
+fn property<'v>(document: &'v Value, object: &'v Value, name: &str) -> Option<&'v Value> {
+    properties(document, object)
+        .into_iter()
+        .find(|(known, _)| known == name)
+        .map(|(_, schema)| schema)
+}
+
+fn required_names(document: &Value, object: &Value) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    for part in object
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        names.extend(required_names(document, resolve(document, part)));
+    }
+    names
+}
+
+/// Whether every object on the way to `pointer` requires the next member.
+fn required_at(schema: &Value, pointer: &str) -> bool {
+    let mut current = resolve(schema, schema);
+    for token in pointer.split('/').skip(1) {
+        let name = token.replace("~1", "/").replace("~0", "~");
+        if !required_names(schema, current).contains(&name) {
+            return false;
+        }
+        match property(schema, current, &name) {
+            Some(next) => current = resolve(schema, next),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Where in the schema document the value at response pointer `pointer` is described: through
+/// `$ref`s into `$defs`, `properties`, `allOf` parts and `items`.
+fn locate(document: &Value, pointer: &str) -> Option<String> {
+    let mut at = String::new();
+    let step_ref = |at: &mut String| {
+        for _ in 0..16 {
+            let reference = document
+                .pointer(at)?
+                .get("$ref")?
+                .as_str()?
+                .strip_prefix('#')?;
+            document.pointer(reference)?;
+            *at = reference.to_owned();
+        }
+        Some(())
+    };
+    for token in pointer.split('/').skip(1) {
+        step_ref(&mut at);
+        let schema = document.pointer(&at)?;
+        let name = token.replace("~1", "/").replace("~0", "~");
+        if schema
+            .pointer(&format!("/properties/{}", crate::convert::escape(&name)))
+            .is_some()
+        {
+            at = format!("{at}/properties/{}", crate::convert::escape(&name));
+            continue;
+        }
+        if name.parse::<usize>().is_ok() && schema.get("items").is_some_and(Value::is_object) {
+            at = format!("{at}/items");
+            continue;
+        }
+        let parts = schema.get("allOf")?.as_array()?;
+        let index = parts.iter().position(|part| {
+            let part = resolve(document, part);
+            part.pointer(&format!("/properties/{}", crate::convert::escape(&name)))
+                .is_some()
+        })?;
+        at = format!("{at}/allOf/{index}");
+        step_ref(&mut at);
+        at = format!("{at}/properties/{}", crate::convert::escape(&name));
+    }
+    step_ref(&mut at);
+    Some(at)
+}
+
+/// A member name as a field name: letters, digits and `_`, starting with a letter.
+fn field_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+        .collect();
+    if !out.starts_with(|ch: char| ch.is_ascii_alphabetic()) {
+        out.insert_str(0, "f_");
+    }
+    out
+}
+
+fn is_tool_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|ch: char| ch.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+}
+
+/// An example's name as a fixture case name.
+fn case_name(name: &str) -> String {
+    let mut case: String = name
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || ch == '-' {
+                ch.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    if !case.starts_with(|ch: char| ch.is_ascii_alphanumeric()) {
+        case.insert_str(0, "example");
+    }
+    case
+}
+
+fn unique_case(base: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut case = base.to_owned();
+    let mut counter = 2;
+    while !taken.insert(case.clone()) || !is_case_name(&case) {
+        case = format!("{base}_{counter}");
+        counter += 1;
+    }
+    case
+}
+
+/// `contract.yaml`: a header with every assumption, then the contract. Values are written as JSON
+/// strings, which YAML reads as they are.
+#[allow(clippy::too_many_arguments)]
+fn contract_yaml(
+    tool: &str,
+    origin: &Origin,
+    fields: &[Field],
+    tolerated: &[(String, String)],
+    errors: &[ErrorMapping],
+    assumptions: &[Assumption],
+    admitted: &[(String, Value)],
+    text: bool,
+) -> String {
+    let quote = |text: &str| Value::from(text).to_string();
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Scaffolded by `toolgate new` from {}.\n# Review it (every assumption below is a decision the description did not make), then\n# `toolgate test --accept {tool}` and `CI=true toolgate test {tool}`.\n",
+        one_line(&origin.source)
+    ));
+    if !assumptions.is_empty() {
+        out.push_str(&format!("#\n# Assumed in {SCHEMA_FILE}:\n"));
+        for assumption in assumptions {
+            out.push_str(&format!(
+                "#   {}: {}\n",
+                if assumption.pointer.is_empty() {
+                    "(root)"
+                } else {
+                    &assumption.pointer
+                },
+                one_line(&assumption.what)
+            ));
+        }
+    }
+    out.push_str(&format!("tool: {tool}\nversion: 1\ndirection: result\n"));
+    if let Some(summary) = &origin.summary {
+        out.push_str(&format!("description: {}\n", quote(&one_line(summary))));
+    }
+    // Room for the largest example four times over, at least the default 64 KiB.
+    let largest = admitted
+        .iter()
+        .map(|(_, example)| example.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let max_bytes = (largest * 4).clamp(64 * 1024, 64 * 1024 * 1024);
+    out.push_str(&format!(
+        "limits: {{ max_bytes: {max_bytes}, max_depth: 64 }}\n"
+    ));
+    out.push_str(&format!("shape:\n  schema: {SCHEMA_FILE}\n"));
+    if text {
+        out.push_str("  text_pattern: '^(?s)(?P<text>.+)$'\n");
+    }
+    out.push_str("  fields:\n");
+    for field in fields {
+        match &field.each {
+            None => out.push_str(&format!(
+                "    - {{ name: {}, from: {}{} }}\n",
+                field.name,
+                quote(&field.from),
+                if field.optional {
+                    ", optional: true"
+                } else {
+                    ""
+                }
+            )),
+            Some(members) => {
+                out.push_str(&format!(
+                    "    - name: {}\n      from: {}\n      each:\n",
+                    field.name,
+                    quote(&field.from)
+                ));
+                for (name, from, optional) in members {
+                    out.push_str(&format!(
+                        "        - {{ name: {name}, from: {}{} }}\n",
+                        quote(from),
+                        if *optional { ", optional: true" } else { "" }
+                    ));
+                }
+            }
+        }
+    }
+    if !tolerated.is_empty() {
+        out.push_str("  tolerate:\n");
+        for (at, reason) in tolerated {
+            out.push_str(&format!(
+                "    - at: {}\n      reason: {}\n",
+                quote(at),
+                quote(reason)
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        out.push_str("upstream_errors:\n");
+        for mapping in errors {
+            let statuses: Vec<String> = mapping.statuses.iter().map(u16::to_string).collect();
+            out.push_str(&format!(
+                "  - {{ name: {}, status: [{}], code: {} }}\n",
+                mapping.name,
+                statuses.join(", "),
+                mapping.code
+            ));
+        }
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|ch| if ch.is_control() { ' ' } else { ch })
+        .collect();
+    flat.chars().take(300).collect()
+}
+
+/// Writes `plan` under `root`, refusing to touch an existing contract.
+pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
+    let tool = Path::new("contracts").join(&plan.tool);
+    if root.kind(&tool).map_err(|error| error.to_string())? != toolgate_repo::EntryKind::Missing {
+        return Err(format!(
+            "{}: already exists; `toolgate new` never overwrites a contract (a change is a new version folder)",
+            root.shown(&tool).display()
+        ));
+    }
+    let fixtures = Path::new("fixtures").join(&plan.tool);
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (
+            tool.join("v1/contract.yaml"),
+            plan.contract.clone().into_bytes(),
+        ),
+        (
+            tool.join("v1").join(SCHEMA_FILE),
+            (serde_json::to_string_pretty(&plan.schema).unwrap_or_default() + "\n").into_bytes(),
+        ),
+        (
+            fixtures.join("request.json"),
+            (serde_json::to_string_pretty(&plan.request).unwrap_or_default() + "\n").into_bytes(),
+        ),
+        (
+            fixtures.join("survivors.yaml"),
+            plan.survivors.clone().into_bytes(),
+        ),
+    ];
+    for fixture in &plan.fixtures {
+        let folder = fixtures.join(fixture.class);
+        files.push((
+            folder.join(format!("{}.json", fixture.case)),
+            fixture.body.clone(),
+        ));
+        files.push((
+            folder.join(format!("{}.expect.yaml", fixture.case)),
+            fixture.sidecar.clone().into_bytes(),
+        ));
+    }
+    for (path, _) in &files {
+        if root.kind(path).map_err(|error| error.to_string())? != toolgate_repo::EntryKind::Missing
+        {
+            return Err(format!(
+                "{}: already exists; `toolgate new` never overwrites a file",
+                root.shown(path).display()
+            ));
+        }
+    }
+    for (path, bytes) in &files {
+        root.write(path, bytes).map_err(|error| error.to_string())?;
+    }
+    Ok(files.into_iter().map(|(path, _)| path).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(schema: Value, examples: Vec<(String, Value)>) -> Parts {
+        Parts {
+            tool: "pull".to_owned(),
+            origin: Origin {
+                source: "a test".to_owned(),
+                summary: Some("Get a pull request".to_owned()),
+                upstream: None,
+            },
+            schema,
+            assumptions: Vec::new(),
+            examples,
+            error_examples: vec![(404, json!({"message": "Not Found"}))],
+            fields: Vec::new(),
+            context: Map::new(),
+            errors: vec![ErrorMapping {
+                name: "not_found".to_owned(),
+                statuses: vec![404],
+                code: "NOT_FOUND",
+            }],
+            text: false,
+        }
+    }
+
+    fn closed_pull() -> Value {
+        json!({
+            "type": "object",
+            "required": ["number", "title", "head"],
+            "properties": {
+                "number": {"type": "integer"},
+                "title": {"type": "string", "maxLength": 100},
+                "state": {"type": "string", "enum": ["open", "closed"]},
+                "url": {"type": "string", "maxLength": 200},
+                "head": {"type": "object", "properties": {"sha": {"type": "string", "maxLength": 40}}, "unevaluatedProperties": false},
+                "labels": {"type": "array", "items": {}}
+            },
+            "unevaluatedProperties": false
+        })
+    }
+
+    #[test]
+    fn an_upstream_addition_in_an_example_is_tolerated_where_it_is_and_said_why() {
+        let example = json!({"number": 7, "title": "Gate", "state": "open", "url": "https://api.example.com/pulls/7", "head": {"sha": "abc", "repo": {"id": 1}}, "labels": []});
+        let plan = plan(parts(closed_pull(), vec![("default".to_owned(), example)])).unwrap();
+        assert!(
+            plan.contract.contains("  tolerate:\n    - at: \"/head\"\n"),
+            "{}",
+            plan.contract
+        );
+        assert!(plan.contract.contains("(repo)"), "{}", plan.contract);
+        assert!(
+            plan.schema
+                .pointer("/properties/head/unevaluatedProperties")
+                .is_none()
+        );
+        // The examples are real: every one is an accepted fixture, and the two near-misses
+        // every tool needs are derived from the first.
+        let classes: Vec<&str> = plan.fixtures.iter().map(|fixture| fixture.class).collect();
+        assert_eq!(
+            classes,
+            ["accepted", "near-miss", "duplicate-key", "near-miss"]
+        );
+        assert!(
+            plan.contract.contains(
+                "upstream_errors:\n  - { name: not_found, status: [404], code: NOT_FOUND }"
+            )
+        );
+        // Pinned values are promised; free text is left for a person, by pointer.
+        assert!(
+            plan.contract
+                .contains("{ name: number, from: \"/number\" }"),
+            "{}",
+            plan.contract
+        );
+        assert!(
+            plan.contract
+                .contains("{ name: state, from: \"/state\", optional: true }")
+        );
+        assert!(
+            plan.contract
+                .contains("{ name: url, from: \"/url\", optional: true }"),
+            "the URL got its format from the examples"
+        );
+        assert!(
+            plan.todo.iter().any(|line| line.contains("/title")),
+            "{:?}",
+            plan.todo
+        );
+        // A value the description leaves silent and no example shows is refused, and said so.
+        assert_eq!(
+            plan.schema.pointer("/properties/labels/items"),
+            Some(&json!(false))
+        );
+        assert!(
+            plan.contract
+                .contains("refused: the description says nothing of this value")
+        );
+        // The number the agent sees is not negative, as no example is.
+        assert_eq!(
+            plan.schema.pointer("/properties/number/minimum"),
+            Some(&json!(0))
+        );
+    }
+
+    #[test]
+    fn an_example_the_description_refuses_for_its_own_reasons_is_set_aside() {
+        let wrong = json!({"number": "seven", "title": "x", "head": {"sha": "a"}});
+        let right = json!({"number": 7, "title": "x", "head": {"sha": "a"}});
+        let plan = plan(parts(
+            closed_pull(),
+            vec![("wrong".to_owned(), wrong), ("right".to_owned(), right)],
+        ))
+        .unwrap();
+        assert_eq!(
+            plan.fixtures
+                .iter()
+                .filter(|fixture| fixture.class == "accepted")
+                .count(),
+            1
+        );
+        assert!(
+            plan.todo
+                .iter()
+                .any(|line| line.contains("example `wrong` is refused")),
+            "{:?}",
+            plan.todo
+        );
+    }
+
+    #[test]
+    fn a_list_is_promised_item_by_item() {
+        let schema = json!({"type": "array", "maxItems": 30, "items": closed_pull()});
+        let example = json!([{"number": 1, "title": "a", "head": {"sha": "x"}}, {"number": 2, "title": "b", "head": {"sha": "y"}}]);
+        let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
+        assert!(plan.contract.contains("    - name: items\n      from: \"\"\n      each:\n        - { name: number, from: \"/number\" }\n"), "{}", plan.contract);
+        assert!(plan.contract.contains("max_bytes: 65536"));
+    }
+
+    #[test]
+    fn duplicates_and_wildcards() {
+        assert_eq!(
+            String::from_utf8(with_duplicate(&json!({"a": 1, "b": [2]})).unwrap()).unwrap(),
+            r#"{"a":"toolgate-duplicate","a":1,"b":[2]}"#
+        );
+        assert_eq!(
+            String::from_utf8(with_duplicate(&json!([1, {"x": {"y": 2}}])).unwrap()).unwrap(),
+            r#"[1,{"x":"toolgate-duplicate","x":{"y":2}}]"#
+        );
+        assert!(with_duplicate(&json!([1, 2])).is_none());
+        assert_eq!(wildcard("/items/12/labels/0"), "/items/*/labels/*");
+        assert_eq!(field_name("html-url"), "html_url");
+        assert_eq!(field_name("2fa"), "f_2fa");
+    }
+}

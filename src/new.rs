@@ -1,0 +1,303 @@
+//! `toolgate new`: a contract in one command, then what is left to decide. The scaffold is
+//! written (never over an existing contract), then the lint and every mutation family run on it,
+//! exactly as `toolgate test` will, and each finding they leave becomes a line of the to-do list
+//! with its file and pointer.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use toolgate_analyze::lint;
+use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict};
+use toolgate_gate::internals::{escape_hidden, parse_strict_json};
+use toolgate_repo::{RepoRoot, Repository, Status, UsageError};
+use toolgate_runner::{Scope, Suite};
+use toolgate_scaffold::{Parts, plan, sources, write};
+
+/// Where a contract comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    /// One operation of an OpenAPI description.
+    OpenApi {
+        /// The description file.
+        spec: PathBuf,
+        /// Its `operationId`, or `GET /path`.
+        operation: String,
+    },
+    /// Samples of the tool's output.
+    Samples(Vec<PathBuf>),
+    /// Every tool of an MCP server.
+    Mcp {
+        /// The server command and its arguments.
+        command: Vec<OsString>,
+        /// How long the server has to list its tools.
+        timeout: Duration,
+    },
+}
+
+/// What `toolgate new` was asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct NewConfig {
+    /// The tool (for an OpenAPI operation or samples).
+    pub tool: Option<String>,
+    /// Where it comes from.
+    pub source: Source,
+    /// Promised fields named on the command line.
+    pub fields: Vec<(String, String)>,
+    /// The repository root.
+    pub root: PathBuf,
+}
+
+/// The largest sample read.
+const MAX_SAMPLE_BYTES: u64 = 16 << 20;
+
+pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, UsageError> {
+    let root = RepoRoot::open(&config.root)
+        .map_err(|error| UsageError::io(&config.root, "open the repository root", &error))?
+        .naming_relative();
+    let parts: Vec<Parts> = match &config.source {
+        Source::OpenApi { spec, operation } => {
+            let tool = required_tool(config)?;
+            let description = toolgate_scaffold::openapi::read(spec).map_err(UsageError::new)?;
+            let name = spec.file_name().map_or_else(
+                || spec.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            vec![
+                sources::from_openapi(&description, &name, operation, &tool, config.fields.clone())
+                    .map_err(|message| UsageError::new(format!("{}: {message}", spec.display())))?,
+            ]
+        }
+        Source::Samples(files) => {
+            let tool = required_tool(config)?;
+            let mut samples = Vec::new();
+            for file in files {
+                samples.push((sample_name(file), read_sample(file)?));
+            }
+            let shown: Vec<String> = files
+                .iter()
+                .map(|file| file.display().to_string())
+                .collect();
+            vec![sources::from_samples(
+                samples,
+                &format!("samples {}", shown.join(", ")),
+                &tool,
+                config.fields.clone(),
+            )]
+        }
+        Source::Mcp { command, timeout } => {
+            if config.tool.is_some() {
+                return Err(UsageError::new(
+                    "--from-mcp names every tool as its server does: drop the TOOL argument",
+                ));
+            }
+            let server = command
+                .first()
+                .map(|program| program.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let listed = toolgate_mcp::list_tools(command, *timeout)?;
+            if listed.is_empty() {
+                return Err(UsageError::new(format!(
+                    "the MCP server `{server}` offers no tool"
+                )));
+            }
+            listed
+                .iter()
+                .map(|tool| {
+                    sources::from_mcp(
+                        &server,
+                        &tool.name,
+                        tool.description.as_deref(),
+                        tool.output_schema.as_ref(),
+                        &contract_name(&tool.name),
+                    )
+                })
+                .collect()
+        }
+    };
+
+    let mut left = 0;
+    for parts in parts {
+        let mcp = matches!(config.source, Source::Mcp { .. });
+        let mcp_name = mcp.then(|| parts.origin.source.clone());
+        let name = parts.tool.clone();
+        let plan = match plan(parts) {
+            Ok(plan) => plan,
+            // One tool that cannot be scaffolded does not stop the others.
+            Err(message) if mcp => {
+                left += 1;
+                let _ = writeln!(out, "skipped {name}: {}\n", escape_hidden(&message));
+                continue;
+            }
+            Err(message) => return Err(UsageError::new(message)),
+        };
+        let written = match write(&root, &plan) {
+            Ok(written) => written,
+            Err(message) if matches!(config.source, Source::Mcp { .. }) => {
+                // One tool's existing contract does not stop the others.
+                let _ = writeln!(out, "skipped {}: {}\n", plan.tool, escape_hidden(&message));
+                continue;
+            }
+            Err(message) => return Err(UsageError::new(message)),
+        };
+        let mut todo = plan.todo.clone();
+        if let Some(source) = mcp_name
+            && !source.ends_with(&format!("`{}`", plan.tool))
+        {
+            todo.push(format!(
+                "{source}: its contract is named `{}` (a contract name is lowercase letters, digits and _)",
+                plan.tool
+            ));
+        }
+        todo.extend(findings(&config.root, &plan.tool)?);
+        left += todo.len();
+        report(out, &plan, &written, &todo)?;
+    }
+    Ok(Status::passed_if(left == 0))
+}
+
+fn required_tool(config: &NewConfig) -> Result<String, UsageError> {
+    config.tool.clone().ok_or_else(|| {
+        UsageError::new(
+            "name the tool: `toolgate new <TOOL> --from-openapi …` or `--from-sample …`",
+        )
+    })
+}
+
+/// An MCP tool's name as a contract name: lowercase letters, digits and `_`.
+fn contract_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() {
+                ch.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if !out.starts_with(|ch: char| ch.is_ascii_lowercase()) {
+        out = format!("t_{out}");
+        out.truncate(64);
+    }
+    out
+}
+
+fn sample_name(file: &Path) -> String {
+    file.file_stem().map_or_else(
+        || "sample".to_owned(),
+        |stem| stem.to_string_lossy().into_owned(),
+    )
+}
+
+fn read_sample(file: &Path) -> Result<Value, UsageError> {
+    use std::io::Read;
+    let handle = std::fs::File::open(file).map_err(|error| UsageError::io(file, "read", &error))?;
+    let mut bytes = Vec::new();
+    handle
+        .take(MAX_SAMPLE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| UsageError::io(file, "read", &error))?;
+    if bytes.len() as u64 > MAX_SAMPLE_BYTES {
+        return Err(UsageError::new(format!(
+            "{}: larger than {} MiB; a sample is one tool answer",
+            file.display(),
+            MAX_SAMPLE_BYTES >> 20
+        )));
+    }
+    parse_strict_json(&bytes, 100).map_err(|message| {
+        UsageError::new(format!("{}: not strict JSON: {message}", file.display()))
+    })
+}
+
+/// What the lint and the mutants leave to decide on the new contract, each with its place.
+fn findings(root: &Path, tool: &str) -> Result<Vec<String>, UsageError> {
+    let mut todo = Vec::new();
+    let repository = Repository::open(root)?;
+    let linted = lint::lint_tool(&repository, tool);
+    todo.extend(linted.errors());
+    for finding in linted.findings() {
+        todo.push(format!(
+            "contracts/{tool}/{}/{}#{} [{}]: {}",
+            finding.version, finding.file, finding.pointer, finding.rule, finding.message
+        ));
+    }
+    let suite = Suite::discover_scoped(root, Scope::Tool(tool.to_owned()))?;
+    match suite.mutant_run(tool, "v1", Family::ALL, Path::new(DEFAULT_EMIT_DIR), false) {
+        Ok(run) => {
+            // One line per mutation and place, however many fixtures show it.
+            let mut grouped: Vec<(String, usize, String)> = Vec::new();
+            for finding in &run.findings {
+                let place = toolgate_repo::text::pointer(&finding.pointer);
+                let what = match &finding.verdict {
+                    MutantVerdict::Survivor(Some(_)) => continue,
+                    MutantVerdict::Survivor(None) if finding.projected => format!(
+                        "the agent sees {place}, and the contract admits the near-miss: bound it in the schema, or accept it in fixtures/{tool}/survivors.yaml with a reason"
+                    ),
+                    MutantVerdict::Survivor(None) => {
+                        format!("admitted at {place}, which no field reads")
+                    }
+                    MutantVerdict::Misplaced { layer, rule } => format!(
+                        "rejected at {layer} (rule {rule}), expected {}",
+                        finding.expected
+                    ),
+                    MutantVerdict::Leak(leaks) => format!("LEAK: {}", leaks.join("; ")),
+                };
+                let key = format!("mutant {} at {place}: {what}", finding.family);
+                match grouped.iter_mut().find(|(known, _, _)| *known == key) {
+                    Some((_, count, _)) => *count += 1,
+                    None => grouped.push((key, 1, finding.fixture.display().to_string())),
+                }
+            }
+            for (line, count, example) in grouped {
+                let source = if count > 1 {
+                    format!("{count} fixtures, e.g. {example}")
+                } else {
+                    example
+                };
+                todo.push(format!("{line} ({source})"));
+            }
+        }
+        Err(message) => todo.push(message),
+    }
+    Ok(todo)
+}
+
+fn report(
+    out: &mut impl Write,
+    plan: &toolgate_scaffold::Plan,
+    written: &[PathBuf],
+    todo: &[String],
+) -> Result<(), UsageError> {
+    let mut text = format!(
+        "toolgate new: wrote {} (contract v1, {} fixtures, a request file)\n",
+        plan.tool,
+        plan.fixtures.len()
+    );
+    for path in written {
+        text.push_str(&format!("  {}\n", path.display()));
+    }
+    if !plan.assumptions.is_empty() {
+        text.push_str(&format!(
+            "  {} assumptions, listed at the top of contracts/{}/v1/contract.yaml\n",
+            plan.assumptions.len(),
+            plan.tool
+        ));
+    }
+    if todo.is_empty() {
+        text.push_str("\nnothing left to decide.\n");
+    } else {
+        text.push_str(&format!("\nto decide ({}):\n", todo.len()));
+        for line in todo {
+            text.push_str(&format!("  - {}\n", escape_hidden(line)));
+        }
+    }
+    text.push_str(&format!(
+        "\nnext: review it, then `toolgate test --accept {0}` (writes the snapshots and locks v1) and `CI=true toolgate test {0}`\n\n",
+        plan.tool
+    ));
+    toolgate_repo::write_output(out, text.as_bytes())
+}
