@@ -186,6 +186,12 @@ impl Report {
                 Some(reason) => {
                     let _ = writeln!(out, "    accepted: {}", escape_hidden(reason));
                 }
+                None if row.rule == Rule::ObjectOpen.name() => {
+                    let _ = writeln!(
+                        out,
+                        "    fix it in a new contract version, or, where the upstream adds members on purpose, declare the place under the shape's `tolerate:` with a reason"
+                    );
+                }
                 None => {
                     let _ = writeln!(
                         out,
