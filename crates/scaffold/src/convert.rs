@@ -259,8 +259,14 @@ impl<'a> Converter<'a> {
                 "format" => match value.as_str() {
                     Some(format) if KNOWN_FORMATS.contains(&format) => value.clone(),
                     Some("int32") => {
-                        out.entry("minimum").or_insert(json!(i32::MIN));
-                        out.entry("maximum").or_insert(json!(i32::MAX));
+                        if !out.contains_key("minimum") && !members.contains_key("minimum") {
+                            out.insert("minimum".to_owned(), json!(i32::MIN));
+                            self.assume(at, "minimum -2^31: format int32");
+                        }
+                        if !out.contains_key("maximum") && !members.contains_key("maximum") {
+                            out.insert("maximum".to_owned(), json!(i32::MAX));
+                            self.assume(at, "maximum 2^31-1: format int32");
+                        }
                         continue;
                     }
                     Some(format) => {

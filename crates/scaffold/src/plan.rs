@@ -197,6 +197,26 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         })
         .collect();
     for pointer in promised {
+        // A string the agent sees is not empty where no example is.
+        let texts: Vec<&str> = admitted
+            .iter()
+            .filter_map(|(_, example)| example.pointer(&pointer))
+            .filter_map(Value::as_str)
+            .collect();
+        if !texts.is_empty()
+            && texts.iter().all(|text| !text.is_empty())
+            && let Some(location) = locate(&schema, &pointer)
+            && let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
+            && !object.contains_key("minLength")
+            && !object.contains_key("enum")
+            && !object.contains_key("const")
+        {
+            object.insert("minLength".to_owned(), json!(1));
+            assumptions.push(Assumption {
+                pointer: location,
+                what: format!("minLength 1: the agent sees {pointer}, and no example has it empty"),
+            });
+        }
         let non_negative = admitted.iter().all(|(_, example)| {
             example
                 .pointer(&pointer)
@@ -211,8 +231,15 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         let Some(location) = locate(&schema, &pointer) else {
             continue;
         };
+        // A minimum the scaffold itself assumed (an int32's) may be raised; the description's
+        // own stays.
+        let assumed_minimum = assumed(&assumptions, &location, "minimum");
         if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
-            && !object.contains_key("minimum")
+            && (!object.contains_key("minimum")
+                || (assumed_minimum
+                    && object["minimum"]
+                        .as_f64()
+                        .is_some_and(|minimum| minimum < 0.0)))
             && !object.contains_key("exclusiveMinimum")
         {
             object.insert("minimum".to_owned(), json!(0));
@@ -589,7 +616,12 @@ fn collect_silent(
                     collect_silent(inner, format!("{here}/{index}"), silent, out);
                 }
             }
-            "additionalProperties" => collect_silent(value, here, silent, out),
+            "additionalProperties" => {
+                if silent(value) {
+                    out.push(here.clone());
+                }
+                collect_silent(value, here, silent, out);
+            }
             _ => {}
         }
     }
@@ -777,6 +809,7 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         && let Some(Value::Object(members)) = example
     {
         // One level down, under the first object member (`{"data": {…}}` wrappers).
+        let required = required_names(schema, root);
         for (name, _) in members {
             let Some(inner) = property(schema, root, name) else {
                 continue;
@@ -794,7 +827,7 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
                     .map(|(member, from, optional)| Field {
                         name: field_name(&format!("{name}_{member}")),
                         from: format!("/{}{from}", crate::convert::escape(name)),
-                        optional,
+                        optional: optional || !required.contains(name),
                         each: None,
                     })
                     .collect();
