@@ -2,7 +2,7 @@
 //! tool's output, or an MCP server's tools.
 //!
 //! Each source yields a schema (converted, or inferred) and real responses where the source has
-//! them; [`plan`] turns them into a contract version that is closed and bounded, with every
+//! them; [`plan()`] turns them into a contract version that is closed and bounded, with every
 //! assumption written into `contract.yaml`'s header, a request file, fixtures with sidecars, and
 //! a list of what is left to decide. [`plan::write`] writes it, never over an existing contract.
 

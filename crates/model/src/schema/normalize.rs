@@ -68,7 +68,7 @@ impl Schemas {
         &self.files
     }
 
-    /// The normalized root of `file`: `$ref`s followed [`MAX_REF_DEPTH`] deep, or less deep
+    /// The normalized root of `file`: `$ref`s followed 24 deep, or less deep
     /// when that would build more than [`NODE_BUDGET`] nodes, and the whole file an unknown
     /// node ("not modelled") when even its own nodes are more than that.
     pub fn root(&self, file: &str) -> Node {
