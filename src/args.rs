@@ -122,6 +122,10 @@ pub(crate) struct DiffArgs {
     /// breaking, loosened, widened, narrowed (comma-separated).
     #[arg(long, value_parser = choice::<FailOn>(), value_delimiter = ',', value_name = "LIST")]
     fail_on: Vec<FailOn>,
+    /// Skip the proof search that runs before an upstream verdict is reported false (responses
+    /// mutated toward the other version, run through both contracts within a time budget).
+    #[arg(long)]
+    no_search: bool,
 }
 
 impl DiffArgs {
@@ -135,6 +139,7 @@ impl DiffArgs {
             format: self.format,
             fail_on: self.fail_on,
             color: terminal.color,
+            search: !self.no_search,
         }
     }
 }

@@ -11,6 +11,7 @@ mod attacks;
 mod check;
 mod ci_example;
 mod diff;
+mod diff_soundness;
 mod harness;
 mod hostile;
 mod insta;

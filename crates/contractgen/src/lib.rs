@@ -16,11 +16,13 @@
 
 mod entropy;
 mod instance;
+mod pairs;
 mod pattern;
 mod rules;
 mod schema;
 
 pub use entropy::{Bytes, Entropy, Seeded};
+pub use pairs::{Pair, pair};
 pub use rules::{NOW, Rule};
 
 use std::time::{SystemTime, UNIX_EPOCH};

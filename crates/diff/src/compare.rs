@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::answer::{Answer, Report};
 use crate::change::{BumpVerdict, Change, Effect};
 use crate::witness::{Base, WitnessSearch};
-use crate::{contracts, replay, witness};
+use crate::{contracts, replay, search, synthesize, witness};
 use toolgate_model::{Version, load};
 use toolgate_repo::FixtureClass;
 use toolgate_repo::Status;
@@ -76,14 +76,28 @@ pub struct DiffConfig {
     pub fail_on: Vec<FailOn>,
     /// Colour the human report.
     pub color: bool,
+    /// Search for a counterexample before reporting an upstream verdict false.
+    pub search: bool,
 }
 
-/// Compares two versions of `tool`'s contract under `root`.
+/// Compares two versions of `tool`'s contract under `root`, with the proof search on.
 pub fn compare(
     root: &Path,
     tool: &str,
     from: Option<&str>,
     to: Option<&str>,
+) -> Result<Report, UsageError> {
+    compare_with(root, tool, from, to, true)
+}
+
+/// Compares two versions of `tool`'s contract under `root`; `search`: look for a counterexample
+/// before reporting an upstream verdict false.
+pub fn compare_with(
+    root: &Path,
+    tool: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+    search: bool,
 ) -> Result<Report, UsageError> {
     let repository = Repository::open(root)?.naming_relative();
     let published = repository.versions(tool)?;
@@ -91,18 +105,23 @@ pub fn compare(
     let from = load(&repository, tool, &from_dir)?;
     let to = load(&repository, tool, &to_dir)?;
     let changes = contracts::compare(&from, &to);
-    let bases = bases(&repository, tool, &from, &to);
+    let mut bases = bases(&repository, tool, &from, &to);
+    let replayed = bases.len();
+    let replay = replay::differences(&bases);
+    // Witnesses start from the fixtures; responses synthesized from each version's schemas come
+    // after them, for a change no fixture can show (or a tool with no fixtures yet).
+    bases.extend(synthesize::bases(&from, &to));
     let answers = BumpVerdict::ALL
         .iter()
-        .map(|verdict| answer(*verdict, &changes, &bases, &from, &to))
+        .map(|verdict| answer(*verdict, &changes, &bases, &from, &to, search))
         .collect();
     Ok(Report {
         tool: tool.to_owned(),
         from: from.name.clone(),
         to: to.name.clone(),
         answers,
-        replayed: bases.len(),
-        replay: replay::differences(&bases),
+        replayed,
+        replay,
         changes,
     })
 }
@@ -178,7 +197,8 @@ fn bases(repository: &Repository, tool: &str, from: &Version, to: &Version) -> V
             Some(Base {
                 from: prepared.admit(&from.contract, &prepared.raw),
                 to: prepared.admit(&to.contract, &prepared.raw),
-                fixture: Arc::clone(fixture),
+                origin: fixture.raw.clone(),
+                class: fixture.class,
                 prepared,
                 document,
             })
@@ -190,7 +210,7 @@ fn bases(repository: &Repository, tool: &str, from: &Version, to: &Version) -> V
         FixtureClass::NearMiss => 2,
         FixtureClass::DuplicateKey => 3,
     };
-    bases.sort_by_key(|base| rank(base.fixture.class));
+    bases.sort_by_key(|base| rank(base.class));
     bases
 }
 
@@ -200,6 +220,7 @@ fn answer(
     bases: &[Base],
     from: &Version,
     to: &Version,
+    search: bool,
 ) -> Answer {
     let mut reasons: Vec<String> = changes
         .iter()
@@ -225,27 +246,58 @@ fn answer(
                 witness: None,
             }
         }
-        WitnessSearch::None => Answer {
-            verdict,
-            value: if reasons.is_empty() {
-                Some(false)
-            } else {
-                None
-            },
-            reasons,
-            witness: None,
-        },
+        WitnessSearch::None if reasons.is_empty() => {
+            // The model says no. Before that is printed, the search tries to show otherwise: a
+            // response it finds makes the verdict true, and says the model was wrong.
+            let found = search
+                .then(|| search::counterexample(verdict, bases, from, to))
+                .flatten();
+            Answer {
+                verdict,
+                value: Some(found.is_some()),
+                reasons,
+                witness: found,
+            }
+        }
+        WitnessSearch::None => {
+            // Undecided by the model: a response the search finds still settles it, credited to
+            // the first change the model could not decide.
+            let undecided = changes
+                .iter()
+                .position(|change| matches!(change.effect(verdict), Effect::Unknown(_)));
+            match search
+                .then(|| search::counterexample(verdict, bases, from, to))
+                .flatten()
+            {
+                Some(mut witness) => {
+                    witness.change = undecided;
+                    Answer {
+                        verdict,
+                        value: Some(true),
+                        reasons: Vec::new(),
+                        witness: Some(witness),
+                    }
+                }
+                None => Answer {
+                    verdict,
+                    value: None,
+                    reasons,
+                    witness: None,
+                },
+            }
+        }
     }
 }
 
 /// Runs `toolgate diff`: passed when the report ran, failed when a `--fail-on` verdict is true
 /// or undecided.
 pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageError> {
-    let report = compare(
+    let report = compare_with(
         &options.root,
         &options.tool,
         options.from.as_deref(),
         options.to.as_deref(),
+        options.search,
     )?;
     let text = report.render(options.format, options.color);
     write_output(out, text.as_bytes())?;

@@ -24,10 +24,12 @@ mod contracts;
 mod render;
 mod replay;
 mod schemas;
+mod search;
+mod synthesize;
 mod witness;
 
 pub use answer::{Answer, Report};
 pub use change::{BumpVerdict, Change, Effect};
-pub use compare::{DiffConfig, DiffFormat, FailOn, compare, run};
+pub use compare::{DiffConfig, DiffFormat, FailOn, compare, compare_with, run};
 pub use render::SCHEMA as DIFF_REPORT_SCHEMA;
 pub use witness::{Seen, Witness};

@@ -26,8 +26,8 @@ pub(crate) fn differences(bases: &[Base]) -> Vec<Replayed> {
             let (from, to) = (Seen::of(&base.from), Seen::of(&base.to));
             // Outcome, layer and rule are in `Seen`; code and retryable in the agent bytes.
             (from != to).then(|| Replayed {
-                fixture: base.fixture.raw.clone(),
-                class: base.fixture.class,
+                fixture: base.origin.clone(),
+                class: base.class,
                 from,
                 to,
             })

@@ -15,14 +15,18 @@ use toolgate_gate::{Contract, Decision, Outcome, Response};
 use super::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 use toolgate_model::{Kind, Node};
 use toolgate_model::{RuleDoc, Version};
-use toolgate_repo::Fixture;
+use toolgate_repo::FixtureClass;
 use toolgate_repo::Prepared;
 use toolgate_repo::RequestSpec;
 
-/// A fixture, ready to be a witness's base: its bytes, its request, and both versions' decisions.
+/// A response, ready to be a witness's base: its bytes, its request, and both versions'
+/// decisions. A fixture of the tool, or one synthesized from a schema (`synthesize.rs`).
 pub(crate) struct Base {
-    /// The fixture.
-    pub fixture: Arc<Fixture>,
+    /// The fixture's raw file, or words saying which schema it was synthesized from.
+    pub origin: PathBuf,
+    /// The fixture's class (a synthesized response is an accepted one of the version it
+    /// was built from).
+    pub class: FixtureClass,
     /// Its raw bytes and request.
     pub prepared: Prepared,
     /// Its raw bytes as JSON, when they are.
@@ -74,8 +78,9 @@ impl Seen {
 pub struct Witness {
     /// The verdict it shows.
     pub verdict: BumpVerdict,
-    /// The change it demonstrates (an index into the report's changes).
-    pub change: usize,
+    /// The change it demonstrates (an index into the report's changes); `None` when the proof
+    /// search found it and no change claimed it, which means the model was wrong.
+    pub change: Option<usize>,
     /// The fixture it was built from.
     pub fixture: PathBuf,
     /// How the fixture was changed.
@@ -192,8 +197,8 @@ fn try_probe(
             ) {
                 return Some(Witness {
                     verdict,
-                    change,
-                    fixture: base.fixture.raw.clone(),
+                    change: Some(change),
+                    fixture: base.origin.clone(),
                     edit: attempt.edit_words,
                     focus: attempt.focus,
                     request_changes: attempt.request_changes,
@@ -435,7 +440,7 @@ fn concrete_path(document: &Value, path: &str) -> Option<String> {
 
 /// The schema node a version applies at `pointer` in `document`, through the branch the
 /// document takes.
-fn node_at(version: &Version, document: &Value, pointer: &str) -> Option<Node> {
+pub(crate) fn node_at(version: &Version, document: &Value, pointer: &str) -> Option<Node> {
     let shape = version
         .shapes()
         .into_iter()

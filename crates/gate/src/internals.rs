@@ -161,3 +161,13 @@ pub fn unavailable_statuses(contract: &crate::Contract) -> Vec<u16> {
 pub fn format_timestamp(time: std::time::SystemTime) -> Option<String> {
     crate::timestamp::format_utc(crate::timestamp::unix_nanos(time))
 }
+
+/// A JSON Schema `pattern` (ECMA-262) as the `regex` syntax the gate's validator runs: jsonschema's
+/// own translation (`.` excludes every line terminator, `\d` `\w` `\s` are ECMA's sets, `\cX`
+/// escapes), so a model that builds automata from patterns reads them exactly as the gate does.
+/// `None` for a pattern the gate cannot translate.
+pub fn pattern_as_regex(pattern: &str) -> Option<String> {
+    jsonschema_regex::to_rust_regex(pattern)
+        .ok()
+        .map(std::borrow::Cow::into_owned)
+}

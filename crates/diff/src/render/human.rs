@@ -102,7 +102,7 @@ pub(crate) fn human(report: &Report, color: bool) -> String {
             out,
             "  {} ({}):",
             words(answer.verdict),
-            report.changes[witness.change].kind
+            super::claimed_by(witness, report)
         );
         for line in witness_lines(witness, report) {
             let _ = writeln!(out, "      {}", escape_hidden(&line));

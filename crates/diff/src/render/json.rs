@@ -64,7 +64,7 @@ struct JsonDeclared {
 #[derive(Serialize)]
 struct JsonWitness<'a> {
     verdict: &'static str,
-    change: usize,
+    change: Option<usize>,
     fixture: String,
     edit: &'a str,
     request_changes: &'a [String],

@@ -107,7 +107,10 @@ pub(crate) fn markdown(report: &Report) -> String {
             out,
             "**{}** ({}): from {}, {}",
             words(answer.verdict),
-            code(report.changes[witness.change].kind),
+            match witness.change {
+                Some(_) => code(super::claimed_by(witness, report)),
+                None => text(super::claimed_by(witness, report)),
+            },
             code(&witness.fixture.display().to_string()),
             text(&witness.edit)
         );

@@ -15,7 +15,18 @@ pub use json::SCHEMA;
 use crate::DiffFormat;
 use crate::answer::Report;
 use crate::change::{BumpVerdict, Change, Effect};
-use crate::witness::Seen;
+use crate::witness::{Seen, Witness};
+
+/// What a witness shows: the kind of change that claimed it, or that the proof search found it
+/// where the model said no change could (the model was wrong: a bug to report).
+pub(super) fn claimed_by<'r>(witness: &Witness, report: &'r Report) -> &'r str {
+    match witness.change.and_then(|index| report.changes.get(index)) {
+        Some(change) => change.kind,
+        None => {
+            "found by the proof search; the model said no change could, which is a bug in toolgate diff"
+        }
+    }
+}
 
 impl Report {
     /// The report in `format`; `color` for a terminal that takes it.

@@ -5,10 +5,10 @@ use serde_json::Value;
 use toolgate_model::strings::{self, Strings};
 use toolgate_model::{
     Facts, JsonType, Kind, Node, Union, admits, example, format_examples, intersect,
-    number_candidates, string_examples,
+    number_candidates, of_type, string_examples,
 };
 
-use super::align;
+use super::disjoint_branches;
 
 /// A value `a` admits and `b_check` refuses (`b_full` gives the other side's full node, for
 /// the reason when it cannot be decided); `Ok(None)` when there is none.
@@ -45,6 +45,10 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
         Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", b_check.at)),
         Kind::Facts(facts) => facts,
     };
+    // Numbers alone, however the unions overlap: decided exactly at the critical points.
+    if let Some(decided) = numeric_difference(a, b_check)? {
+        return Ok(decided);
+    }
     // `a` a union: its values are its branches' (each with `a`'s other facts), so its difference
     // is theirs (a value two `oneOf` branches take is not `a`'s, hence the check).
     if let Some(union) = &a_facts.union {
@@ -100,6 +104,7 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
         return Ok(None);
     }
     let mut decided = true;
+    let mut reason = None;
     // Types `a` allows that `b` does not.
     for kind in [
         JsonType::Null,
@@ -114,10 +119,26 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
             continue;
         }
         let b_allows = b_facts.allows_type(kind);
+        if b_allows && matches!(kind, JsonType::Array | JsonType::Object) {
+            // Both take this structure: compared member by member, item by item.
+            let outcome = if kind == JsonType::Object {
+                object_difference(a, a_facts, b_facts, b_check, &refused)
+            } else {
+                array_difference(a, a_facts, b_facts, b_check, &refused)
+            };
+            match outcome {
+                Ok(None) => {}
+                Ok(Some(found)) => return Ok(Some(found)),
+                Err(why) => {
+                    decided = false;
+                    reason.get_or_insert(why);
+                }
+            }
+            continue;
+        }
         if b_allows
-            && kind != JsonType::String
-            && kind != JsonType::Number
-            && kind != JsonType::Integer
+            && matches!(kind, JsonType::Null | JsonType::Boolean)
+            && b_facts.values.is_none()
         {
             continue;
         }
@@ -144,10 +165,209 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
     if decided {
         Ok(None)
     } else {
-        Err(format!(
-            "cannot decide whether every value {} admits, {} admits too",
-            a.at, b_full.at
-        ))
+        Err(reason.unwrap_or_else(|| {
+            format!(
+                "cannot decide whether every value {} admits, {} admits too",
+                a.at, b_full.at
+            )
+        }))
+    }
+}
+
+/// A member name neither version declares, standing for every such name (they all get the
+/// `additionalProperties` schema).
+const UNDECLARED: &str = "toolgate_undeclared";
+
+/// For objects both nodes take: an object `a` admits and `b` refuses, `Ok(None)` when every
+/// object `a` admits `b` admits (each member's schema included in the other's, `b`'s required
+/// names required by `a`, member counts and names within `b`'s), `Err` when neither is shown.
+fn object_difference(
+    a: &Node,
+    a_facts: &Facts,
+    b_facts: &Facts,
+    b_check: &Node,
+    refused: &dyn Fn(&Value) -> Result<bool, String>,
+) -> Result<Option<Value>, String> {
+    let base = example(&of_type(a, JsonType::Object), None);
+    let base_members = base.as_ref().and_then(Value::as_object);
+    let try_with =
+        |edit: &dyn Fn(&mut serde_json::Map<String, Value>)| -> Result<Option<Value>, String> {
+            let Some(members) = base_members else {
+                return Ok(None);
+            };
+            let mut members = members.clone();
+            edit(&mut members);
+            let candidate = Value::Object(members);
+            Ok(refused(&candidate)?.then_some(candidate))
+        };
+    let mut unproven: Option<String> = None;
+    let undecided = |why: String, unproven: &mut Option<String>| {
+        unproven.get_or_insert(why);
+    };
+    for name in b_facts.required.difference(&a_facts.required) {
+        if let Some(found) = try_with(&|members| {
+            members.remove(name);
+        })? {
+            return Ok(Some(found));
+        }
+        undecided(
+            format!("{} requires `{name}` where {} does not", b_check.at, a.at),
+            &mut unproven,
+        );
+    }
+    let names: std::collections::BTreeSet<&str> = a_facts
+        .properties
+        .keys()
+        .chain(b_facts.properties.keys())
+        .map(String::as_str)
+        .chain([UNDECLARED])
+        .collect();
+    for name in names {
+        let (from, to) = (a_facts.member(name), b_facts.member(name));
+        if from == to {
+            continue;
+        }
+        match difference(from, to, to) {
+            Ok(None) => {}
+            Ok(Some(value)) => {
+                if let Some(found) = try_with(&|members| {
+                    members.insert(name.to_owned(), value.clone());
+                })? {
+                    return Ok(Some(found));
+                }
+                undecided(
+                    format!(
+                        "member `{name}`: a value {} admits and {} refuses does not fit the rest of an object {}",
+                        from.at, to.at, a.at
+                    ),
+                    &mut unproven,
+                );
+            }
+            Err(why) => undecided(why, &mut unproven),
+        }
+    }
+    let counts_within = a_facts.min_properties >= b_facts.min_properties
+        && b_facts
+            .max_properties
+            .is_none_or(|max| a_facts.max_properties.is_some_and(|own| own <= max));
+    if !counts_within {
+        undecided(
+            format!("minProperties/maxProperties at {} and {}", a.at, b_check.at),
+            &mut unproven,
+        );
+    }
+    if a_facts.property_names != b_facts.property_names {
+        match difference(
+            &a_facts.property_names,
+            &b_facts.property_names,
+            &b_facts.property_names,
+        ) {
+            Ok(None) => {}
+            Ok(Some(_)) | Err(_) => undecided(
+                format!("propertyNames at {} and {}", a.at, b_check.at),
+                &mut unproven,
+            ),
+        }
+    }
+    if b_facts.values.is_some() {
+        if let Some(found) = try_with(&|_| {})? {
+            return Ok(Some(found));
+        }
+        undecided(
+            format!("an enum of objects at {}", b_check.at),
+            &mut unproven,
+        );
+    }
+    match unproven {
+        None => Ok(None),
+        Some(why) => Err(why),
+    }
+}
+
+/// For arrays both nodes take: an array `a` admits and `b` refuses, `Ok(None)` when every array
+/// `a` admits `b` admits, `Err` when neither is shown.
+fn array_difference(
+    a: &Node,
+    a_facts: &Facts,
+    b_facts: &Facts,
+    b_check: &Node,
+    refused: &dyn Fn(&Value) -> Result<bool, String>,
+) -> Result<Option<Value>, String> {
+    let base = example(&of_type(a, JsonType::Array), None);
+    let item = base
+        .as_ref()
+        .and_then(Value::as_array)
+        .and_then(|items| items.first().cloned())
+        .or_else(|| example(&a_facts.items, None));
+    let sized = |length: u64, fill: &Value| -> Vec<Value> {
+        let length = usize::try_from(length.min(64)).unwrap_or(64);
+        vec![fill.clone(); length]
+    };
+    let mut unproven: Option<String> = None;
+    if a_facts.items != b_facts.items {
+        match difference(&a_facts.items, &b_facts.items, &b_facts.items) {
+            Ok(None) => {}
+            Ok(Some(value)) => {
+                let length = a_facts.min_items.max(1);
+                let mut candidate = item
+                    .as_ref()
+                    .map_or_else(Vec::new, |item| sized(length, item));
+                if candidate.is_empty() {
+                    candidate.push(value.clone());
+                } else {
+                    candidate[0] = value;
+                }
+                let candidate = Value::Array(candidate);
+                if refused(&candidate)? {
+                    return Ok(Some(candidate));
+                }
+                unproven.get_or_insert(format!(
+                    "an item {} admits and {} refuses does not fit an array {} admits",
+                    a_facts.items.at, b_facts.items.at, a.at
+                ));
+            }
+            Err(why) => {
+                unproven.get_or_insert(why);
+            }
+        }
+    }
+    let counts_within = a_facts.min_items >= b_facts.min_items
+        && b_facts
+            .max_items
+            .is_none_or(|max| a_facts.max_items.is_some_and(|own| own <= max));
+    let unique_within = !b_facts.unique_items || a_facts.unique_items;
+    if !counts_within || !unique_within {
+        let mut lengths = vec![a_facts.min_items, b_facts.min_items.saturating_sub(1), 2];
+        lengths.extend(a_facts.max_items);
+        lengths.extend(b_facts.max_items.map(|max| max + 1));
+        for length in lengths {
+            let candidates = match &item {
+                Some(item) => vec![Value::Array(sized(length, item))],
+                None if length == 0 => vec![Value::Array(Vec::new())],
+                None => Vec::new(),
+            };
+            for candidate in candidates {
+                if refused(&candidate)? {
+                    return Ok(Some(candidate));
+                }
+            }
+        }
+        unproven.get_or_insert(format!(
+            "minItems/maxItems/uniqueItems at {} and {}",
+            a.at, b_check.at
+        ));
+    }
+    if b_facts.values.is_some() {
+        if let Some(base) = base
+            && refused(&base)?
+        {
+            return Ok(Some(base));
+        }
+        unproven.get_or_insert(format!("an enum of arrays at {}", b_check.at));
+    }
+    match unproven {
+        None => Ok(None),
+        Some(why) => Err(why),
     }
 }
 
@@ -161,11 +381,7 @@ fn without_union(node: &Node) -> Node {
 
 /// Whether a union's branches cannot overlap: each pins one member to a different constant.
 fn disjoint(union: &Union) -> bool {
-    align(&union.branches, &union.branches).is_some_and(|pairs| {
-        pairs
-            .iter()
-            .all(|(_, _, discriminator)| discriminator.is_some())
-    })
+    disjoint_branches(&union.branches)
 }
 
 /// Values of one type worth trying as a witness that `a` admits and `b` refuses.
@@ -294,6 +510,129 @@ fn numbers_included(a: &Facts, b: &Facts, kind: JsonType) -> bool {
         }
     };
     let multiple_ok = b.multiple_of.is_none() || a.multiple_of == b.multiple_of;
+    // An enum of numbers on `b`'s side: inclusion would need every number of `a` listed.
+    let values_ok = b.values.is_none();
     let integers_only = !b.allows_type(JsonType::Number) && b.allows_type(JsonType::Integer);
-    lower_ok && upper_ok && multiple_ok && (!integers_only || kind == JsonType::Integer)
+    lower_ok
+        && upper_ok
+        && multiple_ok
+        && values_ok
+        && (!integers_only || kind == JsonType::Integer)
+}
+
+/// Where both nodes admit numbers only, described by bounds, types and listed values (with
+/// unions of such, `oneOf` overlapping or not): the number one admits and the other refuses,
+/// or `Some(None)` when there is none; `None` when either node says more than that.
+///
+/// Each constraint is a bound, an equality or integrality, so whether a number is admitted can
+/// change only at a bound or listed value (a critical point), and, between two, only between
+/// integers and the numbers that are not: trying every critical point, each side of it, and an
+/// integer and a fraction inside every gap between two decides inclusion exactly, `oneOf`'s
+/// "exactly one branch" included (the count of matching branches is constant on the same
+/// pieces).
+fn numeric_difference(a: &Node, b: &Node) -> Result<Option<Option<Value>>, String> {
+    let mut points = Vec::new();
+    if !numeric_only(a, true, &mut points) || !numeric_only(b, true, &mut points) {
+        return Ok(None);
+    }
+    points.retain(|point| point.is_finite());
+    points.sort_by(f64::total_cmp);
+    points.dedup();
+    let mut candidates = vec![0.0, 0.5, -0.5];
+    for point in &points {
+        let point = *point;
+        candidates.extend([
+            point,
+            point - 0.25,
+            point + 0.25,
+            point - 0.5,
+            point + 0.5,
+            point - 1.0,
+            point + 1.0,
+            point.floor() - 1.0,
+            point.ceil() + 1.0,
+        ]);
+    }
+    for pair in points.windows(2) {
+        let (low, high) = (pair[0], pair[1]);
+        let middle = low + (high - low) / 2.0;
+        candidates.push(middle);
+        candidates.push(middle + ((high - middle) / 2.0).min(0.25));
+        let integer = low.floor() + 1.0;
+        if integer < high {
+            candidates.push(integer);
+        }
+    }
+    for candidate in candidates {
+        let value = if candidate.fract() == 0.0 && candidate.abs() < 9e15 {
+            Value::from(candidate as i64)
+        } else {
+            match serde_json::Number::from_f64(candidate) {
+                Some(number) => Value::Number(number),
+                None => continue,
+            }
+        };
+        if admits(a, &value)? && !admits(b, &value)? {
+            return Ok(Some(Some(value)));
+        }
+    }
+    Ok(Some(None))
+}
+
+/// Whether `node` admits numbers only (`top`: its own type must say so; a union branch may leave
+/// the type to the node it sits in), through bounds, types, listed values and unions of such; its
+/// bounds and listed values are added to `points`.
+fn numeric_only(node: &Node, top: bool, points: &mut Vec<f64>) -> bool {
+    // `top`: nothing above says the value is a number, so this node must.
+    let facts = match &node.kind {
+        Kind::Nothing => return true,
+        Kind::Any | Kind::Unknown { .. } => return false,
+        Kind::Facts(facts) => facts,
+    };
+    // Numbers only: by its own type, by the node it is a branch of, or (a union with no type of
+    // its own) because every branch says so.
+    let numeric_types = match &facts.types {
+        Some(types) => {
+            !types.is_empty()
+                && types
+                    .iter()
+                    .all(|kind| matches!(kind, JsonType::Integer | JsonType::Number))
+        }
+        None => !top || facts.union.is_some(),
+    };
+    let inherited = facts.types.is_some() || !top;
+    let plain = |other: &Node| other.kind == Kind::Any;
+    let nothing_else = facts.strings == Strings::default()
+        && facts.format.is_none()
+        && facts.multiple_of.is_none()
+        && facts.properties.is_empty()
+        && facts.required.is_empty()
+        && plain(&facts.additional)
+        && plain(&facts.property_names)
+        && facts.min_properties == 0
+        && facts.max_properties.is_none()
+        && plain(&facts.items)
+        && facts.min_items == 0
+        && facts.max_items.is_none()
+        && !facts.unique_items;
+    if !numeric_types || !nothing_else {
+        return false;
+    }
+    if let Some(values) = &facts.values {
+        for value in values {
+            match value.as_f64() {
+                Some(number) if value.is_number() => points.push(number),
+                _ => return false,
+            }
+        }
+    }
+    points.extend(facts.minimum.map(|bound| bound.value));
+    points.extend(facts.maximum.map(|bound| bound.value));
+    match &facts.union {
+        Some(union) => union
+            .branches
+            .iter()
+            .all(|branch| numeric_only(branch, !inherited, points)),
+        None => true,
+    }
 }

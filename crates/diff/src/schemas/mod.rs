@@ -100,7 +100,8 @@ impl Walk<'_> {
                 let unknown = |effect: &Effect| match effect {
                     Effect::No => Effect::No,
                     _ => Effect::Unknown(format!(
-                        "{path} holds a promised field; whether the agent can see the difference depends on values the model cannot enumerate"
+                        "{} holds a promised field; whether the agent can see the difference depends on values the model cannot enumerate",
+                        shown(path)
                     )),
                 };
                 (unknown(&backward), unknown(&forward))
@@ -171,7 +172,15 @@ impl Walk<'_> {
     }
 
     fn members(&mut self, path: &str, to: &Node, a: &Facts, b: &Facts) {
-        let names: BTreeSet<&String> = a.properties.keys().chain(b.properties.keys()).collect();
+        // `required` may name members `properties` does not declare (they are then whatever
+        // `additionalProperties` allows): every name either version mentions is compared.
+        let names: BTreeSet<&String> = a
+            .properties
+            .keys()
+            .chain(b.properties.keys())
+            .chain(&a.required)
+            .chain(&b.required)
+            .collect();
         let mut removed = Vec::new();
         let mut added = Vec::new();
         for name in names {
@@ -183,7 +192,9 @@ impl Walk<'_> {
                 }
                 (Some(_), None) => removed.push(name.clone()),
                 (None, Some(_)) => added.push(name.clone()),
-                (None, None) => {}
+                // Undeclared in both: its schema is the additional one (compared below), and
+                // only whether it is required can differ here.
+                (None, None) => self.presence(&member, name, to, a, b),
             }
         }
         // A property removed and another added with the same schema and requiredness is a
@@ -408,6 +419,25 @@ impl Walk<'_> {
             }
         };
         let keyword = if x.exactly_one { "oneOf" } else { "anyOf" };
+        // A oneOf admits a value exactly one branch takes: a branch changed, added or removed
+        // changes what its siblings admit wherever they overlap. Branch by branch is only right
+        // when no two branches can take one value (each pins a discriminating member), in both
+        // versions; otherwise the whole union is compared at once.
+        if x.exactly_one && !(disjoint_branches(&x.branches) && disjoint_branches(&y.branches)) {
+            let change = Change::new(
+                "union_changed",
+                format!(
+                    "{}: the oneOf branches changed, and they may overlap",
+                    shown(path)
+                ),
+                &to.at.file,
+                &to.at.pointer,
+            );
+            let forward = value_effect(path, from, to);
+            let backward = value_effect(path, to, from);
+            self.record(change, path, forward, backward);
+            return;
+        }
         let pairs = match align(&x.branches, &y.branches) {
             Some(pairs) => pairs,
             None => {
@@ -575,6 +605,17 @@ pub(super) fn align<'n>(
         _ => return None,
     }
     Some(pairs)
+}
+
+/// Whether no value can match two of `branches`: each pins one required member to a constant
+/// no other branch pins it to (a single branch is trivially so).
+pub(super) fn disjoint_branches(branches: &[Node]) -> bool {
+    branches.len() < 2
+        || align(branches, branches).is_some_and(|pairs| {
+            pairs
+                .iter()
+                .all(|(_, _, discriminator)| discriminator.is_some())
+        })
 }
 
 /// The witness for a branch only one version has: the base's value at `path` made to match

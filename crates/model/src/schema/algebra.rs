@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_gate::internals::format_accepts;
 
-use super::{Bound, Facts, JsonType, Kind, Node, Values};
+use super::{Bound, Facts, JsonType, Kind, Node, Values, fingerprint};
 use crate::strings;
 
 /// The tighter of two bounds (`lower`: the larger minimum; else the smaller maximum).
@@ -83,6 +83,19 @@ pub fn alternatives(node: &Node) -> Vec<Node> {
         .collect()
 }
 
+/// `node` restricted to values of one type (an integer is a number).
+pub fn of_type(node: &Node, kind: JsonType) -> Node {
+    let mut typed = Facts::new(&node.at);
+    typed.types = Some(BTreeSet::from([kind]));
+    intersect(
+        node,
+        &Node {
+            at: node.at.clone(),
+            kind: Kind::Facts(Arc::new(typed)),
+        },
+    )
+}
+
 /// The conjunction of two nodes (`allOf`, `$ref` beside other keywords).
 pub fn intersect(a: &Node, b: &Node) -> Node {
     let at = a.at.clone();
@@ -93,8 +106,11 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             at,
             kind: Kind::Nothing,
         },
-        (Kind::Unknown { .. }, _) => a.clone(),
-        (_, Kind::Unknown { .. }) => b.clone(),
+        // Unknown beside anything stays unknown, but keeps what the other side says: two such
+        // conjunctions compare equal only when both parts are the same.
+        (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
+            Node::unknown(&at, reason.clone(), &both(a, b))
+        }
         (Kind::Facts(x), Kind::Facts(y)) => {
             let mut merged = (**x).clone();
             merged.types = match (&x.types, &y.types) {
@@ -136,7 +152,7 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             }
             merged.format = match (&x.format, &y.format) {
                 (Some(p), Some(q)) if p != q => {
-                    return Node::unknown(&at, "two different formats", &Value::Null);
+                    return Node::unknown(&at, "two different formats", &both(a, b));
                 }
                 (p, q) => p.clone().or_else(|| q.clone()),
             };
@@ -144,7 +160,7 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             merged.maximum = tighter(x.maximum, y.maximum, false);
             merged.multiple_of = match (x.multiple_of, y.multiple_of) {
                 (Some(p), Some(q)) if p != q => {
-                    return Node::unknown(&at, "two different multipleOf", &Value::Null);
+                    return Node::unknown(&at, "two different multipleOf", &both(a, b));
                 }
                 (p, q) => p.or(q),
             };
@@ -170,7 +186,7 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             merged.unique_items = x.unique_items || y.unique_items;
             merged.union = match (&x.union, &y.union) {
                 (Some(_), Some(_)) => {
-                    return Node::unknown(&at, "two oneOf/anyOf on one value", &Value::Null);
+                    return Node::unknown(&at, "two oneOf/anyOf on one value", &both(a, b));
                 }
                 (union, None) | (None, union) => union.clone(),
             };
@@ -180,6 +196,15 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             }
         }
     }
+}
+
+/// What an unknown conjunction of `a` and `b` holds: both parts' fingerprints, so an edit to
+/// either part changes it (the model cannot combine them, but it must not call them unchanged).
+fn both(a: &Node, b: &Node) -> Value {
+    Value::from(vec![
+        Value::from(fingerprint(a)),
+        Value::from(fingerprint(b)),
+    ])
 }
 
 /// Whether `node` admits `value`; `Err` with the reason when the model cannot tell.

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::strings::Strings;
 
-pub use algebra::{admits, alternatives, intersect, same_value};
+pub use algebra::{admits, alternatives, intersect, of_type, same_value};
 pub use examples::{
     example, example_avoiding, format_examples, number_candidates, string_examples,
 };
@@ -149,10 +149,23 @@ pub struct Bound {
 /// The values of an `enum` (or a `const`, as one value): the list as written, and each value's
 /// canonical form, so that whether a value is listed is one lookup however long the list is (a
 /// 60,000-value enum is compared in milliseconds, not pairwise in minutes).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Values(Arc<ValueList>);
 
-#[derive(Debug)]
+/// The list alone: the canonical set is a `HashSet`, whose order differs between two equal
+/// lists, and a node's `Debug` text is its [`fingerprint`].
+impl fmt::Debug for Values {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.0.list).finish()
+    }
+}
+
+/// A digest of what a node says and where each part was written (its `Debug` text, which is
+/// deterministic: maps are ordered, value sets print as listed).
+pub(crate) fn fingerprint(node: &Node) -> String {
+    toolgate_gate::Sha256Digest::of(format!("{:?}", node.kind).as_bytes()).to_hex()
+}
+
 struct ValueList {
     list: Vec<Value>,
     canonical: HashSet<String>,

@@ -232,9 +232,13 @@ impl Normalizer<'_> {
         let mut facts = Facts::new(at);
         let mut merged: Vec<Node> = Vec::new();
         let mut unevaluated: Option<Node> = None;
+        // What an unknown node here holds: the schema as written and a digest of every file it
+        // reaches, so that an edit behind a `$ref` beside an unmodelled keyword still changes it.
+        let schemas = self.schemas;
+        let opaque = || json!({"schema": schema, "sha256": schemas.digest(at, schema)});
         for (keyword, value) in members {
             let here = child(keyword);
-            let bad = |what: &str| Node::unknown(&here, format!("`{keyword}` {what}"), value);
+            let bad = |what: &str| Node::unknown(&here, format!("`{keyword}` {what}"), &opaque());
             match keyword.as_str() {
                 keyword if ANNOTATIONS.contains(&keyword) => {}
                 "$ref" => {
@@ -384,7 +388,7 @@ impl Normalizer<'_> {
                     return Node::unknown(
                         &here,
                         format!("`{other}`, which the differ does not model"),
-                        schema,
+                        &opaque(),
                     );
                 }
             }

@@ -1,0 +1,366 @@
+//! `toolgate diff` never says "no" wrongly: on random contract pairs (a generated contract and the
+//! same with one to three random edits, `toolgate_contractgen::pair`), every upstream verdict the
+//! model answers `false` is checked against documents drawn from both versions and decided by both
+//! compiled contracts. A document one version admits and the other refuses, under a `false`, is
+//! a wrong "no": the test fails and prints the seed, the edits and the document.
+//!
+//! The model is run with the proof search off (`compare_with(…, false)`), so it is the model's
+//! own answers that are checked, not the search's rescue of them. Witnesses of `true` verdicts
+//! are confirmed by the differ itself (both compiled contracts decide them both ways).
+//!
+//! `TOOLGATE_DIFF_PAIRS=N` checks N pairs (default 300); RELIABILITY.md has the 10,000-pair run:
+//!
+//! ```sh
+//! TOOLGATE_DIFF_PAIRS=10000 cargo test --release --test it diff_soundness -- --nocapture
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::SystemTime;
+
+use toolgate_contractgen::{Generated, NOW, Pair, Seeded, TOOL, pair};
+use toolgate_diff::BumpVerdict;
+use toolgate_gate::{Contract, Response};
+
+fn pairs() -> u64 {
+    std::env::var("TOOLGATE_DIFF_PAIRS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(300)
+}
+
+fn write_version(root: &Path, version: u32, generated: &Generated) {
+    let folder = root.join(format!("contracts/{TOOL}/v{version}"));
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(folder.join("contract.yaml"), &generated.contract).unwrap();
+    for (name, schema) in &generated.schemas {
+        fs::write(folder.join(name), schema.to_string()).unwrap();
+    }
+}
+
+/// A document one version admits and the other refuses: `(admitted by FROM, raw)`.
+fn flips(pair: &Pair, from: &Contract, to: &Contract, now: SystemTime) -> Vec<(bool, String)> {
+    let request = pair.from.request();
+    let mut found = Vec::new();
+    for raw in pair.from.documents.iter().chain(&pair.to.documents) {
+        let decide = |contract: &Contract| {
+            contract
+                .admit_response(Response::body(raw), &request, now)
+                .is_admitted()
+        };
+        let (by_from, by_to) = (decide(from), decide(to));
+        if by_from != by_to {
+            found.push((by_from, String::from_utf8_lossy(raw).into_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_false_verdict_is_wrong_on_random_contract_pairs() {
+    let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(NOW.unsigned_abs());
+    let mut tally: BTreeMap<(&str, Option<bool>), usize> = BTreeMap::new();
+    let (mut compared, mut wrong) = (0, Vec::new());
+    for seed in 0..pairs() {
+        let pair = pair(&mut Seeded::new(seed), 24);
+        let (Ok(from), Ok(to)) = (
+            Contract::compile(&pair.from.source()),
+            Contract::compile(&pair.to.source()),
+        ) else {
+            continue;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write_version(dir.path(), 1, &pair.from);
+        write_version(dir.path(), 2, &pair.to);
+        let report = toolgate_diff::compare_with(dir.path(), TOOL, None, None, false)
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        compared += 1;
+        for answer in &report.answers {
+            *tally
+                .entry((answer.verdict.key(), answer.value))
+                .or_default() += 1;
+        }
+        for (by_from, raw) in flips(&pair, &from, &to, now) {
+            let verdict = if by_from {
+                BumpVerdict::UpstreamBreaking
+            } else {
+                BumpVerdict::UpstreamLoosened
+            };
+            if report.answer(verdict).value == Some(false) {
+                wrong.push(format!(
+                    "seed {seed}: {verdict} is false, yet {} admits and {} refuses\n  edits: {:?}\n  document: {raw}",
+                    if by_from { "v1" } else { "v2" },
+                    if by_from { "v2" } else { "v1" },
+                    pair.edits
+                ));
+                break;
+            }
+        }
+    }
+    eprintln!("{compared} pairs compared; verdicts (verdict, value) → count: {tally:?}");
+    assert!(compared > 0);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong false verdicts:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+// Regression pairs: one per class of wrong "no" the random search once found (issue 23), each a
+// tool with no fixtures, so every `true` is shown by a response synthesized from a schema.
+
+/// A contract whose response is `{"tool", "request_id", "data"}`, `data` as given, with the
+/// fields promised (each optional).
+fn minimal(
+    version: u32,
+    data: &serde_json::Value,
+    promised: &[&str],
+) -> (String, serde_json::Value) {
+    let mut contract = format!(
+        "tool: probe\nversion: {version}\ndirection: result\nshape:\n  schema: s.schema.json\n  correlation: {{ tool: /tool, request_id: /request_id }}\n  fields:\n"
+    );
+    for (index, pointer) in promised.iter().enumerate() {
+        contract.push_str(&format!(
+            "    - {{ name: f{index}, from: /data{pointer}, optional: true }}\n"
+        ));
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "required": ["tool", "request_id", "data"],
+        "properties": {
+            "tool": {"const": "probe"},
+            "request_id": {"type": "string", "maxLength": 32},
+            "data": data
+        },
+        "additionalProperties": false
+    });
+    (contract, schema)
+}
+
+/// `toolgate diff` on v1 → v2 of a fixture-free tool: the four verdicts (breaking, loosened,
+/// widened, narrowed), each `true` confirmed again here through both contracts compiled afresh.
+fn verdicts(
+    v1: serde_json::Value,
+    v2: serde_json::Value,
+    promised: &[&str],
+) -> ([Option<bool>; 4], toolgate_diff::Report) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut contracts = Vec::new();
+    for (version, data) in [(1, &v1), (2, &v2)] {
+        let (contract, schema) = minimal(version, data, promised);
+        let folder = dir.path().join(format!("contracts/probe/v{version}"));
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("contract.yaml"), &contract).unwrap();
+        fs::write(folder.join("s.schema.json"), schema.to_string()).unwrap();
+        contracts.push(
+            Contract::compile(&toolgate_gate::ContractSource::read_dir(&folder).unwrap()).unwrap(),
+        );
+    }
+    let report = toolgate_diff::compare(dir.path(), "probe", None, None).unwrap();
+    for answer in &report.answers {
+        if let Some(witness) = &answer.witness {
+            assert!(
+                witness.change.is_some(),
+                "{}: the model said false; the proof search found {}",
+                answer.verdict,
+                witness.raw
+            );
+            let now =
+                toolgate_gate::internals::parse_timestamp(witness.request.now.as_deref().unwrap())
+                    .unwrap();
+            let decide = |contract: &Contract| {
+                contract.admit_response(
+                    Response::body(witness.raw.as_bytes()),
+                    &witness.request.to_request(),
+                    now,
+                )
+            };
+            let (from, to) = (decide(&contracts[0]), decide(&contracts[1]));
+            let confirmed = match answer.verdict {
+                BumpVerdict::UpstreamBreaking => from.is_admitted() && !to.is_admitted(),
+                BumpVerdict::UpstreamLoosened => to.is_admitted() && !from.is_admitted(),
+                BumpVerdict::AgentWidened => {
+                    to.is_admitted() && to.agent_bytes() != from.agent_bytes()
+                }
+                BumpVerdict::AgentNarrowed => {
+                    from.is_admitted() && to.agent_bytes() != from.agent_bytes()
+                }
+            };
+            assert!(
+                confirmed,
+                "{}: witness not confirmed: {}",
+                answer.verdict, witness.raw
+            );
+        }
+    }
+    let values = [0, 1, 2, 3].map(|index| report.answers[index].value);
+    (values, report)
+}
+
+use serde_json::json;
+
+#[test]
+fn a_required_name_that_properties_does_not_declare_is_compared() {
+    let v1 = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let mut v2 = v1.clone();
+    v2["required"] = json!(["g"]);
+    let (found, report) = verdicts(v1, v2, &["/a"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(false)],
+        "{:?}",
+        report.changes
+    );
+}
+
+#[test]
+fn a_one_of_branch_is_not_compared_apart_from_the_siblings_it_overlaps() {
+    let union = |maximum: i64| {
+        json!({"type": "object", "properties": {"b": {"oneOf": [
+            {"type": "integer", "maximum": maximum},
+            {"type": "integer", "minimum": 3}
+        ]}}})
+    };
+    // v1 refuses 3..=5 (two branches match); v2 admits every integer.
+    let (found, report) = verdicts(union(5), union(2), &["/b"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    assert_eq!(found[1], Some(true), "{:?}", report.answers);
+    assert_ne!(found[2], Some(false), "widened must not be a wrong no");
+    // A branch added to an overlapping oneOf: never a plain "no".
+    let mut three = union(5);
+    three["properties"]["b"]["oneOf"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "integer", "minimum": 100}));
+    let (found, report) = verdicts(union(5), three, &["/b"]);
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+}
+
+#[test]
+fn schemas_the_model_cannot_combine_never_compare_equal() {
+    let v1 = json!({"type": "object", "properties": {"c": {"type": "integer", "allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}}});
+    let v2 = json!({"type": "object", "properties": {"c": {"type": "integer", "multipleOf": 5}}});
+    let (found, report) = verdicts(v1, v2, &["/c"]);
+    // 6 is v1's and not v2's, 5 the other way round; the agent verdicts are not searched.
+    assert_eq!(
+        found,
+        [Some(true), Some(true), None, None],
+        "{:?}",
+        report.answers
+    );
+}
+
+#[test]
+fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
+    let data = |max: u64| json!({"type": "object", "properties": {"e": {"$ref": "#/$defs/d", "not": {"const": "zz"}}}, "$defs": {"d": {"type": "string", "maxLength": max}}});
+    // The `$defs` sit inside `data`: the reference is resolved against the file's root, so it
+    // is written in full.
+    let fix = |mut value: serde_json::Value| {
+        value["properties"]["e"]["$ref"] = json!("#/properties/data/$defs/d");
+        value
+    };
+    let (found, report) = verdicts(fix(data(5)), fix(data(2)), &["/e"]);
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    assert_eq!(found[1], None, "{:?}", report.answers);
+}
+
+#[test]
+fn patterns_are_read_as_ecma_262_as_the_gate_reads_them() {
+    let with = |pattern: &str| json!({"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}});
+    // `.` excludes `\r` in ECMA-262; `[^\n]` does not.
+    let (found, report) = verdicts(with("^[^\\n]{1,6}$"), with("^.{1,6}$"), &["/s"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // `\w` is ASCII: `é` is new, `A` is gone.
+    let (found, report) = verdicts(with("^\\w+$"), with("^[a-zé]+$"), &["/s"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(true), Some(true), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // `\d` is ASCII: Arabic-Indic digits are not digits to it.
+    let (found, report) = verdicts(with("^[٠-٩]+$"), with("^\\d+$"), &["/s"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(true), Some(true), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}
+
+#[test]
+fn without_fixtures_each_true_verdict_has_a_synthesized_witness() {
+    let object = |property: serde_json::Value| json!({"type": "object", "properties": {"x": property}, "additionalProperties": false});
+    // A narrowed enum.
+    let (found, report) = verdicts(
+        object(json!({"enum": ["a", "b"]})),
+        object(json!({"enum": ["a"]})),
+        &["/x"],
+    );
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // A tightened bound.
+    let (found, report) = verdicts(
+        object(json!({"type": "integer", "maximum": 10})),
+        object(json!({"type": "integer", "maximum": 5})),
+        &["/x"],
+    );
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // A member now required.
+    let (found, report) = verdicts(
+        object(json!({"type": "string"})),
+        {
+            let mut v2 = object(json!({"type": "string"}));
+            v2["required"] = json!(["x"]);
+            v2
+        },
+        &["/x"],
+    );
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    // A oneOf branch added (discriminated by `kind`).
+    let branch = |kind: &str| json!({"type": "object", "required": ["kind"], "properties": {"kind": {"const": kind}}});
+    let (found, report) = verdicts(
+        object(json!({"oneOf": [branch("a"), branch("b")]})),
+        object(json!({"oneOf": [branch("a"), branch("b"), branch("c")]})),
+        &["/x"],
+    );
+    assert_eq!(
+        found,
+        [Some(false), Some(true), Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    for answer in report
+        .answers
+        .iter()
+        .filter(|answer| answer.value == Some(true))
+    {
+        let witness = answer.witness.as_ref().unwrap();
+        assert!(
+            witness
+                .fixture
+                .display()
+                .to_string()
+                .starts_with("(synthesized from"),
+            "{}",
+            witness.fixture.display()
+        );
+    }
+}
