@@ -14,6 +14,7 @@ use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict};
 use toolgate_gate::internals::{escape_hidden, parse_strict_json};
 use toolgate_repo::{RepoRoot, Repository, Status, UsageError};
 use toolgate_runner::{Scope, Suite};
+use toolgate_scaffold::plan::FREE_TEXT_REASON;
 use toolgate_scaffold::{Parts, plan, sources, write};
 
 /// Where a contract comes from.
@@ -142,6 +143,9 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
             }
             Err(message) => return Err(UsageError::new(message)),
         };
+        if !plan.free_text.is_empty() {
+            accept_free_text(&root, &config.root, &plan)?;
+        }
         let mut todo = plan.todo.clone();
         if let Some(source) = mcp_name
             && !source.ends_with(&format!("`{}`", plan.tool))
@@ -214,6 +218,68 @@ fn read_sample(file: &Path) -> Result<Value, UsageError> {
 }
 
 /// What the lint and the mutants leave to decide on the new contract, each with its place.
+/// Where a tool's promised text is all it says: runs every mutation family on the fixtures just
+/// written, and accepts, in the `survivors.yaml` just written, exactly the near-misses the gate
+/// admits at those places (each with `FREE_TEXT_REASON`, for a person to confirm). What the
+/// suite admits there is derived from the gate's decisions, not assumed.
+fn accept_free_text(
+    root: &RepoRoot,
+    path: &Path,
+    plan: &toolgate_scaffold::Plan,
+) -> Result<(), UsageError> {
+    let suite = Suite::discover_scoped(path, Scope::Tool(plan.tool.clone()))?;
+    let run = match suite.mutant_run(
+        &plan.tool,
+        "v1",
+        Family::ALL,
+        Path::new(DEFAULT_EMIT_DIR),
+        false,
+    ) {
+        Ok(run) => run,
+        // Nothing to mutate (no admitted example): the to-do list already says so.
+        Err(_) => return Ok(()),
+    };
+    let at_free_text = |pointer: &str| {
+        plan.free_text.iter().any(|place| {
+            let (want, have): (Vec<&str>, Vec<&str>) =
+                (place.split('/').collect(), pointer.split('/').collect());
+            want.len() == have.len()
+                && want.iter().zip(&have).all(|(want, have)| {
+                    want == have || (*want == "*" && have.parse::<usize>().is_ok())
+                })
+        })
+    };
+    let mut accepted: Vec<(String, String)> = Vec::new();
+    for finding in &run.findings {
+        if matches!(finding.verdict, MutantVerdict::Survivor(None))
+            && finding.projected
+            && at_free_text(&finding.pointer)
+        {
+            let entry = (finding.family.name().to_owned(), finding.pointer.clone());
+            if !accepted.contains(&entry) {
+                accepted.push(entry);
+            }
+        }
+    }
+    if accepted.is_empty() {
+        return Ok(());
+    }
+    let mut text = plan.survivors.clone();
+    for (family, pointer) in &accepted {
+        // A pointer is written as a JSON string, which YAML reads as it is whatever it holds.
+        text.push_str(&format!(
+            "- mutation: {family}\n  pointer: {}\n  reason: {}\n",
+            Value::from(pointer.as_str()),
+            Value::from(FREE_TEXT_REASON)
+        ));
+    }
+    let file = Path::new(toolgate_repo::FIXTURES_DIR)
+        .join(&plan.tool)
+        .join(toolgate_repo::SURVIVORS_FILE);
+    root.write(&file, text.as_bytes())
+        .map_err(|error| UsageError::new(error.to_string()))
+}
+
 fn findings(root: &Path, tool: &str) -> Result<Vec<String>, UsageError> {
     let mut todo = Vec::new();
     let repository = Repository::open(root)?;

@@ -81,12 +81,22 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
                 .entry((answer.verdict.key(), answer.value))
                 .or_default() += 1;
         }
+        let mut shown = std::collections::BTreeSet::new();
         for (by_from, raw) in flips(&pair, &from, &to, now) {
             let verdict = if by_from {
                 BumpVerdict::UpstreamBreaking
             } else {
                 BumpVerdict::UpstreamLoosened
             };
+            // How the model answered a verdict the documents show true: the test's power.
+            if shown.insert(verdict.key()) {
+                *tally
+                    .entry((
+                        "shown true by a document; the model said",
+                        report.answer(verdict).value,
+                    ))
+                    .or_default() += 1;
+            }
             if report.answer(verdict).value == Some(false) {
                 wrong.push(format!(
                     "seed {seed}: {verdict} is false, yet {} admits and {} refuses\n  edits: {:?}\n  document: {raw}",

@@ -276,3 +276,59 @@ fn a_description_toolgate_does_not_read_is_refused_in_words() {
     let neither = toolgate(dir.path(), &["new", "x"], true);
     assert_code(&neither, 2, "no source");
 }
+
+/// A response that is all free text (a public key and its id, as GitHub's Dependabot returns
+/// it): nothing is pinned, so the text is promised, and exactly the near-misses the gate admits
+/// there are accepted, each in survivors.yaml with the reason a person must confirm. The suite
+/// then passes as CI runs it; a survivor `toolgate new` did not see is not accepted.
+#[test]
+fn toolgate_new_promises_free_text_when_nothing_is_pinned_and_accepts_what_the_gate_admits() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("samples");
+    fs::create_dir_all(&samples).unwrap();
+    for (name, key) in [
+        ("a.json", "R2V0IHRoZSBrZXk="),
+        ("b.json", "QW5vdGhlciBrZXk="),
+    ] {
+        fs::write(
+            samples.join(name),
+            serde_json::json!({"key_id": "012345678912345678", "key": key}).to_string(),
+        )
+        .unwrap();
+    }
+    let new = toolgate(
+        dir.path(),
+        &[
+            "new",
+            "public_key",
+            "--from-sample",
+            samples.join("a.json").to_str().unwrap(),
+            samples.join("b.json").to_str().unwrap(),
+        ],
+        true,
+    );
+    assert_eq!(
+        new.code, 1,
+        "a to-do is left: {}\n{}",
+        new.stdout, new.stderr
+    );
+    assert!(new.stdout.contains("promised free text"), "{}", new.stdout);
+    let survivors =
+        fs::read_to_string(dir.path().join("fixtures/public_key/survivors.yaml")).unwrap();
+    assert!(survivors.contains("mutation: canary_string"), "{survivors}");
+    assert!(survivors.contains("pointer: \"/key\""), "{survivors}");
+    assert!(
+        survivors.contains("Free text: the response has no member"),
+        "{survivors}"
+    );
+    assert_code(
+        &toolgate(dir.path(), &["test", "--accept", "public_key"], false),
+        0,
+        "accept",
+    );
+    assert_code(
+        &toolgate(dir.path(), &["test", "public_key"], true),
+        0,
+        "CI",
+    );
+}

@@ -88,6 +88,9 @@ pub struct Plan {
     pub assumptions: Vec<Assumption>,
     /// What is left for a person to decide, one line each.
     pub todo: Vec<String>,
+    /// The places of promised free text (`/name`, `/*/name` for each item of a list), whose
+    /// surviving near-misses `toolgate new` accepts once the gate has shown them.
+    pub free_text: Vec<String>,
 }
 
 /// What a plan is made from.
@@ -161,9 +164,22 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
     }
 
     type_from_examples(&mut schema, &admitted, &mut assumptions);
+    let mut free_text_places = Vec::new();
     let fields = if fields.is_empty() {
         formats_from_examples(&mut schema, &admitted, &mut assumptions);
-        let (chosen, left) = choose_fields(&schema, admitted.first().map(|(_, example)| example));
+        let (chosen, left, free_text) =
+            choose_fields(&schema, admitted.first().map(|(_, example)| example));
+        if free_text && !chosen.is_empty() {
+            todo.push(format!(
+                "promised free text, because the response has no member whose values its schema pins ({}): the near-misses the gate admits there are accepted in fixtures/{tool}/survivors.yaml; confirm each, or bound the text in the schema",
+                chosen
+                    .iter()
+                    .map(|field| field.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            free_text_places = promised_places(&chosen);
+        }
         if !left.is_empty() {
             todo.push(format!(
                 "not promised, because the agent would see free text nobody checks: {}; promise one with --field NAME=POINTER (then accept its survivors with a reason in fixtures/{tool}/survivors.yaml)",
@@ -203,19 +219,23 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             .filter_map(|(_, example)| example.pointer(&pointer))
             .filter_map(Value::as_str)
             .collect();
-        if !texts.is_empty()
-            && texts.iter().all(|text| !text.is_empty())
-            && let Some(location) = locate(&schema, &pointer)
-            && let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
-            && !object.contains_key("minLength")
-            && !object.contains_key("enum")
-            && !object.contains_key("const")
-        {
-            object.insert("minLength".to_owned(), json!(1));
-            assumptions.push(Assumption {
-                pointer: location,
-                what: format!("minLength 1: the agent sees {pointer}, and no example has it empty"),
-            });
+        let locations = locate_all(&schema, &pointer);
+        if !texts.is_empty() && texts.iter().all(|text| !text.is_empty()) {
+            for location in &locations {
+                if let Some(object) = schema.pointer_mut(location).and_then(Value::as_object_mut)
+                    && !object.contains_key("minLength")
+                    && !object.contains_key("enum")
+                    && !object.contains_key("const")
+                {
+                    object.insert("minLength".to_owned(), json!(1));
+                    assumptions.push(Assumption {
+                        pointer: location.clone(),
+                        what: format!(
+                            "minLength 1: the agent sees {pointer}, and no example has it empty"
+                        ),
+                    });
+                }
+            }
         }
         let non_negative = admitted.iter().all(|(_, example)| {
             example
@@ -228,25 +248,24 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         if !non_negative {
             continue;
         }
-        let Some(location) = locate(&schema, &pointer) else {
-            continue;
-        };
-        // A minimum the scaffold itself assumed (an int32's) may be raised; the description's
-        // own stays.
-        let assumed_minimum = assumed(&assumptions, &location, "minimum");
-        if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
-            && (!object.contains_key("minimum")
-                || (assumed_minimum
-                    && object["minimum"]
-                        .as_f64()
-                        .is_some_and(|minimum| minimum < 0.0)))
-            && !object.contains_key("exclusiveMinimum")
-        {
-            object.insert("minimum".to_owned(), json!(0));
-            assumptions.push(Assumption {
-                pointer: location,
-                what: format!("minimum 0: the agent sees {pointer}, and no example holds a negative number there"),
-            });
+        for location in locations {
+            // A minimum the scaffold itself assumed (an int32's) may be raised; the
+            // description's own stays.
+            let assumed_minimum = assumed(&assumptions, &location, "minimum");
+            if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
+                && (!object.contains_key("minimum")
+                    || (assumed_minimum
+                        && object["minimum"]
+                            .as_f64()
+                            .is_some_and(|minimum| minimum < 0.0)))
+                && !object.contains_key("exclusiveMinimum")
+            {
+                object.insert("minimum".to_owned(), json!(0));
+                assumptions.push(Assumption {
+                    pointer: location,
+                    what: format!("minimum 0: the agent sees {pointer}, and no example holds a negative number there"),
+                });
+            }
         }
     }
 
@@ -351,7 +370,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         &admitted,
         text,
     );
-    let survivors = "# Survivors the agent cannot see: every place no promised field reads is the upstream's to\n# change (the leak check still holds them). Survivors where the agent looks are never accepted\n# here: each needs its own entry and reason.\n- pointer: /**\n  reason: >\n    The agent sees only the promised fields (`toolgate new` left every other member unprojected),\n    so a survivor elsewhere is upstream drift, not something the agent reads.\n".to_owned();
+    let survivors = "# Survivors the agent cannot see: every place no promised field reads is the upstream's to\n# change (the leak check still holds them). Survivors where the agent looks are accepted only\n# by an entry of their own, with its reason.\n- pointer: /**\n  reason: >\n    The agent sees only the promised fields (`toolgate new` left every other member unprojected),\n    so a survivor elsewhere is upstream drift, not something the agent reads.\n".to_owned();
     Ok(Plan {
         tool,
         contract,
@@ -361,6 +380,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         survivors,
         assumptions,
         todo,
+        free_text: free_text_places,
     })
 }
 
@@ -777,14 +797,27 @@ fn shown(pointer: &str) -> &str {
 /// The fields a contract promises when none are named: the response's own top-level values
 /// whose form the schema pins (numbers, booleans, enums, formatted or patterned strings), or
 /// for a list, each item's; and the free-text ones left out, by pointer.
-pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Vec<String>) {
-    let root = resolve(schema, schema);
+/// The fields to promise by default, the free-text members left unpromised, and whether the
+/// fields are free text themselves (nothing pinned anywhere).
+pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Vec<String>, bool) {
+    let whole = resolve(schema, schema);
+    let (root, in_union) = object_branch(schema, whole);
+    let in_all = |pointer: &str| {
+        let name = pointer[1..].replace("~1", "/").replace("~0", "~");
+        declared_in_every_branch(schema, whole, &name)
+    };
     let mut left = Vec::new();
     if let Some(items) = root.get("items").filter(|_| is_type(schema, root, "array")) {
-        let item = resolve(schema, items);
-        let members = pinned_members(schema, item, &mut left, "/*");
+        let (item, _) = object_branch(schema, resolve(schema, items));
+        let mut members = pinned_members(schema, item, &mut left, "/*");
+        let free_text = members.is_empty();
+        if free_text {
+            // Items of free text only: their members are what the agent is for.
+            members = free_text_members(schema, item);
+            left.clear();
+        }
         if members.is_empty() {
-            return (Vec::new(), left);
+            return (Vec::new(), left, false);
         }
         return (
             vec![Field {
@@ -794,14 +827,17 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
                 each: Some(members.into_iter().collect()),
             }],
             left,
+            free_text,
         );
     }
     let mut chosen: Vec<Field> = pinned_members(schema, root, &mut left, "")
         .into_iter()
+        .filter(|(_, from, _)| in_all(from))
         .map(|(name, from, optional)| Field {
             name,
             from,
-            optional,
+            // A member of one branch of a union is absent from responses of the others.
+            optional: optional || in_union,
             each: None,
         })
         .collect();
@@ -835,7 +871,100 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             }
         }
     }
-    (chosen, left)
+    let free_text = chosen.is_empty();
+    if free_text {
+        // Nothing pinned anywhere: the free text is all the response says. It is promised, and
+        // `toolgate new` accepts exactly the near-misses the gate admits there (see
+        // `FREE_TEXT_REASON`), saying so in the to-do list.
+        chosen = free_text_members(schema, root)
+            .into_iter()
+            .filter(|(_, from, _)| in_all(from))
+            .map(|(name, from, optional)| Field {
+                name,
+                from,
+                optional: optional || in_union,
+                each: None,
+            })
+            .collect();
+        left.clear();
+    }
+    (chosen, left, free_text)
+}
+
+/// Why `toolgate new` accepted a near-miss in free text it promised: the words written into
+/// `survivors.yaml` beside each entry, for a person to confirm or replace.
+pub const FREE_TEXT_REASON: &str = "Free text: the response has no member whose values its schema pins, so `toolgate new` promised its text and accepted the near-misses the gate admits here. Confirm the agent may read any text in bounds at this place (it reaches the agent only as this field's value), or bound it in the schema and remove this entry.";
+
+/// Where each field reads in a response: its pointer, or each member's under `/*` for a list.
+fn promised_places(fields: &[Field]) -> Vec<String> {
+    let mut places = Vec::new();
+    for field in fields {
+        match &field.each {
+            Some(members) => {
+                for (_, pointer, _) in members {
+                    places.push(format!("{}/*{pointer}", field.from));
+                }
+            }
+            None => places.push(field.from.clone()),
+        }
+    }
+    places
+}
+
+/// The object a schema describes: itself, or (for a `oneOf`/`anyOf` of objects, as descriptions
+/// write a user that is either private or public) its first branch with properties, and whether it
+/// was a branch.
+fn object_branch<'v>(document: &'v Value, schema: &'v Value) -> (&'v Value, bool) {
+    if schema.get("properties").is_some() || schema.get("items").is_some() {
+        return (schema, false);
+    }
+    for keyword in ["oneOf", "anyOf"] {
+        if let Some(branches) = schema.get(keyword).and_then(Value::as_array) {
+            for branch in branches {
+                let branch = resolve(document, branch);
+                if branch.get("properties").is_some() {
+                    return (branch, branches.len() > 1);
+                }
+            }
+        }
+    }
+    (schema, false)
+}
+
+/// Whether every `oneOf`/`anyOf` branch of `schema` (the response's root, or a list's items)
+/// declares member `name`: a field read from one branch only would be refused by the others'
+/// closed objects, so only members all branches declare are promised.
+fn declared_in_every_branch(document: &Value, schema: &Value, name: &str) -> bool {
+    ["oneOf", "anyOf"].iter().all(|keyword| {
+        schema
+            .get(*keyword)
+            .and_then(Value::as_array)
+            .is_none_or(|branches| {
+                branches.iter().all(|branch| {
+                    resolve(document, branch)
+                        .pointer(&format!("/properties/{}", crate::convert::escape(name)))
+                        .is_some()
+                })
+            })
+    })
+}
+
+/// The string members of an object schema, as `(field name, pointer, optional)`: promised only
+/// when nothing else is.
+fn free_text_members(document: &Value, object: &Value) -> Vec<(String, String, bool)> {
+    let required = required_names(document, object);
+    properties(document, object)
+        .into_iter()
+        .filter(|(_, schema)| is_type(document, resolve(document, schema), "string"))
+        .take(MOST_FIELDS)
+        .map(|(name, _)| {
+            (
+                field_name(&name),
+                format!("/{}", crate::convert::escape(&name)),
+                !required.contains(&name),
+            )
+        })
+        .collect()
 }
 
 /// The members of an object schema whose values the schema pins, as `(field name, pointer,
@@ -997,49 +1126,70 @@ fn required_at(schema: &Value, pointer: &str) -> bool {
     true
 }
 
-/// Where in the schema document the value at response pointer `pointer` is described: through
-/// `$ref`s into `$defs`, `properties`, `allOf` parts and `items`.
+/// Where the schema at `pointer` in a response is written: the first of [`locate_all`].
 fn locate(document: &Value, pointer: &str) -> Option<String> {
-    let mut at = String::new();
+    locate_all(document, pointer).into_iter().next()
+}
+
+/// Every place the schema for `pointer` in a response is written, through `$ref`s, `items`,
+/// `allOf` parts and each `oneOf`/`anyOf` branch that declares the member (a bound assumed for
+/// what the agent sees must hold in every branch a response may take).
+fn locate_all(document: &Value, pointer: &str) -> Vec<String> {
     let step_ref = |at: &mut String| {
         for _ in 0..16 {
-            let reference = document
-                .pointer(at)?
-                .get("$ref")?
-                .as_str()?
-                .strip_prefix('#')?;
-            document.pointer(reference)?;
+            let Some(reference) = document
+                .pointer(at)
+                .and_then(|schema| schema.get("$ref"))
+                .and_then(Value::as_str)
+                .and_then(|reference| reference.strip_prefix('#'))
+                .filter(|reference| document.pointer(reference).is_some())
+            else {
+                return;
+            };
             *at = reference.to_owned();
         }
-        Some(())
     };
+    let mut current = vec![String::new()];
     for token in pointer.split('/').skip(1) {
-        step_ref(&mut at);
-        let schema = document.pointer(&at)?;
         let name = token.replace("~1", "/").replace("~0", "~");
-        if schema
-            .pointer(&format!("/properties/{}", crate::convert::escape(&name)))
-            .is_some()
-        {
-            at = format!("{at}/properties/{}", crate::convert::escape(&name));
-            continue;
+        let member = format!("/properties/{}", crate::convert::escape(&name));
+        let mut next: Vec<String> = Vec::new();
+        let mut pending: Vec<String> = current;
+        let mut visited = 0;
+        while let Some(mut at) = pending.pop() {
+            visited += 1;
+            if visited > 64 {
+                break;
+            }
+            step_ref(&mut at);
+            let Some(schema) = document.pointer(&at) else {
+                continue;
+            };
+            if schema.pointer(&member).is_some() {
+                next.push(format!("{at}{member}"));
+            } else if (name == "*" || name.parse::<usize>().is_ok())
+                && schema.get("items").is_some_and(Value::is_object)
+            {
+                next.push(format!("{at}/items"));
+            }
+            for keyword in ["allOf", "oneOf", "anyOf"] {
+                if let Some(parts) = schema.get(keyword).and_then(Value::as_array) {
+                    for index in 0..parts.len() {
+                        pending.push(format!("{at}/{keyword}/{index}"));
+                    }
+                }
+            }
         }
-        if name.parse::<usize>().is_ok() && schema.get("items").is_some_and(Value::is_object) {
-            at = format!("{at}/items");
-            continue;
-        }
-        let parts = schema.get("allOf")?.as_array()?;
-        let index = parts.iter().position(|part| {
-            let part = resolve(document, part);
-            part.pointer(&format!("/properties/{}", crate::convert::escape(&name)))
-                .is_some()
-        })?;
-        at = format!("{at}/allOf/{index}");
-        step_ref(&mut at);
-        at = format!("{at}/properties/{}", crate::convert::escape(&name));
+        next.dedup();
+        current = next;
     }
-    step_ref(&mut at);
-    Some(at)
+    current
+        .into_iter()
+        .map(|mut at| {
+            step_ref(&mut at);
+            at
+        })
+        .collect()
 }
 
 /// A member name as a field name: letters, digits and `_`, starting with a letter.
@@ -1397,6 +1547,34 @@ mod tests {
         let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
         assert!(plan.contract.contains("    - name: items\n      from: \"\"\n      each:\n        - { name: number, from: \"/number\" }\n"), "{}", plan.contract);
         assert!(plan.contract.contains("max_bytes: 65536"));
+    }
+
+    #[test]
+    fn a_union_of_objects_promises_what_every_branch_declares_and_bounds_it_in_each() {
+        let branch = |extra: &str| json!({"type": "object", "required": ["id", "kind"], "properties": {"id": {"type": "integer"}, "kind": {"enum": ["user", "bot"]}, extra: {"type": "boolean"}}, "additionalProperties": false});
+        let schema = json!({"oneOf": [branch("private"), branch("public")]});
+        let example = json!({"id": 7, "kind": "user", "private": true});
+        let plan = plan(parts(schema, vec![("default".to_owned(), example)])).unwrap();
+        let promised: Vec<&str> = plan
+            .contract
+            .lines()
+            .filter(|line| line.contains("from:"))
+            .collect();
+        assert_eq!(promised.len(), 2, "{}", plan.contract);
+        assert!(
+            promised.iter().all(|line| line.contains("optional: true")),
+            "{promised:?}"
+        );
+        assert!(!plan.contract.contains("/private"), "{}", plan.contract);
+        // The bound assumed for what the agent sees holds in both branches.
+        assert_eq!(
+            plan.schema.pointer("/oneOf/0/properties/id/minimum"),
+            Some(&json!(0))
+        );
+        assert_eq!(
+            plan.schema.pointer("/oneOf/1/properties/id/minimum"),
+            Some(&json!(0))
+        );
     }
 
     #[test]
