@@ -5,7 +5,8 @@
 //! a wrong "no": the test fails and prints the seed, the edits and the document.
 //!
 //! The model is run with the proof search off (`compare_with(…, false)`), so it is the model's
-//! own answers that are checked, not the search's rescue of them. Witnesses of `true` verdicts
+//! own answers that are checked, not the search's rescue of them (`TOOLGATE_DIFF_SEARCH=1` turns
+//! it on, and then a witness the search found under a model's `false` fails the test too). Witnesses of `true` verdicts
 //! are confirmed by the differ itself (both compiled contracts decide them both ways).
 //!
 //! `TOOLGATE_DIFF_PAIRS=N` checks N pairs (default 300); RELIABILITY.md has the 10,000-pair run:
@@ -28,6 +29,12 @@ fn pairs() -> u64 {
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or(300)
+}
+
+/// `TOOLGATE_DIFF_SEARCH=1` runs the differ as users do, with the proof search on (how many
+/// verdicts stay undecided then); by default the model's own answers are checked.
+fn search() -> bool {
+    std::env::var("TOOLGATE_DIFF_SEARCH").is_ok_and(|value| value == "1")
 }
 
 fn write_version(root: &Path, version: u32, generated: &Generated) {
@@ -73,8 +80,21 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
         let dir = tempfile::tempdir().unwrap();
         write_version(dir.path(), 1, &pair.from);
         write_version(dir.path(), 2, &pair.to);
-        let report = toolgate_diff::compare_with(dir.path(), TOOL, None, None, false)
+        let report = toolgate_diff::compare_with(dir.path(), TOOL, None, None, search())
             .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        // With the search on, a witness no change claimed means the model had said false.
+        for answer in &report.answers {
+            if let Some(witness) = answer
+                .witness
+                .as_ref()
+                .filter(|witness| witness.change.is_none())
+            {
+                wrong.push(format!(
+                    "seed {seed}: {} was false by the model; the proof search found {}\n  edits: {:?}",
+                    answer.verdict, witness.raw, pair.edits
+                ));
+            }
+        }
         compared += 1;
         for answer in &report.answers {
             *tally
@@ -235,9 +255,12 @@ fn a_one_of_branch_is_not_compared_apart_from_the_siblings_it_overlaps() {
     };
     // v1 refuses 3..=5 (two branches match); v2 admits every integer.
     let (found, report) = verdicts(union(5), union(2), &["/b"]);
-    assert_eq!(found[0], Some(false), "{:?}", report.answers);
-    assert_eq!(found[1], Some(true), "{:?}", report.answers);
-    assert_ne!(found[2], Some(false), "widened must not be a wrong no");
+    assert_eq!(
+        found,
+        [Some(false), Some(true), Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
     // A branch added to an overlapping oneOf: never a plain "no".
     let mut three = union(5);
     three["properties"]["b"]["oneOf"]
@@ -245,7 +268,9 @@ fn a_one_of_branch_is_not_compared_apart_from_the_siblings_it_overlaps() {
         .unwrap()
         .push(json!({"type": "integer", "minimum": 100}));
     let (found, report) = verdicts(union(5), three, &["/b"]);
+    // 100 matched one branch in v1 and matches two in v2.
     assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
 }
 
 #[test]
@@ -272,8 +297,13 @@ fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
         value
     };
     let (found, report) = verdicts(fix(data(5)), fix(data(2)), &["/e"]);
-    assert_eq!(found[0], Some(true), "{:?}", report.answers);
-    assert_eq!(found[1], None, "{:?}", report.answers);
+    // Breaking is shown ("abcd"); the rest stay for review, never "no".
+    assert_eq!(
+        found,
+        [Some(true), None, None, None],
+        "{:?}",
+        report.answers
+    );
 }
 
 #[test]
@@ -342,8 +372,12 @@ fn without_fixtures_each_true_verdict_has_a_synthesized_witness() {
         },
         &["/x"],
     );
-    assert_eq!(found[0], Some(true), "{:?}", report.answers);
-    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
     // A oneOf branch added (discriminated by `kind`).
     let branch = |kind: &str| json!({"type": "object", "required": ["kind"], "properties": {"kind": {"const": kind}}});
     let (found, report) = verdicts(
@@ -373,4 +407,45 @@ fn without_fixtures_each_true_verdict_has_a_synthesized_witness() {
             witness.fixture.display()
         );
     }
+}
+
+#[test]
+fn no_search_leaves_the_model_s_answer_and_the_search_settles_it() {
+    let v1 = json!({"type": "object", "properties": {"c": {"type": "integer", "allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}}});
+    let v2 = json!({"type": "object", "properties": {"c": {"type": "integer", "multipleOf": 5}}});
+    let dir = tempfile::tempdir().unwrap();
+    for (version, data) in [(1, &v1), (2, &v2)] {
+        let (contract, schema) = minimal(version, data, &["/c"]);
+        let folder = dir.path().join(format!("contracts/probe/v{version}"));
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("contract.yaml"), &contract).unwrap();
+        fs::write(folder.join("s.schema.json"), schema.to_string()).unwrap();
+    }
+    let model = toolgate_diff::compare_with(dir.path(), "probe", None, None, false).unwrap();
+    assert_eq!(model.answer(BumpVerdict::UpstreamBreaking).value, None);
+    // The command line: `--no-search` keeps the model's "undecided" and the exit code that
+    // `--fail-on` gives it; without it, the search shows the break.
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "diff",
+            "probe",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        (
+            output.status.code(),
+            report["summary"]["upstream_breaking"].clone(),
+        )
+    };
+    assert_eq!(run(&["--no-search"]), (Some(0), serde_json::Value::Null));
+    assert_eq!(run(&[]), (Some(0), json!(true)));
+    assert_eq!(run(&["--no-search", "--fail-on", "breaking"]).0, Some(1));
 }
