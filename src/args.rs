@@ -243,8 +243,8 @@ impl From<McpProxyArgs> for ProxyConfig {
 #[derive(Debug, Clone, clap::Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from_openapi", "from_sample", "from_mcp"])))]
 pub(crate) struct NewArgs {
-    /// The tool's name (a lowercase identifier); with --from-mcp, every tool is named as the
-    /// server names it.
+    /// The tool's name (1 to 128 ASCII letters, digits, `_`, `-`, `.`); with --from-mcp, every
+    /// tool is named as the server names it.
     tool: Option<String>,
     /// An OpenAPI description (3.0 or 3.1, JSON or YAML): the contract of one operation.
     #[arg(long, value_name = "SPEC", requires = "operation")]

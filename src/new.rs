@@ -151,7 +151,7 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
             && !source.ends_with(&format!("`{}`", plan.tool))
         {
             todo.push(format!(
-                "{source}: its contract is named `{}` (a contract name is lowercase letters, digits and _)",
+                "{source}: its contract is named `{}` (the MCP name is not one a contract can have: 1 to 128 ASCII letters, digits, `_`, `-` and `.`), so the proxy cannot match the tool to it",
                 plan.tool
             ));
         }
@@ -170,8 +170,12 @@ fn required_tool(config: &NewConfig) -> Result<String, UsageError> {
     })
 }
 
-/// An MCP tool's name as a contract name: lowercase letters, digits and `_`.
+/// An MCP tool's name as a contract name: the name itself, which the proxy then matches to the
+/// tool; rewritten (letters, digits and `_`) only for a name MCP does not allow either.
 fn contract_name(name: &str) -> String {
+    if toolgate_gate::internals::is_tool_name(name) {
+        return name.to_owned();
+    }
     let mut out: String = name
         .chars()
         .map(|ch| {

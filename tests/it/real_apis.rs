@@ -332,3 +332,50 @@ fn toolgate_new_promises_free_text_when_nothing_is_pinned_and_accepts_what_the_g
         "CI",
     );
 }
+
+/// A tool named as MCP names it (`get-structured-content`, server-everything's) goes through every
+/// verb as any other: scaffolded, accepted (its snapshots and lock entry named after it), tested
+/// as CI runs it, linted. A second folder that differs only in case is refused by every verb.
+#[test]
+fn a_tool_named_as_mcp_names_it_runs_through_every_verb_and_a_case_twin_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = dir.path().join("sample.json");
+    fs::write(
+        &sample,
+        r#"{"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65}"#,
+    )
+    .unwrap();
+    let tool = "get-structured-content";
+    let new = toolgate(
+        dir.path(),
+        &["new", tool, "--from-sample", sample.to_str().unwrap()],
+        true,
+    );
+    assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
+    assert_code(
+        &toolgate(dir.path(), &["test", "--accept", tool], false),
+        0,
+        "accept",
+    );
+    assert!(
+        dir.path()
+            .join(format!("snapshots/{tool}/accepted/sample@v1.snap"))
+            .is_file()
+    );
+    assert!(
+        fs::read_to_string(dir.path().join("contracts/contracts.lock"))
+            .unwrap()
+            .contains(tool)
+    );
+    assert_code(&toolgate(dir.path(), &["test", tool], true), 0, "CI");
+    assert_code(&toolgate(dir.path(), &["lint", tool], true), 0, "lint");
+    let twin = dir.path().join("contracts/Get-Structured-Content");
+    fs::create_dir_all(&twin).unwrap();
+    let refused = toolgate(dir.path(), &["test"], true);
+    assert_code(&refused, 2, "case twin");
+    assert!(
+        refused.stderr.contains("differ only in case"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -4,7 +4,7 @@ mod agent_schema;
 
 #[cfg_attr(not(feature = "_internals"), allow(unused_imports))]
 pub use agent_schema::DERIVED_AGENT_SCHEMA;
-mod compile;
+pub(crate) mod compile;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};

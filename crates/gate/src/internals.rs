@@ -171,3 +171,9 @@ pub fn pattern_as_regex(pattern: &str) -> Option<String> {
         .ok()
         .map(std::borrow::Cow::into_owned)
 }
+
+/// Whether `name` may be a tool's name (and its contract's folder name): any name MCP allows
+/// (ASCII letters, digits, `_`, `-`, `.`; 1 to 128 characters), not starting with `.` or `-`.
+pub fn is_tool_name(name: &str) -> bool {
+    crate::contract::compile::is_tool_name(name)
+}

@@ -276,3 +276,42 @@ fn errors_from_a_folder_name_the_real_path() {
         "{message}"
     );
 }
+
+#[test]
+fn a_tool_is_named_as_mcp_names_it_and_never_as_a_hidden_folder_or_an_option() {
+    let named =
+        |tool: &str| contract(&minimal("").replacen("tool: t", &format!("tool: {tool:?}"), 1));
+    for tool in [
+        "get-structured-content",
+        "Get.Weather-v2",
+        "github.search_code",
+        "_x",
+        "7up",
+        &"a".repeat(128),
+    ] {
+        let compiled =
+            Contract::compile(&named(tool)).unwrap_or_else(|error| panic!("{tool}: {error}"));
+        assert_eq!(compiled.tool(), tool);
+        // The agent's bytes carry the name as written.
+        let decision = compiled.admit(
+            br#"{"a": "x"}"#,
+            &toolgate_gate::Request::new("r1"),
+            std::time::SystemTime::UNIX_EPOCH,
+        );
+        let agent = String::from_utf8(decision.agent_bytes().to_vec()).unwrap();
+        assert!(agent.contains(&format!("\"tool\":\"{tool}\"")), "{agent}");
+    }
+    for tool in [
+        ".hidden",
+        "..",
+        "-rf",
+        "a b",
+        "ünïcode",
+        "a/b",
+        &"a".repeat(129),
+        "",
+    ] {
+        let message = first(&named(tool));
+        assert!(message.contains("a name MCP allows"), "{tool:?}: {message}");
+    }
+}

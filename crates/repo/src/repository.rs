@@ -122,12 +122,31 @@ impl Repository {
                 Err(error) => problems.push(error.to_string()),
             }
         }
+        self.refuse_case_twins(&tools)?;
         Ok((tools, problems))
     }
 
-    /// The tools that have a contract folder, sorted.
+    /// The tools that have a contract folder, sorted. Two folders whose names differ only in
+    /// case are an error: a case-insensitive file system (macOS, Windows) holds one of them, so
+    /// the same checkout would mean two contracts on one machine and one on another.
     pub fn tools(&self) -> Result<Vec<String>, UsageError> {
         self.scan_tools().map(|(tools, _)| tools)
+    }
+
+    /// Refuses two tool folders whose names differ only in case (see [`Repository::tools`]).
+    fn refuse_case_twins(&self, tools: &[String]) -> Result<(), UsageError> {
+        for (index, tool) in tools.iter().enumerate() {
+            if let Some(twin) = tools[..index]
+                .iter()
+                .find(|other| other.eq_ignore_ascii_case(tool))
+            {
+                return Err(UsageError::new(format!(
+                    "{}: tool folders `{twin}` and `{tool}` differ only in case, which a case-insensitive file system cannot hold apart; rename one",
+                    self.contracts_dir().display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The tools a verb runs on: `only`, which must have a contract, or every tool.

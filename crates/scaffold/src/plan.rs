@@ -131,9 +131,9 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         errors,
         text,
     } = parts;
-    if !is_tool_name(&tool) {
+    if !toolgate_gate::internals::is_tool_name(&tool) {
         return Err(format!(
-            "tool name {tool:?} must be lowercase letters, digits and _, starting with a letter, at most 64 characters"
+            "tool name {tool:?} must be 1 to 128 ASCII letters, digits, `_`, `-` and `.` (a name MCP allows), not starting with `.` or `-`"
         ));
     }
     let mut todo = Vec::new();
@@ -1202,14 +1202,6 @@ fn field_name(name: &str) -> String {
         out.insert_str(0, "f_");
     }
     out
-}
-
-fn is_tool_name(name: &str) -> bool {
-    name.len() <= 64
-        && name.starts_with(|ch: char| ch.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
 }
 
 /// An example's name as a fixture case name.

@@ -30,8 +30,11 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
     let mut errors = Vec::new();
 
     let tool = file.tool.value.clone();
-    if !is_identifier(&tool, false) || tool.len() > 64 {
-        errors.push(error_at(&file.tool, format!("tool name {tool:?} must be lowercase letters, digits and _, starting with a letter, at most 64 characters")));
+    if !is_tool_name(&tool) {
+        errors.push(error_at(
+            &file.tool,
+            format!("tool name {tool:?} {TOOL_NAME_RULE}"),
+        ));
     }
     if file.version.value == 0 {
         errors.push(error_at(&file.version, "version must be 1 or more"));
@@ -607,6 +610,18 @@ fn compile_retry(file: &ContractFile, errors: &mut Vec<CompileError>) -> RetryPo
 /// A pointer written in `contract.yaml`, parsed once.
 fn pointer(spanned: &Spanned<String>) -> Result<JsonPointer, CompileError> {
     JsonPointer::parse(&spanned.value).map_err(|message| error_at(spanned, message))
+}
+
+/// What a tool name may be, as the compile error says it.
+const TOOL_NAME_RULE: &str = "must be 1 to 128 ASCII letters, digits, `_`, `-` and `.` (a name MCP allows), not starting with `.` or `-`";
+
+/// A tool name: any name MCP allows for a tool (letters, digits, `_`, `-`, `.`; 1 to 128
+/// characters), so a contract can be written for the tool as its server names it. It is also the
+/// contract's folder name, so it may not start with `.` (`..`, a hidden folder) or `-` (read as
+/// an option on a command line).
+pub(crate) fn is_tool_name(text: &str) -> bool {
+    let allowed = |ch: char| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '.');
+    (1..=128).contains(&text.len()) && text.chars().all(allowed) && !text.starts_with(['.', '-'])
 }
 
 fn is_identifier(text: &str, allow_upper: bool) -> bool {
