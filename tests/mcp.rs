@@ -83,6 +83,10 @@ fn scenarios() -> Vec<(String, PathBuf)> {
 fn fake_server(scenario: &Path, log: Option<PathBuf>) {
     let scenario: Value = serde_json::from_slice(&fs::read(scenario).unwrap()).unwrap();
     let server = &scenario["server"];
+    // What a server may print to its stderr: escape sequences, bidi controls, a CI command.
+    if let Some(text) = server["stderr"].as_str() {
+        eprint!("{text}");
+    }
     let mut actions: BTreeMap<String, Vec<Value>> = scenario["calls"]
         .as_object()
         .map(|calls| {
@@ -329,6 +333,13 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
         .count();
     if audited != results {
         return Err(format!("{name}: {results} tool results, {audited} audit events").into());
+    }
+    if let Some(raw) = scenario["stderr_lacks"].as_str()
+        && stderr.contains(raw)
+    {
+        return Err(
+            format!("{name}: the upstream's raw stderr reached the terminal:\n{stderr:?}").into(),
+        );
     }
     if let Some(expected) = scenario["stderr_contains"].as_str()
         && !stderr.contains(expected)

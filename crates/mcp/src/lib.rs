@@ -77,11 +77,11 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         .command
         .split_first()
         .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
-    let child = Command::new(program)
+    let mut child = Command::new(program)
         .args(arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|error| {
             UsageError::new(format!(
@@ -89,6 +89,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                 program.to_string_lossy()
             ))
         })?;
+    if let Some(stderr) = child.stderr.take() {
+        lines::relay_stderr(stderr, "toolgate mcp-proxy: upstream stderr".to_owned());
+    }
     proxy::run(
         Setup {
             registry,

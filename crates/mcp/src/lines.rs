@@ -50,6 +50,30 @@ pub(crate) fn read_line(reader: &mut impl BufRead, cap: usize) -> io::Result<Opt
     }
 }
 
+/// How much of one upstream stderr line is relayed.
+const STDERR_LINE_CAP: usize = 2000;
+
+/// Relays a child's stderr to this process's stderr, line by line, each escaped (control and
+/// bidi characters shown as escapes, never interpreted by the terminal) and capped, with a prefix
+/// that says whose it is: the upstream's own words reach the person running the host only as
+/// inert text. Runs until the child closes its stderr.
+pub(crate) fn relay_stderr(stderr: impl io::Read + Send + 'static, whose: String) {
+    std::thread::spawn(move || {
+        let mut reader = io::BufReader::new(stderr);
+        while let Ok(Some(line)) = read_line(&mut reader, STDERR_LINE_CAP) {
+            let (bytes, cut) = match line {
+                Line::Complete(bytes) => (bytes, ""),
+                Line::TooLong(bytes) => (bytes, "…"),
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            eprintln!(
+                "{whose}: {}{cut}",
+                toolgate_gate::internals::escape_hidden(&text)
+            );
+        }
+    });
+}
+
 fn finish(mut line: Vec<u8>, too_long: bool) -> Line {
     if too_long {
         return Line::TooLong(line);

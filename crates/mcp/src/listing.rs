@@ -41,11 +41,14 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|error| {
             UsageError::new(format!("cannot start the MCP server `{shown}`: {error}"))
         })?;
+    if let Some(stderr) = child.stderr.take() {
+        crate::lines::relay_stderr(stderr, "toolgate new: upstream stderr".to_owned());
+    }
     let result = talk(&mut child, &shown, timeout);
     let _ = child.kill();
     let _ = child.wait();

@@ -8,23 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use toolgate_gate::ErrorCode;
 
-/// Keywords that describe rather than constrain: free text a model would read.
-const ANNOTATIONS: [&str; 9] = [
-    "title",
-    "description",
-    "examples",
-    "default",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$id",
-];
-
-/// Keywords whose value is one subschema.
-const ONE_SCHEMA: [&str; 11] = [
+/// Keywords whose value is one subschema (2020-12 and draft-07).
+const ONE_SCHEMA: [&str; 10] = [
     "additionalProperties",
-    "items",
     "not",
     "if",
     "then",
@@ -48,40 +34,168 @@ const SCHEMA_MAPS: [&str; 5] = [
     "dependentSchemas",
 ];
 
-/// `schema` without annotations or vendor keywords (`x-…`), at every depth: what a model needs
-/// to call the tool (types, property names, required members, bounds, enums), not what the
-/// upstream says about it.
+/// Keywords whose value constrains and is written as a number, a boolean or a list of member
+/// names: kept as they are when they have that form.
+const ASSERTIONS: [&str; 15] = [
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+];
+
+/// The formats JSON Schema defines (2020-12 and draft-07): any other `format` is free text.
+const FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// The JSON Schema dialects an input schema may name in `$schema`.
+const DIALECTS: [&str; 6] = [
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2019-09/schema",
+    "http://json-schema.org/draft-07/schema#",
+    "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-04/schema#",
+];
+
+/// The type names JSON Schema defines.
+const TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// `schema` as an allowlist of structure, at every depth: types, member names, required members,
+/// bounds, enums and consts, patterns, the formats JSON Schema defines, references within the
+/// document, and every subschema position 2020-12 and draft-07 define (`items` as a schema or a
+/// tuple, `dependencies`, the `*Of`s, the maps of named subschemas). Everything else is dropped:
+/// annotations (`description`, `title`, `examples`, …), vendor and unknown keywords
+/// (`x-…`, `markdownDescription`, `errorMessage`, `enumDescriptions`, …), annotation-only
+/// subschemas (`contentSchema`), an unknown format: free text a model would read, which the
+/// upstream wrote. What a model needs to call the tool is kept; what the upstream says about it
+/// is not.
 pub(crate) fn structural(schema: &Value) -> Value {
     let Value::Object(members) = schema else {
-        return schema.clone();
+        // `true` and `false` are schemas; anything else is not, and says nothing.
+        return if schema.is_boolean() {
+            schema.clone()
+        } else {
+            json!({})
+        };
     };
     let mut out = Map::new();
     for (keyword, value) in members {
-        if ANNOTATIONS.contains(&keyword.as_str()) || keyword.starts_with("x-") {
-            continue;
-        }
-        let value = if ONE_SCHEMA.contains(&keyword.as_str()) {
-            structural(value)
-        } else if SCHEMA_ARRAYS.contains(&keyword.as_str()) {
-            match value {
+        let kept = match keyword.as_str() {
+            keyword if ONE_SCHEMA.contains(&keyword) => Some(structural(value)),
+            // A schema (2020-12, draft-07), or a tuple of schemas (draft-07).
+            "items" => Some(match value {
                 Value::Array(items) => Value::Array(items.iter().map(structural).collect()),
-                other => other.clone(),
-            }
-        } else if SCHEMA_MAPS.contains(&keyword.as_str()) {
-            match value {
-                Value::Object(map) => Value::Object(
+                other => structural(other),
+            }),
+            keyword if SCHEMA_ARRAYS.contains(&keyword) => value
+                .as_array()
+                .map(|items| Value::Array(items.iter().map(structural).collect())),
+            keyword if SCHEMA_MAPS.contains(&keyword) => value.as_object().map(|map| {
+                Value::Object(
                     map.iter()
                         .map(|(name, schema)| (name.clone(), structural(schema)))
                         .collect(),
-                ),
-                other => other.clone(),
+                )
+            }),
+            // Draft-07: each member maps to a schema or to the names it requires.
+            "dependencies" => value.as_object().map(|map| {
+                Value::Object(
+                    map.iter()
+                        .map(|(name, dependency)| {
+                            let kept = if dependency.is_array() {
+                                names(dependency)
+                            } else {
+                                structural(dependency)
+                            };
+                            (name.clone(), kept)
+                        })
+                        .collect(),
+                )
+            }),
+            "dependentRequired" => value.as_object().map(|map| {
+                Value::Object(
+                    map.iter()
+                        .map(|(name, required)| (name.clone(), names(required)))
+                        .collect(),
+                )
+            }),
+            "required" => Some(names(value)),
+            keyword if ASSERTIONS.contains(&keyword) => {
+                (value.is_number() || value.is_boolean()).then(|| value.clone())
             }
-        } else {
-            value.clone()
+            "type" => match value {
+                Value::String(name) if TYPES.contains(&name.as_str()) => Some(value.clone()),
+                Value::Array(list) => Some(Value::Array(
+                    list.iter()
+                        .filter(|name| name.as_str().is_some_and(|name| TYPES.contains(&name)))
+                        .cloned()
+                        .collect(),
+                )),
+                _ => None,
+            },
+            "enum" | "const" | "pattern" | "$ref" => Some(value.clone()),
+            // Which draft reads the rest (a tuple `items` means one thing in draft-07 and is
+            // invalid in 2020-12): kept when it names a JSON Schema dialect.
+            "$schema" => value
+                .as_str()
+                .filter(|uri| DIALECTS.contains(uri))
+                .map(Value::from),
+            "format" => value
+                .as_str()
+                .filter(|format| FORMATS.contains(format))
+                .map(Value::from),
+            _ => None,
         };
-        out.insert(keyword.clone(), value);
+        if let Some(kept) = kept {
+            out.insert(keyword.clone(), kept);
+        }
     }
     Value::Object(out)
+}
+
+/// A list of member names, as `required` holds them: the strings of `value`.
+fn names(value: &Value) -> Value {
+    Value::Array(
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|name| name.is_string())
+            .cloned()
+            .collect(),
+    )
 }
 
 /// The schema file named `root` and every file it refers to, ready to be placed in one
@@ -276,6 +390,51 @@ mod tests {
                 "type": "object",
                 "properties": {"description": {"type": "string"}, "n": {"type": "integer"}},
                 "anyOf": [{"required": ["n"]}]
+            })
+        );
+    }
+
+    /// A hostile server's input schema: every place it can write free text, in every subschema
+    /// position 2020-12 and draft-07 define. None of its `CANARY` text may survive.
+    #[test]
+    fn only_structure_survives_from_every_subschema_position() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "markdownDescription": "CANARY 1",
+            "summary": "CANARY 2",
+            "x_note": "CANARY 3",
+            "errorMessage": "CANARY 4",
+            "properties": {
+                "mode": {"enum": ["a", "b"], "enumDescriptions": ["CANARY 5", "CANARY 5"]},
+                "pair": {"type": "array", "items": [
+                    {"type": "string", "description": "CANARY 6"},
+                    {"type": "integer", "format": "CANARY 7 not a format", "minimum": 0}
+                ]},
+                "blob": {"type": "string", "contentMediaType": "application/json",
+                         "contentSchema": {"description": "CANARY 8"}, "format": "uuid"}
+            },
+            "dependencies": {
+                "mode": {"properties": {"pair": {"title": "CANARY 9"}}},
+                "pair": ["mode"]
+            },
+            "required": ["mode", 7],
+            "type_note": {"description": "CANARY 10"}
+        });
+        let kept = structural(&schema);
+        assert!(!kept.to_string().contains("CANARY"), "{kept}");
+        assert_eq!(
+            kept,
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "mode": {"enum": ["a", "b"]},
+                    "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer", "minimum": 0}]},
+                    "blob": {"type": "string", "format": "uuid"}
+                },
+                "dependencies": {"mode": {"properties": {"pair": {}}}, "pair": ["mode"]},
+                "required": ["mode"]
             })
         );
     }

@@ -86,11 +86,17 @@ impl Registry {
     /// contract, with the upstream's input schema stripped to its structure and the output schema
     /// of what projection emits. Nothing else the upstream wrote is kept.
     pub(crate) fn list(&self, upstream_tools: &[Value]) -> Value {
+        // A tool the upstream lists twice is listed once: the first listing's input schema is
+        // shown; every call to the name is gated by its one contract either way.
+        let mut seen = std::collections::BTreeSet::new();
         let tools: Vec<Value> = upstream_tools
             .iter()
             .filter_map(|tool| {
                 let name = tool.get("name")?.as_str()?;
                 let offered = self.tools.get(name)?;
+                if !seen.insert(name) {
+                    return None;
+                }
                 let mut entry = json!({
                     "name": name,
                     "inputSchema": schemas::structural(
