@@ -221,6 +221,11 @@ pub struct McpProxyArgs {
     /// unchanged and ungated.
     #[arg(long, value_parser = choice::<Route>(), value_name = "ROUTE")]
     allow: Vec<Route>,
+    /// The operator's trusted context: a JSON file `{"<tool>": {"<key>": <value>}}` holding every
+    /// key a contract's rules read that a caller's arguments may not supply (a membership list,
+    /// a lookup table). Re-read whenever it changes.
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
     /// The MCP server's command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
     command: Vec<OsString>,
@@ -234,6 +239,7 @@ impl From<McpProxyArgs> for ProxyConfig {
             timeout: args.timeout,
             max_line_bytes: args.max_line_bytes,
             allow: args.allow,
+            context: args.context,
             command: args.command,
         }
     }

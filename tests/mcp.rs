@@ -49,6 +49,10 @@ fn main() -> ExitCode {
         "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
         new_from_mcp,
     ));
+    trials.push(Trial::test(
+        "mcp::trusted_context_only_the_operator_may_supply_never_comes_from_the_model",
+        operator_context,
+    ));
     libtest_mimic::run(&arguments, trials).exit_code()
 }
 
@@ -194,10 +198,14 @@ struct Proxy {
 }
 
 fn start_proxy(scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
+    start_proxy_at(&here(), scenario, log, extra)
+}
+
+fn start_proxy_at(root: &Path, scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .arg("mcp-proxy")
         .arg("--root")
-        .arg(here())
+        .arg(root)
         .args(extra)
         .arg("--")
         .arg(std::env::current_exe().unwrap())
@@ -517,5 +525,95 @@ fn new_from_mcp() -> Result<(), Failed> {
     if lint.status.code() != Some(0) {
         return fail(&format!("lint: {}", String::from_utf8_lossy(&lint.stdout)));
     }
+    Ok(())
+}
+
+/// A membership rule's list comes from the operator (`--context FILE`), never from the call's
+/// arguments: without the file the proxy refuses to start; with it, a model that lists the unit
+/// it wants in its own arguments is still refused; the file is re-read when it changes.
+fn operator_context() -> Result<(), Failed> {
+    let root = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let folder = root.path().join("contracts/unit_state/v1");
+    fs::create_dir_all(&folder).map_err(|error| error.to_string())?;
+    fs::write(
+        folder.join("contract.yaml"),
+        "tool: unit_state\nversion: 1\ndirection: result\nshape:\n  schema: s.schema.json\n  fields:\n    - { name: unit, from: /unit }\n    - { name: active, from: /active }\nrules:\n  - { name: known_unit, retryable: false, membership: { field: unit, context: allowed_units } }\n",
+    )
+    .map_err(|error| error.to_string())?;
+    fs::write(
+        folder.join("s.schema.json"),
+        r#"{"type": "object", "required": ["unit", "active"], "properties": {"unit": {"type": "string", "pattern": "^[a-z]{1,16}$"}, "active": {"type": "boolean"}}, "additionalProperties": false}"#,
+    )
+    .map_err(|error| error.to_string())?;
+    let result = |unit: &str| json!({"result": {"content": [], "structuredContent": {"unit": unit, "active": true}}});
+    let scenario = root.path().join("scenario.json");
+    fs::write(
+        &scenario,
+        json!({
+            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"},
+                       "tools": [{"name": "unit_state", "inputSchema": {"type": "object"}}]},
+            "calls": {"unit_state": [result("nginx"), result("nginx")]}
+        })
+        .to_string(),
+    )
+    .map_err(|error| error.to_string())?;
+    let log = tempfile::NamedTempFile::new().map_err(|error| error.to_string())?;
+
+    // No --context: the proxy refuses to start, naming the key.
+    let mut refused = start_proxy_at(root.path(), &scenario, log.path(), &[]);
+    drop(refused.child.stdin.take());
+    let status = refused.child.wait().map_err(|error| error.to_string())?;
+    let stderr = refused.stderr.join().unwrap();
+    if status.code() != Some(2) || !stderr.contains("`unit_state`'s `allowed_units`") {
+        return Err(format!("expected exit 2 naming the key, got {status}:\n{stderr}").into());
+    }
+
+    let context = root.path().join("context.json");
+    fs::write(
+        &context,
+        r#"{"unit_state": {"allowed_units": ["postgres"]}}"#,
+    )
+    .map_err(|error| error.to_string())?;
+    let extra = ["--context".to_owned(), context.display().to_string()];
+    let mut proxy = start_proxy_at(root.path(), &scenario, log.path(), &extra);
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut ask = |line: Value| -> Result<Value, Failed> {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(|error| error.to_string())?;
+        stdin.flush().map_err(|error| error.to_string())?;
+        loop {
+            let answer = proxy
+                .lines
+                .recv_timeout(PATIENCE)
+                .map_err(|_| "no answer".to_owned())?;
+            let answer: Value = serde_json::from_str(&answer).map_err(|error| error.to_string())?;
+            if answer.get("id") == line.get("id") {
+                return Ok(answer);
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}}),
+    )?;
+    // The model lists the unit it wants admitted in its own arguments: not trusted context.
+    let call = |id: u32| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "unit_state", "arguments": {"unit": "nginx", "allowed_units": ["nginx"]}}});
+    let first = ask(call(1))?;
+    if first["result"]["structuredContent"]["outcome"] != "failure" {
+        return Err(format!("the model's own list must not admit nginx: {first}").into());
+    }
+    // The operator allows nginx: the next call reads the changed file, no restart.
+    std::thread::sleep(Duration::from_millis(20));
+    fs::write(
+        &context,
+        r#"{"unit_state": {"allowed_units": ["postgres", "nginx"]}}"#,
+    )
+    .map_err(|error| error.to_string())?;
+    let second = ask(call(2))?;
+    if second["result"]["structuredContent"]["data"]["unit"] != "nginx" {
+        return Err(format!("the refreshed operator list admits nginx: {second}").into());
+    }
+    drop(stdin);
+    let _ = proxy.child.wait();
     Ok(())
 }

@@ -59,6 +59,8 @@ pub struct Contract {
     upstream_errors: UpstreamErrors,
     /// The agent schema derived from the promised fields, when the contract names none.
     derived_agent_schema: Option<Value>,
+    /// The context keys a caller's arguments may supply (see `context_from_arguments`).
+    from_arguments: BTreeSet<String>,
 }
 
 const _: () = {
@@ -271,6 +273,21 @@ impl Contract {
     pub fn required_context(&self) -> Vec<&str> {
         let keys: BTreeSet<&str> = self.rules.iter().flat_map(Rule::context_keys).collect();
         keys.into_iter().collect()
+    }
+
+    /// The context keys a caller's arguments may supply (`context: from_arguments`, or the keys
+    /// only binding rules read), sorted. Every other key in [`Contract::required_context`] comes
+    /// from the operator only: an adapter must never fill it from what the model sent.
+    pub fn context_from_arguments(&self) -> Vec<&str> {
+        self.from_arguments.iter().map(String::as_str).collect()
+    }
+
+    /// The context keys only the operator may supply, sorted.
+    pub fn context_from_operator(&self) -> Vec<&str> {
+        self.required_context()
+            .into_iter()
+            .filter(|key| !self.from_arguments.contains(*key))
+            .collect()
     }
 
     /// The names of the contract's semantic rules, in evaluation order.

@@ -64,6 +64,18 @@ pub(crate) struct ContractFile {
     pub retry: RetrySpec,
     #[serde(default)]
     pub upstream_errors: Vec<UpstreamErrorSpec>,
+    #[serde(default)]
+    pub context: Option<ContextSpec>,
+}
+
+/// `context:`: where the trusted context the rules read may come from.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContextSpec {
+    /// The keys a caller's arguments may supply (what the agent asked about); every other key
+    /// comes from the operator only.
+    #[serde(default)]
+    pub from_arguments: Vec<Spanned<String>>,
 }
 
 /// One entry of `upstream_errors:`: an upstream failure in the API's own words, mapped to a code.

@@ -315,3 +315,33 @@ fn a_tool_is_named_as_mcp_names_it_and_never_as_a_hidden_folder_or_an_option() {
         assert!(message.contains("a name MCP allows"), "{tool:?}: {message}");
     }
 }
+
+/// Where the rules' trusted context may come from: a binding rule's key from the caller's
+/// arguments (by default, or as `context: from_arguments` lists it), a membership or lookup
+/// rule's only from the operator, whatever the contract says.
+#[test]
+fn context_from_the_arguments_is_declared_and_never_a_membership_list() {
+    let schema =
+        r#"{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}"#;
+    let with = |extra: &str| {
+        ContractSource::new(minimal(&format!(
+            "rules:\n  - {{ name: asked, retryable: false, binding: {{ field: a, context: asked }} }}\n  - {{ name: known, retryable: false, membership: {{ field: a, context: known_runs }} }}\n{extra}"
+        )))
+        .with_schema("s.json", schema)
+        .with_schema("agent.json", "{}")
+    };
+    let defaulted = Contract::compile(&with("")).unwrap();
+    assert_eq!(defaulted.required_context(), ["asked", "known_runs"]);
+    assert_eq!(defaulted.context_from_arguments(), ["asked"]);
+    assert_eq!(defaulted.context_from_operator(), ["known_runs"]);
+    let none = Contract::compile(&with("context:\n  from_arguments: []\n")).unwrap();
+    assert!(none.context_from_arguments().is_empty());
+    assert_eq!(none.context_from_operator(), ["asked", "known_runs"]);
+    let message = first(&with("context:\n  from_arguments: [known_runs]\n"));
+    assert!(
+        message.contains("must come from the operator") && message.contains("contract.yaml:"),
+        "{message}"
+    );
+    let message = first(&with("context:\n  from_arguments: [nobody_reads_it]\n"));
+    assert!(message.contains("read by no rule"), "{message}");
+}

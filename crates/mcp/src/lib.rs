@@ -10,6 +10,7 @@
 //! API boundary: [`run`] with a [`ProxyConfig`], the [`Route`]s it can open, and the failure
 //! branch its output schemas carry (for tests that validate what the host sees).
 
+mod context;
 mod lines;
 mod listing;
 mod message;
@@ -48,6 +49,9 @@ pub struct ProxyConfig {
     pub max_line_bytes: Option<usize>,
     /// Routes for data opened beyond the default; their messages pass unchanged and ungated.
     pub allow: Vec<Route>,
+    /// The operator's trusted context (a JSON object of tools, each an object of context
+    /// values): every key a contract does not let a caller's arguments supply.
+    pub context: Option<PathBuf>,
     /// The MCP server's command and its arguments.
     pub command: Vec<OsString>,
 }
@@ -65,6 +69,9 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     let repository = Repository::open(&options.root)?;
     let registry = Registry::load(&repository)?;
+    // Settled before the server starts: a key only the operator may supply and nobody does is
+    // a configuration error, not a rule that fails every call.
+    let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
     let line_cap = options
         .max_line_bytes
         .unwrap_or_else(|| (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024));
@@ -99,6 +106,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             timeout: options.timeout,
             line_cap,
             audit,
+            context,
         },
         child,
         std::io::stdin(),

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use toolgate_gate::internals::escape_hidden;
 use toolgate_gate::{AuditSink, Contract, GATE_VERSION, JsonLinesSink, Request, Response};
 
+use super::context::OperatorContext;
 use super::lines::{Line, read_line};
 use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
 use super::tools::{self, Registry};
@@ -133,6 +134,7 @@ pub(crate) struct Proxy {
     timeout: Duration,
     line_cap: usize,
     audit: Option<JsonLinesSink<std::fs::File>>,
+    context: OperatorContext,
     state: Mutex<State>,
     /// Taken when the run ends, so the writers finish once everything is written.
     to_host: Mutex<Option<Sender<Vec<u8>>>>,
@@ -151,6 +153,8 @@ pub(crate) struct Setup {
     pub line_cap: usize,
     /// Where decisions are audited.
     pub audit: Option<JsonLinesSink<std::fs::File>>,
+    /// The operator's trusted context.
+    pub context: OperatorContext,
 }
 
 /// Runs the proxy until the host closes its input and every call is answered.
@@ -170,6 +174,7 @@ pub(crate) fn run(
         timeout: setup.timeout,
         line_cap: setup.line_cap,
         audit: setup.audit,
+        context: setup.context,
         state: Mutex::new(State::default()),
         to_host: Mutex::new(Some(to_host)),
         to_upstream: Mutex::new(Some(to_upstream)),
@@ -384,7 +389,13 @@ impl Proxy {
                     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
                     let call = Call {
                         contract: Arc::clone(&tool.contract),
-                        request: tools::request_for(&id, &arguments, name),
+                        request: tools::request_for(
+                            &id,
+                            &arguments,
+                            name,
+                            &tool.contract,
+                            self.context.for_tool(name),
+                        ),
                         progress_token: params
                             .get("_meta")
                             .and_then(|meta| meta.get("progressToken"))

@@ -82,6 +82,11 @@ impl Registry {
         self.tools.get(name)
     }
 
+    /// Every tool, by name.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Tool)> {
+        self.tools.iter().map(|(name, tool)| (name.as_str(), tool))
+    }
+
     /// `tools/list`'s entries: the upstream's tools that have a contract, each described by its
     /// contract, with the upstream's input schema stripped to its structure and the output schema
     /// of what projection emits. Nothing else the upstream wrote is kept.
@@ -115,17 +120,28 @@ impl Registry {
 }
 
 /// The outstanding request a call's result is decided under: the JSON-RPC id as the request id
-/// (a string id as it is, a number as its digits), the call's arguments as trusted context (what
-/// the agent asked about, which binding rules hold the answer to).
-pub(crate) fn request_for(id: &Value, arguments: &Value, tool: &str) -> Request {
+/// (a string id as it is, a number as its digits), and as trusted context the call's arguments
+/// the contract lets a caller supply (what the agent asked about, which binding rules hold the
+/// answer to) and the operator's values for every other key (`operator`: never from the model).
+pub(crate) fn request_for(
+    id: &Value,
+    arguments: &Value,
+    tool: &str,
+    contract: &Contract,
+    operator: Map<String, Value>,
+) -> Request {
     let id_text = match id {
         Value::String(text) => text.clone(),
         other => other.to_string(),
     };
-    let context = match arguments {
-        Value::Object(members) => members.clone(),
-        _ => Map::new(),
-    };
+    let mut context = operator;
+    if let Value::Object(members) = arguments {
+        for key in contract.context_from_arguments() {
+            if let Some(value) = members.get(key) {
+                context.insert(key.to_owned(), value.clone());
+            }
+        }
+    }
     Request::new(id_text)
         .with_context_map(context)
         .with_upstream(format!("mcp tools/call {tool}"))

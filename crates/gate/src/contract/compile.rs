@@ -168,6 +168,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         }
     }
 
+    let from_arguments = compile_context(&file, &rules, &mut errors);
     let retry = compile_retry(&file, &mut errors);
     let upstream_errors = compile_upstream_errors(&file, text_input, &mut errors);
 
@@ -187,10 +188,57 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
                 retry,
                 upstream_errors,
                 derived_agent_schema,
+                from_arguments,
             })
         }
         _ => Err(CompileErrors(errors)),
     }
+}
+
+/// The context keys a caller's arguments may supply: those `context: from_arguments` lists, or
+/// without it, the keys only binding rules read (binding the answer to what was asked is right).
+/// A membership or lookup rule's keys always come from the operator: a list or table the model
+/// supplies would let it admit whatever it lists.
+fn compile_context(
+    file: &ContractFile,
+    rules: &[Rule],
+    errors: &mut Vec<CompileError>,
+) -> BTreeSet<String> {
+    let operator_only: BTreeSet<&str> = rules
+        .iter()
+        .filter(|rule| rule.operator_context)
+        .flat_map(Rule::context_keys)
+        .collect();
+    let read: BTreeSet<&str> = rules.iter().flat_map(Rule::context_keys).collect();
+    let Some(spec) = &file.context else {
+        return read
+            .difference(&operator_only)
+            .map(|key| (*key).to_owned())
+            .collect();
+    };
+    let mut from_arguments = BTreeSet::new();
+    for key in &spec.from_arguments {
+        if !read.contains(key.value.as_str()) {
+            errors.push(error_at(
+                key,
+                format!(
+                    "context key `{}` is read by no rule; list only keys the rules read",
+                    key.value
+                ),
+            ));
+        } else if operator_only.contains(key.value.as_str()) {
+            errors.push(error_at(
+                key,
+                format!(
+                    "context key `{}` is read by a membership or lookup rule, so it must come from the operator: a list the model supplies lets it admit whatever it lists",
+                    key.value
+                ),
+            ));
+        } else {
+            from_arguments.insert(key.value.clone());
+        }
+    }
+    from_arguments
 }
 
 fn collect<T>(result: Result<T, CompileError>, errors: &mut Vec<CompileError>) -> Option<T> {

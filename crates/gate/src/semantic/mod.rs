@@ -107,6 +107,9 @@ pub(crate) struct Rule {
     pub field: usize,
     /// Whether it is a freshness rule (its field is a timestamp the clock judges).
     pub freshness: bool,
+    /// Whether its context must come from the operator: a membership list or a lookup table the
+    /// model supplied would make the rule vacuous (the model lists what it wants admitted).
+    pub operator_context: bool,
     check: Box<dyn Check>,
 }
 
@@ -145,6 +148,7 @@ impl Rule {
             retryable: spec.retryable,
             field: field_index(kind.field())?,
             freshness: spec.freshness.is_some(),
+            operator_context: spec.membership.is_some() || spec.lookup.is_some(),
             check: kind.compile(&spec.name)?,
         })
     }
