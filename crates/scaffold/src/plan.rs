@@ -158,9 +158,19 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         fits
     });
     if admitted.is_empty() && !text {
-        todo.push(format!(
-            "no admitted example: add a real response as fixtures/{tool}/accepted/<case>.json (`toolgate check {tool} --save-fixture <case>` saves one), or the suite has nothing to mutate"
-        ));
+        match synthesized_example(&schema) {
+            // A response the schema describes, so the suite runs (its near-misses derived, its
+            // snapshots written) until a real one replaces it.
+            Some(example) => {
+                todo.push(format!(
+                    "no documented example is admitted: fixtures/{tool}/accepted/{SYNTHESIZED_CASE}.json is a response built from the schema, not one the upstream sent; replace it with a real response (`toolgate check {tool} --save-fixture <case>` saves one)"
+                ));
+                admitted.push((SYNTHESIZED_CASE.to_owned(), example));
+            }
+            None => todo.push(format!(
+                "no admitted example: add a real response as fixtures/{tool}/accepted/<case>.json (`toolgate check {tool} --save-fixture <case>` saves one), or the suite has nothing to mutate"
+            )),
+        }
     }
 
     type_from_examples(&mut schema, &admitted, &mut assumptions);
@@ -382,6 +392,25 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         todo,
         free_text: free_text_places,
     })
+}
+
+/// The case name of a response `toolgate new` built from the schema.
+pub const SYNTHESIZED_CASE: &str = "synthesized_from_schema";
+
+/// A response `schema` admits, built by the contract model (its bounds, patterns, enums and
+/// required members), and checked by the validator the gate compiles: `None` when the model
+/// cannot build one.
+fn synthesized_example(schema: &Value) -> Option<Value> {
+    let schemas = toolgate_model::Schemas::new(
+        [(SCHEMA_FILE.to_owned(), schema.clone())]
+            .into_iter()
+            .collect(),
+    );
+    let example = toolgate_model::example(&schemas.root(SCHEMA_FILE), None)?;
+    validator(schema)
+        .ok()?
+        .is_valid(&example)
+        .then_some(example)
 }
 
 /// A compiled validator for `schema`, as the gate compiles contract schemas.
@@ -1566,6 +1595,27 @@ mod tests {
         assert_eq!(
             plan.schema.pointer("/oneOf/1/properties/id/minimum"),
             Some(&json!(0))
+        );
+    }
+
+    #[test]
+    fn without_an_admitted_example_a_response_is_built_from_the_schema_and_said_so() {
+        let wrong = json!({"number": "seven", "title": "x", "head": {"sha": "a"}});
+        let plan = plan(parts(closed_pull(), vec![("documented".to_owned(), wrong)])).unwrap();
+        let synthesized = plan
+            .fixtures
+            .iter()
+            .find(|fixture| fixture.case == SYNTHESIZED_CASE)
+            .expect("a synthesized accepted fixture");
+        assert_eq!(synthesized.class, "accepted");
+        let body: Value = serde_json::from_slice(&synthesized.body).unwrap();
+        assert!(validator(&plan.schema).unwrap().is_valid(&body), "{body}");
+        assert!(
+            plan.todo
+                .iter()
+                .any(|line| line.contains("not one the upstream sent")),
+            "{:?}",
+            plan.todo
         );
     }
 
