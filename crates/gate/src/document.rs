@@ -355,6 +355,12 @@ impl<'a> Builder<'a> {
         self.pending_elements.len() - array.0
     }
 
+    /// Drops what an array that failed to parse had collected, so the arrays around it count
+    /// their own elements again (the error names the index in each, from its own start).
+    pub(crate) fn abandon_array(&mut self, array: OpenArray) {
+        self.pending_elements.truncate(array.0);
+    }
+
     pub(crate) fn close_array(&mut self, array: OpenArray) -> Element<'a> {
         let run = Run {
             start: self.elements.len(),

@@ -284,6 +284,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
                 Ok(None) => return Ok(self.state.builder.borrow_mut().close_array(array)),
                 Err(error) => {
                     let index = self.state.builder.borrow().element_count(&array);
+                    self.state.builder.borrow_mut().abandon_array(array);
                     self.state.unwinding(Segment::Index(index));
                     return Err(error);
                 }
