@@ -510,7 +510,7 @@ fn new_from_mcp() -> Result<(), Failed> {
     for expected in [
         "skipped anything: no field to promise",
         "not promised, because the agent would see free text nobody checks: /advisory, /city",
-        "no admitted example",
+        "no documented example is admitted",
     ] {
         if !stdout.contains(expected) {
             return fail(&format!("the report lacks {expected:?}"));

@@ -627,8 +627,12 @@ mod tests {
             applied("/tool", "const", json!("t")),
             applied("/data/at", "format", json!("date-time")),
         ];
-        let mutants =
-            seed_of(&document, &raw, &AppliedKeywords::new(keywords.clone())).mutants(Family::ALL);
+        let applied_keywords = AppliedKeywords::new(keywords.clone());
+        // A freshness rule judges /data/at: its age is a near-miss there (and only there).
+        let fresh = vec!["/data/at".to_owned()];
+        let mut seed = seed_of(&document, &raw, &applied_keywords);
+        seed.fresh = &fresh;
+        let mutants = seed.mutants(Family::ALL);
         let of = |family: Family| -> Vec<&Mutant> {
             mutants
                 .iter()
