@@ -449,3 +449,26 @@ fn no_search_leaves_the_model_s_answer_and_the_search_settles_it() {
     assert_eq!(run(&[]), (Some(0), json!(true)));
     assert_eq!(run(&["--no-search", "--fail-on", "breaking"]).0, Some(1));
 }
+
+/// A place no field reads changes what the agent can see when it can no longer be filled: a
+/// required member that now admits nothing leaves no response, and so no output, at all.
+#[test]
+fn an_unpromised_place_that_admits_nothing_is_never_a_plain_no_for_the_agent() {
+    let with = |g: serde_json::Value| json!({"type": "object", "required": ["g"], "properties": {"x": {"type": "string"}, "g": g}});
+    let (found, report) = verdicts(with(json!({"type": "string"})), with(json!(false)), &["/x"]);
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    assert_ne!(found[3], Some(false), "narrowed: {:?}", report.answers);
+    // Made optional instead, it may be left out: nothing the agent sees is lost.
+    let optional = |g: serde_json::Value| json!({"type": "object", "properties": {"x": {"type": "string"}, "g": g}});
+    let (found, report) = verdicts(
+        optional(json!({"type": "string"})),
+        optional(json!(false)),
+        &["/x"],
+    );
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -31,12 +31,52 @@ pub(crate) struct ShapeContext {
 /// Compares `from` and `to` (one shape's schema in each version), adding a change per
 /// difference.
 pub(crate) fn compare(from: &Node, to: &Node, context: &ShapeContext, out: &mut Vec<Change>) {
-    Walk { context, out }.node("", from, to);
+    Walk {
+        context,
+        out,
+        roots: (from, to),
+    }
+    .node("", from, to);
 }
 
 struct Walk<'c> {
     context: &'c ShapeContext,
     out: &'c mut Vec<Change>,
+    /// Both versions' whole schemas, to ask whether a place still admits any value.
+    roots: (&'c Node, &'c Node),
+}
+
+/// Whether every response shape `root` admits can still fill the place at `path` (`*` for any
+/// item): by leaving it out (a member not required, an item of an array that may be empty), or
+/// with a value the model builds and checks; through every branch of a union. `false` when that
+/// cannot be shown (an unknown node, a value the model cannot build).
+fn admits_something(root: &Node, path: &str) -> bool {
+    let tokens: Vec<String> = path
+        .split('/')
+        .skip(1)
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    fillable(root, &tokens)
+}
+
+fn fillable(node: &Node, tokens: &[String]) -> bool {
+    let Some((token, rest)) = tokens.split_first() else {
+        return toolgate_model::example(node, None).is_some();
+    };
+    let Some(facts) = node.facts() else {
+        return node.kind == Kind::Any;
+    };
+    if facts.union.is_some() {
+        return toolgate_model::alternatives(node)
+            .iter()
+            .all(|branch| fillable(branch, tokens));
+    }
+    let (may_be_absent, child) = if token == "*" {
+        (facts.min_items == 0, &*facts.items)
+    } else {
+        (!facts.required.contains(token), facts.member(token))
+    };
+    may_be_absent || fillable(child, rest)
 }
 
 /// How a response pointer relates to the promised fields.
@@ -95,7 +135,23 @@ impl Walk<'_> {
     fn record(&mut self, change: Change, path: &str, forward: Effect, backward: Effect) {
         let (widened, narrowed) = match self.relation(path) {
             Relation::Promised => (backward.clone(), forward.clone()),
-            Relation::Unpromised => (Effect::No, Effect::No),
+            // A place no field reads changes no output the agent can see, as long as it still
+            // admits some value: a required place that admits nothing empties the whole set of
+            // responses, and with it every output.
+            Relation::Unpromised => {
+                let unseen = |effect: &Effect, root: &Node| match effect {
+                    Effect::No => Effect::No,
+                    _ if admits_something(root, path) => Effect::No,
+                    _ => Effect::Unknown(format!(
+                        "{} may admit no value in one version, which would leave the agent no output at all",
+                        shown(path)
+                    )),
+                };
+                (
+                    unseen(&backward, self.roots.0),
+                    unseen(&forward, self.roots.1),
+                )
+            }
             Relation::Above => {
                 let unknown = |effect: &Effect| match effect {
                     Effect::No => Effect::No,
