@@ -211,24 +211,45 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
     if fields.is_empty() {
         return Err("no field to promise: name one with --field NAME=POINTER".to_owned());
     }
-    // A number the agent sees is not negative where no example is: an assumption, listed.
-    let promised: Vec<String> = fields
+    // What the agent sees, place by place (`*` for each item of a list): the values the
+    // examples hold there. A number there is not negative, and a string not empty, where no
+    // example's is: assumptions, listed.
+    let promised: Vec<(String, Vec<&Value>)> = fields
         .iter()
         .flat_map(|field| match &field.each {
-            None => vec![field.from.clone()],
+            None => {
+                let values: Vec<&Value> = admitted
+                    .iter()
+                    .filter_map(|(_, example)| example.pointer(&field.from))
+                    .collect();
+                // A whole list of values (`from` an array of scalars): each item is seen.
+                if !values.is_empty() && values.iter().all(|value| value.is_array()) {
+                    let items = values
+                        .into_iter()
+                        .flat_map(|value| value.as_array().into_iter().flatten())
+                        .collect();
+                    vec![(format!("{}/*", field.from), items)]
+                } else {
+                    vec![(field.from.clone(), values)]
+                }
+            }
             Some(members) => members
                 .iter()
-                .map(|(_, from, _)| format!("{}/0{from}", field.from))
+                .map(|(_, from, _)| {
+                    let values = admitted
+                        .iter()
+                        .filter_map(|(_, example)| example.pointer(&field.from))
+                        .filter_map(Value::as_array)
+                        .flatten()
+                        .filter_map(|item| item.pointer(from))
+                        .collect();
+                    (format!("{}/*{from}", field.from), values)
+                })
                 .collect(),
         })
         .collect();
-    for pointer in promised {
-        // A string the agent sees is not empty where no example is.
-        let texts: Vec<&str> = admitted
-            .iter()
-            .filter_map(|(_, example)| example.pointer(&pointer))
-            .filter_map(Value::as_str)
-            .collect();
+    for (pointer, values) in promised {
+        let texts: Vec<&str> = values.iter().filter_map(|value| value.as_str()).collect();
         let locations = locate_all(&schema, &pointer);
         if !texts.is_empty() && texts.iter().all(|text| !text.is_empty()) {
             for location in &locations {
@@ -247,14 +268,11 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 }
             }
         }
-        let non_negative = admitted.iter().all(|(_, example)| {
-            example
-                .pointer(&pointer)
-                .filter(|value| !value.is_null())
-                .is_none_or(|value| value.as_f64().is_some_and(|number| number >= 0.0))
-        }) && admitted
+        let non_negative = values
             .iter()
-            .any(|(_, example)| example.pointer(&pointer).is_some_and(Value::is_number));
+            .filter(|value| !value.is_null())
+            .all(|value| value.as_f64().is_some_and(|number| number >= 0.0))
+            && values.iter().any(|value| value.is_number());
         if !non_negative {
             continue;
         }
@@ -336,17 +354,30 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 Value::from(description)
             ),
         });
-        if let Some(bytes) = with_duplicate(example) {
-            fixtures.push(Fixture {
-                class: "duplicate-key",
-                case: unique_case("first_member_twice", &mut names),
-                body: bytes,
-                sidecar: format!(
-                    "description: {}\nexpect: {{ outcome: rejected, layer: parse, code: INVALID_RESPONSE, retryable: false }}\n",
-                    Value::from(format!("The example `{name}` with its first member written twice."))
-                ),
-            });
-        }
+        // A response with no object in it (a list of scalars) has no member to write twice: the
+        // duplicate is then an object around it, which the parser refuses all the same.
+        let (case, bytes, words) = match with_duplicate(example) {
+            Some(bytes) => (
+                "first_member_twice",
+                bytes,
+                format!("The example `{name}` with its first member written twice."),
+            ),
+            None => (
+                "wrapped_member_twice",
+                format!(r#"{{"toolgate-duplicate":1,"toolgate-duplicate":{example}}}"#)
+                    .into_bytes(),
+                format!("The example `{name}` as the second of two members with one name."),
+            ),
+        };
+        fixtures.push(Fixture {
+            class: "duplicate-key",
+            case: unique_case(case, &mut names),
+            body: bytes,
+            sidecar: format!(
+                "description: {}\nexpect: {{ outcome: rejected, layer: parse, code: INVALID_RESPONSE, retryable: false }}\n",
+                Value::from(words)
+            ),
+        });
     }
     for (status, body) in &error_examples {
         let Some(mapping) = errors
@@ -838,6 +869,26 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
     let mut left = Vec::new();
     if let Some(items) = root.get("items").filter(|_| is_type(schema, root, "array")) {
         let (item, _) = object_branch(schema, resolve(schema, items));
+        // A list of scalars: a list field whose items are rebuilt as `{"value": item}` (a list
+        // of free text promised as such, with its near-misses accepted once the gate has shown
+        // them).
+        let scalar = !["object", "array"]
+            .iter()
+            .any(|kind| is_type(schema, item, kind))
+            && item.get("properties").is_none();
+        if scalar && (pinned(schema, item) || is_type(schema, item, "string")) {
+            let free_text = !pinned(schema, item);
+            return (
+                vec![Field {
+                    name: "items".to_owned(),
+                    from: String::new(),
+                    optional: false,
+                    each: Some(vec![("value".to_owned(), String::new(), false)]),
+                }],
+                Vec::new(),
+                free_text,
+            );
+        }
         let mut members = pinned_members(schema, item, &mut left, "/*");
         let free_text = members.is_empty();
         if free_text {
@@ -1616,6 +1667,29 @@ mod tests {
                 .any(|line| line.contains("not one the upstream sent")),
             "{:?}",
             plan.todo
+        );
+    }
+
+    #[test]
+    fn a_list_of_scalars_is_a_list_field_of_values_and_its_duplicate_wraps_it() {
+        let schema = json!({"type": "array", "items": {"type": "integer"}});
+        let plan = plan(parts(schema, vec![("counts".to_owned(), json!([3, 1, 2]))])).unwrap();
+        assert!(
+            plan.contract
+                .contains("    - name: items\n      from: \"\"\n      each:\n        - { name: value, from: \"\" }\n"),
+            "{}",
+            plan.contract
+        );
+        // Every count seen is non-negative: so is every item the agent is shown.
+        assert_eq!(plan.schema.pointer("/items/minimum"), Some(&json!(0)));
+        let duplicate = plan
+            .fixtures
+            .iter()
+            .find(|fixture| fixture.class == "duplicate-key")
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(duplicate.body.clone()).unwrap(),
+            r#"{"toolgate-duplicate":1,"toolgate-duplicate":[3,1,2]}"#
         );
     }
 
