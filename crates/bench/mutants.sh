@@ -8,7 +8,7 @@
 # Usage: crates/bench/mutants.sh [cargo-mutants arguments, e.g. -j 2, --iterate, --in-diff FILE]
 # With --in-diff (a pull request's changes only), listed survivors outside the diff are not
 # reported as stale.
-# About 20 minutes on 2 cores for some 255 mutants: a periodic check, not part of `.ci/run`
+# About 80 minutes on 2 cores for some 625 mutants: a periodic check, not part of `.ci/run`
 # (pull requests run `cargo mutants --in-diff` on their own changes instead; see the example
 # workflow). Results land in target/mutants/mutants.out/.
 set -euo pipefail
