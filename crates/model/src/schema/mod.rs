@@ -153,7 +153,7 @@ pub struct Bound {
 pub struct Values(Arc<ValueList>);
 
 /// The list alone: the canonical set is a `HashSet`, whose order differs between two equal
-/// lists, and a node's `Debug` text is its [`fingerprint`].
+/// lists, and a node's `Debug` text is its fingerprint.
 impl fmt::Debug for Values {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(&self.0.list).finish()
