@@ -302,6 +302,26 @@ impl<'a> Converter<'a> {
                 out.remove(bound);
             }
         }
+        // Descriptions often leave out the type a schema's own keywords imply (`properties`
+        // without `type: object`): a value of another type, `null` among them, would then pass
+        // the schema and fail only at projection. Written in, and listed.
+        if !out.contains_key("type")
+            && !["$ref", "allOf", "anyOf", "oneOf", "enum", "const"]
+                .iter()
+                .any(|keyword| out.contains_key(*keyword))
+        {
+            let implied = if out.contains_key("properties") {
+                Some("object")
+            } else if out.contains_key("items") || out.contains_key("prefixItems") {
+                Some("array")
+            } else {
+                None
+            };
+            if let Some(kind) = implied {
+                out.insert("type".to_owned(), Value::from(kind));
+                self.assume(at, format!("type {kind}: its own keywords describe one"));
+            }
+        }
         if self.dialect == Dialect::OpenApi30 && members.get("nullable") == Some(&Value::Bool(true))
         {
             out = nullable(out);
@@ -648,6 +668,23 @@ mod tests {
         );
         // Every schema the converter writes compiles as the gate compiles contract schemas.
         toolgate_gate::internals::standalone_validator(&schema).unwrap();
+    }
+
+    #[test]
+    fn a_type_its_own_keywords_imply_is_written_in() {
+        let source = json!({});
+        let (schema, assumptions) = convert(
+            &source,
+            &json!({"properties": {"tags": {"items": {"type": "string"}}}}),
+        );
+        assert_eq!(schema["type"], json!("object"));
+        assert_eq!(schema["properties"]["tags"]["type"], json!("array"));
+        assert!(
+            assumptions
+                .iter()
+                .any(|assumption| assumption.what.starts_with("type object")),
+            "{assumptions:?}"
+        );
     }
 
     #[test]

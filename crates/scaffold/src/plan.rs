@@ -951,8 +951,38 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             }
         }
     }
-    let free_text = chosen.is_empty();
-    if free_text {
+    // A list one level down (`{"results": [{…}]}` wrappers): a list field over it, its items'
+    // pinned members (or, where none is pinned, their text) read from each item.
+    let mut listed_text = false;
+    if chosen.is_empty() {
+        let required = required_names(schema, root);
+        for (name, property) in properties(schema, root) {
+            let property = resolve(schema, property);
+            let Some(items) = property
+                .get("items")
+                .filter(|_| is_type(schema, property, "array"))
+            else {
+                continue;
+            };
+            let (item, _) = object_branch(schema, resolve(schema, items));
+            let mut members = pinned_members(schema, item, &mut Vec::new(), "");
+            if members.is_empty() {
+                members = free_text_members(schema, item);
+                listed_text = !members.is_empty();
+            }
+            if !members.is_empty() {
+                chosen = vec![Field {
+                    name: field_name(&name),
+                    from: format!("/{}", crate::convert::escape(&name)),
+                    optional: !required.contains(&name),
+                    each: Some(members),
+                }];
+                break;
+            }
+        }
+    }
+    let free_text = chosen.is_empty() || listed_text;
+    if chosen.is_empty() {
         // Nothing pinned anywhere: the free text is all the response says. It is promised, and
         // `toolgate new` accepts exactly the near-misses the gate admits there (see
         // `FREE_TEXT_REASON`), saying so in the to-do list.
@@ -1690,6 +1720,24 @@ mod tests {
         assert_eq!(
             String::from_utf8(duplicate.body.clone()).unwrap(),
             r#"{"toolgate-duplicate":1,"toolgate-duplicate":[3,1,2]}"#
+        );
+    }
+
+    #[test]
+    fn a_list_one_level_down_is_a_list_field() {
+        let schema = json!({"type": "object", "required": ["results"], "properties": {"results": {"type": "array", "items": {"type": "object", "required": ["mac", "seen"], "properties": {"mac": {"type": "string"}, "seen": {"type": "integer"}}, "additionalProperties": false}}}, "additionalProperties": false});
+        let example = json!({"results": [{"mac": "5c5b35000001", "seen": 3}]});
+        let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
+        assert!(
+            plan.contract
+                .contains("    - name: results\n      from: \"/results\"\n      each:\n        - { name: seen, from: \"/seen\" }\n"),
+            "{}",
+            plan.contract
+        );
+        assert_eq!(
+            plan.schema
+                .pointer("/properties/results/items/properties/seen/minimum"),
+            Some(&json!(0))
         );
     }
 
