@@ -205,3 +205,58 @@ fn a_list_field_rebuilds_every_item_from_its_promised_members() {
     .to_string();
     assert!(error.contains("member `number` is listed twice"), "{error}");
 }
+
+/// A list field between two others: each separated by exactly one comma, as serde_json writes
+/// the object; an item without a member the list does not mark optional is refused at projection
+/// (the schema lets it be absent), one marked optional is left out.
+#[test]
+fn a_list_field_sits_among_the_others_and_its_required_members_are_required() {
+    let schema = json!({
+        "type": "object",
+        "required": ["count", "items", "last"],
+        "properties": {
+            "count": {"type": "integer"},
+            "items": {"type": "array", "items": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}, "note": {"type": "string"}, "tag": {"type": "string"}}, "additionalProperties": false}},
+            "last": {"type": "string"}
+        },
+        "additionalProperties": false
+    });
+    let yaml = "tool: lists\nversion: 1\ndirection: result\nshape:\n  schema: s.json\n  fields:\n    - { name: count, from: /count }\n    - name: items\n      from: /items\n      each:\n        - { name: n, from: /n }\n        - { name: note, from: /note }\n        - { name: tag, from: /tag, optional: true }\n    - { name: last, from: /last }\n";
+    let contract =
+        Contract::compile(&ContractSource::new(yaml).with_schema("s.json", schema.to_string()))
+            .unwrap_or_else(|errors| panic!("{errors}"));
+    let admitted = contract.admit(
+        br#"{"count":2,"items":[{"n":1,"note":"a"},{"n":2,"note":"b","tag":"t"}],"last":"z"}"#,
+        &request(),
+        now(),
+    );
+    assert_eq!(
+        text(admitted.agent_bytes()),
+        r#"{"tool":"lists","request_id":"req.J7q94MkP","outcome":"success","data":{"count":2,"items":[{"n":1,"note":"a"},{"n":2,"note":"b","tag":"t"}],"last":"z"}}"#
+    );
+    // The list first: the field after it still gets its comma.
+    let first = yaml.replace("    - { name: count, from: /count }\n", "");
+    let first =
+        Contract::compile(&ContractSource::new(first).with_schema("s.json", schema.to_string()))
+            .unwrap_or_else(|errors| panic!("{errors}"));
+    let admitted = first.admit(
+        br#"{"count":0,"items":[{"n":1,"note":"a"}],"last":"z"}"#,
+        &request(),
+        now(),
+    );
+    assert_eq!(
+        text(admitted.agent_bytes()),
+        r#"{"tool":"lists","request_id":"req.J7q94MkP","outcome":"success","data":{"items":[{"n":1,"note":"a"}],"last":"z"}}"#
+    );
+    let missing = contract.admit(
+        br#"{"count":1,"items":[{"n":1}],"last":"z"}"#,
+        &request(),
+        now(),
+    );
+    assert_eq!(
+        missing.rejection().map(|rejection| rejection.layer()),
+        Some(toolgate_gate::Layer::Projection),
+        "{}",
+        text(missing.agent_bytes())
+    );
+}
