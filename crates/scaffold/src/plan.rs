@@ -889,11 +889,16 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
                 free_text,
             );
         }
-        let mut members = pinned_members(schema, item, &mut left, "/*");
+        let whole_item = resolve(schema, items);
+        let mut members = in_every_item(
+            schema,
+            whole_item,
+            pinned_members(schema, item, &mut left, "/*"),
+        );
         let free_text = members.is_empty();
         if free_text {
             // Items of free text only: their members are what the agent is for.
-            members = free_text_members(schema, item);
+            members = in_every_item(schema, whole_item, free_text_members(schema, item));
             left.clear();
         }
         if members.is_empty() {
@@ -964,10 +969,15 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             else {
                 continue;
             };
-            let (item, _) = object_branch(schema, resolve(schema, items));
-            let mut members = pinned_members(schema, item, &mut Vec::new(), "");
+            let whole_item = resolve(schema, items);
+            let (item, _) = object_branch(schema, whole_item);
+            let mut members = in_every_item(
+                schema,
+                whole_item,
+                pinned_members(schema, item, &mut Vec::new(), ""),
+            );
             if members.is_empty() {
-                members = free_text_members(schema, item);
+                members = in_every_item(schema, whole_item, free_text_members(schema, item));
                 listed_text = !members.is_empty();
             }
             if !members.is_empty() {
@@ -1019,6 +1029,28 @@ fn promised_places(fields: &[Field]) -> Vec<String> {
         }
     }
     places
+}
+
+/// The members of a list's items worth promising, kept only where every branch of the items'
+/// union declares them (another branch's closed object would refuse the field), and optional
+/// when the items are a union (an item of another branch may lack it).
+fn in_every_item(
+    document: &Value,
+    items: &Value,
+    members: Vec<(String, String, bool)>,
+) -> Vec<(String, String, bool)> {
+    let union = ["oneOf", "anyOf"]
+        .iter()
+        .any(|keyword| items.get(*keyword).is_some())
+        && items.get("properties").is_none();
+    members
+        .into_iter()
+        .filter(|(_, from, _)| {
+            let name = from[1..].replace("~1", "/").replace("~0", "~");
+            declared_in_every_branch(document, items, &name)
+        })
+        .map(|(name, from, optional)| (name, from, optional || union))
+        .collect()
 }
 
 /// The object a schema describes: itself, or (for a `oneOf`/`anyOf` of objects, as descriptions
@@ -1739,6 +1771,21 @@ mod tests {
                 .pointer("/properties/results/items/properties/seen/minimum"),
             Some(&json!(0))
         );
+    }
+
+    #[test]
+    fn a_list_of_union_items_promises_what_every_branch_declares() {
+        let branch = |kind: &str, extra: &str| json!({"type": "object", "required": ["id", "event"], "properties": {"id": {"type": "integer"}, "event": {"const": kind}, extra: {"type": "boolean"}}, "additionalProperties": false});
+        let schema = json!({"type": "array", "items": {"anyOf": [branch("a", "only_a"), branch("b", "only_b")]}});
+        let example = json!([{"id": 1, "event": "a", "only_a": true}, {"id": 2, "event": "b"}]);
+        let plan = plan(parts(schema, vec![("events".to_owned(), example)])).unwrap();
+        assert!(
+            plan.contract
+                .contains("{ name: id, from: \"/id\", optional: true }"),
+            "{}",
+            plan.contract
+        );
+        assert!(!plan.contract.contains("only_a"), "{}", plan.contract);
     }
 
     #[test]
