@@ -177,3 +177,28 @@ pub fn pattern_as_regex(pattern: &str) -> Option<String> {
 pub fn is_tool_name(name: &str) -> bool {
     crate::contract::compile::is_tool_name(name)
 }
+
+/// The formats JSON Schema defines (2020-12, draft-07's included), each of which the gate
+/// asserts; a contract naming any other format does not compile. Outside a contract (an
+/// upstream's input schema) any other `format` is free text.
+pub const JSON_SCHEMA_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];

@@ -345,3 +345,15 @@ fn context_from_the_arguments_is_declared_and_never_a_membership_list() {
     let message = first(&with("context:\n  from_arguments: [nobody_reads_it]\n"));
     assert!(message.contains("read by no rule"), "{message}");
 }
+
+/// The formats the harness names as JSON Schema's are exactly ones the gate asserts.
+#[test]
+fn every_json_schema_format_is_one_the_gate_asserts() {
+    for format in toolgate_gate::internals::JSON_SCHEMA_FORMATS {
+        assert!(
+            toolgate_gate::internals::format_accepts(format, "x").is_some(),
+            "{format}"
+        );
+    }
+    assert_eq!(toolgate_gate::internals::format_accepts("int32", "x"), None);
+}

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 use toolgate_gate::ErrorCode;
+use toolgate_gate::internals::JSON_SCHEMA_FORMATS;
 
 /// Keywords whose value is one subschema (2020-12 and draft-07).
 const ONE_SCHEMA: [&str; 10] = [
@@ -52,29 +53,6 @@ const ASSERTIONS: [&str; 15] = [
     "maxProperties",
     "minProperties",
     "required",
-];
-
-/// The formats JSON Schema defines (2020-12 and draft-07): any other `format` is free text.
-const FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
 ];
 
 /// The JSON Schema dialects an input schema may name in `$schema`.
@@ -174,7 +152,7 @@ pub(crate) fn structural(schema: &Value) -> Value {
                 .map(Value::from),
             "format" => value
                 .as_str()
-                .filter(|format| FORMATS.contains(format))
+                .filter(|format| JSON_SCHEMA_FORMATS.contains(format))
                 .map(Value::from),
             _ => None,
         };

@@ -36,29 +36,6 @@ pub const MAP_BOUND: u64 = 1000;
 /// The longest member name of a map.
 pub const MAP_NAME_BOUND: u64 = 256;
 
-/// The formats the gate asserts (a format it does not know is a compile error there).
-const KNOWN_FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
 /// Keywords that say nothing the gate checks and that 2020-12 does not define.
 const DROPPED: [&str; 6] = [
     "discriminator",
@@ -257,7 +234,11 @@ impl<'a> Converter<'a> {
                     Value::Array(parts)
                 }
                 "format" => match value.as_str() {
-                    Some(format) if KNOWN_FORMATS.contains(&format) => value.clone(),
+                    Some(format)
+                        if toolgate_gate::internals::JSON_SCHEMA_FORMATS.contains(&format) =>
+                    {
+                        value.clone()
+                    }
                     Some("int32") => {
                         if !out.contains_key("minimum") && !members.contains_key("minimum") {
                             out.insert("minimum".to_owned(), json!(i32::MIN));
@@ -353,44 +334,12 @@ impl<'a> Converter<'a> {
     /// Whether `schema` (converted) describes objects: by its type, its properties, or what it
     /// refers to or composes.
     fn is_object(&self, schema: &Map<String, Value>, depth: usize) -> bool {
-        if depth > 16 {
-            return false;
-        }
-        if let Some(types) = schema.get("type") {
-            return types == "object"
-                || types
-                    .as_array()
-                    .is_some_and(|types| types.contains(&json!("object")));
-        }
-        if schema.contains_key("properties") || schema.contains_key("additionalProperties") {
-            return true;
-        }
-        let refers = schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|reference| reference.strip_prefix("#/$defs/"))
-            .and_then(|name| self.source_definition(name))
-            .is_some_and(|definition| {
-                definition
-                    .as_object()
-                    .is_some_and(|definition| self.is_object_source(definition, depth + 1))
-            });
-        refers
-            || ["allOf", "anyOf"].iter().any(|keyword| {
-                schema
-                    .get(*keyword)
-                    .and_then(Value::as_array)
-                    .is_some_and(|parts| {
-                        parts.iter().any(|part| {
-                            part.as_object()
-                                .is_some_and(|part| self.is_object(part, depth + 1))
-                        })
-                    })
-            })
+        self.describes_object(schema, depth, true)
     }
 
-    /// [`Converter::is_object`] on a schema of the description (not yet converted).
-    fn is_object_source(&self, schema: &Map<String, Value>, depth: usize) -> bool {
+    /// [`Converter::is_object`] on a schema that is converted (its `$ref`s point into the
+    /// output's `$defs`) or still the description's (`converted` false: they point into it).
+    fn describes_object(&self, schema: &Map<String, Value>, depth: usize, converted: bool) -> bool {
         if depth > 16 {
             return false;
         }
@@ -403,13 +352,20 @@ impl<'a> Converter<'a> {
         if schema.contains_key("properties") || schema.contains_key("additionalProperties") {
             return true;
         }
-        let refers = schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|reference| reference.strip_prefix('#'))
-            .and_then(|pointer| self.source.pointer(pointer))
+        let reference = schema.get("$ref").and_then(Value::as_str);
+        let target = if converted {
+            reference
+                .and_then(|reference| reference.strip_prefix("#/$defs/"))
+                .and_then(|name| self.source_definition(name))
+        } else {
+            reference
+                .and_then(|reference| reference.strip_prefix('#'))
+                .and_then(|pointer| self.source.pointer(pointer))
+        };
+        // What a reference points to is the description's, never converted yet.
+        let refers = target
             .and_then(Value::as_object)
-            .is_some_and(|target| self.is_object_source(target, depth + 1));
+            .is_some_and(|target| self.describes_object(target, depth + 1, false));
         refers
             || ["allOf", "anyOf", "oneOf"].iter().any(|keyword| {
                 schema
@@ -417,8 +373,9 @@ impl<'a> Converter<'a> {
                     .and_then(Value::as_array)
                     .is_some_and(|parts| {
                         parts.iter().any(|part| {
-                            part.as_object()
-                                .is_some_and(|part| self.is_object_source(part, depth + 1))
+                            part.as_object().is_some_and(|part| {
+                                self.describes_object(part, depth + 1, converted)
+                            })
                         })
                     })
             })
