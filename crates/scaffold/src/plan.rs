@@ -915,17 +915,21 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             free_text,
         );
     }
-    let mut chosen: Vec<Field> = pinned_members(schema, root, &mut left, "")
-        .into_iter()
-        .filter(|(_, from, _)| in_all(from))
-        .map(|(name, from, optional)| Field {
-            name,
-            from,
-            // A member of one branch of a union is absent from responses of the others.
-            optional: optional || in_union,
-            each: None,
-        })
-        .collect();
+    // The root's members as fields: only those every branch of a union declares, and optional
+    // there (a member of one branch is absent from responses of the others).
+    let root_fields = |members: Vec<(String, String, bool)>| -> Vec<Field> {
+        members
+            .into_iter()
+            .filter(|(_, from, _)| in_all(from))
+            .map(|(name, from, optional)| Field {
+                name,
+                from,
+                optional: optional || in_union,
+                each: None,
+            })
+            .collect()
+    };
+    let mut chosen = root_fields(pinned_members(schema, root, &mut left, ""));
     if chosen.is_empty()
         && let Some(Value::Object(members)) = example
     {
@@ -996,16 +1000,7 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         // Nothing pinned anywhere: the free text is all the response says. It is promised, and
         // `toolgate new` accepts exactly the near-misses the gate admits there (see
         // `FREE_TEXT_REASON`), saying so in the to-do list.
-        chosen = free_text_members(schema, root)
-            .into_iter()
-            .filter(|(_, from, _)| in_all(from))
-            .map(|(name, from, optional)| Field {
-                name,
-                from,
-                optional: optional || in_union,
-                each: None,
-            })
-            .collect();
+        chosen = root_fields(free_text_members(schema, root));
         left.clear();
     }
     (chosen, left, free_text)

@@ -454,24 +454,30 @@ impl Walk<'_> {
         }
     }
 
+    /// A union change decided on the whole nodes (what each admits), not branch by branch.
+    fn union_compared_whole(&mut self, path: &str, from: &Node, to: &Node, words: &str) {
+        let change = Change::new(
+            "union_changed",
+            format!("{}: {words}", shown(path)),
+            &to.at.file,
+            &to.at.pointer,
+        );
+        let forward = value_effect(path, from, to);
+        let backward = value_effect(path, to, from);
+        self.record(change, path, forward, backward);
+    }
+
     fn unions(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
         let (x, y) = match (&a.union, &b.union) {
             (None, None) => return,
             (Some(x), Some(y)) if x.exactly_one == y.exactly_one => (x, y),
             _ => {
-                let change = Change::new(
-                    "union_changed",
-                    format!(
-                        "{}: a oneOf/anyOf was added, removed or changed kind",
-                        shown(path)
-                    ),
-                    &to.at.file,
-                    &to.at.pointer,
+                return self.union_compared_whole(
+                    path,
+                    from,
+                    to,
+                    "a oneOf/anyOf was added, removed or changed kind",
                 );
-                let forward = value_effect(path, from, to);
-                let backward = value_effect(path, to, from);
-                self.record(change, path, forward, backward);
-                return;
             }
         };
         let keyword = if x.exactly_one { "oneOf" } else { "anyOf" };
@@ -480,19 +486,12 @@ impl Walk<'_> {
         // when no two branches can take one value (each pins a discriminating member), in both
         // versions; otherwise the whole union is compared at once.
         if x.exactly_one && !(disjoint_branches(&x.branches) && disjoint_branches(&y.branches)) {
-            let change = Change::new(
-                "union_changed",
-                format!(
-                    "{}: the oneOf branches changed, and they may overlap",
-                    shown(path)
-                ),
-                &to.at.file,
-                &to.at.pointer,
+            return self.union_compared_whole(
+                path,
+                from,
+                to,
+                "the oneOf branches changed, and they may overlap",
             );
-            let forward = value_effect(path, from, to);
-            let backward = value_effect(path, to, from);
-            self.record(change, path, forward, backward);
-            return;
         }
         let pairs = match align(&x.branches, &y.branches) {
             Some(pairs) => pairs,
