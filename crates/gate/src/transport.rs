@@ -12,6 +12,7 @@ pub struct Response<'a> {
     pub(crate) body: &'a [u8],
     pub(crate) status: Option<u16>,
     pub(crate) unreachable: Option<&'a str>,
+    pub(crate) incomplete: Option<&'a str>,
 }
 
 impl<'a> Response<'a> {
@@ -21,6 +22,7 @@ impl<'a> Response<'a> {
             body,
             status: None,
             unreachable: None,
+            incomplete: None,
         }
     }
 
@@ -40,6 +42,20 @@ impl<'a> Response<'a> {
             body: &[],
             status: None,
             unreachable: Some(reason),
+            incomplete: None,
+        }
+    }
+
+    /// The upstream answered, but with no result: it asked for something the agent cannot give
+    /// (an MCP `input_required` result, a confirmation), so calling again the same way cannot
+    /// succeed. The agent sees `INVALID_RESPONSE`, not retryable; `reason` goes to the operator
+    /// record only.
+    pub fn incomplete(reason: &'a str) -> Response<'a> {
+        Response {
+            body: &[],
+            status: None,
+            unreachable: None,
+            incomplete: Some(reason),
         }
     }
 
@@ -87,6 +103,14 @@ pub(crate) fn check(
             "transient transport failure; the retry policy decides whether to call again",
         )
         .code(ErrorCode::UpstreamUnavailable));
+    }
+    if let Some(reason) = response.incomplete {
+        return Err(Fault::new(
+            Layer::Transport,
+            "incomplete",
+            format!("the upstream answered without a result: {reason}"),
+            "asking again the same way cannot succeed; the tool needs input only a person or the operator can give",
+        ));
     }
     // A declared mapping speaks before the default unavailable statuses.
     upstream_errors.by_status(response.status)?;
@@ -186,6 +210,20 @@ mod tests {
                 &Response::body(b"{}").with_status(404)
             )
             .is_ok()
+        );
+    }
+
+    #[test]
+    fn an_incomplete_answer_is_invalid_and_never_retryable() {
+        let fault = check(
+            &limits(),
+            &UpstreamErrors::default(),
+            &Response::incomplete("input_required"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (fault.rule.as_ref(), fault.code),
+            ("incomplete", ErrorCode::InvalidResponse)
         );
     }
 

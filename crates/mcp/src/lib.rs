@@ -11,12 +11,15 @@
 //! branch its output schemas carry (for tests that validate what the host sees).
 
 mod context;
+mod era;
 mod lines;
 mod listing;
 mod message;
 mod proxy;
 mod schemas;
+mod stdio_host;
 mod tools;
+mod upstream;
 
 pub use listing::{ListedTool, list_tools};
 pub use schemas::failure_schema;
@@ -29,7 +32,7 @@ use std::time::Duration;
 use toolgate_gate::internals::parse_duration;
 
 pub use proxy::Route;
-use proxy::Setup;
+use proxy::{Proxy, Setup};
 use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
@@ -56,6 +59,33 @@ pub struct ProxyConfig {
     pub command: Vec<OsString>,
 }
 
+/// Starts the upstream: the server's command, run as a child over stdio.
+fn start_upstream(
+    command: &[OsString],
+    line_cap: usize,
+    incoming: std::sync::mpsc::Sender<upstream::Incoming>,
+) -> Result<Box<dyn upstream::Link>, UsageError> {
+    let (program, arguments) = command
+        .split_first()
+        .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
+    let mut child = Command::new(program)
+        .args(arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| {
+            UsageError::new(format!(
+                "cannot start the MCP server {:?}: {error}",
+                program.to_string_lossy()
+            ))
+        })?;
+    if let Some(stderr) = child.stderr.take() {
+        lines::relay_stderr(stderr, "toolgate mcp-proxy: upstream stderr".to_owned());
+    }
+    Ok(Box::new(upstream::Stdio::start(child, line_cap, incoming)))
+}
+
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     let duration = parse_duration(text)?;
@@ -80,37 +110,24 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         .as_deref()
         .map(toolgate_repo::open_audit_log)
         .transpose()?;
-    let (program, arguments) = options
-        .command
-        .split_first()
-        .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
-    let mut child = Command::new(program)
-        .args(arguments)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| {
-            UsageError::new(format!(
-                "cannot start the MCP server {:?}: {error}",
-                program.to_string_lossy()
-            ))
-        })?;
-    if let Some(stderr) = child.stderr.take() {
-        lines::relay_stderr(stderr, "toolgate mcp-proxy: upstream stderr".to_owned());
-    }
-    proxy::run(
+    let (incoming, received) = std::sync::mpsc::channel();
+    let link = start_upstream(&options.command, line_cap, incoming)?;
+    let proxy = Proxy::new(
         Setup {
             registry,
             allowed: options.allow.clone(),
             timeout: options.timeout,
-            line_cap,
             audit,
             context,
         },
-        child,
-        std::io::stdin(),
-        std::io::stdout(),
+        link,
     );
+    std::thread::scope(|scope| {
+        scope.spawn(|| proxy.pump(received));
+        scope.spawn(|| proxy.watch_timeouts());
+        // No host request is read, let alone forwarded, before the upstream's era is settled.
+        proxy.settle();
+        stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap);
+    });
     Ok(Status::Passed)
 }

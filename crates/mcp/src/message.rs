@@ -101,6 +101,11 @@ pub(crate) fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// An error response line carrying an error object as it is.
+pub(crate) fn error_object_line(id: &Value, error: &Value) -> Vec<u8> {
+    format!(r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#, id_key(id)).into_bytes()
+}
+
 /// A notification line.
 pub(crate) fn notification_line(method: &str, params: &Value) -> Vec<u8> {
     format!(

@@ -1,32 +1,34 @@
-//! The proxy's routing: every message from the host and from the upstream, in order, one thread
-//! reading each side and one writing each side, with the state they share (the calls in flight)
-//! behind one lock.
+//! The proxy's routing, whatever the transports: every message from a host and from the
+//! upstream, in order, with the state they share (the calls in flight) behind one lock.
 //!
-//! Closed by default: `initialize`, `ping`, `tools/list` and `tools/call` go through, rewritten;
-//! every other route for data (resources, prompts, completions, logging, sampling, elicitation,
-//! roots, tasks) is refused unless `--allow` opens it. Fail closed: a call the upstream does not
-//! answer properly (an error, `isError`, an unparseable line, a crash, a stall) is answered with
-//! the gate's fixed failure, so the host never waits forever and never sees the upstream's words.
+//! Closed by default: `server/discover`, `initialize`, `ping`, `tools/list` and `tools/call` go
+//! through, rewritten; every other route for data (resources, prompts, completions, logging,
+//! sampling, elicitation, roots, tasks) is refused unless `--allow` opens it. Fail closed: a call
+//! the upstream does not answer properly (an error, `isError`, `input_required`, an unparseable
+//! line, a crash, a stall) is answered with the gate's fixed failure, so the host never waits
+//! forever and never sees the upstream's words.
+//!
+//! Both eras on both sides (`era.rs`): before any host request is forwarded, the upstream's era
+//! is settled ([`Proxy::settle`]: a `server/discover` probe, and the `initialize` handshake,
+//! done by the proxy itself, if the upstream turns out to be legacy). Every host request then
+//! reaches the upstream in the upstream's era under an id the proxy assigns (hosts on different
+//! HTTP requests may reuse ids), and every answer reaches the host in the host's era.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
-use std::process::{Child, ChildStdout};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use toolgate_gate::internals::escape_hidden;
-use toolgate_gate::{AuditSink, Contract, GATE_VERSION, JsonLinesSink, Request, Response};
+use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
 
 use super::context::OperatorContext;
-use super::lines::{Line, read_line};
+use super::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes};
 use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
 use super::tools::{self, Registry};
-
-/// The protocol revisions the proxy speaks: those with the `initialize` handshake.
-pub(crate) const PROTOCOL_VERSIONS: [&str; 4] =
-    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+use super::upstream::{Incoming, Link, Outgoing};
 
 toolgate_repo::choices! {
     /// A route for data other than tool results, closed unless `--allow` opens it.
@@ -53,7 +55,7 @@ toolgate_repo::choices! {
 
 impl Route {
     /// The route a host request method belongs to.
-    fn of_host_method(method: &str) -> Option<Route> {
+    pub(crate) fn of_host_method(method: &str) -> Option<Route> {
         Some(match method {
             _ if method.starts_with("resources/") => Route::Resources,
             _ if method.starts_with("prompts/") => Route::Prompts,
@@ -65,7 +67,7 @@ impl Route {
     }
 
     /// The route an upstream request method belongs to.
-    fn of_upstream_method(method: &str) -> Option<Route> {
+    pub(crate) fn of_upstream_method(method: &str) -> Option<Route> {
         Some(match method {
             "sampling/createMessage" => Route::Sampling,
             "elicitation/create" => Route::Elicitation,
@@ -76,7 +78,7 @@ impl Route {
 
     /// The capability key it corresponds to (server-side routes in the server's capabilities,
     /// client-side ones in the client's).
-    fn capability(self) -> &'static str {
+    pub(crate) fn capability(self) -> &'static str {
         match self {
             Route::Resources => "resources",
             Route::Prompts => "prompts",
@@ -89,56 +91,129 @@ impl Route {
         }
     }
 
-    fn is_client_side(self) -> bool {
+    pub(crate) fn is_client_side(self) -> bool {
         matches!(self, Route::Sampling | Route::Elicitation | Route::Roots)
     }
 }
 
-/// What a host request waiting for its response is.
+/// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
+pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
+
+/// One host the proxy serves: a stdio connection (one for the proxy's life), or one HTTP POST.
+pub(crate) struct Host {
+    reply: Reply,
+    /// Whether the upstream's requests on opened client-side routes can be passed to this host
+    /// (a stdio connection can; an HTTP response cannot carry a request).
+    duplex: bool,
+    /// A legacy host's handshake on this connection: the revision agreed and the capabilities
+    /// it declared (already stripped to the opened routes).
+    session: Mutex<Option<Session>>,
+}
+
+#[derive(Debug, Clone)]
+struct Session {
+    capabilities: Value,
+}
+
+impl Host {
+    /// A host whose answers go to `reply`.
+    pub(crate) fn new(reply: Reply, duplex: bool) -> Arc<Host> {
+        Arc::new(Host {
+            reply,
+            duplex,
+            session: Mutex::new(None),
+        })
+    }
+
+    fn send(&self, line: Vec<u8>) {
+        (self.reply)(line);
+    }
+
+    fn session(&self) -> Option<Session> {
+        self.session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
+
+/// What a forwarded request waiting for its response is.
 enum Waiting {
-    Initialize,
+    /// The proxy's own request (the era probe, the handshake): the answer goes to the channel.
+    Own(mpsc::Sender<Result<Value, Value>>),
     Ping,
     ToolsList,
     Call(Box<Call>),
-    /// An allowed route: its response passes unchanged.
-    Passthrough,
+    /// An opened route: its answer passes, in the host's era.
+    Passthrough(String),
 }
 
 /// A `tools/call` in flight.
 struct Call {
     contract: Arc<Contract>,
     request: Request,
-    progress_token: Option<Value>,
 }
 
 struct Pending {
+    /// Who asked (none for the proxy's own requests).
+    host: Option<Arc<Host>>,
+    /// The id the host gave the request.
     id: Value,
+    /// Whether the host asked in the modern era (and is answered in it).
+    modern_host: bool,
+    /// The progress token the host gave, replaced toward the upstream by the proxy's id.
+    progress_token: Option<Value>,
     waiting: Waiting,
     since: Instant,
 }
 
+/// The upstream's era, once settled.
+#[derive(Debug, Clone)]
+pub(crate) enum Settled {
+    /// A modern upstream: the revision every request names, and what `server/discover` said.
+    Modern {
+        /// The revision.
+        version: String,
+        /// Its capabilities.
+        capabilities: Value,
+    },
+    /// A legacy upstream, its session opened by the proxy's own `initialize`.
+    Legacy {
+        /// The revision it chose.
+        version: String,
+        /// Its capabilities.
+        capabilities: Value,
+    },
+    /// An upstream the proxy cannot speak to, and why (in the proxy's words).
+    Unusable(String),
+}
+
+impl Settled {
+    fn capabilities(&self) -> Value {
+        match self {
+            Settled::Modern { capabilities, .. } | Settled::Legacy { capabilities, .. } => {
+                capabilities.clone()
+            }
+            Settled::Unusable(_) => json!({}),
+        }
+    }
+
+    fn modern_version(&self) -> Option<&str> {
+        match self {
+            Settled::Modern { version, .. } => Some(version),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
-    /// Host requests forwarded and not yet answered, by id key.
+    /// Requests forwarded and not yet answered, by the proxy's id.
     pending: HashMap<String, Pending>,
-    /// Upstream requests forwarded to the host (allowed routes only), by id key.
+    /// Upstream requests passed to the stdio host (opened routes only), by their id.
     upstream_requests: HashMap<String, Instant>,
     /// Why the upstream is gone, once it is.
     gone: Option<String>,
-}
-
-/// The proxy between one host and one upstream.
-pub(crate) struct Proxy {
-    registry: Registry,
-    allowed: Vec<Route>,
-    timeout: Duration,
-    line_cap: usize,
-    audit: Option<JsonLinesSink<std::fs::File>>,
-    context: OperatorContext,
-    state: Mutex<State>,
-    /// Taken when the run ends, so the writers finish once everything is written.
-    to_host: Mutex<Option<Sender<Vec<u8>>>>,
-    to_upstream: Mutex<Option<Sender<Vec<u8>>>>,
 }
 
 /// How the proxy is set up.
@@ -149,99 +224,34 @@ pub(crate) struct Setup {
     pub allowed: Vec<Route>,
     /// How long a request may wait for the upstream.
     pub timeout: Duration,
-    /// The longest line read from either side.
-    pub line_cap: usize,
     /// Where decisions are audited.
     pub audit: Option<JsonLinesSink<std::fs::File>>,
     /// The operator's trusted context.
     pub context: OperatorContext,
 }
 
-/// Runs the proxy until the host closes its input and every call is answered.
-pub(crate) fn run(
-    setup: Setup,
-    mut child: Child,
-    host_in: impl std::io::Read + Send,
-    host_out: impl Write + Send,
-) {
-    let upstream_in = child.stdin.take().expect("the upstream's stdin is piped");
-    let upstream_out = child.stdout.take().expect("the upstream's stdout is piped");
-    let (to_host, host_lines) = mpsc::channel();
-    let (to_upstream, upstream_lines) = mpsc::channel();
-    let proxy = Proxy {
-        registry: setup.registry,
-        allowed: setup.allowed,
-        timeout: setup.timeout,
-        line_cap: setup.line_cap,
-        audit: setup.audit,
-        context: setup.context,
-        state: Mutex::new(State::default()),
-        to_host: Mutex::new(Some(to_host)),
-        to_upstream: Mutex::new(Some(to_upstream)),
-    };
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| write_lines(host_lines, host_out, || {}));
-        scope.spawn(|| {
-            write_lines(upstream_lines, upstream_in, || {
-                proxy.upstream_gone("the upstream stopped reading its input");
-            });
-        });
-        let upstream_reader = scope.spawn(|| proxy.read_upstream(upstream_out));
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                std::thread::sleep(
-                    (proxy.timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(100)),
-                );
-                proxy.expire();
-            }
-        });
-
-        proxy.read_host(host_in);
-        // The host closed its input: close the upstream's, as a host would, give it the timeout
-        // to finish what is in flight, then stop it; whatever is still pending is answered.
-        proxy
-            .to_upstream
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        let deadline = Instant::now() + proxy.timeout;
-        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
-            if proxy.state().pending.is_empty() && upstream_reader.is_finished() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        let _ = upstream_reader.join();
-        proxy.upstream_gone("the host closed the connection");
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        // Without a sender, the host's writer ends once it has written everything.
-        proxy
-            .to_host
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-    });
+/// The proxy between its hosts and one upstream.
+pub(crate) struct Proxy {
+    registry: Registry,
+    allowed: Vec<Route>,
+    timeout: Duration,
+    audit: Option<JsonLinesSink<std::fs::File>>,
+    context: OperatorContext,
+    link: Box<dyn Link>,
+    state: Mutex<State>,
+    next_id: AtomicU64,
+    settled: OnceLock<Settled>,
+    /// The stdio host, the one host the upstream's requests on opened routes can reach.
+    duplex_host: Mutex<Option<Arc<Host>>>,
+    stopping: AtomicBool,
 }
 
-/// Writes each line and a newline, in order, until every sender is gone or the reader is.
-fn write_lines(lines: Receiver<Vec<u8>>, mut out: impl Write, on_error: impl Fn()) {
-    for line in lines {
-        let written = out
-            .write_all(&line)
-            .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| out.flush());
-        if written.is_err() {
-            on_error();
-            return;
-        }
-    }
-}
+/// How long the era probe waits before it takes silence for a legacy upstream (the revision's
+/// "reasonable timeout"; the SDKs wait 10 s).
+const PROBE_WINDOW: Duration = Duration::from_secs(10);
 
 /// Something for the person running the host: stderr, escaped, capped.
-fn log(message: &str) {
+pub(crate) fn log(message: &str) {
     let mut shown: String = message.chars().take(2000).collect();
     if message.chars().count() > 2000 {
         shown.push('…');
@@ -250,246 +260,72 @@ fn log(message: &str) {
 }
 
 impl Proxy {
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    /// A proxy over `link`, whose upstream messages arrive on `incoming` (read by
+    /// [`Proxy::pump`] on a thread of the caller's).
+    pub(crate) fn new(setup: Setup, link: Box<dyn Link>) -> Proxy {
+        Proxy {
+            registry: setup.registry,
+            allowed: setup.allowed,
+            timeout: setup.timeout,
+            audit: setup.audit,
+            context: setup.context,
+            link,
+            state: Mutex::new(State::default()),
+            next_id: AtomicU64::new(0),
+            settled: OnceLock::new(),
+            duplex_host: Mutex::new(None),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Every request still waiting for the upstream, removed from the table, oldest first (so
-    /// the host hears about them in the order it asked).
-    fn take_pending(&self) -> Vec<Pending> {
-        let mut drained: Vec<Pending> = self
-            .state()
-            .pending
-            .drain()
-            .map(|(_, pending)| pending)
-            .collect();
-        drained.sort_by_key(|pending| pending.since);
-        drained
     }
 
     fn allows(&self, route: Route) -> bool {
         self.allowed.contains(&route)
     }
 
-    fn send_host(&self, line: Vec<u8>) {
-        let sender = self
-            .to_host
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        if let Some(sender) = sender {
-            let _ = sender.send(line);
-        }
+    /// The upstream's era (settled before any host request is read).
+    fn upstream(&self) -> &Settled {
+        static UNSETTLED: OnceLock<Settled> = OnceLock::new();
+        self.settled.get().unwrap_or_else(|| {
+            UNSETTLED.get_or_init(|| Settled::Unusable("the upstream's era is not settled".to_owned()))
+        })
     }
 
-    fn send_upstream(&self, line: Vec<u8>) -> bool {
-        let sender = self
-            .to_upstream
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        sender.is_some_and(|sender| sender.send(line).is_ok())
+    /// The upstream's era, once [`Proxy::settle`] has run.
+    pub(crate) fn settled(&self) -> Option<&Settled> {
+        self.settled.get()
     }
 
-    fn read_host(&self, input: impl std::io::Read) {
-        let mut reader = BufReader::new(input);
-        loop {
-            match read_line(&mut reader, self.line_cap) {
-                Ok(None) | Err(_) => return,
-                Ok(Some(Line::TooLong(_))) => self.send_host(error_line(
-                    &Value::Null,
-                    codes::INVALID_REQUEST,
-                    &format!(
-                        "a message longer than {} bytes; not forwarded",
-                        self.line_cap
-                    ),
-                )),
-                Ok(Some(Line::Complete(line))) if line.iter().all(u8::is_ascii_whitespace) => {}
-                Ok(Some(Line::Complete(line))) => match message::parse(&line) {
-                    Err(why) => self.send_host(error_line(
-                        &Value::Null,
-                        codes::PARSE_ERROR,
-                        &format!("not forwarded: {why}"),
-                    )),
-                    Ok(Message::Request { id, method, params }) => {
-                        self.host_request(id, &method, params, line)
-                    }
-                    Ok(Message::Notification { method, params }) => {
-                        self.host_notification(&method, &params, line)
-                    }
-                    Ok(Message::Response { id, .. }) => {
-                        let forwarded = self
-                            .state()
-                            .upstream_requests
-                            .remove(&id_key(&id))
-                            .is_some();
-                        if forwarded {
-                            self.send_upstream(line);
-                        } else {
-                            log("dropped a response from the host to no request the upstream made");
-                        }
-                    }
-                },
-            }
-        }
+    /// Whether the proxy can serve: settled on a usable upstream that is still there.
+    pub(crate) fn ready(&self) -> bool {
+        matches!(
+            self.settled.get(),
+            Some(Settled::Modern { .. } | Settled::Legacy { .. })
+        ) && self.state().gone.is_none()
+            && self.link.alive()
     }
 
-    fn host_request(&self, id: Value, method: &str, params: Value, raw: Vec<u8>) {
-        let key = id_key(&id);
-        let refuse = |code, text: &str| self.send_host(error_line(&id, code, text));
-        if self.state().pending.contains_key(&key) {
-            return refuse(
-                codes::INVALID_REQUEST,
-                "a request with this id is still pending",
-            );
-        }
-        let (waiting, line) = match method {
-            "initialize" => {
-                let mut params = params;
-                if let Some(Value::Object(capabilities)) = params.get_mut("capabilities") {
-                    capabilities.retain(|name, _| {
-                        [
-                            Route::Sampling,
-                            Route::Elicitation,
-                            Route::Roots,
-                            Route::Tasks,
-                        ]
-                        .iter()
-                        .any(|route| self.allows(*route) && route.capability() == name)
-                    });
+    /// Reads the upstream's messages until it is gone (run on a thread of its own).
+    pub(crate) fn pump(&self, incoming: Receiver<Incoming>) {
+        for message in incoming {
+            match message {
+                Incoming::Gone(reason) => {
+                    self.upstream_gone(&reason);
+                    return;
                 }
-                let line = message::request_line(&id, method, &params);
-                (Waiting::Initialize, line)
-            }
-            "ping" => (Waiting::Ping, raw),
-            "tools/list" => (Waiting::ToolsList, raw),
-            "tools/call" => {
-                if params.get("task").is_some() {
-                    if !self.allows(Route::Tasks) {
-                        return refuse(
-                            codes::METHOD_NOT_FOUND,
-                            "task-augmented tool calls are not available through toolgate (their results would bypass the contract); allow them with --allow tasks",
-                        );
-                    }
-                    (Waiting::Passthrough, raw)
-                } else {
-                    let Some(name) = params.get("name").and_then(Value::as_str) else {
-                        return refuse(codes::INVALID_PARAMS, "tools/call needs a tool `name`");
-                    };
-                    let Some(tool) = self.registry.get(name) else {
-                        return refuse(
-                            codes::INVALID_PARAMS,
-                            &format!(
-                                "tool {name:?} has no contract in this toolgate repository, so it is not available"
-                            ),
-                        );
-                    };
-                    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-                    let call = Call {
-                        contract: Arc::clone(&tool.contract),
-                        request: tools::request_for(
-                            &id,
-                            &arguments,
-                            name,
-                            &tool.contract,
-                            self.context.for_tool(name),
-                        ),
-                        progress_token: params
-                            .get("_meta")
-                            .and_then(|meta| meta.get("progressToken"))
-                            .cloned(),
-                    };
-                    (Waiting::Call(Box::new(call)), raw)
-                }
-            }
-            _ => match Route::of_host_method(method) {
-                Some(route) if self.allows(route) => (Waiting::Passthrough, raw),
-                Some(route) => {
-                    return refuse(
-                        codes::METHOD_NOT_FOUND,
-                        &format!(
-                            "`{method}` is not available through toolgate: closed by default, as a route for unvetted data (allow it with --allow {})",
-                            route.capability()
-                        ),
-                    );
-                }
-                None => {
-                    return refuse(
-                        codes::METHOD_NOT_FOUND,
-                        &format!("`{method}` is not available through toolgate"),
-                    );
-                }
-            },
-        };
-        let gone = self.state().gone.clone();
-        if let Some(reason) = gone {
-            return self.answer_gone(
-                Pending {
-                    id,
-                    waiting,
-                    since: Instant::now(),
-                },
-                &reason,
-            );
-        }
-        self.state().pending.insert(
-            key.clone(),
-            Pending {
-                id,
-                waiting,
-                since: Instant::now(),
-            },
-        );
-        if !self.send_upstream(line)
-            && let Some(pending) = self.state().pending.remove(&key)
-        {
-            self.answer_gone(pending, "the upstream is not running");
-        }
-    }
-
-    fn host_notification(&self, method: &str, params: &Value, raw: Vec<u8>) {
-        let forward = match method {
-            "notifications/initialized" => true,
-            "notifications/cancelled" => {
-                // A cancelled request's late answer is dropped as an unknown id.
-                if let Some(id) = params.get("requestId") {
-                    self.state().pending.remove(&id_key(id));
-                }
-                true
-            }
-            "notifications/roots/list_changed" => self.allows(Route::Roots),
-            "notifications/progress" => {
-                self.allows(Route::Sampling) || self.allows(Route::Elicitation)
-            }
-            _ => false,
-        };
-        if forward {
-            self.send_upstream(raw);
-        } else {
-            log(&format!("dropped the host's `{method}` notification"));
-        }
-    }
-
-    fn read_upstream(&self, output: ChildStdout) {
-        let mut reader = BufReader::new(output);
-        loop {
-            match read_line(&mut reader, self.line_cap) {
-                Ok(None) => return self.upstream_gone("the upstream exited"),
-                Err(error) => {
-                    return self.upstream_gone(&format!("reading the upstream failed: {error}"));
-                }
-                Ok(Some(Line::TooLong(prefix))) => self.unreadable(
-                    &format!("a line longer than {} bytes", self.line_cap),
+                Incoming::TooLong(prefix) => self.unreadable(
+                    "a message longer than the proxy's line cap",
                     &prefix,
                 ),
-                Ok(Some(Line::Complete(line))) if line.iter().all(u8::is_ascii_whitespace) => {}
-                Ok(Some(Line::Complete(line))) => match message::parse(&line) {
+                Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                Incoming::Line(line) => match message::parse(&line) {
                     Err(why) => self.unreadable(&why, &line),
-                    Ok(Message::Response { id, outcome }) => {
-                        self.upstream_response(&id, outcome, line)
-                    }
+                    Ok(Message::Response { id, outcome }) => self.upstream_response(&id, outcome),
                     Ok(Message::Request { id, method, .. }) => {
                         self.upstream_request(&id, &method, line)
                     }
@@ -499,185 +335,486 @@ impl Proxy {
                 },
             }
         }
+        self.upstream_gone("the upstream's connection closed");
     }
 
-    /// The upstream wrote a line no one can read: which call it answered is unknown, so every
-    /// pending call is decided on those bytes (the gate refuses them, at the layer that owns the
-    /// flaw) and every other pending request gets an error.
-    fn unreadable(&self, why: &str, line: &[u8]) {
-        log(&format!(
-            "the upstream wrote an unreadable line ({why}); every pending request is answered with the fixed failure"
-        ));
-        let pending = self.take_pending();
-        for pending in pending {
-            match &pending.waiting {
-                Waiting::Call(call) => {
-                    let now = SystemTime::now();
-                    let mut decision =
-                        call.contract
-                            .admit_response(Response::body(line), &call.request, now);
-                    if decision.is_admitted() {
-                        // Bytes no message correlates with a call never answer it, even if a
-                        // contract would admit them.
-                        decision = call.contract.admit_response(
-                            Response::unreachable("a line that answers no request"),
-                            &call.request,
-                            now,
-                        );
-                    }
-                    self.audit(&decision);
-                    self.send_host(result_line(&pending.id, &tools::result_json(&decision)));
-                }
-                _ => self.answer_gone(pending, "it wrote an unreadable line"),
-            }
-        }
-    }
-
-    fn upstream_response(&self, id: &Value, outcome: Result<Value, Value>, raw: Vec<u8>) {
-        let Some(pending) = self.state().pending.remove(&id_key(id)) else {
-            log(
-                "dropped a response from the upstream to no pending request (a late, cancelled or unknown id)",
+    /// Answers every request that has waited longer than the timeout, until the proxy stops
+    /// (run on a thread of its own).
+    pub(crate) fn watch_timeouts(&self) {
+        while !self.stopping.load(Ordering::Relaxed) {
+            std::thread::sleep(
+                (self.timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(100)),
             );
-            return;
-        };
-        let id = &pending.id;
-        let line = match (pending.waiting, outcome) {
-            (Waiting::Passthrough, _) => raw,
-            (Waiting::Ping, Ok(_)) => result_line(id, "{}"),
-            (Waiting::Initialize, Ok(result)) => match self.initialize_result(&result) {
-                Ok(result) => result_line(id, &result.to_string()),
-                Err(why) => error_line(id, codes::INTERNAL_ERROR, &why),
-            },
-            (Waiting::ToolsList, Ok(result)) => {
-                if result.get("nextCursor").is_some() {
-                    log(
-                        "the upstream lists its tools in pages; toolgate lists the first page only",
-                    );
-                }
-                let upstream_tools = result
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                result_line(id, &self.registry.list(&upstream_tools).to_string())
-            }
-            (Waiting::Call(call), Ok(result)) => {
-                let decision =
-                    tools::decide(&call.contract, &call.request, &result, SystemTime::now());
-                self.audit(&decision);
-                result_line(id, &tools::result_json(&decision))
-            }
-            (Waiting::Call(call), Err(_)) => {
-                self.call_failed(
-                    id,
-                    &call,
-                    "the upstream answered the call with a JSON-RPC error",
-                );
-                return;
-            }
-            (_, Err(error)) => {
-                let code = error
-                    .get("code")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(codes::INTERNAL_ERROR);
-                error_line(id, code, "the upstream failed this request")
-            }
-        };
-        self.send_host(line);
-    }
-
-    fn upstream_request(&self, id: &Value, method: &str, raw: Vec<u8>) {
-        if method == "ping" {
-            self.send_upstream(result_line(id, "{}"));
-            return;
-        }
-        match Route::of_upstream_method(method) {
-            Some(route) if self.allows(route) => {
-                self.state()
-                    .upstream_requests
-                    .insert(id_key(id), Instant::now());
-                self.send_host(raw);
-            }
-            _ => {
-                log(&format!(
-                    "refused the upstream's `{method}` request: toolgate passes no server requests to the host unless allowed"
-                ));
-                self.send_upstream(error_line(
-                    id,
-                    codes::METHOD_NOT_FOUND,
-                    "not available: the client is behind toolgate, which does not pass this request on",
-                ));
-            }
+            self.expire();
         }
     }
 
-    fn upstream_notification(&self, method: &str, params: &Value, raw: Vec<u8>) {
-        match method {
-            "notifications/progress" => {
-                let Some(token) = params.get("progressToken") else {
-                    return;
-                };
-                let known = self.state().pending.values().any(|pending| {
-                    matches!(&pending.waiting, Waiting::Call(call) if call.progress_token.as_ref() == Some(token))
-                });
-                if !known {
-                    return log("dropped progress for no pending call");
+    /// Ends the run: the upstream's input closed, the time to finish what is in flight, then
+    /// the upstream stopped and every request still pending answered.
+    pub(crate) fn shut_down(&self, reason: &str) {
+        self.link.close();
+        self.link
+            .stop(self.timeout, &|| self.state().pending.is_empty());
+        self.upstream_gone(reason);
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Settling the upstream's era.
+
+    /// Settles the upstream's era before any host request is forwarded, as the revision's stdio
+    /// compatibility rules describe: a `server/discover` probe; a `DiscoverResult` or a modern
+    /// error means a modern upstream (and a version it lists is chosen), any other error or
+    /// silence a legacy one, with which the proxy opens the session itself (`initialize`, then
+    /// `notifications/initialized`) declaring only the opened client-side routes.
+    pub(crate) fn settle(&self) -> &Settled {
+        let settled = self.probe();
+        match &settled {
+            Settled::Modern { version, .. } | Settled::Legacy { version, .. } => {
+                self.link.agreed(version);
+            }
+            Settled::Unusable(reason) => log(&format!(
+                "the upstream cannot be served: {reason}; every request is answered with an error"
+            )),
+        }
+        self.settled.get_or_init(|| settled)
+    }
+
+    fn probe(&self) -> Settled {
+        let capabilities = era::strip_client_capabilities(&json!({}), &self.allowed);
+        let discover = json!({"_meta": {
+            era::meta::PROTOCOL_VERSION: MODERN_VERSIONS[0],
+            era::meta::CLIENT_CAPABILITIES: capabilities,
+            era::meta::CLIENT_INFO: era::implementation(),
+        }});
+        let window = PROBE_WINDOW.min(self.timeout);
+        match self.ask("server/discover", discover, window) {
+            Some(Ok(result)) => {
+                let supported = versions(result.get("supportedVersions"));
+                match MODERN_VERSIONS
+                    .iter()
+                    .find(|version| supported.iter().any(|listed| listed == *version))
+                {
+                    Some(version) => Settled::Modern {
+                        version: (*version).to_owned(),
+                        capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+                    },
+                    None => self.legacy_or(&supported),
                 }
-                // Progress without its free-text message: numbers the proxy writes itself.
-                let mut rebuilt = json!({"progressToken": token});
-                for field in ["progress", "total"] {
-                    if let Some(number) = params.get(field).filter(|value| value.is_number()) {
-                        rebuilt[field] = number.clone();
-                    }
-                }
-                self.send_host(notification_line(method, &rebuilt));
             }
-            "notifications/message" => {
-                let level = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("info");
-                let data = params.get("data").map(Value::to_string).unwrap_or_default();
-                log(&format!("upstream log ({level}): {data}"));
-            }
-            "notifications/tools/list_changed" => {
-                self.send_host(
-                    br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
-                );
-            }
-            _ if method.starts_with("notifications/resources/")
-                && self.allows(Route::Resources) =>
+            Some(Err(error))
+                if error.get("code").and_then(Value::as_i64)
+                    == Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION) =>
             {
-                self.send_host(raw)
+                let supported = versions(error.get("data").and_then(|data| data.get("supported")));
+                self.legacy_or(&supported)
             }
-            "notifications/prompts/list_changed" if self.allows(Route::Prompts) => {
-                self.send_host(raw)
-            }
-            _ if method.starts_with("notifications/tasks/") && self.allows(Route::Tasks) => {
-                self.send_host(raw)
-            }
-            _ => log(&format!("dropped the upstream's `{method}` notification")),
+            None if self.state().gone.is_some() => Settled::Unusable(format!(
+                "it ended before answering ({})",
+                self.state().gone.clone().unwrap_or_default()
+            )),
+            // Any other error, or silence: a legacy upstream.
+            _ => self.handshake(LEGACY_VERSIONS[0]),
         }
     }
 
-    /// The `initialize` result the host receives: the protocol version (one the proxy speaks),
-    /// the tools capability and the allowed routes', and the proxy's own identity. The upstream's
-    /// `serverInfo` and `instructions` (free text a host may show the model) are not passed on.
-    fn initialize_result(&self, result: &Value) -> Result<Value, String> {
-        let version = result
+    /// A modern upstream that speaks none of the proxy's modern revisions: the legacy
+    /// handshake if it lists a legacy revision the proxy speaks, else unusable.
+    fn legacy_or(&self, supported: &[String]) -> Settled {
+        match LEGACY_VERSIONS
+            .iter()
+            .find(|version| supported.iter().any(|listed| listed == *version))
+        {
+            Some(version) => self.handshake(version),
+            None => Settled::Unusable(format!(
+                "it speaks {}; toolgate speaks {}",
+                if supported.is_empty() {
+                    "no revision it names".to_owned()
+                } else {
+                    supported.join(", ")
+                },
+                era::supported_versions().join(", ")
+            )),
+        }
+    }
+
+    fn handshake(&self, version: &str) -> Settled {
+        let capabilities = era::strip_client_capabilities(
+            &json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}, "tasks": {}}),
+            &self.allowed,
+        );
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "clientInfo": era::implementation(),
+        });
+        match self.ask("initialize", params, self.timeout) {
+            Some(Ok(result)) => {
+                let chosen = result
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !LEGACY_VERSIONS.contains(&chosen) {
+                    return Settled::Unusable(format!(
+                        "it chose protocol version {chosen:?} in the handshake; toolgate speaks {}",
+                        LEGACY_VERSIONS.join(", ")
+                    ));
+                }
+                self.link.send(Outgoing {
+                    line: notification_line("notifications/initialized", &json!({})),
+                    id: None,
+                    method: Some("notifications/initialized".to_owned()),
+                    name: None,
+                });
+                Settled::Legacy {
+                    version: chosen.to_owned(),
+                    capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+                }
+            }
+            Some(Err(error)) => {
+                let supported = versions(error.get("data").and_then(|data| data.get("supported")));
+                Settled::Unusable(format!(
+                    "it refused the handshake (error {}){}",
+                    error.get("code").and_then(Value::as_i64).unwrap_or_default(),
+                    if supported.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and speaks {}", supported.join(", "))
+                    }
+                ))
+            }
+            None => Settled::Unusable("it did not answer the handshake".to_owned()),
+        }
+    }
+
+    /// Sends the proxy's own request and waits up to `window` for its answer (`None`: no
+    /// answer, or the upstream is gone).
+    fn ask(&self, method: &str, params: Value, window: Duration) -> Option<Result<Value, Value>> {
+        let (answer, answered) = mpsc::channel();
+        let id = self.next_upstream_id();
+        let key = id_key(&id);
+        self.state().pending.insert(
+            key.clone(),
+            Pending {
+                host: None,
+                id: id.clone(),
+                modern_host: false,
+                progress_token: None,
+                waiting: Waiting::Own(answer),
+                since: Instant::now(),
+            },
+        );
+        let sent = self.link.send(Outgoing {
+            line: message::request_line(&id, method, &params),
+            id: Some(id),
+            method: Some(method.to_owned()),
+            name: None,
+        });
+        let outcome = if sent {
+            answered.recv_timeout(window).ok()
+        } else {
+            None
+        };
+        self.state().pending.remove(&key);
+        outcome
+    }
+
+    /// The proxy's own request to a settled upstream, in its era (a modern upstream's request
+    /// carries the protocol fields), waiting up to `window`.
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        window: Duration,
+    ) -> Option<Result<Value, Value>> {
+        let params = era::params_for_upstream(
+            params,
+            self.upstream().modern_version(),
+            &json!({}),
+            &self.allowed,
+        );
+        self.ask(method, params, window)
+    }
+
+    fn next_upstream_id(&self) -> Value {
+        Value::from(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // From a host.
+
+    /// Registers the stdio host, the one to which the upstream's requests on opened routes go.
+    pub(crate) fn attach_duplex_host(&self, host: &Arc<Host>) {
+        *self
+            .duplex_host
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Arc::clone(host));
+    }
+
+    /// One message from a host, already read (at most the line cap).
+    pub(crate) fn host_message(&self, host: &Arc<Host>, line: Vec<u8>) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match message::parse(&line) {
+            Err(why) => host.send(error_line(
+                &Value::Null,
+                codes::PARSE_ERROR,
+                &format!("not forwarded: {why}"),
+            )),
+            Ok(Message::Request { id, method, params }) => {
+                self.host_request(host, id, &method, params)
+            }
+            Ok(Message::Notification { method, params }) => {
+                self.host_notification(host, &method, &params, line)
+            }
+            Ok(Message::Response { id, .. }) => {
+                let forwarded = self
+                    .state()
+                    .upstream_requests
+                    .remove(&id_key(&id))
+                    .is_some();
+                if forwarded {
+                    self.link.send(Outgoing::response(line));
+                } else {
+                    log("dropped a response from the host to no request the upstream made");
+                }
+            }
+        }
+    }
+
+    /// A message from a host that is longer than the cap.
+    pub(crate) fn host_message_too_long(&self, host: &Host, cap: usize) {
+        host.send(error_line(
+            &Value::Null,
+            codes::INVALID_REQUEST,
+            &format!("a message longer than {cap} bytes; not forwarded"),
+        ));
+    }
+
+    fn host_request(&self, host: &Arc<Host>, id: Value, method: &str, params: Value) {
+        let refuse = |refusal: Refusal| host.send(refusal_line(&id, &refusal));
+        let request_era = match era::request_era(&params) {
+            Ok(request_era) => request_era,
+            Err(refusal) => return refuse(refusal),
+        };
+        let modern_host = matches!(request_era, RequestEra::Modern { .. });
+        let duplicate = self.state().pending.values().any(|pending| {
+            pending.id == id && pending.host.as_ref().is_some_and(|asker| Arc::ptr_eq(asker, host))
+        });
+        if duplicate {
+            return refuse(plain(
+                codes::INVALID_REQUEST,
+                "a request with this id is still pending",
+            ));
+        }
+        let waiting = match method {
+            "initialize" => return self.initialize(host, &id, &params, modern_host),
+            "server/discover" => return self.discover(host, &id, modern_host),
+            "ping" if modern_host => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`ping` is not part of the 2026-07-28 revision",
+                ));
+            }
+            // A modern upstream has no ping: the proxy answers for itself.
+            "ping" if self.upstream().modern_version().is_some() => {
+                return host.send(result_line(&id, "{}"));
+            }
+            "ping" => Waiting::Ping,
+            "tools/list" => Waiting::ToolsList,
+            "tools/call" if params.get("task").is_some() => {
+                if !self.allows(Route::Tasks) {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        "task-augmented tool calls are not available through toolgate (their results would bypass the contract); allow them with --allow tasks",
+                    ));
+                }
+                Waiting::Passthrough(method.to_owned())
+            }
+            "tools/call" => {
+                let Some(name) = params.get("name").and_then(Value::as_str) else {
+                    return refuse(plain(codes::INVALID_PARAMS, "tools/call needs a tool `name`"));
+                };
+                let Some(tool) = self.registry.get(name) else {
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        &format!(
+                            "tool {name:?} has no contract in this toolgate repository, so it is not available"
+                        ),
+                    ));
+                };
+                let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+                Waiting::Call(Box::new(Call {
+                    contract: Arc::clone(&tool.contract),
+                    request: tools::request_for(
+                        &id,
+                        &arguments,
+                        name,
+                        &tool.contract,
+                        self.context.for_tool(name),
+                    ),
+                }))
+            }
+            "subscriptions/listen" => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`subscriptions/listen` is not available through toolgate: its notifications are not gated",
+                ));
+            }
+            _ => match Route::of_host_method(method) {
+                Some(route) if self.allows(route) => Waiting::Passthrough(method.to_owned()),
+                Some(route) => {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        &format!(
+                            "`{method}` is not available through toolgate: closed by default, as a route for unvetted data (allow it with --allow {})",
+                            route.capability()
+                        ),
+                    ));
+                }
+                None => {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        &format!("`{method}` is not available through toolgate"),
+                    ));
+                }
+            },
+        };
+        // The client capabilities the upstream hears of: this request's (modern), or the
+        // handshake's on this connection (legacy), stripped either way.
+        let capabilities = match &request_era {
+            RequestEra::Modern { capabilities, .. } => capabilities.clone(),
+            RequestEra::Legacy => host
+                .session()
+                .map(|session| session.capabilities)
+                .unwrap_or_else(|| json!({})),
+        };
+        let upstream_id = self.next_upstream_id();
+        let mut upstream_params = era::params_for_upstream(
+            &params,
+            self.upstream().modern_version(),
+            &capabilities,
+            &self.allowed,
+        );
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get("progressToken"))
+            .cloned();
+        if progress_token.is_some() {
+            upstream_params["_meta"]["progressToken"] = upstream_id.clone();
+        }
+        let pending = Pending {
+            host: Some(Arc::clone(host)),
+            id,
+            modern_host,
+            progress_token,
+            waiting,
+            since: Instant::now(),
+        };
+        let unusable = match self.upstream() {
+            Settled::Unusable(reason) => Some(reason.clone()),
+            _ => self.state().gone.clone(),
+        };
+        if let Some(reason) = unusable {
+            return self.answer_gone(pending, &reason);
+        }
+        let key = id_key(&upstream_id);
+        self.state().pending.insert(key.clone(), pending);
+        let outgoing = Outgoing {
+            line: message::request_line(&upstream_id, method, &upstream_params),
+            id: Some(upstream_id),
+            method: Some(method.to_owned()),
+            name: params
+                .get("name")
+                .or_else(|| params.get("uri"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+        if !self.link.send(outgoing)
+            && let Some(pending) = self.state().pending.remove(&key)
+        {
+            self.answer_gone(pending, "the upstream is not running");
+        }
+    }
+
+    /// A legacy host's handshake, answered by the proxy (it opened the upstream's session, or
+    /// the upstream has none): the revision the host asked for when the proxy speaks it, the
+    /// capabilities the proxy offers, the proxy's own identity. The upstream's `serverInfo` and
+    /// `instructions` (free text a host may show the model) are not passed on.
+    fn initialize(&self, host: &Arc<Host>, id: &Value, params: &Value, modern_host: bool) {
+        if modern_host {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::INVALID_REQUEST,
+                    "`initialize` belongs to the handshake revisions; a 2026-07-28 client calls server/discover",
+                ),
+            ));
+        }
+        if let Settled::Unusable(reason) = self.upstream() {
+            return host.send(error_line(
+                id,
+                codes::INTERNAL_ERROR,
+                &format!("the upstream server is unavailable ({reason})"),
+            ));
+        }
+        let asked = params
             .get("protocolVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if !PROTOCOL_VERSIONS.contains(&version) {
-            return Err(format!(
-                "the upstream chose protocol version {version:?}; toolgate speaks {}",
-                PROTOCOL_VERSIONS.join(", ")
+        let version = LEGACY_VERSIONS
+            .iter()
+            .find(|version| **version == asked)
+            .unwrap_or(&LEGACY_VERSIONS[0]);
+        let capabilities = era::strip_client_capabilities(
+            params.get("capabilities").unwrap_or(&Value::Null),
+            &self.allowed,
+        );
+        *host
+            .session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Session { capabilities });
+        let result = json!({
+            "protocolVersion": version,
+            "capabilities": self.server_capabilities(),
+            "serverInfo": era::implementation(),
+        });
+        host.send(result_line(id, &result.to_string()));
+    }
+
+    /// `server/discover`, answered by the proxy: every revision it speaks, the capabilities it
+    /// offers, its own identity; no `instructions` (the upstream's are free text).
+    fn discover(&self, host: &Arc<Host>, id: &Value, modern_host: bool) {
+        if !modern_host {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::INVALID_PARAMS,
+                    &format!(
+                        "server/discover needs `_meta.{}` and `_meta.{}`",
+                        era::meta::PROTOCOL_VERSION,
+                        era::meta::CLIENT_CAPABILITIES
+                    ),
+                ),
             ));
         }
-        let upstream = result
-            .get("capabilities")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        let result = era::modern_result(
+            "server/discover",
+            json!({
+                "supportedVersions": era::supported_versions(),
+                "capabilities": self.server_capabilities(),
+            }),
+            None,
+        );
+        host.send(result_line(id, &result.to_string()));
+    }
+
+    /// The capabilities the proxy offers a host: tools (with the upstream's `listChanged` for a
+    /// stdio host), and the capabilities of the server-side routes the operator opened, as the
+    /// upstream declared them.
+    fn server_capabilities(&self) -> Value {
+        let upstream = self.upstream().capabilities();
         let list_changed = upstream["tools"]["listChanged"] == Value::Bool(true);
         let mut capabilities = json!({"tools": {"listChanged": list_changed}});
         for route in [
@@ -694,11 +831,280 @@ impl Proxy {
                 capabilities[route.capability()] = capability.clone();
             }
         }
-        Ok(json!({
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": "toolgate-mcp-proxy", "version": GATE_VERSION},
-        }))
+        capabilities
+    }
+
+    fn host_notification(&self, host: &Arc<Host>, method: &str, params: &Value, raw: Vec<u8>) {
+        let legacy_upstream = matches!(self.upstream(), Settled::Legacy { .. });
+        match method {
+            // The proxy opened the upstream's session itself.
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                let Some(cancelled) = params.get("requestId") else {
+                    return;
+                };
+                let found = {
+                    let mut state = self.state();
+                    let key = state
+                        .pending
+                        .iter()
+                        .find(|(_, pending)| {
+                            &pending.id == cancelled
+                                && pending.host.as_ref().is_some_and(|asker| Arc::ptr_eq(asker, host))
+                        })
+                        .map(|(key, _)| key.clone());
+                    key.and_then(|key| state.pending.remove(&key).map(|_| key))
+                };
+                // A cancelled request's late answer is dropped as an unknown id.
+                if let Some(key) = found {
+                    let mut rebuilt = json!({"requestId": serde_json::from_str::<Value>(&key).unwrap_or(Value::Null)});
+                    if let Some(reason) = params.get("reason").and_then(Value::as_str) {
+                        rebuilt["reason"] = Value::from(reason);
+                    }
+                    self.link.send(Outgoing {
+                        line: notification_line(method, &rebuilt),
+                        id: None,
+                        method: Some(method.to_owned()),
+                        name: None,
+                    });
+                }
+            }
+            "notifications/roots/list_changed" if self.allows(Route::Roots) && legacy_upstream => {
+                self.forward_notification(method, raw)
+            }
+            "notifications/progress"
+                if (self.allows(Route::Sampling) || self.allows(Route::Elicitation))
+                    && legacy_upstream =>
+            {
+                self.forward_notification(method, raw)
+            }
+            _ => log(&format!("dropped the host's `{method}` notification")),
+        }
+    }
+
+    fn forward_notification(&self, method: &str, raw: Vec<u8>) {
+        self.link.send(Outgoing {
+            line: raw,
+            id: None,
+            method: Some(method.to_owned()),
+            name: None,
+        });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // From the upstream.
+
+    /// The upstream wrote a message no one can read: which request it answered is unknown, so
+    /// every pending call is decided on those bytes (the gate refuses them, at the layer that
+    /// owns the flaw) and every other pending request gets an error.
+    fn unreadable(&self, why: &str, line: &[u8]) {
+        log(&format!(
+            "the upstream wrote an unreadable line ({why}); every pending request is answered with the fixed failure"
+        ));
+        for pending in self.take_pending() {
+            match (&pending.waiting, &pending.host) {
+                (Waiting::Call(call), Some(host)) => {
+                    let now = SystemTime::now();
+                    let mut decision =
+                        call.contract
+                            .admit_response(Response::body(line), &call.request, now);
+                    if decision.is_admitted() {
+                        // Bytes no message correlates with a call never answer it, even if a
+                        // contract would admit them.
+                        decision = call.contract.admit_response(
+                            Response::unreachable("a line that answers no request"),
+                            &call.request,
+                            now,
+                        );
+                    }
+                    self.audit(&decision);
+                    host.send(result_line(
+                        &pending.id,
+                        &tools::result_json(&decision, pending.modern_host),
+                    ));
+                }
+                _ => self.answer_gone(pending, "it wrote an unreadable line"),
+            }
+        }
+    }
+
+    fn upstream_response(&self, id: &Value, outcome: Result<Value, Value>) {
+        let Some(pending) = self.state().pending.remove(&id_key(id)) else {
+            log(
+                "dropped a response from the upstream to no pending request (a late, cancelled or unknown id)",
+            );
+            return;
+        };
+        let Some(host) = pending.host.clone() else {
+            if let Waiting::Own(answer) = pending.waiting {
+                let _ = answer.send(outcome);
+            }
+            return;
+        };
+        let id = &pending.id;
+        let modern_host = pending.modern_host;
+        let line = match (pending.waiting, outcome) {
+            (Waiting::Own(_), _) => return,
+            (Waiting::Passthrough(method), Ok(result)) => result_line(
+                id,
+                &era::passthrough_result(&method, result, modern_host).to_string(),
+            ),
+            // An opened route: its error passes as the upstream wrote it.
+            (Waiting::Passthrough(_), Err(error)) => message::error_object_line(id, &error),
+            (Waiting::Ping, Ok(_)) => result_line(id, "{}"),
+            (Waiting::ToolsList, Ok(result)) => {
+                if result.get("nextCursor").is_some() {
+                    log(
+                        "the upstream lists its tools in pages; toolgate lists the first page only",
+                    );
+                }
+                let upstream_tools = result
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let listed = self.registry.list(&upstream_tools);
+                let listed = if modern_host {
+                    era::modern_result("tools/list", listed, Some(&result))
+                } else {
+                    listed
+                };
+                result_line(id, &listed.to_string())
+            }
+            (Waiting::Call(call), Ok(result)) => {
+                let decision = match era::result_kind(&result) {
+                    ResultKind::Complete => {
+                        tools::decide(&call.contract, &call.request, &result, SystemTime::now())
+                    }
+                    ResultKind::InputRequired => {
+                        if modern_host
+                            && let Some(passed) =
+                                era::input_required_for_host(&result, &self.allowed)
+                        {
+                            log("passed an input_required result to the host on an opened route");
+                            return host.send(result_line(id, &passed.to_string()));
+                        }
+                        call.contract.admit_response(
+                            Response::incomplete(
+                                "the upstream asked for input (input_required) on a route that is closed, or for a host that cannot give it",
+                            ),
+                            &call.request,
+                            SystemTime::now(),
+                        )
+                    }
+                    ResultKind::Unknown => call.contract.admit_response(
+                        Response::incomplete("the upstream's result has a resultType toolgate does not know"),
+                        &call.request,
+                        SystemTime::now(),
+                    ),
+                };
+                self.audit(&decision);
+                result_line(id, &tools::result_json(&decision, modern_host))
+            }
+            (Waiting::Call(call), Err(error)) => {
+                if is_version_error(&error) {
+                    log("the upstream refused a call's protocol version; answered with the fixed failure");
+                }
+                return self.call_failed(
+                    &host,
+                    id,
+                    &call,
+                    modern_host,
+                    "the upstream answered the call with a JSON-RPC error",
+                );
+            }
+            (_, Err(error)) => refusal_line(id, &relayed_error(&error)),
+        };
+        host.send(line);
+    }
+
+    fn upstream_request(&self, id: &Value, method: &str, raw: Vec<u8>) {
+        if method == "ping" {
+            self.link.send(Outgoing::response(result_line(id, "{}")));
+            return;
+        }
+        let host = self
+            .duplex_host
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        match (Route::of_upstream_method(method), host) {
+            (Some(route), Some(host)) if self.allows(route) && host.duplex => {
+                self.state()
+                    .upstream_requests
+                    .insert(id_key(id), Instant::now());
+                host.send(raw);
+            }
+            _ => {
+                log(&format!(
+                    "refused the upstream's `{method}` request: toolgate passes no server requests to the host unless allowed"
+                ));
+                self.link.send(Outgoing::response(error_line(
+                    id,
+                    codes::METHOD_NOT_FOUND,
+                    "not available: the client is behind toolgate, which does not pass this request on",
+                )));
+            }
+        }
+    }
+
+    fn upstream_notification(&self, method: &str, params: &Value, raw: Vec<u8>) {
+        let duplex_host = || {
+            self.duplex_host
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone()
+        };
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken") else {
+                    return;
+                };
+                let target = self.state().pending.get(&id_key(token)).and_then(|pending| {
+                    let host_token = pending.progress_token.clone()?;
+                    matches!(pending.waiting, Waiting::Call(_))
+                        .then(|| pending.host.clone())
+                        .flatten()
+                        .map(|host| (host, host_token))
+                });
+                let Some((host, host_token)) = target else {
+                    return log("dropped progress for no pending call");
+                };
+                // Progress without its free-text message: numbers the proxy writes itself.
+                let mut rebuilt = json!({"progressToken": host_token});
+                for field in ["progress", "total"] {
+                    if let Some(number) = params.get(field).filter(|value| value.is_number()) {
+                        rebuilt[field] = number.clone();
+                    }
+                }
+                host.send(notification_line(method, &rebuilt));
+            }
+            "notifications/message" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("info");
+                let data = params.get("data").map(Value::to_string).unwrap_or_default();
+                log(&format!("upstream log ({level}): {data}"));
+            }
+            "notifications/tools/list_changed" => match duplex_host() {
+                Some(host) => host.send(
+                    br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
+                ),
+                None => log("the upstream's tools changed; hosts see it at their next tools/list"),
+            },
+            _ if (method.starts_with("notifications/resources/") && self.allows(Route::Resources))
+                || (method == "notifications/prompts/list_changed"
+                    && self.allows(Route::Prompts))
+                || (method.starts_with("notifications/tasks/") && self.allows(Route::Tasks)) =>
+            {
+                match duplex_host() {
+                    Some(host) => host.send(raw),
+                    None => log(&format!("dropped the upstream's `{method}` notification: no host holds a connection")),
+                }
+            }
+            _ => log(&format!("dropped the upstream's `{method}` notification")),
+        }
     }
 
     fn audit(&self, decision: &toolgate_gate::Decision) {
@@ -711,33 +1117,42 @@ impl Proxy {
 
     /// A call that ended without a result the gate can read: the fixed failure, decided and
     /// audited by the gate like any other.
-    fn call_failed(&self, id: &Value, call: &Call, reason: &str) {
+    fn call_failed(&self, host: &Host, id: &Value, call: &Call, modern_host: bool, reason: &str) {
         let decision = call.contract.admit_response(
             Response::unreachable(reason),
             &call.request,
             SystemTime::now(),
         );
         self.audit(&decision);
-        self.send_host(result_line(id, &tools::result_json(&decision)));
+        host.send(result_line(id, &tools::result_json(&decision, modern_host)));
     }
 
     fn answer_gone(&self, pending: Pending, reason: &str) {
-        match &pending.waiting {
-            Waiting::Call(call) => self.call_failed(&pending.id, call, reason),
-            _ => self.send_host(error_line(
+        match (&pending.waiting, &pending.host) {
+            (Waiting::Call(call), Some(host)) => {
+                self.call_failed(host, &pending.id, call, pending.modern_host, reason)
+            }
+            (_, Some(host)) => host.send(error_line(
                 &pending.id,
                 codes::INTERNAL_ERROR,
                 &format!("the upstream server is unavailable ({reason})"),
             )),
+            // The proxy's own request: its waiter sees the channel close.
+            (_, None) => {}
         }
     }
 
-    /// Answers every pending request with the fixed failure.
-    fn fail_pending(&self, reason: &str) {
-        let pending = self.take_pending();
-        for pending in pending {
-            self.answer_gone(pending, reason);
-        }
+    /// Every request still waiting for the upstream, removed from the table, oldest first (so
+    /// the hosts hear about them in the order they asked).
+    fn take_pending(&self) -> Vec<Pending> {
+        let mut drained: Vec<Pending> = self
+            .state()
+            .pending
+            .drain()
+            .map(|(_, pending)| pending)
+            .collect();
+        drained.sort_by_key(|pending| pending.since);
+        drained
     }
 
     fn upstream_gone(&self, reason: &str) {
@@ -747,7 +1162,9 @@ impl Proxy {
                 state.gone = Some(reason.to_owned());
             }
         }
-        self.fail_pending(reason);
+        for pending in self.take_pending() {
+            self.answer_gone(pending, reason);
+        }
     }
 
     /// Answers every request that has waited longer than the timeout.
@@ -758,7 +1175,9 @@ impl Proxy {
             let keys: Vec<String> = state
                 .pending
                 .iter()
-                .filter(|(_, pending)| now.duration_since(pending.since) >= self.timeout)
+                .filter(|(_, pending)| {
+                    pending.host.is_some() && now.duration_since(pending.since) >= self.timeout
+                })
                 .map(|(key, _)| key.clone())
                 .collect();
             let mut expired: Vec<Pending> = keys
@@ -772,5 +1191,62 @@ impl Proxy {
             log("a request waited past the timeout; answered with the fixed failure");
             self.answer_gone(pending, &format!("no answer within {:?}", self.timeout));
         }
+    }
+}
+
+/// The revisions listed under `key` of an upstream's answer, those shaped like one.
+fn versions(listed: Option<&Value>) -> Vec<String> {
+    listed
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|text| era::looks_like_version(text))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn is_version_error(error: &Value) -> bool {
+    error.get("code").and_then(Value::as_i64) == Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION)
+}
+
+/// A refusal in the proxy's own words, without data.
+fn plain(code: i64, message: &str) -> Refusal {
+    Refusal {
+        code,
+        message: message.to_owned(),
+        data: None,
+    }
+}
+
+/// An error response line for a refusal.
+pub(crate) fn refusal_line(id: &Value, refusal: &Refusal) -> Vec<u8> {
+    let mut error = json!({"code": refusal.code, "message": refusal.message});
+    if let Some(data) = &refusal.data {
+        error["data"] = data.clone();
+    }
+    message::error_object_line(id, &error)
+}
+
+/// The upstream's error on a request that is not a call, as the host sees it: its code, the
+/// proxy's words, and for the modern revision's errors the data they define, kept to what
+/// the revision defines (versions, capability names).
+fn relayed_error(error: &Value) -> Refusal {
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .unwrap_or(codes::INTERNAL_ERROR);
+    match code {
+        modern_codes::UNSUPPORTED_PROTOCOL_VERSION => Refusal {
+            code,
+            message: "Unsupported protocol version".to_owned(),
+            data: Some(era::version_error_data(error.get("data"))),
+        },
+        modern_codes::MISSING_CLIENT_CAPABILITY => Refusal {
+            code,
+            message: "Missing required client capability".to_owned(),
+            data: Some(era::missing_capability_data(error.get("data"))),
+        },
+        _ => plain(code, "the upstream failed this request"),
     }
 }

@@ -190,12 +190,22 @@ fn single_text(result: &Value) -> Option<String> {
 }
 
 /// The `tools/call` result the host receives: the agent bytes the gate built, as
-/// `structuredContent` and as the text of one content block, and `isError` unless admitted.
-pub(crate) fn result_json(decision: &Decision) -> String {
+/// `structuredContent` and as the text of one content block, and `isError` unless admitted; for
+/// a modern host, also `resultType` and the proxy's identity, as that revision requires.
+pub(crate) fn result_json(decision: &Decision, modern_host: bool) -> String {
     let agent = String::from_utf8_lossy(decision.agent_bytes());
     let admitted = decision.admitted_output().is_some();
+    let modern = if modern_host {
+        format!(
+            r#","resultType":"complete","_meta":{{"{}":{}}}"#,
+            crate::era::meta::SERVER_INFO,
+            crate::era::implementation()
+        )
+    } else {
+        String::new()
+    };
     format!(
-        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{agent},"isError":{}}}"#,
+        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{agent},"isError":{}{modern}}}"#,
         Value::from(agent.as_ref()),
         !admitted
     )

@@ -1,0 +1,162 @@
+//! The upstream side of the proxy, whatever carries it: a child process over stdio, or a server
+//! reached over Streamable HTTP (`remote.rs`). A link sends the messages the proxy wrote and
+//! hands every message the upstream wrote to one channel, which the proxy reads in order.
+
+use std::io::{BufReader, Write};
+use std::process::{Child, ChildStdin};
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::lines::{Line, read_line};
+
+/// One message for the upstream, with what a transport that routes on it needs to know.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    /// The JSON-RPC message, as the proxy wrote it.
+    pub line: Vec<u8>,
+    /// A request's id (the proxy's own), so a transport failure can answer it.
+    pub id: Option<Value>,
+    /// The method, for a request or a notification.
+    pub method: Option<String>,
+    /// The tool's name (`tools/call`, `prompts/get`) or the resource's URI (`resources/read`).
+    pub name: Option<String>,
+}
+
+impl Outgoing {
+    /// A message that is neither a request nor a notification: a response to the upstream.
+    pub(crate) fn response(line: Vec<u8>) -> Outgoing {
+        Outgoing {
+            line,
+            id: None,
+            method: None,
+            name: None,
+        }
+    }
+}
+
+/// What the upstream wrote, in the order it arrived.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// One message.
+    Line(Vec<u8>),
+    /// A message longer than the cap: its first bytes.
+    TooLong(Vec<u8>),
+    /// The upstream is gone, and why.
+    Gone(String),
+}
+
+/// How the proxy reaches the upstream.
+pub(crate) trait Link: Send + Sync {
+    /// Sends one message; `false` once the upstream is gone.
+    fn send(&self, message: Outgoing) -> bool;
+    /// The protocol revision the proxy and the upstream agreed on (a transport that carries it
+    /// outside the message, as Streamable HTTP's header does, needs it).
+    fn agreed(&self, _version: &str) {}
+    /// No more messages: a child's input is closed, as a host would close it.
+    fn close(&self);
+    /// Waits up to `grace` for the upstream to finish, then stops it.
+    fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {}
+    /// Whether the upstream is still there.
+    fn alive(&self) -> bool;
+}
+
+/// An MCP server the proxy started, over its stdin and stdout.
+pub(crate) struct Stdio {
+    input: Mutex<Option<Sender<Vec<u8>>>>,
+    child: Mutex<Child>,
+}
+
+impl Stdio {
+    /// Takes over a started child: a thread writes its input, another reads its output into
+    /// `incoming`, line by line, each capped at `line_cap` bytes.
+    pub(crate) fn start(mut child: Child, line_cap: usize, incoming: Sender<Incoming>) -> Stdio {
+        let stdin = child.stdin.take().expect("the upstream's stdin is piped");
+        let stdout = child.stdout.take().expect("the upstream's stdout is piped");
+        let (input, lines) = mpsc::channel();
+        let gone = incoming.clone();
+        std::thread::spawn(move || {
+            if !write_lines(lines, stdin) {
+                let _ = gone.send(Incoming::Gone(
+                    "the upstream stopped reading its input".to_owned(),
+                ));
+            }
+        });
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let next = match read_line(&mut reader, line_cap) {
+                    Ok(None) => Incoming::Gone("the upstream exited".to_owned()),
+                    Err(error) => Incoming::Gone(format!("reading the upstream failed: {error}")),
+                    Ok(Some(Line::TooLong(prefix))) => Incoming::TooLong(prefix),
+                    Ok(Some(Line::Complete(line))) => Incoming::Line(line),
+                };
+                let last = matches!(next, Incoming::Gone(_));
+                if incoming.send(next).is_err() || last {
+                    return;
+                }
+            }
+        });
+        Stdio {
+            input: Mutex::new(Some(input)),
+            child: Mutex::new(child),
+        }
+    }
+}
+
+/// Writes each line and a newline until every sender is gone (`true`) or the reader is.
+fn write_lines(lines: Receiver<Vec<u8>>, mut out: ChildStdin) -> bool {
+    for line in lines {
+        let written = out
+            .write_all(&line)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if written.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+impl Link for Stdio {
+    fn send(&self, message: Outgoing) -> bool {
+        let sender = self
+            .input
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        sender.is_some_and(|sender| sender.send(message.line).is_ok())
+    }
+
+    fn close(&self) {
+        self.input
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
+
+    fn stop(&self, grace: Duration, finished: &dyn Fn() -> bool) {
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline && self.alive() && !finished() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    fn alive(&self) -> bool {
+        matches!(
+            self.child
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .try_wait(),
+            Ok(None)
+        )
+    }
+}
