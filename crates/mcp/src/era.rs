@@ -17,7 +17,8 @@ use super::proxy::Route;
 pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// The handshake revisions the proxy speaks, newest first.
-pub(crate) const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const LEGACY_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The `_meta` keys that carry a modern request's protocol fields.
 pub(crate) mod meta {
@@ -109,7 +110,10 @@ pub(crate) fn request_era(params: &Value) -> Result<RequestEra, Refusal> {
     if !MODERN_VERSIONS.contains(&version) {
         return Err(unsupported_version(version));
     }
-    let Some(capabilities) = meta.get(meta::CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+    let Some(capabilities) = meta
+        .get(meta::CLIENT_CAPABILITIES)
+        .filter(|c| c.is_object())
+    else {
         return Err(Refusal {
             code: super::message::codes::INVALID_PARAMS,
             message: format!(
@@ -411,7 +415,10 @@ mod tests {
         assert_eq!(unknown.code, modern_codes::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(unknown.data.unwrap()["supported"][0], "2026-07-28");
         let hostile = request_era(&modern("\u{1b}[31m", json!({}))).unwrap_err();
-        assert_eq!(hostile.data.unwrap()["requested"], "(not a protocol version)");
+        assert_eq!(
+            hostile.data.unwrap()["requested"],
+            "(not a protocol version)"
+        );
         let missing =
             request_era(&json!({"_meta": {meta::PROTOCOL_VERSION: "2026-07-28"}})).unwrap_err();
         assert_eq!(missing.code, -32602);
@@ -437,8 +444,12 @@ mod tests {
             legacy,
             json!({"name": "weather", "_meta": {"traceparent": "00-1"}})
         );
-        let modern =
-            params_for_upstream(&json!({"name": "w"}), Some("2026-07-28"), &json!({"sampling": {}}), &[]);
+        let modern = params_for_upstream(
+            &json!({"name": "w"}),
+            Some("2026-07-28"),
+            &json!({"sampling": {}}),
+            &[],
+        );
         assert_eq!(modern["_meta"][meta::CLIENT_CAPABILITIES], json!({}));
         assert_eq!(modern["_meta"][meta::PROTOCOL_VERSION], "2026-07-28");
         assert!(modern["_meta"].get(meta::LOG_LEVEL).is_none());
@@ -446,13 +457,20 @@ mod tests {
 
     #[test]
     fn modern_results_carry_result_type_and_valid_caching_hints() {
-        let listed = modern_result("tools/list", json!({"tools": []}), Some(&json!({"ttlMs": -5, "cacheScope": "CANARY"})));
+        let listed = modern_result(
+            "tools/list",
+            json!({"tools": []}),
+            Some(&json!({"ttlMs": -5, "cacheScope": "CANARY"})),
+        );
         assert_eq!(listed["resultType"], "complete");
         assert_eq!(listed["ttlMs"], 0);
         assert_eq!(listed["cacheScope"], "private");
         let called = modern_result("tools/call", json!({"content": []}), None);
         assert!(called.get("ttlMs").is_none());
-        assert_eq!(called["_meta"][meta::SERVER_INFO]["name"], "toolgate-mcp-proxy");
+        assert_eq!(
+            called["_meta"][meta::SERVER_INFO]["name"],
+            "toolgate-mcp-proxy"
+        );
     }
 
     #[test]
@@ -467,13 +485,16 @@ mod tests {
 
     #[test]
     fn version_errors_relay_versions_only() {
-        let data = json!({"supported": ["2026-07-28", "CANARY", "2025-11-25"], "requested": "CANARY"});
+        let data =
+            json!({"supported": ["2026-07-28", "CANARY", "2025-11-25"], "requested": "CANARY"});
         assert_eq!(
             version_error_data(Some(&data)),
             json!({"supported": ["2026-07-28", "2025-11-25"]})
         );
         assert_eq!(
-            missing_capability_data(Some(&json!({"requiredCapabilities": {"sampling": {"CANARY": 1}, "CANARY": {}}}))),
+            missing_capability_data(Some(
+                &json!({"requiredCapabilities": {"sampling": {"CANARY": 1}, "CANARY": {}}})
+            )),
             json!({"requiredCapabilities": {"sampling": {}}})
         );
     }

@@ -73,7 +73,11 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
     })
 }
 
-fn list_through(proxy: &Proxy, shown: &str, timeout: Duration) -> Result<Vec<ListedTool>, UsageError> {
+fn list_through(
+    proxy: &Proxy,
+    shown: &str,
+    timeout: Duration,
+) -> Result<Vec<ListedTool>, UsageError> {
     let deadline = Instant::now() + timeout;
     if let Settled::Unusable(reason) = proxy.settle() {
         return Err(UsageError::new(format!(

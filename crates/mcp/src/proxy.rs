@@ -25,7 +25,9 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
 
 use super::context::OperatorContext;
-use super::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes};
+use super::era::{
+    self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
+};
 use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
 use super::tools::{self, Registry};
 use super::upstream::{Incoming, Link, Outgoing};
@@ -292,7 +294,8 @@ impl Proxy {
     fn upstream(&self) -> &Settled {
         static UNSETTLED: OnceLock<Settled> = OnceLock::new();
         self.settled.get().unwrap_or_else(|| {
-            UNSETTLED.get_or_init(|| Settled::Unusable("the upstream's era is not settled".to_owned()))
+            UNSETTLED
+                .get_or_init(|| Settled::Unusable("the upstream's era is not settled".to_owned()))
         })
     }
 
@@ -318,10 +321,9 @@ impl Proxy {
                     self.upstream_gone(&reason);
                     return;
                 }
-                Incoming::TooLong(prefix) => self.unreadable(
-                    "a message longer than the proxy's line cap",
-                    &prefix,
-                ),
+                Incoming::TooLong(prefix) => {
+                    self.unreadable("a message longer than the proxy's line cap", &prefix)
+                }
                 Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
                 Incoming::Line(line) => match message::parse(&line) {
                     Err(why) => self.unreadable(&why, &line),
@@ -475,7 +477,10 @@ impl Proxy {
                 let supported = versions(error.get("data").and_then(|data| data.get("supported")));
                 Settled::Unusable(format!(
                     "it refused the handshake (error {}){}",
-                    error.get("code").and_then(Value::as_i64).unwrap_or_default(),
+                    error
+                        .get("code")
+                        .and_then(Value::as_i64)
+                        .unwrap_or_default(),
                     if supported.is_empty() {
                         String::new()
                     } else {
@@ -600,7 +605,11 @@ impl Proxy {
         };
         let modern_host = matches!(request_era, RequestEra::Modern { .. });
         let duplicate = self.state().pending.values().any(|pending| {
-            pending.id == id && pending.host.as_ref().is_some_and(|asker| Arc::ptr_eq(asker, host))
+            pending.id == id
+                && pending
+                    .host
+                    .as_ref()
+                    .is_some_and(|asker| Arc::ptr_eq(asker, host))
         });
         if duplicate {
             return refuse(plain(
@@ -634,7 +643,10 @@ impl Proxy {
             }
             "tools/call" => {
                 let Some(name) = params.get("name").and_then(Value::as_str) else {
-                    return refuse(plain(codes::INVALID_PARAMS, "tools/call needs a tool `name`"));
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        "tools/call needs a tool `name`",
+                    ));
                 };
                 let Some(tool) = self.registry.get(name) else {
                     return refuse(plain(
@@ -712,11 +724,21 @@ impl Proxy {
             waiting,
             since: Instant::now(),
         };
-        let unusable = match self.upstream() {
-            Settled::Unusable(reason) => Some(reason.clone()),
-            _ => self.state().gone.clone(),
-        };
-        if let Some(reason) = unusable {
+        if let Settled::Unusable(reason) = self.upstream() {
+            // Asking again cannot help: no call is retryable while no revision is shared.
+            return match (&pending.waiting, &pending.host) {
+                (Waiting::Call(call), Some(host)) => self.decide_failure(
+                    host,
+                    &pending.id,
+                    call,
+                    modern_host,
+                    Response::incomplete(reason),
+                ),
+                _ => self.answer_gone(pending, reason),
+            };
+        }
+        let gone = self.state().gone.clone();
+        if let Some(reason) = gone {
             return self.answer_gone(pending, &reason);
         }
         let key = id_key(&upstream_id);
@@ -850,7 +872,10 @@ impl Proxy {
                         .iter()
                         .find(|(_, pending)| {
                             &pending.id == cancelled
-                                && pending.host.as_ref().is_some_and(|asker| Arc::ptr_eq(asker, host))
+                                && pending
+                                    .host
+                                    .as_ref()
+                                    .is_some_and(|asker| Arc::ptr_eq(asker, host))
                         })
                         .map(|(key, _)| key.clone());
                     key.and_then(|key| state.pending.remove(&key).map(|_| key))
@@ -984,26 +1009,36 @@ impl Proxy {
                             log("passed an input_required result to the host on an opened route");
                             return host.send(result_line(id, &passed.to_string()));
                         }
-                        call.contract.admit_response(
+                        return self.decide_failure(
+                            &host,
+                            id,
+                            &call,
+                            modern_host,
                             Response::incomplete(
-                                "the upstream asked for input (input_required) on a route that is closed, or for a host that cannot give it",
+                                "the upstream asked for input (input_required) on a route that is closed, or of a host that cannot give it",
                             ),
-                            &call.request,
-                            SystemTime::now(),
-                        )
+                        );
                     }
-                    ResultKind::Unknown => call.contract.admit_response(
-                        Response::incomplete("the upstream's result has a resultType toolgate does not know"),
-                        &call.request,
-                        SystemTime::now(),
-                    ),
+                    ResultKind::Unknown => {
+                        return self.decide_failure(
+                            &host,
+                            id,
+                            &call,
+                            modern_host,
+                            Response::incomplete(
+                                "the upstream's result has a resultType toolgate does not know",
+                            ),
+                        );
+                    }
                 };
                 self.audit(&decision);
                 result_line(id, &tools::result_json(&decision, modern_host))
             }
             (Waiting::Call(call), Err(error)) => {
                 if is_version_error(&error) {
-                    log("the upstream refused a call's protocol version; answered with the fixed failure");
+                    log(
+                        "the upstream refused a call's protocol version; answered with the fixed failure",
+                    );
                 }
                 return self.call_failed(
                     &host,
@@ -1060,13 +1095,17 @@ impl Proxy {
                 let Some(token) = params.get("progressToken") else {
                     return;
                 };
-                let target = self.state().pending.get(&id_key(token)).and_then(|pending| {
-                    let host_token = pending.progress_token.clone()?;
-                    matches!(pending.waiting, Waiting::Call(_))
-                        .then(|| pending.host.clone())
-                        .flatten()
-                        .map(|host| (host, host_token))
-                });
+                let target = self
+                    .state()
+                    .pending
+                    .get(&id_key(token))
+                    .and_then(|pending| {
+                        let host_token = pending.progress_token.clone()?;
+                        matches!(pending.waiting, Waiting::Call(_))
+                            .then(|| pending.host.clone())
+                            .flatten()
+                            .map(|host| (host, host_token))
+                    });
                 let Some((host, host_token)) = target else {
                     return log("dropped progress for no pending call");
                 };
@@ -1093,14 +1132,17 @@ impl Proxy {
                 ),
                 None => log("the upstream's tools changed; hosts see it at their next tools/list"),
             },
-            _ if (method.starts_with("notifications/resources/") && self.allows(Route::Resources))
+            _ if (method.starts_with("notifications/resources/")
+                && self.allows(Route::Resources))
                 || (method == "notifications/prompts/list_changed"
                     && self.allows(Route::Prompts))
                 || (method.starts_with("notifications/tasks/") && self.allows(Route::Tasks)) =>
             {
                 match duplex_host() {
                     Some(host) => host.send(raw),
-                    None => log(&format!("dropped the upstream's `{method}` notification: no host holds a connection")),
+                    None => log(&format!(
+                        "dropped the upstream's `{method}` notification: no host holds a connection"
+                    )),
                 }
             }
             _ => log(&format!("dropped the upstream's `{method}` notification")),
@@ -1118,11 +1160,21 @@ impl Proxy {
     /// A call that ended without a result the gate can read: the fixed failure, decided and
     /// audited by the gate like any other.
     fn call_failed(&self, host: &Host, id: &Value, call: &Call, modern_host: bool, reason: &str) {
-        let decision = call.contract.admit_response(
-            Response::unreachable(reason),
-            &call.request,
-            SystemTime::now(),
-        );
+        self.decide_failure(host, id, call, modern_host, Response::unreachable(reason));
+    }
+
+    /// The gate's decision on a call that has no result to read, audited and answered.
+    fn decide_failure(
+        &self,
+        host: &Host,
+        id: &Value,
+        call: &Call,
+        modern_host: bool,
+        response: Response<'_>,
+    ) {
+        let decision = call
+            .contract
+            .admit_response(response, &call.request, SystemTime::now());
         self.audit(&decision);
         host.send(result_line(id, &tools::result_json(&decision, modern_host)));
     }

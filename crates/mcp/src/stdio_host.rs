@@ -10,7 +10,12 @@ use super::lines::{Line, read_line};
 use super::proxy::{Host, Proxy};
 
 /// Serves the host on `input` and `output` until it closes `input` and every request is answered.
-pub(crate) fn serve(proxy: &Proxy, input: impl Read + Send, output: impl Write + Send, line_cap: usize) {
+pub(crate) fn serve(
+    proxy: &Proxy,
+    input: impl Read + Send,
+    output: impl Write + Send,
+    line_cap: usize,
+) {
     let (to_host, host_lines) = mpsc::channel::<Vec<u8>>();
     // Taken when the run ends, so the writer finishes once everything is written.
     let sender = Arc::new(Mutex::new(Some(to_host)));
