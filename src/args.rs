@@ -226,8 +226,22 @@ pub struct McpProxyArgs {
     /// a lookup table). Re-read whenever it changes.
     #[arg(long, value_name = "FILE")]
     context: Option<PathBuf>,
-    /// The MCP server's command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+    /// Serve hosts over Streamable HTTP on this address (`POST /mcp`, with `/healthz` and
+    /// `/readyz`) instead of over stdio; e.g. 127.0.0.1:8080 (port 0: any free port, printed).
+    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
+    listen: Option<std::net::SocketAddr>,
+    /// An `Origin` the HTTP listener accepts (a browser page's); repeatable. A request with any
+    /// other Origin is refused with 403 (DNS rebinding); requests without one are served.
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    allow_origin: Vec<String>,
+    /// A header for an upstream reached over HTTP, as NAME=VARIABLE: its value is read from the
+    /// environment variable VARIABLE, so a credential never appears on a command line;
+    /// repeatable (e.g. --upstream-header Authorization=MCP_TOKEN).
+    #[arg(long, value_name = "NAME=VARIABLE")]
+    upstream_header: Vec<String>,
+    /// The MCP server's command and its arguments, or its Streamable HTTP URL (http:// or
+    /// https://), after `--`.
+    #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
     command: Vec<OsString>,
 }
 
@@ -240,6 +254,9 @@ impl From<McpProxyArgs> for ProxyConfig {
             max_line_bytes: args.max_line_bytes,
             allow: args.allow,
             context: args.context,
+            listen: args.listen,
+            allow_origins: args.allow_origin,
+            upstream_headers: args.upstream_header,
             command: args.command,
         }
     }

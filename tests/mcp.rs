@@ -20,6 +20,9 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 
+#[path = "mcp/http.rs"]
+mod http;
+
 const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
 const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
 
@@ -54,6 +57,18 @@ fn main() -> ExitCode {
             ));
         }
     }
+    trials.push(Trial::test(
+        "mcp::http::listener_and_http_upstream",
+        http::listener_and_http_upstream,
+    ));
+    trials.push(Trial::test(
+        "mcp::http::legacy_http_upstream_with_a_session",
+        http::legacy_http_upstream,
+    ));
+    trials.push(Trial::test(
+        "mcp::http::two_instances_behind_a_round_robin",
+        http::two_instances_behind_a_round_robin,
+    ));
     trials.push(Trial::test(
         "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
         new_from_mcp,
@@ -92,33 +107,63 @@ fn scenarios() -> Vec<(String, PathBuf)> {
 // The fake server.
 
 /// Replays `scenario`: answers `initialize` and `tools/list` from its `server` section, and each
-/// `tools/call` with the next action listed for that tool.
+/// `tools/call` with the next action listed for that tool; over stdio, or, with
+/// `TOOLGATE_FAKE_MCP_HTTP` set, over Streamable HTTP on a free port it prints.
 fn fake_server(scenario: &Path, log: Option<PathBuf>) {
     let scenario: Value = serde_json::from_slice(&fs::read(scenario).unwrap()).unwrap();
-    let server = &scenario["server"];
+    let mut fake = FakeServer::new(&scenario["server"], &scenario["calls"], log);
     // What a server may print to its stderr: escape sequences, bidi controls, a CI command.
-    if let Some(text) = server["stderr"].as_str() {
+    if let Some(text) = scenario["server"]["stderr"].as_str() {
         eprint!("{text}");
     }
-    let mut actions: BTreeMap<String, Vec<Value>> = scenario["calls"]
-        .as_object()
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|(tool, list)| (tool.clone(), list.as_array().cloned().unwrap_or_default()))
-                .collect()
-        })
-        .unwrap_or_default();
+    if std::env::var_os(HTTP_VARIABLE).is_some() {
+        return fake_http_server(fake);
+    }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
-    let mut write = |line: &str| {
-        stdout.write_all(line.as_bytes()).unwrap();
-        stdout.write_all(b"\n").unwrap();
-        stdout.flush().unwrap();
-    };
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return };
-        if let Some(log) = &log {
+        fake.record(&line);
+        for answer in fake.answer(&line) {
+            stdout.write_all(answer.as_bytes()).unwrap();
+            stdout.write_all(b"\n").unwrap();
+            stdout.flush().unwrap();
+        }
+    }
+}
+
+const HTTP_VARIABLE: &str = "TOOLGATE_FAKE_MCP_HTTP";
+
+/// The fake server's script and what it has used of it.
+struct FakeServer {
+    server: Value,
+    actions: BTreeMap<String, Vec<Value>>,
+    log: Option<PathBuf>,
+}
+
+impl FakeServer {
+    fn new(server: &Value, calls: &Value, log: Option<PathBuf>) -> FakeServer {
+        let actions = calls
+            .as_object()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|(tool, list)| {
+                        (tool.clone(), list.as_array().cloned().unwrap_or_default())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        FakeServer {
+            server: server.clone(),
+            actions,
+            log,
+        }
+    }
+
+    /// Appends a line to the log of what the server received.
+    fn record(&self, line: &str) {
+        if let Some(log) = &self.log {
             let mut file = fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -126,11 +171,17 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
                 .unwrap();
             writeln!(file, "{line}").unwrap();
         }
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            continue;
+    }
+
+    /// The lines the server writes in answer to one message (none for a notification, a
+    /// response, or a stalled call).
+    fn answer(&mut self, line: &str) -> Vec<String> {
+        let server = &self.server;
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
         };
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-            continue; // notifications and responses to our own requests
+            return Vec::new(); // notifications and responses to our own requests
         };
         let respond =
             |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
@@ -140,38 +191,35 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
             // fields in `_meta`, naming a revision it speaks.
             let supported = server["supportedVersions"].clone();
             let error = |code: i64, message: &str, data: Value| {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message, "data": data}}).to_string()
+                vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message, "data": data}}).to_string()]
             };
             let meta = &message["params"]["_meta"];
             let version = &meta["io.modelcontextprotocol/protocolVersion"];
             if method == "initialize" {
-                write(&error(
+                return error(
                     -32022,
                     "CANARY: this server speaks 2026-07-28 only",
                     json!({"supported": supported, "requested": message["params"]["protocolVersion"]}),
-                ));
-                continue;
+                );
             }
             if !version.is_string()
                 || !meta["io.modelcontextprotocol/clientCapabilities"].is_object()
             {
-                write(&error(
+                return error(
                     -32602,
                     "CANARY: missing the request's protocol fields",
                     Value::Null,
-                ));
-                continue;
+                );
             }
             if !supported.as_array().unwrap().contains(version) {
-                write(&error(
+                return error(
                     -32022,
                     "CANARY: unsupported",
                     json!({"supported": supported, "requested": version, "note": "CANARY"}),
-                ));
-                continue;
+                );
             }
             if method == "server/discover" {
-                write(&respond(json!({
+                return vec![respond(json!({
                     "resultType": "complete",
                     "supportedVersions": supported,
                     "capabilities": server["capabilities"],
@@ -179,8 +227,7 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
                     "_meta": {"io.modelcontextprotocol/serverInfo": server["serverInfo"]},
                     "ttlMs": 60000,
                     "cacheScope": "public",
-                })));
-                continue;
+                }))];
             }
         }
         match method {
@@ -193,7 +240,7 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
                 if let Some(instructions) = server.get("instructions") {
                     result["instructions"] = instructions.clone();
                 }
-                write(&respond(result));
+                vec![respond(result)]
             }
             "tools/list" => {
                 let mut result = json!({"tools": server["tools"]});
@@ -205,39 +252,121 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
                 if let Some(cursor) = server.get("nextCursor") {
                     result["nextCursor"] = cursor.clone();
                 }
-                write(&respond(result));
+                vec![respond(result)]
             }
-            "ping" => write(&respond(json!({}))),
+            "ping" => vec![respond(json!({}))],
             "tools/call" => {
                 let tool = message["params"]["name"].as_str().unwrap_or_default().to_owned();
-                let queue = actions.entry(tool).or_default();
+                let queue = self.actions.entry(tool).or_default();
                 let action = if queue.is_empty() { json!({"stall": true}) } else { queue.remove(0) };
                 let token = message["params"]["_meta"]["progressToken"].clone();
                 let fill = |text: &str| {
                     text.replace("{{id}}", &id.to_string()).replace("{{token}}", &token.to_string())
                 };
-                for before in action["before"].as_array().into_iter().flatten() {
-                    write(&fill(&text_of(before)));
-                }
+                let mut lines: Vec<String> = action["before"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|before| fill(&text_of(before)))
+                    .collect();
                 let answer_id = action.get("id_override").cloned().unwrap_or_else(|| id.clone());
                 if action["crash"] == true {
                     std::process::exit(3);
                 } else if action["stall"] == true {
-                    continue;
+                    // No answer.
                 } else if let Some(raw) = action.get("raw") {
-                    write(&fill(&text_of(raw)));
+                    lines.push(fill(&text_of(raw)));
                 } else if let Some(error) = action.get("error") {
-                    write(&json!({"jsonrpc": "2.0", "id": answer_id, "error": error}).to_string());
+                    lines.push(json!({"jsonrpc": "2.0", "id": answer_id, "error": error}).to_string());
                 } else {
-                    write(&json!({"jsonrpc": "2.0", "id": answer_id, "result": action["result"]}).to_string());
+                    lines.push(json!({"jsonrpc": "2.0", "id": answer_id, "result": action["result"]}).to_string());
                 }
+                lines
             }
-            _ => write(
-                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "CANARY: no such method here"}})
-                    .to_string(),
-            ),
+            _ => vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "CANARY: no such method here"}})
+                .to_string()],
         }
     }
+}
+
+/// The fake server over Streamable HTTP: each POST's body is one message, answered with JSON,
+/// or with SSE when it writes more than one line; every request's MCP headers are logged
+/// before its body, as `# name: value` lines.
+fn fake_http_server(fake: FakeServer) {
+    use http_body_util::{BodyExt, Full};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fake = std::sync::Arc::new(std::sync::Mutex::new(fake));
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", listener.local_addr().unwrap());
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let fake = std::sync::Arc::clone(&fake);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let fake = std::sync::Arc::clone(&fake);
+                        async move {
+                            let mut seen: Vec<String> = request
+                                .headers()
+                                .iter()
+                                .filter(|(name, _)| {
+                                    let name = name.as_str();
+                                    name.starts_with("mcp-") || name == "authorization"
+                                })
+                                .map(|(name, value)| {
+                                    format!("# {name}: {}", value.to_str().unwrap_or("?"))
+                                })
+                                .collect();
+                            seen.sort();
+                            let body = request.into_body().collect().await.unwrap().to_bytes();
+                            let line = String::from_utf8_lossy(&body).into_owned();
+                            let answers = {
+                                let mut fake = fake.lock().unwrap();
+                                for header in &seen {
+                                    fake.record(header);
+                                }
+                                fake.record(&line);
+                                fake.answer(&line)
+                            };
+                            let session = fake.lock().unwrap().server["session"]
+                                .as_str()
+                                .map(str::to_owned);
+                            let opened = line.contains("\"initialize\"");
+                            let response = match answers.as_slice() {
+                                [only] if opened && session.is_some() => hyper::Response::builder()
+                                    .header("content-type", "application/json")
+                                    .header("mcp-session-id", session.unwrap())
+                                    .body(Full::new(bytes::Bytes::from(only.clone()))),
+                                [] => hyper::Response::builder()
+                                    .status(202)
+                                    .body(Full::new(bytes::Bytes::new())),
+                                [only] => hyper::Response::builder()
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(bytes::Bytes::from(only.clone()))),
+                                many => hyper::Response::builder()
+                                    .header("content-type", "text/event-stream")
+                                    .body(Full::new(bytes::Bytes::from(
+                                        many.iter()
+                                            .map(|line| format!("event: message\ndata: {line}\n\n"))
+                                            .collect::<String>(),
+                                    ))),
+                            };
+                            Ok::<_, std::convert::Infallible>(response.unwrap())
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
 }
 
 /// A scenario line: a string as written (for malformed lines), anything else as compact JSON.
@@ -417,11 +546,20 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
     {
         return Err(format!("{name}: stderr lacks {expected:?}:\n{stderr}").into());
     }
+    snapshot(
+        name,
+        scenario["description"].as_str().unwrap_or_default(),
+        &transcript,
+    )
+}
+
+/// Compares a transcript with its snapshot, `tests/snapshots/mcp__<name>.snap`.
+fn snapshot(name: &str, description: &str, transcript: &str) -> Result<(), Failed> {
     let check = std::panic::catch_unwind(|| {
         insta::with_settings!({
             snapshot_path => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots"),
             prepend_module_to_snapshot => false,
-            description => scenario["description"].as_str().unwrap_or_default(),
+            description => description,
             omit_expression => true,
         }, {
             insta::assert_snapshot!(format!("mcp__{name}"), transcript);

@@ -13,9 +13,11 @@
 mod context;
 mod era;
 mod lines;
+mod listen;
 mod listing;
 mod message;
 mod proxy;
+mod remote;
 mod schemas;
 mod stdio_host;
 mod tools;
@@ -55,8 +57,44 @@ pub struct ProxyConfig {
     /// The operator's trusted context (a JSON object of tools, each an object of context
     /// values): every key a contract does not let a caller's arguments supply.
     pub context: Option<PathBuf>,
-    /// The MCP server's command and its arguments.
+    /// Serve hosts over Streamable HTTP on this address instead of over stdio.
+    pub listen: Option<std::net::SocketAddr>,
+    /// The `Origin` values the HTTP listener accepts (a browser page's; none by default).
+    pub allow_origins: Vec<String>,
+    /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
+    /// environment variable, so a credential never appears on a command line.
+    pub upstream_headers: Vec<String>,
+    /// The MCP server's command and its arguments, or its Streamable HTTP URL.
     pub command: Vec<OsString>,
+}
+
+pub use listen::parse_address;
+
+/// The upstream's URL, when the command is one (`http://` or `https://`, alone).
+fn upstream_url(command: &[OsString]) -> Option<String> {
+    match command {
+        [only] => only
+            .to_str()
+            .filter(|text| remote::is_url(text))
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM (an orchestrator stopping the pod).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Starts the upstream: the server's command, run as a child over stdio.
@@ -110,9 +148,48 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         .as_deref()
         .map(toolgate_repo::open_audit_log)
         .transpose()?;
+    let remote = upstream_url(&options.command);
+    let runtime = if options.listen.is_some() || remote.is_some() {
+        Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| {
+                    UsageError::new(format!("cannot start the HTTP runtime: {error}"))
+                })?,
+        )
+    } else {
+        None
+    };
+    // Bound before anything starts, so a taken port is a configuration error, not a late one.
+    let listener = options
+        .listen
+        .map(|address| {
+            std::net::TcpListener::bind(address)
+                .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+                .map_err(|error| UsageError::new(format!("cannot listen on {address}: {error}")))
+        })
+        .transpose()?;
     let (incoming, received) = std::sync::mpsc::channel();
-    let link = start_upstream(&options.command, line_cap, incoming)?;
-    let proxy = Proxy::new(
+    let link: Box<dyn upstream::Link> = match (&remote, &runtime) {
+        (Some(url), Some(runtime)) => Box::new(remote::Remote::connect(
+            url,
+            &options.upstream_headers,
+            line_cap,
+            options.timeout,
+            incoming,
+            runtime.handle().clone(),
+        )?),
+        _ => {
+            if !options.upstream_headers.is_empty() {
+                return Err(UsageError::new(
+                    "--upstream-header is for an upstream reached over HTTP; a command's credentials come from its own environment",
+                ));
+            }
+            start_upstream(&options.command, line_cap, incoming)?
+        }
+    };
+    let proxy = std::sync::Arc::new(Proxy::new(
         Setup {
             registry,
             allowed: options.allow.clone(),
@@ -121,13 +198,42 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             context,
         },
         link,
-    );
+    ));
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(received));
         scope.spawn(|| proxy.watch_timeouts());
         // No host request is read, let alone forwarded, before the upstream's era is settled.
         proxy.settle();
-        stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap);
+        match (listener, &runtime) {
+            (Some(listener), Some(runtime)) => {
+                runtime.block_on(async {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => listener,
+                        Err(error) => {
+                            return proxy::log(&format!("cannot listen: {error}"));
+                        }
+                    };
+                    if let Ok(address) = listener.local_addr() {
+                        eprintln!(
+                            "toolgate mcp-proxy: listening on http://{address}{}",
+                            listen::ENDPOINT
+                        );
+                    }
+                    listen::serve(
+                        std::sync::Arc::clone(&proxy),
+                        listener,
+                        listen::Listen {
+                            allowed_origins: options.allow_origins.clone(),
+                            body_cap: line_cap,
+                        },
+                        stop_signal(),
+                    )
+                    .await;
+                });
+                proxy.shut_down("the listener stopped");
+            }
+            _ => stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap),
+        }
     });
     Ok(Status::Passed)
 }

@@ -299,11 +299,6 @@ impl Proxy {
         })
     }
 
-    /// The upstream's era, once [`Proxy::settle`] has run.
-    pub(crate) fn settled(&self) -> Option<&Settled> {
-        self.settled.get()
-    }
-
     /// Whether the proxy can serve: settled on a usable upstream that is still there.
     pub(crate) fn ready(&self) -> bool {
         matches!(
