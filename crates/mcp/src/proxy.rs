@@ -386,7 +386,9 @@ impl Proxy {
         }});
         let window = PROBE_WINDOW.min(self.timeout);
         match self.ask("server/discover", discover, window) {
-            Some(Ok(result)) => {
+            // A DiscoverResult lists the revisions spoken; a result without that list is a
+            // legacy server answering a method it does not know with something.
+            Some(Ok(result)) if result.get("supportedVersions").is_some_and(Value::is_array) => {
                 let supported = versions(result.get("supportedVersions"));
                 match MODERN_VERSIONS
                     .iter()

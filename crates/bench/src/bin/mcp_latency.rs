@@ -108,18 +108,19 @@ fn serve() {
         let Some(id) = message.get("id") else {
             continue;
         };
-        let result = match message["method"].as_str() {
-            Some("initialize") => serde_json::json!({
+        let answer = match message["method"].as_str() {
+            Some("initialize") => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "latency", "version": "1"}
-            }),
-            _ => serde_json::json!({
+            }}),
+            Some("tools/call") => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
                 "content": [{"type": "text", "text": "{\"city\":\"Lisbon\",\"temperature_c\":21.5,\"conditions\":\"clear\"}"}],
                 "structuredContent": {"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"}
-            }),
+            }}),
+            // A handshake-era server: the era probe (server/discover) is a method it lacks.
+            _ => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}}),
         };
-        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
         writeln!(stdout, "{answer}").expect("write");
         stdout.flush().expect("flush");
     }
