@@ -206,7 +206,8 @@ pub struct McpProxyArgs {
     /// The repository root, holding contracts/ (one per tool the host may call).
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// Append every decision's audit event (one JSON line each) to this file.
+    /// Append every decision's audit event (one JSON line each) to this file; `-` is stdout,
+    /// when serving over HTTP (--listen), e.g. a container's log.
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
     /// How long a request may wait for the upstream before it is answered with the fixed failure

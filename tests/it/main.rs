@@ -10,6 +10,7 @@ mod architecture;
 mod attacks;
 mod check;
 mod ci_example;
+mod deploy;
 mod diff;
 mod diff_soundness;
 mod harness;

@@ -47,6 +47,16 @@ fn listening_proxy(
     upstream: &[String],
     environment: &[(&str, &str)],
 ) -> Result<(Running, String, mpsc::Receiver<String>), Failed> {
+    listening_proxy_to(extra, upstream, environment, Stdio::null())
+}
+
+/// As [`listening_proxy`], its stdout going to `stdout`.
+fn listening_proxy_to(
+    extra: &[&str],
+    upstream: &[String],
+    environment: &[(&str, &str)],
+    stdout: Stdio,
+) -> Result<(Running, String, mpsc::Receiver<String>), Failed> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .arg("mcp-proxy")
         .arg("--root")
@@ -57,7 +67,7 @@ fn listening_proxy(
         .args(upstream)
         .envs(environment.iter().copied())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -386,26 +396,35 @@ pub(crate) fn legacy_http_upstream() -> Result<(), Failed> {
 /// same audit lines (but their times).
 pub(crate) fn two_instances_behind_a_round_robin() -> Result<(), Failed> {
     let scenario = here().join("http/round_robin.json");
-    let start = |audit: &Path| -> Result<(Running, String), Failed> {
+    // The third instance audits to its stdout (`--audit -`, as in a container).
+    let start = |audit: &Path, to_stdout: bool| -> Result<(Running, String), Failed> {
         let log = tempfile::NamedTempFile::new().unwrap();
         let server = std::env::current_exe().unwrap();
-        let audit = audit.display().to_string();
-        let (proxy, address, _) = listening_proxy(
-            &["--audit", &audit],
+        let (target, stdout) = if to_stdout {
+            (
+                "-".to_owned(),
+                Stdio::from(std::fs::File::create(audit).unwrap()),
+            )
+        } else {
+            (audit.display().to_string(), Stdio::null())
+        };
+        let (proxy, address, _) = listening_proxy_to(
+            &["--audit", &target],
             &[server.display().to_string()],
             &[
                 (SCENARIO_VARIABLE, scenario.to_str().unwrap()),
                 (LOG_VARIABLE, log.path().to_str().unwrap()),
             ],
+            stdout,
         )?;
         Ok((proxy, address))
     };
     let audits: Vec<tempfile::NamedTempFile> = (0..3)
         .map(|_| tempfile::NamedTempFile::new().unwrap())
         .collect();
-    let (_first, first) = start(audits[0].path())?;
-    let (_second, second) = start(audits[1].path())?;
-    let (_single, single) = start(audits[2].path())?;
+    let (_first, first) = start(audits[0].path(), false)?;
+    let (_second, second) = start(audits[1].path(), false)?;
+    let (_single, single) = start(audits[2].path(), true)?;
     let balancer = round_robin(vec![first, second]);
 
     let calls: Vec<(Value, Vec<(String, String)>)> = (0..12)

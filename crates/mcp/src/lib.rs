@@ -45,7 +45,8 @@ use tools::Registry;
 pub struct ProxyConfig {
     /// The repository root, holding contracts/ (one per tool the host may call).
     pub root: PathBuf,
-    /// Append every decision's audit event (one JSON line each) to this file.
+    /// Append every decision's audit event (one JSON line each) to this file (`-`: stdout,
+    /// when serving over HTTP).
     pub audit: Option<PathBuf>,
     /// How long a request may wait for the upstream before it is answered with the fixed failure.
     pub timeout: Duration,
@@ -69,6 +70,24 @@ pub struct ProxyConfig {
 }
 
 pub use listen::parse_address;
+
+/// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
+/// a proxy serving over HTTP leaves free (a container's log).
+fn open_audit(path: &std::path::Path, listening: bool) -> Result<proxy::AuditLog, UsageError> {
+    if path.as_os_str() == "-" {
+        if !listening {
+            return Err(UsageError::new(
+                "--audit -: stdout carries the host's messages over stdio; audit to a file, or serve over HTTP (--listen)",
+            ));
+        }
+        return Ok(toolgate_gate::JsonLinesSink::new(Box::new(
+            std::io::stdout(),
+        )));
+    }
+    let file =
+        toolgate_repo::open_output_file(path, toolgate_repo::OutputMode::Append, "the audit log")?;
+    Ok(toolgate_gate::JsonLinesSink::new(Box::new(file)))
+}
 
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).
 fn upstream_url(command: &[OsString]) -> Option<String> {
@@ -146,7 +165,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     let audit = options
         .audit
         .as_deref()
-        .map(toolgate_repo::open_audit_log)
+        .map(|path| open_audit(path, options.listen.is_some()))
         .transpose()?;
     let remote = upstream_url(&options.command);
     let runtime = if options.listen.is_some() || remote.is_some() {

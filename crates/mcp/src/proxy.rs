@@ -98,6 +98,9 @@ impl Route {
     }
 }
 
+/// Where decisions are audited: a file, or stdout when it is free.
+pub(crate) type AuditLog = JsonLinesSink<Box<dyn std::io::Write + Send>>;
+
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
 pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
 
@@ -227,7 +230,7 @@ pub(crate) struct Setup {
     /// How long a request may wait for the upstream.
     pub timeout: Duration,
     /// Where decisions are audited.
-    pub audit: Option<JsonLinesSink<std::fs::File>>,
+    pub audit: Option<AuditLog>,
     /// The operator's trusted context.
     pub context: OperatorContext,
 }
@@ -237,7 +240,7 @@ pub(crate) struct Proxy {
     registry: Registry,
     allowed: Vec<Route>,
     timeout: Duration,
-    audit: Option<JsonLinesSink<std::fs::File>>,
+    audit: Option<AuditLog>,
     context: OperatorContext,
     link: Box<dyn Link>,
     state: Mutex<State>,

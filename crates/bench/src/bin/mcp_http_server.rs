@@ -26,7 +26,10 @@ fn main() {
         let listener = tokio::net::TcpListener::bind(&address)
             .await
             .expect("the address is free");
-        println!("listening on http://{}/mcp", listener.local_addr().expect("bound"));
+        println!(
+            "listening on http://{}/mcp",
+            listener.local_addr().expect("bound")
+        );
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
@@ -41,7 +44,9 @@ fn main() {
     });
 }
 
-async fn answer(request: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn answer(
+    request: Request<hyper::body::Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let body = request
         .into_body()
         .collect()

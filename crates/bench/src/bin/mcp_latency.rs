@@ -119,7 +119,9 @@ fn serve() {
                 "structuredContent": {"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"}
             }}),
             // A handshake-era server: the era probe (server/discover) is a method it lacks.
-            _ => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}}),
+            _ => {
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}})
+            }
         };
         writeln!(stdout, "{answer}").expect("write");
         stdout.flush().expect("flush");
