@@ -231,8 +231,9 @@ pub struct McpProxyArgs {
     /// `/readyz`) instead of over stdio; e.g. 127.0.0.1:8080 (port 0: any free port, printed).
     #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
     listen: Option<std::net::SocketAddr>,
-    /// An `Origin` the HTTP listener accepts (a browser page's); repeatable. A request with any
-    /// other Origin is refused with 403 (DNS rebinding); requests without one are served.
+    /// An `Origin` the HTTP listener accepts (a browser page's) beyond the loopback ones a
+    /// loopback listener accepts; repeatable. Any other Origin is refused with 403 (DNS
+    /// rebinding), as is, on a loopback listener, a Host that is not a loopback name.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     allow_origin: Vec<String>,
     /// A header for an upstream reached over HTTP, as NAME=VARIABLE: its value is read from the

@@ -34,8 +34,11 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 /// How the listener is set up.
 #[derive(Debug, Clone)]
 pub(crate) struct Listen {
-    /// The `Origin` values a browser page may send (none by default).
+    /// The `Origin` values a browser page may send beyond the loopback ones.
     pub allowed_origins: Vec<String>,
+    /// Whether the listener is bound to a loopback address: then a request must name a
+    /// loopback host (`Host`), and a loopback `Origin` is allowed without being listed.
+    pub loopback: bool,
     /// The largest request body read.
     pub body_cap: usize,
 }
@@ -111,17 +114,12 @@ async fn handle(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> 
 }
 
 async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Response<Body> {
-    if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !options
-            .allowed_origins
-            .iter()
-            .any(|allowed| allowed.as_bytes() == origin.as_bytes())
-    {
+    if let Err(refused) = check_origin(request.headers(), options) {
         return json_error(
             StatusCode::FORBIDDEN,
             &Value::Null,
             codes::INVALID_REQUEST,
-            "this Origin is not allowed (toolgate mcp-proxy --allow-origin)",
+            refused,
         );
     }
     let wants_stream = accepts(request.headers(), "text/event-stream");
@@ -209,6 +207,53 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
         codes::INTERNAL_ERROR,
         "the proxy ended the request without an answer",
     )
+}
+
+/// DNS rebinding protection: a page on another site that resolved its name to this machine
+/// sends its own `Host` and `Origin`. On a loopback listener the `Host` must name a loopback
+/// host; an `Origin`, when sent, must be a loopback one (on a loopback listener) or one the
+/// operator listed.
+fn check_origin(headers: &HeaderMap, options: &Listen) -> Result<(), &'static str> {
+    if options.loopback {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("");
+        if !is_loopback_authority(host) {
+            return Err("this Host is not the loopback address the proxy listens on (DNS rebinding)");
+        }
+    }
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let listed = options
+        .allowed_origins
+        .iter()
+        .any(|allowed| allowed.as_bytes() == origin.as_bytes());
+    let loopback = options.loopback
+        && origin.to_str().is_ok_and(|origin| {
+            origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"))
+                .is_some_and(is_loopback_authority)
+        });
+    if listed || loopback {
+        Ok(())
+    } else {
+        Err("this Origin is not allowed (toolgate mcp-proxy --allow-origin)")
+    }
+}
+
+/// Whether a `host[:port]` names the loopback interface.
+fn is_loopback_authority(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 /// Whether a modern request's headers agree with its body. A request that names no revision
@@ -477,6 +522,42 @@ mod tests {
             encode_header_value("Hello, 世界"),
             "=?base64?SGVsbG8sIOS4lueVjA==?="
         );
+    }
+
+    #[test]
+    fn a_loopback_listener_refuses_foreign_hosts_and_origins() {
+        let options = Listen {
+            allowed_origins: vec!["https://host.example".to_owned()],
+            loopback: true,
+            body_cap: 1024,
+        };
+        let headers = |host: &'static str, origin: Option<&'static str>| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, HeaderValue::from_static(host));
+            if let Some(origin) = origin {
+                headers.insert(header::ORIGIN, HeaderValue::from_static(origin));
+            }
+            headers
+        };
+        for (host, origin) in [
+            ("127.0.0.1:8080", None),
+            ("localhost:8080", Some("http://localhost:8080")),
+            ("[::1]:8080", Some("http://[::1]:8080")),
+            ("127.0.0.1:8080", Some("https://host.example")),
+        ] {
+            assert_eq!(check_origin(&headers(host, origin), &options), Ok(()), "{host} {origin:?}");
+        }
+        for (host, origin) in [
+            ("evil.example.com", Some("http://evil.example.com")),
+            ("evil.example.com", None),
+            ("127.0.0.1:8080", Some("http://evil.example.com")),
+            ("localhost.evil.example", None),
+        ] {
+            assert!(check_origin(&headers(host, origin), &options).is_err(), "{host} {origin:?}");
+        }
+        let public = Listen { loopback: false, ..options };
+        assert_eq!(check_origin(&headers("mcp.example.com", None), &public), Ok(()));
+        assert!(check_origin(&headers("mcp.example.com", Some("http://localhost")), &public).is_err());
     }
 
     #[test]

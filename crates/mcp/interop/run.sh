@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Interoperability of toolgate mcp-proxy with what people run: the official TypeScript SDK
+# clients (v1 and v2) and Python SDK client, in every era they speak, over stdio and over the
+# proxy's Streamable HTTP listener, in front of @modelcontextprotocol/server-everything (over
+# stdio, and over its own Streamable HTTP transport); the official conformance suite's server
+# scenarios against the proxy's listener (its by-design refusals listed in
+# conformance-expected-failures.yaml); `toolgate new --from-mcp` against the same server. Everything it installs goes to target/interop/ (pinned versions); `cargo test` does
+# not depend on it. `.ci/run` runs it.
+#
+#   crates/mcp/interop/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+here=crates/mcp/interop
+work=target/interop
+mkdir -p "$work"
+
+# Pinned, so a run is reproducible; bump deliberately.
+node_packages=(
+  @modelcontextprotocol/sdk@1.32.2
+  @modelcontextprotocol/client@2.4.0
+  @modelcontextprotocol/server-everything@2026.8.31
+  @modelcontextprotocol/conformance@0.1.16
+)
+python_packages=(mcp==2.3.0)
+
+command -v node >/dev/null || { echo "interop: needs Node.js 20 or later" >&2; exit 2; }
+# Each folder is (re)installed when its pinned list changes.
+installed() { [ -f "$1/.installed" ] && [ "$(cat "$1/.installed")" = "$2" ]; }
+if ! installed "$work/node" "${node_packages[*]}"; then
+  npm install --silent --no-audit --no-fund --prefix "$work/node" "${node_packages[@]}" >/dev/null
+  echo "${node_packages[*]}" > "$work/node/.installed"
+fi
+# The conformance suite needs Node.js 22: the npm registry's `node` package provides it.
+if ! installed "$work/node22" node@22.23.3; then
+  npm install --silent --no-audit --no-fund --prefix "$work/node22" node@22.23.3 >/dev/null
+  echo node@22.23.3 > "$work/node22/.installed"
+fi
+if ! installed "$work/venv" "${python_packages[*]}"; then
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet --disable-pip-version-check "${python_packages[@]}"
+  echo "${python_packages[*]}" > "$work/venv/.installed"
+fi
+cargo build --locked --release --quiet --bin toolgate
+toolgate=$PWD/target/release/toolgate
+contracts=$PWD/tests/mcp
+everything=$PWD/$work/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# The clients import from the installed packages; they run where those are.
+cp "$here"/check.mjs "$here"/ts_clients.mjs "$work/node/"
+
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+wait_for() { # FILE PATTERN: the first match, once it appears
+  for _ in $(seq 200); do
+    found=$(grep -o "$2" "$1" 2>/dev/null | head -1) || true
+    [ -n "$found" ] && { echo "$found"; return; }
+    sleep 0.05
+  done
+  echo "interop: nothing matched $2 in $1: $(cat "$1")" >&2; exit 1
+}
+
+# The proxy's listener, in front of server-everything over stdio.
+"$toolgate" mcp-proxy --root "$contracts" --listen 127.0.0.1:0 -- node "$everything" stdio \
+  2> "$work/listener.err" &
+pids+=($!)
+proxy_url=$(wait_for "$work/listener.err" 'http://127\.0\.0\.1:[0-9]*/mcp')
+# server-everything over its own Streamable HTTP transport, on a free port.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$port node "$everything" streamableHttp > "$work/everything-http.err" 2>&1 &
+pids+=($!)
+wait_for "$work/everything-http.err" "listening on port $port" >/dev/null
+
+status=0
+node "$work/node/ts_clients.mjs" "$toolgate" "$contracts" "$everything" "$proxy_url" \
+  "http://127.0.0.1:$port/mcp" || status=1
+"$work/venv/bin/python" "$here/python_client.py" "$toolgate" "$contracts" "$everything" "$proxy_url" || status=1
+
+# The conformance suite, against the listener: no failure outside the baseline.
+if "$work/node22/node_modules/.bin/node" \
+  "$work/node/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+  --url "$proxy_url" --expected-failures "$here/conformance-expected-failures.yaml" \
+  -o "$work/conformance" > "$work/conformance.out" 2>&1; then
+  echo "ok   conformance suite: $(grep -o 'Total: .*' "$work/conformance.out" | tail -1), every failure a by-design refusal"
+else
+  echo "FAIL conformance suite:" >&2
+  tail -40 "$work/conformance.out" >&2
+  status=1
+fi
+
+# toolgate new --from-mcp against the same server: one contract per tool it can promise
+# something of, each linting clean; exit 1 says decisions are left for a person.
+scaffold=$(mktemp -d)
+set +e
+"$toolgate" new --from-mcp --root "$scaffold" -- node "$everything" stdio > "$work/new.out" 2>&1
+new_status=$?
+set -e
+if [ "$new_status" -eq 1 ] && [ -f "$scaffold/contracts/get-structured-content/v1/contract.yaml" ] \
+  && "$toolgate" lint --root "$scaffold" > "$work/lint.out" 2>&1; then
+  echo "ok   toolgate new --from-mcp: $(ls "$scaffold/contracts" | wc -l) contracts, lint clean"
+else
+  echo "FAIL toolgate new --from-mcp (exit $new_status):" >&2
+  cat "$work/new.out" "$work/lint.out" >&2 2>/dev/null || true
+  status=1
+fi
+rm -rf "$scaffold"
+exit $status
