@@ -243,7 +243,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                         listener,
                         listen::Listen {
                             allowed_origins: options.allow_origins.clone(),
-                            loopback: options.listen.is_some_and(|address| address.ip().is_loopback()),
+                            loopback: options
+                                .listen
+                                .is_some_and(|address| address.ip().is_loopback()),
                             body_cap: line_cap,
                         },
                         stop_signal(),

@@ -220,7 +220,9 @@ fn check_origin(headers: &HeaderMap, options: &Listen) -> Result<(), &'static st
             .and_then(|value| value.to_str().ok())
             .unwrap_or("");
         if !is_loopback_authority(host) {
-            return Err("this Host is not the loopback address the proxy listens on (DNS rebinding)");
+            return Err(
+                "this Host is not the loopback address the proxy listens on (DNS rebinding)",
+            );
         }
     }
     let Some(origin) = headers.get(header::ORIGIN) else {
@@ -545,7 +547,11 @@ mod tests {
             ("[::1]:8080", Some("http://[::1]:8080")),
             ("127.0.0.1:8080", Some("https://host.example")),
         ] {
-            assert_eq!(check_origin(&headers(host, origin), &options), Ok(()), "{host} {origin:?}");
+            assert_eq!(
+                check_origin(&headers(host, origin), &options),
+                Ok(()),
+                "{host} {origin:?}"
+            );
         }
         for (host, origin) in [
             ("evil.example.com", Some("http://evil.example.com")),
@@ -553,11 +559,26 @@ mod tests {
             ("127.0.0.1:8080", Some("http://evil.example.com")),
             ("localhost.evil.example", None),
         ] {
-            assert!(check_origin(&headers(host, origin), &options).is_err(), "{host} {origin:?}");
+            assert!(
+                check_origin(&headers(host, origin), &options).is_err(),
+                "{host} {origin:?}"
+            );
         }
-        let public = Listen { loopback: false, ..options };
-        assert_eq!(check_origin(&headers("mcp.example.com", None), &public), Ok(()));
-        assert!(check_origin(&headers("mcp.example.com", Some("http://localhost")), &public).is_err());
+        let public = Listen {
+            loopback: false,
+            ..options
+        };
+        assert_eq!(
+            check_origin(&headers("mcp.example.com", None), &public),
+            Ok(())
+        );
+        assert!(
+            check_origin(
+                &headers("mcp.example.com", Some("http://localhost")),
+                &public
+            )
+            .is_err()
+        );
     }
 
     #[test]
