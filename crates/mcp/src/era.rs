@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use toolgate_gate::GATE_VERSION;
 use toolgate_gate::internals::escape_hidden;
 
-use super::proxy::Route;
+use super::route::Route;
 
 /// The modern revisions the proxy speaks, preferred first.
 pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];

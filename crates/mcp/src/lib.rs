@@ -18,6 +18,7 @@ mod listing;
 mod message;
 mod proxy;
 mod remote;
+mod route;
 mod schemas;
 mod stdio_host;
 mod tools;
@@ -33,8 +34,8 @@ use std::time::Duration;
 
 use toolgate_gate::internals::parse_duration;
 
-pub use proxy::Route;
 use proxy::{Proxy, Setup};
+pub use route::Route;
 use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
