@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 11] = [
+const LAYERS: [(&str, &str, &[&str]); 12] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -21,6 +21,8 @@ const LAYERS: [(&str, &str, &[&str]); 11] = [
         &["toolgate-gate"],
     ),
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
+    // The gate for Python (PyO3): the gate crate only, as an adapter links it.
+    ("toolgate-python", "crates/python", &["toolgate-gate"]),
     (
         "toolgate-model",
         "crates/model",

@@ -1,0 +1,39 @@
+"""The toolgate gate: a tool's raw output reaches an agent only as the minimal object its
+contract promises, rebuilt by projection, or as one fixed failure.
+
+This is the production gate (Rust, through PyO3), byte-identical to the one the contract
+harness tests. Give it the bytes the tool returned, never a parsed value: re-serializing would
+hide duplicate keys and number spellings the gate checks.
+
+    from toolgate_gate import Contract
+
+    contract = Contract.load("repo", "job_status")                # compiled once, share it freely
+    decision = contract.admit(response.content, {"request_id": "req-1", "context": {...}})
+    decision.agent_bytes                                          # what the agent may see
+"""
+
+from ._native import (
+    Contract,
+    ContractError,
+    ContractProblem,
+    Decision,
+    Request,
+    RetryPolicy,
+    gate_version,
+)
+from .audit import AuditSink, CallbackAudit, JsonLinesAudit
+from .wrappers import gate_tool
+
+__all__ = [
+    "AuditSink",
+    "CallbackAudit",
+    "Contract",
+    "ContractError",
+    "ContractProblem",
+    "Decision",
+    "JsonLinesAudit",
+    "Request",
+    "RetryPolicy",
+    "gate_tool",
+    "gate_version",
+]
