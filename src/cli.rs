@@ -67,6 +67,13 @@ enum Command {
     New(NewArgs),
     /// Print the JSON Schema of a file toolgate reads or writes: report, contract, sidecar, request.
     Schema(SchemaOptions),
+    /// Serve the gate to another process, for languages without a binding: one JSON object per
+    /// line in (a tool, its raw bytes base64-encoded, the request), one decision per line out.
+    ///
+    /// `toolgate serve --stdio --root DIR`. Contracts are compiled once, on first use. A line
+    /// that cannot be decided is answered with an error object, and serving goes on. Exit 0
+    /// when the input ends; 2 when the repository cannot be used.
+    Serve(crate::serve::ServeOptions),
     /// Run every fixture of every tool through the gate: expectations, leakage, snapshots.
     ///
     /// Exit 0 all passed, 1 any failure, 2 a usage or configuration error (a fixture, sidecar or
@@ -176,6 +183,9 @@ pub(crate) fn main() -> ExitCode {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
         Command::Schema(options) => schema::run(&options, &mut io::stdout()),
+        Command::Serve(options) => {
+            crate::serve::run(&options, io::stdin().lock(), &mut io::stdout().lock())
+        }
         Command::New(args) => crate::new::run(&args.into(), &mut io::stdout()),
         Command::Mutate(args) => {
             toolgate_runner::mutate(&args.into_config(Terminal::detect()), &mut io::stdout())

@@ -12,6 +12,7 @@ mod check;
 mod cli;
 mod new;
 mod schema;
+mod serve;
 
 use std::process::ExitCode;
 

@@ -26,4 +26,5 @@ mod render;
 mod reports;
 mod save_fixture;
 mod schemas;
+mod serve;
 mod shell;

@@ -1,0 +1,252 @@
+//! `toolgate serve --stdio`: the gate for every language without a binding. One JSON object per
+//! line in (a tool, its raw bytes base64-encoded, the outstanding request), one JSON object per
+//! line out (the decision, or why there is none), in order, until the input ends. Contracts are
+//! compiled once, on first use, and kept.
+//!
+//! In: `{"id": 7, "tool": "job_status", "version": "v2", "raw_base64": "eyJ…",
+//! "request": {"request_id": "…", "now": "2026-…Z", "context": {…}, "upstream_status": 503}}`
+//! (`version`, `now`, `context`, `upstream_status` optional). Out: `{"id": 7, "decision":
+//! {"outcome", "admitted", "layer", "rule", "code", "retryable", "shape", "agent_base64",
+//! "agent", "operator_record", "audit_line"}}`, or `{"id": 7, "error": {"kind", "message"}}`
+//! (`kind`: `request` for a line that cannot be read, `contract` for a tool whose contract cannot
+//! be loaded).
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+use toolgate_gate::internals::parse_strict_json;
+use toolgate_gate::{AuditSink, Contract, Outcome, Response};
+use toolgate_repo::{Repository, RequestSpec, Status, UsageError, open_audit_log, parse_time};
+
+/// `toolgate serve`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServeOptions {
+    /// Serve over stdin and stdout, one JSON object per line (the only transport so far).
+    #[arg(long, required = true)]
+    stdio: bool,
+    /// The repository root, holding contracts/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// Append every decision's audit event (one JSON line each) to this file.
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// The longest request line read (default 16 MiB); a longer one is answered with an error.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_line_bytes: usize,
+}
+
+/// The members a request line may have.
+const MEMBERS: [&str; 5] = ["id", "tool", "version", "raw_base64", "request"];
+
+/// Serves until the input ends.
+pub(crate) fn run(
+    options: &ServeOptions,
+    input: impl BufRead,
+    output: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let repository = Repository::open(&options.root)?;
+    let audit = options.audit.as_deref().map(open_audit_log).transpose()?;
+    let mut contracts: HashMap<(String, Option<String>), Arc<Contract>> = HashMap::new();
+    let mut lines = CappedLines::new(input, options.max_line_bytes);
+    while let Some(line) = lines
+        .next_line()
+        .map_err(|error| UsageError::new(format!("reading the input failed: {error}")))?
+    {
+        let answer = match line {
+            None => error_answer(
+                &Value::Null,
+                "request",
+                &format!(
+                    "a line longer than {} bytes (--max-line-bytes); not read",
+                    options.max_line_bytes
+                ),
+            ),
+            Some(line) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Some(line) => answer(&repository, &mut contracts, audit.as_ref(), &line),
+        };
+        let mut text = answer.to_string().into_bytes();
+        text.push(b'\n');
+        if output
+            .write_all(&text)
+            .and_then(|()| output.flush())
+            .is_err()
+        {
+            // Whoever asked is gone; there is no one to answer.
+            return Ok(Status::Passed);
+        }
+    }
+    Ok(Status::Passed)
+}
+
+fn answer(
+    repository: &Repository,
+    contracts: &mut HashMap<(String, Option<String>), Arc<Contract>>,
+    audit: Option<&toolgate_gate::JsonLinesSink<std::fs::File>>,
+    line: &[u8],
+) -> Value {
+    let message = match parse_strict_json(line, 64) {
+        Ok(Value::Object(message)) => message,
+        Ok(_) => return error_answer(&Value::Null, "request", "a line is one JSON object"),
+        Err(why) => return error_answer(&Value::Null, "request", &format!("not JSON: {why}")),
+    };
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    match decide(repository, contracts, audit, &message) {
+        Ok(decision) => json!({"id": id, "decision": decision}),
+        Err((kind, why)) => error_answer(&id, kind, &why),
+    }
+}
+
+type Refused = (&'static str, String);
+
+fn decide(
+    repository: &Repository,
+    contracts: &mut HashMap<(String, Option<String>), Arc<Contract>>,
+    audit: Option<&toolgate_gate::JsonLinesSink<std::fs::File>>,
+    message: &Map<String, Value>,
+) -> Result<Value, Refused> {
+    let bad = |why: String| ("request", why);
+    if let Some(unknown) = message.keys().find(|key| !MEMBERS.contains(&key.as_str())) {
+        return Err(bad(format!(
+            "no member {unknown:?}: a line has {}",
+            MEMBERS.join(", ")
+        )));
+    }
+    let text = |name: &str| -> Result<Option<&str>, Refused> {
+        match message.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(_) => Err(bad(format!("`{name}` is a string"))),
+        }
+    };
+    let tool = text("tool")?.ok_or_else(|| bad("`tool` is required".to_owned()))?;
+    let version = text("version")?;
+    let encoded = text("raw_base64")?.ok_or_else(|| {
+        bad("`raw_base64` is required: the tool's bytes, base64-encoded".to_owned())
+    })?;
+    let spec: RequestSpec = serde_json::from_value(
+        message
+            .get("request")
+            .cloned()
+            .ok_or_else(|| bad("`request` is required: {\"request_id\": …}".to_owned()))?,
+    )
+    .map_err(|error| bad(format!("`request`: {error}")))?;
+    let key = (tool.to_owned(), version.map(str::to_owned));
+    let contract = match contracts.get(&key) {
+        Some(contract) => Arc::clone(contract),
+        None => {
+            let compiled = Arc::new(
+                repository
+                    .load(tool, version)
+                    .map_err(|error| ("contract", error.to_string()))?,
+            );
+            contracts.insert(key, Arc::clone(&compiled));
+            compiled
+        }
+    };
+    let missing: Vec<&str> = contract
+        .required_context()
+        .into_iter()
+        .filter(|key| !spec.context.contains_key(*key))
+        .collect();
+    if !missing.is_empty() {
+        return Err(bad(format!(
+            "`request.context` lacks `{}`, which the rules of {} {} read",
+            missing.join("`, `"),
+            contract.tool(),
+            contract.version()
+        )));
+    }
+    let now = match spec.now.as_deref() {
+        Some(text) => parse_time(text).map_err(|error| bad(format!("`request.now`: {error}")))?,
+        None => SystemTime::now(),
+    };
+    let mut raw = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|error| bad(format!("`raw_base64` is not base64: {error}")))?;
+    // As `toolgate check` reads a body: at most one byte past the limit.
+    raw.truncate(contract.max_bytes().saturating_add(1));
+    let mut response = Response::body(&raw);
+    if let Some(status) = spec.upstream_status {
+        response = response.with_status(status);
+    }
+    let decision = contract.admit_response(response, &spec.to_request(), now);
+    if let Some(sink) = audit
+        && let Err(error) = sink.record(decision.audit_event())
+    {
+        eprintln!("toolgate serve: cannot write the audit event: {error}");
+    }
+    let code = match decision.outcome() {
+        Outcome::Admitted => None,
+        Outcome::AdmittedFailure { code, .. } => Some(code.as_str()),
+        Outcome::Rejected(rejection) => Some(rejection.code().as_str()),
+    };
+    let agent: Value = serde_json::from_slice(decision.agent_bytes()).unwrap_or(Value::Null);
+    let audit_line = String::from_utf8_lossy(&decision.audit_event().to_json_line())
+        .trim_end()
+        .to_owned();
+    Ok(json!({
+        "outcome": decision.outcome().as_str(),
+        "admitted": !matches!(decision.outcome(), Outcome::Rejected(_)),
+        "layer": decision.rejection().map(|rejection| rejection.layer().as_str()),
+        "rule": decision.rule(),
+        "code": code,
+        "retryable": decision.retryable(),
+        "shape": decision.shape(),
+        "agent_base64": base64::engine::general_purpose::STANDARD.encode(decision.agent_bytes()),
+        "agent": agent,
+        "operator_record": decision.operator_record().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)),
+        "audit_line": audit_line,
+    }))
+}
+
+fn error_answer(id: &Value, kind: &str, message: &str) -> Value {
+    json!({"id": id, "error": {"kind": kind, "message": message}})
+}
+
+/// Lines read with a cap: `Some(None)` for a line longer than the cap (skipped to its end
+/// without being held), `None` at the end of the input.
+struct CappedLines<R> {
+    input: R,
+    cap: usize,
+}
+
+impl<R: BufRead> CappedLines<R> {
+    fn new(input: R, cap: usize) -> Self {
+        CappedLines { input, cap }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<Option<Vec<u8>>>> {
+        let mut line = Vec::new();
+        let mut too_long = false;
+        let mut any = false;
+        loop {
+            let buffer = self.input.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(any.then_some((!too_long).then_some(line)));
+            }
+            any = true;
+            let (chunk, end) = match buffer.iter().position(|byte| *byte == b'\n') {
+                Some(at) => (&buffer[..at], Some(at + 1)),
+                None => (buffer, None),
+            };
+            if !too_long {
+                if line.len() + chunk.len() > self.cap {
+                    too_long = true;
+                    line.clear();
+                } else {
+                    line.extend_from_slice(chunk);
+                }
+            }
+            let consumed = end.unwrap_or(buffer.len());
+            self.input.consume(consumed);
+            if end.is_some() {
+                return Ok(Some((!too_long).then_some(line)));
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! `toolgate serve --stdio`: every bundled fixture, under every contract version, decided
+//! through one long-lived `serve` process exactly as `toolgate check` decides it (agent bytes
+//! and audit line, byte for byte); bad lines answered with an error and serving going on; and
+//! the Node.js example client (`examples/node/gate-client.mjs`) driving it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every (tool, version, fixture file) of the bundled suite.
+fn cases() -> Vec<(String, String, PathBuf)> {
+    let mut cases = Vec::new();
+    for tool in std::fs::read_dir(root().join("fixtures")).unwrap() {
+        let tool = tool.unwrap().path();
+        if !tool.is_dir() {
+            continue;
+        }
+        let name = tool.file_name().unwrap().to_string_lossy().into_owned();
+        let mut versions: Vec<String> = std::fs::read_dir(root().join("contracts").join(&name))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|version| version.starts_with('v'))
+            .collect();
+        versions.sort();
+        for class in std::fs::read_dir(&tool).unwrap() {
+            let class = class.unwrap().path();
+            if !class.is_dir() {
+                continue;
+            }
+            for raw in std::fs::read_dir(&class).unwrap() {
+                let raw = raw.unwrap().path();
+                if raw.to_string_lossy().ends_with(".expect.yaml") {
+                    continue;
+                }
+                for version in &versions {
+                    cases.push((name.clone(), version.clone(), raw.clone()));
+                }
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+/// What `toolgate check` decides: the agent line and the audit line.
+fn check(tool: &str, version: &str, raw: &Path) -> (Vec<u8>, Vec<u8>) {
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["check", tool])
+        .arg(raw)
+        .arg("--root")
+        .arg(root())
+        .arg("--request")
+        .arg(root().join("fixtures").join(tool).join("request.json"))
+        .args(["--contract-version", version, "--audit"])
+        .arg(audit.path())
+        .args(
+            upstream_status(raw)
+                .map(|status| vec!["--upstream-status".to_owned(), status.to_string()])
+                .unwrap_or_default(),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.stdout, std::fs::read(audit.path()).unwrap())
+}
+
+fn upstream_status(raw: &Path) -> Option<u16> {
+    let sidecar = raw.with_file_name(format!(
+        "{}.expect.yaml",
+        raw.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::read_to_string(sidecar)
+        .ok()?
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("upstream_status:")
+                .and_then(|status| status.trim().parse().ok())
+        })
+}
+
+fn request(tool: &str, raw: &Path) -> Value {
+    let mut request: Value = serde_json::from_slice(
+        &std::fs::read(root().join("fixtures").join(tool).join("request.json")).unwrap(),
+    )
+    .unwrap();
+    if let Some(status) = upstream_status(raw) {
+        request["upstream_status"] = json!(status);
+    }
+    request
+}
+
+#[test]
+fn serve_decides_every_fixture_as_check_does() {
+    let cases = cases();
+    assert!(
+        cases.len() > 100,
+        "the bundled suite: {} cases",
+        cases.len()
+    );
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--stdio", "--root"])
+        .arg(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = serve.stdin.take().unwrap();
+    let mut output = BufReader::new(serve.stdout.take().unwrap());
+    let mut answer = |line: Value| -> Value {
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
+        let mut text = String::new();
+        output.read_line(&mut text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    for (n, (tool, version, raw)) in cases.iter().enumerate() {
+        let decided = answer(json!({
+            "id": n,
+            "tool": tool,
+            "version": version,
+            "raw_base64": base64::engine::general_purpose::STANDARD.encode(std::fs::read(raw).unwrap()),
+            "request": request(tool, raw),
+        }));
+        let shown = format!("{tool} {version} {}", raw.display());
+        assert_eq!(decided["id"], json!(n), "{shown}");
+        let (agent, audit) = check(tool, version, raw);
+        let decision = &decided["decision"];
+        let served_agent = base64::engine::general_purpose::STANDARD
+            .decode(decision["agent_base64"].as_str().unwrap())
+            .unwrap();
+        assert_eq!([served_agent, b"\n".to_vec()].concat(), agent, "{shown}");
+        assert_eq!(
+            format!("{}\n", decision["audit_line"].as_str().unwrap()).into_bytes(),
+            audit,
+            "{shown}"
+        );
+    }
+    // A bad line is answered, and serving goes on.
+    for (line, kind, why) in [
+        (
+            json!({"id": "a", "tool": "nope", "raw_base64": "", "request": {"request_id": "r"}}),
+            "contract",
+            "no contract for tool `nope`",
+        ),
+        (
+            json!({"id": "b", "tool": "job_status", "raw_base64": "!!", "request": {"request_id": "r", "context": {"project_id": "p", "runs": []}}}),
+            "request",
+            "not base64",
+        ),
+        (
+            json!({"id": "c", "tool": "job_status", "raw_base64": "", "request": {"request_id": "r"}}),
+            "request",
+            "lacks `project_id`",
+        ),
+        (
+            json!({"id": "d", "tool": "job_status", "raw": "{}", "request": {"request_id": "r"}}),
+            "request",
+            "no member \"raw\"",
+        ),
+        (
+            json!({"id": "e", "tool": "job_status", "raw_base64": "", "request": {"id": "r"}}),
+            "request",
+            "`request`",
+        ),
+    ] {
+        let answered = answer(line.clone());
+        assert_eq!(answered["id"], line["id"]);
+        assert_eq!(answered["error"]["kind"], kind, "{answered}");
+        assert!(
+            answered["error"]["message"].as_str().unwrap().contains(why),
+            "{answered}"
+        );
+    }
+    writeln!(input, "not json").unwrap();
+    input.flush().unwrap();
+    let mut text = String::new();
+    output.read_line(&mut text).unwrap();
+    assert!(text.contains("\"kind\":\"request\""), "{text}");
+    drop(input);
+    assert!(serve.wait().unwrap().success());
+}
+
+#[test]
+fn the_node_example_decides_through_serve() {
+    let node = Command::new("node").arg("--version").output();
+    if node.is_err() {
+        assert!(
+            std::env::var_os("TOOLGATE_REQUIRE_NODE").is_none(),
+            "node is required (TOOLGATE_REQUIRE_NODE) but not found"
+        );
+        eprintln!("the Node.js example did not run: no `node` on PATH");
+        return;
+    }
+    let tool = "job_status";
+    for raw in [
+        "accepted/failed_run.json",
+        "near-miss/another_requests_answer.json",
+    ] {
+        let raw = root().join("fixtures").join(tool).join(raw);
+        let output = Command::new("node")
+            .arg(root().join("examples/node/gate-client.mjs"))
+            .arg(root())
+            .arg(tool)
+            .arg(&raw)
+            .arg(root().join("fixtures").join(tool).join("request.json"))
+            .arg("v2")
+            .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let decision: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let (agent, audit) = check(tool, "v2", &raw);
+        let agent: Value = serde_json::from_slice(&agent).unwrap();
+        assert_eq!(decision["agent"], agent);
+        assert_eq!(
+            format!("{}\n", decision["audit_line"].as_str().unwrap()).into_bytes(),
+            audit
+        );
+    }
+}
