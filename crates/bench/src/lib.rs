@@ -174,10 +174,8 @@ pub fn small_mix(count: usize) -> Vec<(Kind, Vec<u8>)> {
         .collect()
 }
 
-/// A `run_history` contract: a large envelope (a project's whole run history) of which the agent
-/// sees the project, the observation time and the latest run only.
-pub fn run_history() -> Contract {
-    let contract = r#"
+/// The `run_history` contract's `contract.yaml`.
+pub const RUN_HISTORY_CONTRACT: &str = r#"
 tool: run_history
 version: 1
 direction: result
@@ -200,6 +198,11 @@ rules:
     freshness: { field: observed_at, max_age: 15m, max_future: 2m }
     retryable: true
 "#;
+
+/// A `run_history` contract: a large envelope (a project's whole run history) of which the agent
+/// sees the project, the observation time and the latest run only.
+pub fn run_history() -> Contract {
+    let contract = RUN_HISTORY_CONTRACT;
     let schema = history_schema();
     let source = ContractSource::new(contract)
         .with_schema_value("history.schema.json", schema)

@@ -14,11 +14,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 use toolgate_gate::{
     CompileErrors, ContractSource, ErrorCode, Outcome, Request as GateRequest, Response,
 };
+
+// The extension's own allocations (the gate's, per decision) through mimalloc, as in the
+// `toolgate` binary: measured faster than the platform's malloc on the gate's many small
+// allocations (BENCHMARKS.md). Python's own objects keep Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pyo3::create_exception!(
     _native,
@@ -214,20 +221,39 @@ impl Contract {
         request: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Decision> {
+        let raw = raw_bytes(raw)?;
         // A body over the limit is decided on its first max_bytes + 1 bytes, as `toolgate check`
         // reads one (so its audit line, length and digest, is the same): the rest cannot change
         // the decision.
-        let raw = raw_bytes(raw, self.inner.max_bytes().saturating_add(1))?;
-        let (request, status) = gate_request(request)?;
+        let raw = &raw[..raw.len().min(self.inner.max_bytes().saturating_add(1))];
         let now = decision_time(now)?;
-        let contract = Arc::clone(&self.inner);
-        let decision = py.detach(move || {
-            let mut response = Response::body(&raw);
+        let typed;
+        let converted;
+        let (request, status) = match request.cast::<Request>() {
+            Ok(request) => {
+                typed = request.get();
+                (&typed.inner, typed.upstream_status)
+            }
+            Err(_) => {
+                converted = request_from_dict(request)?;
+                (&converted.inner, converted.upstream_status)
+            }
+        };
+        let contract = &self.inner;
+        let decide = || {
+            let mut response = Response::body(raw);
             if let Some(status) = status {
                 response = response.with_status(status);
             }
-            contract.admit_response(response, &request, now)
-        });
+            contract.admit_response(response, request, now)
+        };
+        // Releasing the GIL costs a hand-off each way; for a small body the gate's work is
+        // shorter than that, and threads would queue on the GIL instead of deciding.
+        let decision = if raw.len() >= DETACH_AT_BYTES {
+            py.detach(decide)
+        } else {
+            decide()
+        };
         Ok(Decision { inner: decision })
     }
 
@@ -239,6 +265,9 @@ impl Contract {
         )
     }
 }
+
+/// The body size from which `admit` releases the GIL while the gate decides.
+const DETACH_AT_BYTES: usize = 2048;
 
 /// The newest `v<N>` folder of a tool.
 fn newest_version(py: Python<'_>, folder: &Path) -> PyResult<String> {
@@ -286,12 +315,11 @@ fn version_name(given: &Bound<'_, PyAny>) -> PyResult<String> {
     }
 }
 
-/// The raw bytes (at most `cap` of them): `bytes`, `bytearray` or `memoryview`, never a parsed
-/// value.
-fn raw_bytes(raw: &Bound<'_, PyAny>, cap: usize) -> PyResult<Vec<u8>> {
-    if let Ok(bytes) = raw.cast::<PyBytes>() {
-        let bytes = bytes.as_bytes();
-        return Ok(bytes[..bytes.len().min(cap)].to_vec());
+/// The raw bytes, borrowed without a copy from `bytes` (copied from `bytearray` or
+/// `memoryview`), never a parsed value.
+fn raw_bytes(raw: &Bound<'_, PyAny>) -> PyResult<PyBackedBytes> {
+    if let Ok(bytes) = raw.extract::<PyBackedBytes>() {
+        return Ok(bytes);
     }
     if raw.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
@@ -303,7 +331,7 @@ fn raw_bytes(raw: &Bound<'_, PyAny>, cap: usize) -> PyResult<Vec<u8>> {
             "raw must be the bytes the tool returned, not a parsed value: re-serializing it would hide duplicate keys and number spellings the gate checks (use response.content, not response.json())",
         ));
     }
-    let mut bytes = raw.extract::<Vec<u8>>().map_err(|_| {
+    let copied = raw.extract::<Vec<u8>>().map_err(|_| {
         PyTypeError::new_err(format!(
             "raw must be bytes (or bytearray, memoryview), got {}",
             raw.get_type()
@@ -312,16 +340,11 @@ fn raw_bytes(raw: &Bound<'_, PyAny>, cap: usize) -> PyResult<Vec<u8>> {
                 .unwrap_or_default()
         ))
     })?;
-    bytes.truncate(cap);
-    Ok(bytes)
+    Ok(PyBackedBytes::from(PyBytes::new(raw.py(), &copied)))
 }
 
-/// A gate request, and the upstream status, from a `Request` or a dict.
-fn gate_request(request: &Bound<'_, PyAny>) -> PyResult<(GateRequest, Option<u16>)> {
-    if let Ok(request) = request.cast::<Request>() {
-        let request = request.get();
-        return Ok((request.to_gate(), request.upstream_status));
-    }
+/// A request from a dict: `request_id`, and optionally `context`, `upstream_status`, `upstream`.
+fn request_from_dict(request: &Bound<'_, PyAny>) -> PyResult<Request> {
     let Ok(members) = request.cast::<PyDict>() else {
         return Err(PyTypeError::new_err(
             "request must be a toolgate_gate.Request or a dict with request_id (and optionally context, upstream_status, upstream)",
@@ -343,10 +366,7 @@ fn gate_request(request: &Bound<'_, PyAny>) -> PyResult<(GateRequest, Option<u16
         .ok_or_else(|| PyValueError::new_err("request needs a request_id"))?
         .extract()
         .map_err(|_| PyTypeError::new_err("request_id is a str"))?;
-    let context = match members.get_item("context")? {
-        Some(context) if !context.is_none() => context_map(&context)?,
-        _ => Map::new(),
-    };
+    let context = members.get_item("context")?;
     let upstream_status =
         match members.get_item("upstream_status")? {
             Some(status) if !status.is_none() => Some(status.extract::<u16>().map_err(|_| {
@@ -358,13 +378,7 @@ fn gate_request(request: &Bound<'_, PyAny>) -> PyResult<(GateRequest, Option<u16
         Some(upstream) if !upstream.is_none() => Some(upstream.extract::<String>()?),
         _ => None,
     };
-    let request = Request {
-        request_id,
-        context: Value::Object(context),
-        upstream_status,
-        upstream,
-    };
-    Ok((request.to_gate(), upstream_status))
+    Request::new(request_id, context.as_ref(), upstream_status, upstream)
 }
 
 fn context_map(context: &Bound<'_, PyAny>) -> PyResult<Map<String, Value>> {
@@ -381,17 +395,21 @@ fn decision_time(now: Option<&Bound<'_, PyAny>>) -> PyResult<SystemTime> {
     let Some(now) = now.filter(|now| !now.is_none()) else {
         return Ok(SystemTime::now());
     };
-    if !now.hasattr("tzinfo")? || !now.hasattr("timestamp")? {
-        return Err(PyTypeError::new_err(
-            "now is a datetime with a time zone (datetime.now(timezone.utc))",
-        ));
-    }
-    if now.getattr("tzinfo")?.is_none() {
+    let not_a_datetime =
+        || PyTypeError::new_err("now is a datetime with a time zone (datetime.now(timezone.utc))");
+    // Two calls: a naive datetime has no offset, and anything else has no such method.
+    let offset = now
+        .call_method0("utcoffset")
+        .map_err(|_| not_a_datetime())?;
+    if offset.is_none() {
         return Err(PyValueError::new_err(
             "now must carry its time zone: a naive datetime is ambiguous (datetime.now(timezone.utc))",
         ));
     }
-    let seconds: f64 = now.call_method0("timestamp")?.extract()?;
+    let seconds: f64 = now
+        .call_method0("timestamp")
+        .and_then(|seconds| seconds.extract())
+        .map_err(|_| not_a_datetime())?;
     let micros = (seconds * 1e6).round() as i128;
     let time = if micros >= 0 {
         UNIX_EPOCH.checked_add(Duration::from_micros(micros as u64))
@@ -493,34 +511,15 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-/// The outstanding request a response is decided under.
+/// The outstanding request a response is decided under. Built once (its context converted
+/// once), it can decide any number of responses: the fastest way to call `admit`.
 #[pyclass(frozen, module = "toolgate_gate")]
 #[derive(Debug, Clone)]
 struct Request {
-    /// The request's id (a correlation rule holds the answer to it).
-    #[pyo3(get)]
-    request_id: String,
-    /// The trusted context the rules read (a dict): what was asked, and the operator's lists.
-    context: Value,
+    inner: GateRequest,
     /// The upstream status the adapter saw (an HTTP status), if any.
     #[pyo3(get)]
     upstream_status: Option<u16>,
-    /// Where the call went, for the operator record (`GET https://…`).
-    #[pyo3(get)]
-    upstream: Option<String>,
-}
-
-impl Request {
-    fn to_gate(&self) -> GateRequest {
-        let mut request = GateRequest::new(self.request_id.clone());
-        if let Value::Object(context) = &self.context {
-            request = request.with_context_map(context.clone());
-        }
-        if let Some(upstream) = &self.upstream {
-            request = request.with_upstream(upstream.clone());
-        }
-        request
-    }
 }
 
 #[pymethods]
@@ -533,27 +532,43 @@ impl Request {
         upstream_status: Option<u16>,
         upstream: Option<String>,
     ) -> PyResult<Request> {
-        let context = match context {
-            Some(context) if !context.is_none() => Value::Object(context_map(context)?),
-            _ => Value::Object(Map::new()),
-        };
+        let mut inner = GateRequest::new(request_id);
+        if let Some(context) = context.filter(|context| !context.is_none()) {
+            inner = inner.with_context_map(context_map(context)?);
+        }
+        if let Some(upstream) = upstream {
+            inner = inner.with_upstream(upstream);
+        }
         Ok(Request {
-            request_id,
-            context,
+            inner,
             upstream_status,
-            upstream,
         })
     }
 
-    #[getter(context)]
-    fn context_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, &self.context)
+    /// The request's id (a correlation rule holds the answer to it).
+    #[getter]
+    fn request_id(&self) -> &str {
+        self.inner.id()
+    }
+
+    /// The trusted context the rules read (a dict): what was asked, and the operator's lists.
+    #[getter]
+    fn context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &Value::Object(self.inner.context().clone()))
+    }
+
+    /// Where the call went, for the operator record (`GET https://…`).
+    #[getter]
+    fn upstream(&self) -> Option<&str> {
+        self.inner.upstream()
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Request(request_id={:?}, context={}, upstream_status={:?})",
-            self.request_id, self.context, self.upstream_status
+            self.inner.id(),
+            Value::Object(self.inner.context().clone()),
+            self.upstream_status
         )
     }
 }
@@ -728,6 +743,36 @@ impl RetryPolicy {
     }
 }
 
+/// For the benchmark only (crates/python/bench): `rounds` passes of the Rust `admit` over
+/// `raws` in this very build, timed in Rust, so the binding's own cost per call is the
+/// difference from `Contract.admit` called from Python. Returns nanoseconds per input, one per
+/// pass.
+#[pyfunction]
+fn _admit_loop(
+    py: Python<'_>,
+    contract: &Contract,
+    raws: Vec<PyBackedBytes>,
+    request: &Request,
+    rounds: usize,
+) -> Vec<f64> {
+    let now = SystemTime::now();
+    py.detach(|| {
+        (0..rounds)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                for raw in &raws {
+                    std::hint::black_box(contract.inner.admit_response(
+                        Response::body(raw),
+                        &request.inner,
+                        now,
+                    ));
+                }
+                started.elapsed().as_nanos() as f64 / raws.len().max(1) as f64
+            })
+            .collect()
+    })
+}
+
 /// The gate's version.
 #[pyfunction]
 fn gate_version() -> &'static str {
@@ -743,5 +788,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<ContractProblem>()?;
     module.add("ContractError", module.py().get_type::<ContractError>())?;
     module.add_function(wrap_pyfunction!(gate_version, module)?)?;
+    module.add_function(wrap_pyfunction!(_admit_loop, module)?)?;
     Ok(())
 }

@@ -3,14 +3,18 @@
 //!
 //! Usage: `throughput <FOLDER> [--seconds S]`
 //! Writes FOLDER/inputs/NNNN.json, FOLDER/request.json and FOLDER/decisions.txt (one
-//! `admitted`/`rejected` per input), then prints one JSON line with the measured throughput.
+//! `admitted`/`rejected` per input), the medium input FOLDER/medium.json with its contract in
+//! FOLDER/run_history/, then prints one JSON line with the measured throughput.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolgate_bench::{NOW, PROJECT, REQUEST_ID, job_status, now, request, runs, small_mix};
+use toolgate_bench::{
+    NOW, PROJECT, REQUEST_ID, RUN_HISTORY_CONTRACT, history, history_schema, job_status, now,
+    request, runs, small_mix,
+};
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -43,6 +47,17 @@ fn main() -> std::io::Result<()> {
         folder.join("request.json"),
         serde_json::to_vec_pretty(&context)?,
     )?;
+
+    // The medium input (~64 KB) and its contract, for benchmarks in other languages.
+    let medium = folder.join("run_history");
+    std::fs::create_dir_all(&medium)?;
+    std::fs::write(medium.join("contract.yaml"), RUN_HISTORY_CONTRACT)?;
+    std::fs::write(
+        medium.join("history.schema.json"),
+        serde_json::to_vec_pretty(&history_schema())?,
+    )?;
+    std::fs::write(medium.join("agent.schema.json"), "{\"type\": \"object\"}")?;
+    std::fs::write(folder.join("medium.json"), history(64 * 1024))?;
 
     let budget = Duration::from_secs_f64(seconds);
     let start = Instant::now();
