@@ -1,9 +1,9 @@
 //! `toolgate_gate._native`: the toolgate gate as a Python extension module (PyO3, abi3).
 //!
 //! A thin layer over the gate crate, so the bytes a Python agent receives are the ones the
-//! harness tested: [`Contract`] compiles once and is shared across threads; `admit` takes the raw
+//! harness tested: `Contract` compiles once and is shared across threads; `admit` takes the raw
 //! bytes a tool returned (a `dict` is refused: re-serializing would hide duplicate keys) and
-//! releases the GIL while the gate decides; a [`Decision`] holds the agent bytes, the operator
+//! releases the GIL while the gate decides; a `Decision` holds the agent bytes, the operator
 //! record and the audit event. The Python package around it (`python/toolgate_gate/`) adds the
 //! framework wrappers; its type stubs are `python/toolgate_gate/_native.pyi`.
 
