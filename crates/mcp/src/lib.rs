@@ -121,8 +121,7 @@ async fn stop_signal() {
 fn start_upstream(
     command: &[OsString],
     line_cap: usize,
-    incoming: std::sync::mpsc::Sender<upstream::Incoming>,
-) -> Result<Box<dyn upstream::Link>, UsageError> {
+) -> Result<(upstream::Stdio, upstream::Source), UsageError> {
     let (program, arguments) = command
         .split_first()
         .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
@@ -141,7 +140,7 @@ fn start_upstream(
     if let Some(stderr) = child.stderr.take() {
         lines::relay_stderr(stderr, "toolgate mcp-proxy: upstream stderr".to_owned());
     }
-    Ok(Box::new(upstream::Stdio::start(child, line_cap, incoming)))
+    Ok(upstream::Stdio::start(child, line_cap))
 }
 
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
@@ -190,23 +189,27 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                 .map_err(|error| UsageError::new(format!("cannot listen on {address}: {error}")))
         })
         .transpose()?;
-    let (incoming, received) = std::sync::mpsc::channel();
-    let link: Box<dyn upstream::Link> = match (&remote, &runtime) {
-        (Some(url), Some(runtime)) => Box::new(remote::Remote::connect(
-            url,
-            &options.upstream_headers,
-            line_cap,
-            options.timeout,
-            incoming,
-            runtime.handle().clone(),
-        )?),
+    let (link, source): (Box<dyn upstream::Link>, upstream::Source) = match (&remote, &runtime) {
+        (Some(url), Some(runtime)) => {
+            let (incoming, received) = std::sync::mpsc::channel();
+            let link = remote::Remote::connect(
+                url,
+                &options.upstream_headers,
+                line_cap,
+                options.timeout,
+                incoming,
+                runtime.handle().clone(),
+            )?;
+            (Box::new(link), upstream::Source::Channel(received))
+        }
         _ => {
             if !options.upstream_headers.is_empty() {
                 return Err(UsageError::new(
                     "--upstream-header is for an upstream reached over HTTP; a command's credentials come from its own environment",
                 ));
             }
-            start_upstream(&options.command, line_cap, incoming)?
+            let (link, source) = start_upstream(&options.command, line_cap)?;
+            (Box::new(link), source)
         }
     };
     let proxy = std::sync::Arc::new(Proxy::new(
@@ -220,7 +223,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         link,
     ));
     std::thread::scope(|scope| {
-        scope.spawn(|| proxy.pump(received));
+        scope.spawn(|| proxy.pump(source));
         scope.spawn(|| proxy.watch_timeouts());
         // No host request is read, let alone forwarded, before the upstream's era is settled.
         proxy.settle();

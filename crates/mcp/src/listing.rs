@@ -6,7 +6,6 @@
 
 use std::ffi::OsString;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -51,8 +50,7 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
     if let Some(stderr) = child.stderr.take() {
         crate::lines::relay_stderr(stderr, "toolgate new: upstream stderr".to_owned());
     }
-    let (incoming, received) = mpsc::channel();
-    let link = upstream::Stdio::start(child, LISTING_LINE_CAP, incoming);
+    let (link, source) = upstream::Stdio::start(child, LISTING_LINE_CAP);
     let registry = Registry::default();
     let context = OperatorContext::load(None, &registry)?;
     let proxy = Proxy::new(
@@ -66,7 +64,7 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
         Box::new(link),
     );
     std::thread::scope(|scope| {
-        scope.spawn(|| proxy.pump(received));
+        scope.spawn(|| proxy.pump(source));
         let listed = list_through(&proxy, &shown, timeout);
         proxy.shut_down("the listing is done");
         listed

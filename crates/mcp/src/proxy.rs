@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -31,7 +31,7 @@ use super::era::{
 use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
 use super::route::Route;
 use super::tools::{self, Registry};
-use super::upstream::{Incoming, Link, Outgoing};
+use super::upstream::{Incoming, Link, Outgoing, Source};
 
 /// Where decisions are audited: a file, or stdout when it is free.
 pub(crate) type AuditLog = JsonLinesSink<Box<dyn std::io::Write + Send>>;
@@ -247,8 +247,8 @@ impl Proxy {
     }
 
     /// Reads the upstream's messages until it is gone (run on a thread of its own).
-    pub(crate) fn pump(&self, incoming: Receiver<Incoming>) {
-        for message in incoming {
+    pub(crate) fn pump(&self, mut source: Source) {
+        while let Some(message) = source.next_message() {
             match message {
                 Incoming::Gone(reason) => {
                     self.upstream_gone(&reason);

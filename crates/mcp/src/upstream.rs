@@ -1,11 +1,11 @@
 //! The upstream side of the proxy, whatever carries it: a child process over stdio, or a server
-//! reached over Streamable HTTP (`remote.rs`). A link sends the messages the proxy wrote and
-//! hands every message the upstream wrote to one channel, which the proxy reads in order.
+//! reached over Streamable HTTP (`remote.rs`). A link sends the messages the proxy wrote; every
+//! message the upstream wrote comes from one [`Source`], which the proxy reads in order.
 
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin};
-use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -63,51 +63,71 @@ pub(crate) trait Link: Send + Sync {
     fn alive(&self) -> bool;
 }
 
-/// An MCP server the proxy started, over its stdin and stdout.
-pub(crate) struct Stdio {
-    input: Mutex<Option<Sender<Vec<u8>>>>,
-    child: Mutex<Child>,
+/// Where the upstream's messages come from: a channel its transport fills (Streamable HTTP),
+/// or a stream the proxy reads itself, line by line, on the thread that handles them (a child's
+/// stdout: no hand-off between reading a result and deciding on it).
+pub(crate) enum Source {
+    /// Messages a transport's own tasks deliver.
+    Channel(Receiver<Incoming>),
+    /// A child's stdout, read with the cap.
+    Lines(Box<dyn BufRead + Send>, usize),
 }
 
-impl Stdio {
-    /// Takes over a started child: a thread writes its input, another reads its output into
-    /// `incoming`, line by line, each capped at `line_cap` bytes.
-    pub(crate) fn start(mut child: Child, line_cap: usize, incoming: Sender<Incoming>) -> Stdio {
-        let stdin = child.stdin.take().expect("the upstream's stdin is piped");
-        let stdout = child.stdout.take().expect("the upstream's stdout is piped");
-        let (input, lines) = mpsc::channel();
-        let gone = incoming.clone();
-        std::thread::spawn(move || {
-            if !write_lines(lines, stdin) {
-                let _ = gone.send(Incoming::Gone(
-                    "the upstream stopped reading its input".to_owned(),
-                ));
-            }
-        });
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let next = match read_line(&mut reader, line_cap) {
-                    Ok(None) => Incoming::Gone("the upstream exited".to_owned()),
-                    Err(error) => Incoming::Gone(format!("reading the upstream failed: {error}")),
-                    Ok(Some(Line::TooLong(prefix))) => Incoming::TooLong(prefix),
-                    Ok(Some(Line::Complete(line))) => Incoming::Line(line),
-                };
-                let last = matches!(next, Incoming::Gone(_));
-                if incoming.send(next).is_err() || last {
-                    return;
-                }
-            }
-        });
-        Stdio {
-            input: Mutex::new(Some(input)),
-            child: Mutex::new(child),
+impl Source {
+    /// The next message, `None` once the source is exhausted.
+    pub(crate) fn next_message(&mut self) -> Option<Incoming> {
+        match self {
+            Source::Channel(receiver) => receiver.recv().ok(),
+            Source::Lines(reader, cap) => Some(match read_line(reader, *cap) {
+                Ok(None) => Incoming::Gone("the upstream exited".to_owned()),
+                Err(error) => Incoming::Gone(format!("reading the upstream failed: {error}")),
+                Ok(Some(Line::TooLong(prefix))) => Incoming::TooLong(prefix),
+                Ok(Some(Line::Complete(line))) => Incoming::Line(line),
+            }),
         }
     }
 }
 
+/// An MCP server the proxy started, over its stdin and stdout.
+pub(crate) struct Stdio {
+    input: Mutex<Option<Sender<Vec<u8>>>>,
+    child: Arc<Mutex<Child>>,
+}
+
+impl Stdio {
+    /// Takes over a started child: a thread writes its input; its output is the returned
+    /// source, each line capped at `line_cap` bytes. A child that stops reading its input is
+    /// stopped, so its output ends and every request in flight is answered.
+    pub(crate) fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
+        let stdin = child.stdin.take().expect("the upstream's stdin is piped");
+        let stdout = child.stdout.take().expect("the upstream's stdout is piped");
+        let (input, lines) = mpsc::channel();
+        let child = Arc::new(Mutex::new(child));
+        let writer_child = Arc::clone(&child);
+        std::thread::spawn(move || {
+            if !write_lines(lines, stdin) {
+                let _ = lock(&writer_child).kill();
+            }
+        });
+        (
+            Stdio {
+                input: Mutex::new(Some(input)),
+                child,
+            },
+            Source::Lines(Box::new(BufReader::new(stdout)), line_cap),
+        )
+    }
+}
+
+fn lock(child: &Mutex<Child>) -> std::sync::MutexGuard<'_, Child> {
+    child
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Writes each line and a newline until every sender is gone (`true`) or the reader is.
-fn write_lines(lines: Receiver<Vec<u8>>, mut out: ChildStdin) -> bool {
+fn write_lines(lines: Receiver<Vec<u8>>, out: ChildStdin) -> bool {
+    let mut out = std::io::BufWriter::new(out);
     for line in lines {
         let written = out
             .write_all(&line)
@@ -142,21 +162,12 @@ impl Link for Stdio {
         while Instant::now() < deadline && self.alive() && !finished() {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let mut child = self
-            .child
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut child = lock(&self.child);
         let _ = child.kill();
         let _ = child.wait();
     }
 
     fn alive(&self) -> bool {
-        matches!(
-            self.child
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .try_wait(),
-            Ok(None)
-        )
+        matches!(lock(&self.child).try_wait(), Ok(None))
     }
 }
