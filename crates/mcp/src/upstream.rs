@@ -4,8 +4,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::Receiver;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -90,71 +90,54 @@ impl Source {
 
 /// An MCP server the proxy started, over its stdin and stdout.
 pub(crate) struct Stdio {
-    input: Mutex<Option<Sender<Vec<u8>>>>,
-    child: Arc<Mutex<Child>>,
+    /// Written by whichever thread forwards a message, one whole line at a time; taken when the
+    /// run ends, which closes the child's input.
+    input: Mutex<Option<ChildStdin>>,
+    child: Mutex<Child>,
 }
 
 impl Stdio {
-    /// Takes over a started child: a thread writes its input; its output is the returned
-    /// source, each line capped at `line_cap` bytes. A child that stops reading its input is
-    /// stopped, so its output ends and every request in flight is answered.
+    /// Takes over a started child: messages are written to its input by the thread that
+    /// forwards them (no hand-off); its output is the returned source, each line capped at
+    /// `line_cap` bytes.
     pub(crate) fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
         let stdin = child.stdin.take().expect("the upstream's stdin is piped");
         let stdout = child.stdout.take().expect("the upstream's stdout is piped");
-        let (input, lines) = mpsc::channel();
-        let child = Arc::new(Mutex::new(child));
-        let writer_child = Arc::clone(&child);
-        std::thread::spawn(move || {
-            if !write_lines(lines, stdin) {
-                let _ = lock(&writer_child).kill();
-            }
-        });
         (
             Stdio {
-                input: Mutex::new(Some(input)),
-                child,
+                input: Mutex::new(Some(stdin)),
+                child: Mutex::new(child),
             },
             Source::Lines(Box::new(BufReader::new(stdout)), line_cap),
         )
     }
 }
 
-fn lock(child: &Mutex<Child>) -> std::sync::MutexGuard<'_, Child> {
-    child
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Writes each line and a newline until every sender is gone (`true`) or the reader is.
-fn write_lines(lines: Receiver<Vec<u8>>, out: ChildStdin) -> bool {
-    let mut out = std::io::BufWriter::new(out);
-    for line in lines {
-        let written = out
-            .write_all(&line)
-            .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| out.flush());
-        if written.is_err() {
-            return false;
-        }
-    }
-    true
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Link for Stdio {
-    fn send(&self, message: Outgoing) -> bool {
-        let sender = self
-            .input
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        sender.is_some_and(|sender| sender.send(message.line).is_ok())
+    fn send(&self, mut message: Outgoing) -> bool {
+        message.line.push(b'\n');
+        let mut input = lock(&self.input);
+        let Some(stdin) = input.as_mut() else {
+            return false;
+        };
+        // One write per message, so lines never interleave.
+        if stdin.write_all(&message.line).is_ok() {
+            return true;
+        }
+        // A child that stops reading its input is stopped: its output then ends, and every
+        // request in flight is answered.
+        input.take();
+        drop(input);
+        let _ = lock(&self.child).kill();
+        false
     }
 
     fn close(&self) {
-        self.input
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        lock(&self.input).take();
     }
 
     fn stop(&self, grace: Duration, finished: &dyn Fn() -> bool) {
