@@ -184,18 +184,20 @@ pub(crate) fn strip_client_capabilities(capabilities: &Value, allowed: &[Route])
 /// the log level only when logging is open, every other `_meta` key (trace context, the
 /// progress token the caller rewrites) as the host sent it.
 pub(crate) fn params_for_upstream(
-    params: &Value,
+    params: Value,
     upstream: Option<&str>,
     capabilities: &Value,
     allowed: &[Route],
 ) -> Value {
     let mut params = match params {
-        Value::Object(members) => members.clone(),
-        _ if upstream.is_none() => return params.clone(),
+        Value::Object(members) => members,
+        other if upstream.is_none() => return other,
         _ => Map::new(),
     };
     let mut meta = match params.remove("_meta") {
         Some(Value::Object(meta)) => meta,
+        // Nothing to rewrite: a handshake-era request without `_meta` goes as it came.
+        None if upstream.is_none() => return Value::Object(params),
         _ => Map::new(),
     };
     let log_level = meta.get(meta::LOG_LEVEL).cloned();
@@ -439,13 +441,13 @@ mod tests {
     fn params_carry_the_upstreams_protocol_fields_only() {
         let params = json!({"name": "weather", "_meta": {meta::PROTOCOL_VERSION: "2026-07-28",
             meta::CLIENT_CAPABILITIES: {"sampling": {}}, meta::LOG_LEVEL: "debug", "traceparent": "00-1"}});
-        let legacy = params_for_upstream(&params, None, &json!({"sampling": {}}), &[]);
+        let legacy = params_for_upstream(params, None, &json!({"sampling": {}}), &[]);
         assert_eq!(
             legacy,
             json!({"name": "weather", "_meta": {"traceparent": "00-1"}})
         );
         let modern = params_for_upstream(
-            &json!({"name": "w"}),
+            json!({"name": "w"}),
             Some("2026-07-28"),
             &json!({"sampling": {}}),
             &[],

@@ -2,7 +2,7 @@
 //! name anywhere in a message is a refusal, never a silent last-wins) and written by the proxy
 //! itself, so every byte the host receives is one the proxy put there.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolgate_gate::internals::parse_strict_json;
 
 /// How deep a JSON-RPC message may nest: the gate's ceiling for a contract's depth, which the
@@ -117,11 +117,17 @@ pub(crate) fn notification_line(method: &str, params: &Value) -> Vec<u8> {
 
 /// A request line.
 pub(crate) fn request_line(id: &Value, method: &str, params: &Value) -> Vec<u8> {
-    let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+    let mut line = format!(
+        r#"{{"id":{},"jsonrpc":"2.0","method":{}"#,
+        id_key(id),
+        Value::from(method)
+    );
     if !params.is_null() {
-        message["params"] = params.clone();
+        line.push_str(r#","params":"#);
+        line.push_str(&params.to_string());
     }
-    message.to_string().into_bytes()
+    line.push('}');
+    line.into_bytes()
 }
 
 /// JSON-RPC's error codes the proxy answers with.
@@ -141,6 +147,7 @@ pub(crate) mod codes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn requests_notifications_and_responses_are_told_apart_strictly() {

@@ -468,7 +468,7 @@ impl Proxy {
         window: Duration,
     ) -> Option<Result<Value, Value>> {
         let params = era::params_for_upstream(
-            params,
+            params.clone(),
             self.upstream().modern_version(),
             &json!({}),
             &self.allowed,
@@ -638,16 +638,21 @@ impl Proxy {
                 .unwrap_or_else(|| json!({})),
         };
         let upstream_id = self.next_upstream_id();
-        let mut upstream_params = era::params_for_upstream(
-            &params,
-            self.upstream().modern_version(),
-            &capabilities,
-            &self.allowed,
-        );
         let progress_token = params
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
             .cloned();
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut upstream_params = era::params_for_upstream(
+            params,
+            self.upstream().modern_version(),
+            &capabilities,
+            &self.allowed,
+        );
         if progress_token.is_some() {
             upstream_params["_meta"]["progressToken"] = upstream_id.clone();
         }
@@ -682,11 +687,7 @@ impl Proxy {
             line: message::request_line(&upstream_id, method, &upstream_params),
             id: Some(upstream_id),
             method: Some(method.to_owned()),
-            name: params
-                .get("name")
-                .or_else(|| params.get("uri"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            name,
         };
         if !self.link.send(outgoing)
             && let Some(pending) = self.state().pending.remove(&key)

@@ -21,9 +21,14 @@ pub(crate) fn serve(
     let host = Host::new(
         Arc::new(move |mut line: Vec<u8>| {
             line.push(b'\n');
-            let mut output = output.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut output = output
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             if let Some(writer) = output.as_mut()
-                && writer.write_all(&line).and_then(|()| writer.flush()).is_err()
+                && writer
+                    .write_all(&line)
+                    .and_then(|()| writer.flush())
+                    .is_err()
             {
                 output.take();
             }

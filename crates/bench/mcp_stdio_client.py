@@ -1,0 +1,102 @@
+"""What `toolgate mcp-proxy` costs over stdio, measured by a client that is not the project's:
+plain Python, its own JSON-RPC lines over pipes (BENCHMARKS.md, "The MCP proxy").
+
+Against the minimal server `mcp_latency` serves (MCP_LATENCY_SERVER=1), directly and through the
+proxy in front of it with the `weather` contract from tests/mcp/contracts:
+  - latency: sequential tools/call round trips, p50 and p99;
+  - CPU: the proxy process's user + system time per call over those round trips
+    (/proc/PID/stat), next to the server's own;
+  - throughput: calls per second with 64 calls in flight.
+
+Usage: python3 mcp_stdio_client.py TOOLGATE MCP_LATENCY [CALLS]
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Lisbon"}}}\n'
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def start(command):
+    env = dict(os.environ, MCP_LATENCY_SERVER="1")
+    # Unbuffered input (each call is written at once); buffered output, so a line is read in one
+    # system call rather than a byte at a time.
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0)
+    out = os.fdopen(process.stdout.fileno(), "rb", buffering=1 << 16, closefd=False)
+    process.stdin.write(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n')
+    out.readline()
+    return process, out
+
+
+def measure(command, calls, warm_up=500, in_flight=64):
+    process, out = start(command)
+    write = process.stdin.write
+    for n in range(1, warm_up + 1):
+        write(CALL % n)
+        out.readline()
+    before = cpu_seconds(process.pid)
+    times = []
+    for n in range(calls):
+        started = time.perf_counter_ns()
+        write(CALL % (warm_up + 1 + n))
+        line = out.readline()
+        times.append(time.perf_counter_ns() - started)
+        if b'"result"' not in line:
+            sys.exit(f"not a result: {line!r}")
+    cpu = (cpu_seconds(process.pid) - before) / calls * 1e6
+    # Throughput: a writer keeps `in_flight` calls outstanding, the reader counts answers.
+    total = calls * 4
+    window = threading.Semaphore(in_flight)
+    first = warm_up + calls + 1
+
+    def writer():
+        for n in range(total):
+            window.acquire()
+            write(CALL % (first + n))
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=writer)
+    thread.start()
+    for _ in range(total):
+        out.readline()
+        window.release()
+    elapsed = time.perf_counter() - started
+    thread.join()
+    process.stdin.close()
+    process.wait()
+    times.sort()
+    return {
+        "p50": times[len(times) // 2] / 1000,
+        "p99": times[int(len(times) * 0.99)] / 1000,
+        "cpu_per_call": cpu,
+        "throughput": total / elapsed,
+    }
+
+
+def main():
+    toolgate, server = sys.argv[1], sys.argv[2]
+    calls = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+    direct = measure([server], calls)
+    proxied = measure([toolgate, "mcp-proxy", "--root", os.path.join(REPO, "tests/mcp"), "--", server], calls)
+    print(json.dumps({"direct": direct, "proxy": proxied}))
+    print(f"p50: direct {direct['p50']:.1f} µs, through the proxy {proxied['p50']:.1f} µs: "
+          f"{proxied['p50'] - direct['p50']:.1f} µs added; p99 {direct['p99']:.1f} / {proxied['p99']:.1f} µs")
+    print(f"CPU per call: the proxy process {proxied['cpu_per_call']:.1f} µs (the server alone {direct['cpu_per_call']:.1f} µs)")
+    print(f"64 in flight: direct {direct['throughput']:,.0f} calls/s, through the proxy {proxied['throughput']:,.0f} "
+          f"({proxied['throughput'] / direct['throughput']:.0%} of direct)")
+
+
+if __name__ == "__main__":
+    main()
