@@ -9,6 +9,7 @@
 //! API boundary: the re-exports below; every module is private.
 
 mod mutate;
+mod parallel;
 mod progress;
 mod report;
 mod snapshot;

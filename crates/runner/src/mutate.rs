@@ -13,6 +13,7 @@ use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::{UsageError, write_output};
 
+use crate::parallel::in_parallel;
 use crate::progress::Progress;
 use crate::suite::{Scope, Suite};
 
@@ -48,18 +49,54 @@ pub fn run(options: &MutateConfig, out: &mut impl Write) -> Result<Status, Usage
     };
     let mut reports = Vec::new();
     let mut notes = Vec::new();
+    let mut failed = None;
     let progress = Progress::new(options.progress, tools.len() as u64, "tools");
-    for tool in &tools {
-        mutate_tool(
-            options,
-            tool,
-            (&emit_dir, emit_root.as_ref()),
-            &mut reports,
-            &mut notes,
-        )?;
-        progress.advance(|| format!("{} tool versions mutated", reports.len()));
-    }
+    // The tools on every core; their reports, and the mutants --emit writes, in tool order.
+    in_parallel(
+        &tools,
+        |tool| mutate_tool(options, tool, &emit_dir, emit_root.is_some()),
+        |tool, message| {
+            Ok(Mutated {
+                reports: vec![VersionReport {
+                    tool: tool.clone(),
+                    version: "(all)".to_owned(),
+                    run: Err(format!(
+                        "toolgate panicked here ({message}); this is a bug in toolgate: please report it with the fixture that caused it"
+                    )),
+                }],
+                notes: Vec::new(),
+            })
+        },
+        |mutated| {
+            match mutated {
+                Ok(mutated) => {
+                    if let Some(root) = &emit_root {
+                        for run in mutated
+                            .reports
+                            .iter()
+                            .filter_map(|report| report.run.as_ref().ok())
+                        {
+                            for (file, bytes) in &run.emitted {
+                                if let Err(error) = root.write(file, bytes) {
+                                    failed.get_or_insert(UsageError::from(error));
+                                }
+                            }
+                        }
+                    }
+                    reports.extend(mutated.reports);
+                    notes.extend(mutated.notes);
+                }
+                Err(error) => {
+                    failed.get_or_insert(error);
+                }
+            }
+            progress.advance(|| format!("{} tool versions mutated", reports.len()));
+        },
+    );
     progress.finish();
+    if let Some(error) = failed {
+        return Err(error);
+    }
     let report = MutateReport { reports, notes };
     let text = match options.format {
         Format::Human => report.human(options.emit.as_deref(), options.color),
@@ -86,47 +123,49 @@ fn open_emit_dir(dir: &Path) -> Result<RepoRoot, UsageError> {
     })
 }
 
-/// One tool's mutants, every version of it, into `reports` (and `notes` for a text tool).
+/// One tool's mutants: a report per version, and notes.
+struct Mutated {
+    reports: Vec<VersionReport>,
+    notes: Vec<String>,
+}
+
+/// One tool's mutants, every version of it (and a note for a text tool).
 fn mutate_tool(
     options: &MutateConfig,
     tool: &str,
-    (emit_dir, emit_root): (&Path, Option<&RepoRoot>),
-    reports: &mut Vec<VersionReport>,
-    notes: &mut Vec<String>,
-) -> Result<(), UsageError> {
+    emit_dir: &Path,
+    emitting: bool,
+) -> Result<Mutated, UsageError> {
+    let mut mutated = Mutated {
+        reports: Vec::new(),
+        notes: Vec::new(),
+    };
     let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.to_owned()))?;
     // A broken survivors.yaml is one error for the tool, not one per version.
     if let Err(error) = load_survivors(suite.root(), tool) {
-        reports.push(VersionReport {
+        mutated.reports.push(VersionReport {
             tool: tool.to_owned(),
             version: "(all)".to_owned(),
             run: Err(format!(
                 "{error}; no survivor is accepted until the file loads"
             )),
         });
-        return Ok(());
+        return Ok(mutated);
     }
     for (version, compiled) in suite.compiled_versions(tool) {
         let run = match compiled {
             Ok(true) => {
-                notes.push(format!("{tool} {version}: a text tool; mutants are of JSON documents, so none are derived"));
+                mutated.notes.push(format!("{tool} {version}: a text tool; mutants are of JSON documents, so none are derived"));
                 continue;
             }
-            Ok(false) => {
-                suite.mutant_run(tool, &version, Family::ALL, emit_dir, emit_root.is_some())
-            }
+            Ok(false) => suite.mutant_run(tool, &version, Family::ALL, emit_dir, emitting),
             Err(error) => Err(error),
         };
-        if let (Some(root), Ok(run)) = (emit_root, &run) {
-            for (file, bytes) in &run.emitted {
-                root.write(file, bytes)?;
-            }
-        }
-        reports.push(VersionReport {
+        mutated.reports.push(VersionReport {
             tool: tool.to_owned(),
             version,
             run,
         });
     }
-    Ok(())
+    Ok(mutated)
 }
