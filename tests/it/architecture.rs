@@ -158,6 +158,28 @@ fn only_the_binary_knows_the_command_line() {
     }
 }
 
+/// `cargo test` runs every crate's tests on a machine with Rust alone: every crate is a default
+/// member but the Python extension, whose build needs a Python interpreter (maturin builds it).
+#[test]
+fn cargo_test_covers_every_crate_but_the_python_extension() {
+    let manifest = fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let start = manifest.find("default-members = [").unwrap();
+    let list = &manifest[start..start + manifest[start..].find(']').unwrap()];
+    let members: BTreeSet<&str> = list
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    for (_, folder, _) in LAYERS {
+        assert_eq!(
+            members.contains(folder),
+            folder != "crates/python",
+            "{folder}: default-members must list every crate but crates/python"
+        );
+    }
+    assert!(members.contains("."), "the binary is a default member");
+}
+
 #[test]
 fn every_crate_says_what_it_is_for() {
     for (name, folder, _) in LAYERS {
