@@ -165,11 +165,7 @@ fn cargo_test_covers_every_crate_but_the_python_extension() {
     let manifest = fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
     let start = manifest.find("default-members = [").unwrap();
     let list = &manifest[start..start + manifest[start..].find(']').unwrap()];
-    let members: BTreeSet<&str> = list
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .collect();
+    let members: BTreeSet<&str> = list.split('"').skip(1).step_by(2).collect();
     for (_, folder, _) in LAYERS {
         assert_eq!(
             members.contains(folder),

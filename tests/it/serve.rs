@@ -234,3 +234,51 @@ fn the_node_example_decides_through_serve() {
         );
     }
 }
+
+#[test]
+fn serve_audits_every_decision_and_answers_an_overlong_line_without_reading_it() {
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--stdio", "--max-line-bytes", "4096", "--root"])
+        .arg(root())
+        .arg("--audit")
+        .arg(audit.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let raw = root().join("fixtures/job_status/accepted/failed_run.json");
+    let line = json!({
+        "id": 1,
+        "tool": "job_status",
+        "raw_base64": base64::engine::general_purpose::STANDARD.encode(std::fs::read(&raw).unwrap()),
+        "request": request("job_status", &raw),
+    });
+    let mut input = serve.stdin.take().unwrap();
+    writeln!(input, "{}", "x".repeat(10_000)).unwrap();
+    writeln!(input, "{line}").unwrap();
+    drop(input);
+    let output = serve.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(
+        answers[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 4096 bytes")
+    );
+    assert_eq!(answers[1]["decision"]["outcome"], "admitted");
+    let audited = std::fs::read_to_string(audit.path()).unwrap();
+    assert_eq!(
+        audited,
+        format!(
+            "{}\n",
+            answers[1]["decision"]["audit_line"].as_str().unwrap()
+        )
+    );
+}
