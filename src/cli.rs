@@ -42,12 +42,14 @@ enum Command {
     /// Exit 0 when every finding is accepted in contracts/<tool>/lint.yaml; 1 otherwise (or an
     /// accepted finding is no longer found); 2 on usage or configuration errors.
     Lint(LintArgs),
-    /// Stand in front of an MCP server (stdio): tool results pass only as their contracts admit,
-    /// rebuilt by projection; every other route for data is closed unless allowed.
+    /// Stand in front of an MCP server (stdio or Streamable HTTP, either protocol era): tool
+    /// results pass only as their contracts admit, rebuilt by projection; every other route for
+    /// data is closed unless allowed.
     ///
     /// An MCP host runs `toolgate mcp-proxy --root DIR -- <server command> [args...]` in place of
-    /// the server's command. Exit 0 when the host closes the connection; 2 when the repository or
-    /// the server command cannot be used.
+    /// the server's command, or reaches `toolgate mcp-proxy --listen ADDR …` over HTTP; the
+    /// server may be a URL. Exit 0 when the host closes the connection (or the listener is
+    /// stopped); 2 when the repository, the server command or the address cannot be used.
     McpProxy(McpProxyArgs),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.

@@ -1,8 +1,9 @@
-//! `toolgate mcp-proxy`: the gate in front of any MCP server (stdio transport). A host launches
-//! it in place of the server's command; it launches the server, forwards messages in order, and
-//! lets through only what the tools' contracts admit, rebuilt by projection. See `proxy.rs` for
-//! the routing and README, "toolgate mcp-proxy", for the mapping from MCP to contracts.
-
+//! `toolgate mcp-proxy`: the gate in front of any MCP server. A host launches it in place of the
+//! server's command (stdio) or reaches it over Streamable HTTP (`--listen`); it launches the
+//! server (or reaches it at its URL), settles the server's protocol era, forwards messages in
+//! order in each side's era, and lets through only what the tools' contracts admit, rebuilt by
+//! projection. See `proxy.rs` for the routing, `era.rs` for the two eras, and README, "toolgate
+//! mcp-proxy", for the mapping from MCP to contracts.
 //!
 //! Architecture invariant: nothing the upstream wrote reaches the host but what a contract's
 //! projection rebuilt, the fixed failure, or a route the operator opened.
