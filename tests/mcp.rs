@@ -70,6 +70,10 @@ fn main() -> ExitCode {
         http::two_instances_behind_a_round_robin,
     ));
     trials.push(Trial::test(
+        "mcp::an_upstream_that_stops_reading_cannot_wedge_the_proxy",
+        upstream_stops_reading,
+    ));
+    trials.push(Trial::test(
         "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
         new_from_mcp,
     ));
@@ -272,6 +276,9 @@ impl FakeServer {
                 let answer_id = action.get("id_override").cloned().unwrap_or_else(|| id.clone());
                 if action["crash"] == true {
                     std::process::exit(3);
+                } else if action["stop_reading"] == true {
+                    // Neither answers nor reads another byte, and does not exit.
+                    std::thread::sleep(Duration::from_secs(3600));
                 } else if action["stall"] == true {
                     // No answer.
                 } else if let Some(raw) = action.get("raw") {
@@ -673,6 +680,73 @@ fn rmcp_client(lifecycle: Lifecycle, scenario: &str) -> Result<(), Failed> {
             Ok(())
         })
         .map_err(Failed::from)
+}
+
+/// An upstream that stops reading its input (without exiting) blocks the proxy's next write to
+/// it once the pipe is full: the proxy stops it after the timeout, answers every call in flight
+/// with the fixed failure, keeps reading the host, and exits when the host closes.
+fn upstream_stops_reading() -> Result<(), Failed> {
+    let root = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let scenario = root.path().join("scenario.json");
+    fs::write(
+        &scenario,
+        json!({
+            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"},
+                       "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]},
+            "calls": {"weather": [{"stop_reading": true}]}
+        })
+        .to_string(),
+    )
+    .map_err(|error| error.to_string())?;
+    let log = tempfile::NamedTempFile::new().map_err(|error| error.to_string())?;
+    let mut proxy = start_proxy(
+        &scenario,
+        log.path(),
+        &["--timeout".to_owned(), "1s".to_owned()],
+    );
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let call = |id: u32, city: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": city}}});
+    let mut send = |line: Value| {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}}),
+    );
+    send(call(1, "Lisbon"));
+    // Larger than any pipe's buffer: forwarding it blocks until the server reads, which it never does.
+    send(call(2, &"x".repeat(512 * 1024)));
+    send(call(3, "Porto"));
+    let mut answered = BTreeSet::new();
+    while answered.len() < 4 {
+        let line = proxy
+            .lines
+            .recv_timeout(PATIENCE)
+            .map_err(|_| format!("answered only {answered:?}: the proxy is wedged"))?;
+        let message: Value = serde_json::from_str(&line).map_err(|error| error.to_string())?;
+        if let Some(id) = message["id"].as_u64() {
+            if id > 0 && message["result"]["structuredContent"]["outcome"] != "failure" {
+                return Err(format!("call {id} must be the fixed failure: {line}").into());
+            }
+            answered.insert(id);
+        }
+    }
+    drop(stdin);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = proxy.child.try_wait().map_err(|error| error.to_string())? {
+            let stderr = proxy.stderr.join().unwrap();
+            if !status.success() || !stderr.contains("has not read its input") {
+                return Err(format!("exit {status}:\n{stderr}").into());
+            }
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = proxy.child.kill();
+            return Err("the proxy did not exit after the host closed".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// `toolgate new --from-mcp`: one contract per tool the server lists, named as MCP names it

@@ -273,14 +273,16 @@ impl Proxy {
         self.upstream_gone("the upstream's connection closed");
     }
 
-    /// Answers every request that has waited longer than the timeout, until the proxy stops
-    /// (run on a thread of its own).
+    /// Answers every request that has waited longer than the timeout, and stops an upstream
+    /// that has not read its input for as long, until the proxy stops (run on a thread of its
+    /// own).
     pub(crate) fn watch_timeouts(&self) {
         while !self.stopping.load(Ordering::Relaxed) {
             std::thread::sleep(
                 (self.timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(100)),
             );
             self.expire();
+            self.link.unblock_if_stuck(self.timeout);
         }
     }
 

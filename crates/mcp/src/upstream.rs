@@ -61,6 +61,9 @@ pub(crate) trait Link: Send + Sync {
     fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {}
     /// Whether the upstream is still there.
     fn alive(&self) -> bool;
+    /// Stops an upstream that has kept one message from being written for `limit` (it stopped
+    /// reading its input), so the thread writing it goes on and what is in flight is answered.
+    fn unblock_if_stuck(&self, _limit: Duration) {}
 }
 
 /// Where the upstream's messages come from: a channel its transport fills (Streamable HTTP),
@@ -94,6 +97,9 @@ pub(crate) struct Stdio {
     /// run ends, which closes the child's input.
     input: Mutex<Option<ChildStdin>>,
     child: Mutex<Child>,
+    /// When the write in progress began, if one is: a child that stops reading its input blocks
+    /// it, and the proxy's watchdog stops such a child ([`Link::unblock_if_stuck`]).
+    writing_since: Mutex<Option<Instant>>,
 }
 
 impl Stdio {
@@ -107,6 +113,7 @@ impl Stdio {
             Stdio {
                 input: Mutex::new(Some(stdin)),
                 child: Mutex::new(child),
+                writing_since: Mutex::new(None),
             },
             Source::Lines(Box::new(BufReader::new(stdout)), line_cap),
         )
@@ -127,7 +134,10 @@ impl Link for Stdio {
             return false;
         };
         // One write per message, so lines never interleave.
-        if stdin.write_all(&message.line).is_ok() {
+        *lock(&self.writing_since) = Some(Instant::now());
+        let written = stdin.write_all(&message.line);
+        *lock(&self.writing_since) = None;
+        if written.is_ok() {
             return true;
         }
         // A child that stops reading its input is stopped: its output then ends, and every
@@ -154,5 +164,15 @@ impl Link for Stdio {
 
     fn alive(&self) -> bool {
         matches!(lock(&self.child).try_wait(), Ok(None))
+    }
+
+    fn unblock_if_stuck(&self, limit: Duration) {
+        let stuck = lock(&self.writing_since).is_some_and(|since| since.elapsed() >= limit);
+        if stuck {
+            super::proxy::log(&format!(
+                "the upstream has not read its input for {limit:?}; it is stopped, and what is in flight answered"
+            ));
+            let _ = lock(&self.child).kill();
+        }
     }
 }
