@@ -234,7 +234,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                     let listener = match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => listener,
                         Err(error) => {
-                            return proxy::log(&format!("cannot listen: {error}"));
+                            return lines::log(&format!("cannot listen: {error}"));
                         }
                     };
                     if let Ok(address) = listener.local_addr() {

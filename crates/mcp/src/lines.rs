@@ -84,6 +84,18 @@ fn finish(mut line: Vec<u8>, too_long: bool) -> Line {
     Line::Complete(line)
 }
 
+/// Something for the person running the host: stderr, escaped, capped.
+pub(crate) fn log(message: &str) {
+    let mut shown: String = message.chars().take(2000).collect();
+    if message.chars().count() > 2000 {
+        shown.push('…');
+    }
+    eprintln!(
+        "toolgate mcp-proxy: {}",
+        toolgate_gate::internals::escape_hidden(&shown)
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,8 +25,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::era::{self, RequestEra, modern_codes};
+use super::lines::log;
 use super::message::{self, Message, codes};
-use super::proxy::{Host, Proxy, log, refusal_line};
+use super::proxy::{Host, Proxy, refusal_line};
 
 /// The MCP endpoint's path.
 pub(crate) const ENDPOINT: &str = "/mcp";

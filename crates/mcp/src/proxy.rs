@@ -21,13 +21,13 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use toolgate_gate::internals::escape_hidden;
 use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
 
 use super::context::OperatorContext;
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
+use super::lines::log;
 use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
 use super::route::Route;
 use super::tools::{self, Registry};
@@ -189,15 +189,6 @@ pub(crate) struct Proxy {
 /// How long the era probe waits before it takes silence for a legacy upstream (the revision's
 /// "reasonable timeout"; the SDKs wait 10 s).
 const PROBE_WINDOW: Duration = Duration::from_secs(10);
-
-/// Something for the person running the host: stderr, escaped, capped.
-pub(crate) fn log(message: &str) {
-    let mut shown: String = message.chars().take(2000).collect();
-    if message.chars().count() > 2000 {
-        shown.push('…');
-    }
-    eprintln!("toolgate mcp-proxy: {}", escape_hidden(&shown));
-}
 
 impl Proxy {
     /// A proxy over `link`, whose upstream messages arrive on `incoming` (read by

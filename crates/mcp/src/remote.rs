@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 use toolgate_repo::UsageError;
 
 use super::era;
+use super::lines::log;
 use super::listen::encode_header_value;
 use super::message::{self, codes};
-use super::proxy::log;
 use super::upstream::{Incoming, Link, Outgoing};
 
 /// The upstream server at a URL.

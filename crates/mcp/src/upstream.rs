@@ -169,7 +169,7 @@ impl Link for Stdio {
     fn unblock_if_stuck(&self, limit: Duration) {
         let stuck = lock(&self.writing_since).is_some_and(|since| since.elapsed() >= limit);
         if stuck {
-            super::proxy::log(&format!(
+            super::lines::log(&format!(
                 "the upstream has not read its input for {limit:?}; it is stopped, and what is in flight answered"
             ));
             let _ = lock(&self.child).kill();
