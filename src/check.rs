@@ -75,11 +75,7 @@ pub(crate) fn run(
         }
         None => SystemTime::now(),
     };
-    let missing: Vec<&str> = contract
-        .required_context()
-        .into_iter()
-        .filter(|key| !spec.context.contains_key(*key))
-        .collect();
+    let missing = spec.missing_context(&contract);
     if !missing.is_empty() {
         return Err(UsageError::new(format!(
             "{}: the request has no trusted context `{}`, which the rules of {} {} read; put it under \"context\" in the --request file",

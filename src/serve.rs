@@ -21,6 +21,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 use toolgate_gate::internals::parse_strict_json;
 use toolgate_gate::{AuditSink, Contract, Outcome, Response};
+use toolgate_repo::lines::{Line, read_line};
 use toolgate_repo::{Repository, RequestSpec, Status, UsageError, open_audit_log, parse_time};
 
 /// `toolgate serve`'s options.
@@ -52,13 +53,12 @@ pub(crate) fn run(
     let repository = Repository::open(&options.root)?;
     let audit = options.audit.as_deref().map(open_audit_log).transpose()?;
     let mut contracts: HashMap<(String, Option<String>), Arc<Contract>> = HashMap::new();
-    let mut lines = CappedLines::new(input, options.max_line_bytes);
-    while let Some(line) = lines
-        .next_line()
+    let mut input = input;
+    while let Some(line) = read_line(&mut input, options.max_line_bytes)
         .map_err(|error| UsageError::new(format!("reading the input failed: {error}")))?
     {
         let answer = match line {
-            None => error_answer(
+            Line::TooLong(_) => error_answer(
                 &Value::Null,
                 "request",
                 &format!(
@@ -66,8 +66,8 @@ pub(crate) fn run(
                     options.max_line_bytes
                 ),
             ),
-            Some(line) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Some(line) => answer(&repository, &mut contracts, audit.as_ref(), &line),
+            Line::Complete(line) if line.iter().all(u8::is_ascii_whitespace) => continue,
+            Line::Complete(line) => answer(&repository, &mut contracts, audit.as_ref(), &line),
         };
         let mut text = answer.to_string().into_bytes();
         text.push(b'\n');
@@ -148,11 +148,7 @@ fn decide(
             compiled
         }
     };
-    let missing: Vec<&str> = contract
-        .required_context()
-        .into_iter()
-        .filter(|key| !spec.context.contains_key(*key))
-        .collect();
+    let missing = spec.missing_context(&contract);
     if !missing.is_empty() {
         return Err(bad(format!(
             "`request.context` lacks `{}`, which the rules of {} {} read",
@@ -180,11 +176,6 @@ fn decide(
     {
         eprintln!("toolgate serve: cannot write the audit event: {error}");
     }
-    let code = match decision.outcome() {
-        Outcome::Admitted => None,
-        Outcome::AdmittedFailure { code, .. } => Some(code.as_str()),
-        Outcome::Rejected(rejection) => Some(rejection.code().as_str()),
-    };
     let agent: Value = serde_json::from_slice(decision.agent_bytes()).unwrap_or(Value::Null);
     let audit_line = String::from_utf8_lossy(&decision.audit_event().to_json_line())
         .trim_end()
@@ -194,7 +185,7 @@ fn decide(
         "admitted": !matches!(decision.outcome(), Outcome::Rejected(_)),
         "layer": decision.rejection().map(|rejection| rejection.layer().as_str()),
         "rule": decision.rule(),
-        "code": code,
+        "code": decision.outcome().code().map(|code| code.as_str()),
         "retryable": decision.retryable(),
         "shape": decision.shape(),
         "agent_base64": base64::engine::general_purpose::STANDARD.encode(decision.agent_bytes()),
@@ -206,47 +197,4 @@ fn decide(
 
 fn error_answer(id: &Value, kind: &str, message: &str) -> Value {
     json!({"id": id, "error": {"kind": kind, "message": message}})
-}
-
-/// Lines read with a cap: `Some(None)` for a line longer than the cap (skipped to its end
-/// without being held), `None` at the end of the input.
-struct CappedLines<R> {
-    input: R,
-    cap: usize,
-}
-
-impl<R: BufRead> CappedLines<R> {
-    fn new(input: R, cap: usize) -> Self {
-        CappedLines { input, cap }
-    }
-
-    fn next_line(&mut self) -> std::io::Result<Option<Option<Vec<u8>>>> {
-        let mut line = Vec::new();
-        let mut too_long = false;
-        let mut any = false;
-        loop {
-            let buffer = self.input.fill_buf()?;
-            if buffer.is_empty() {
-                return Ok(any.then_some((!too_long).then_some(line)));
-            }
-            any = true;
-            let (chunk, end) = match buffer.iter().position(|byte| *byte == b'\n') {
-                Some(at) => (&buffer[..at], Some(at + 1)),
-                None => (buffer, None),
-            };
-            if !too_long {
-                if line.len() + chunk.len() > self.cap {
-                    too_long = true;
-                    line.clear();
-                } else {
-                    line.extend_from_slice(chunk);
-                }
-            }
-            let consumed = end.unwrap_or(buffer.len());
-            self.input.consume(consumed);
-            if end.is_some() {
-                return Ok(Some((!too_long).then_some(line)));
-            }
-        }
-    }
 }

@@ -154,6 +154,15 @@ impl Outcome {
             Outcome::Rejected(_) => "rejected",
         }
     }
+
+    /// The code the agent sees: `None` for an admitted success.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Outcome::Admitted => None,
+            Outcome::AdmittedFailure { code, .. } => Some(*code),
+            Outcome::Rejected(rejection) => Some(rejection.code),
+        }
+    }
 }
 
 impl serde::Serialize for ErrorCode {

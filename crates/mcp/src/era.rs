@@ -9,7 +9,6 @@
 
 use serde_json::{Map, Value, json};
 use toolgate_gate::GATE_VERSION;
-use toolgate_gate::internals::escape_hidden;
 
 use super::route::Route;
 
@@ -334,8 +333,7 @@ const TEXT_CAP: usize = 2000;
 
 /// Upstream text made inert: control and bidi characters shown as escapes, length capped.
 fn inert_text(text: &str) -> String {
-    let capped: String = text.chars().take(TEXT_CAP).collect();
-    escape_hidden(&capped).into_owned()
+    super::lines::inert(text, TEXT_CAP)
 }
 
 /// Every string in a value made inert, keys included.

@@ -30,7 +30,6 @@ pub use schemas::failure_schema;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use toolgate_gate::internals::parse_duration;
@@ -118,32 +117,6 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-/// Starts the upstream: the server's command, run as a child over stdio.
-fn start_upstream(
-    command: &[OsString],
-    line_cap: usize,
-) -> Result<(upstream::Stdio, upstream::Source), UsageError> {
-    let (program, arguments) = command
-        .split_first()
-        .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
-    let mut child = Command::new(program)
-        .args(arguments)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| {
-            UsageError::new(format!(
-                "cannot start the MCP server {:?}: {error}",
-                program.to_string_lossy()
-            ))
-        })?;
-    if let Some(stderr) = child.stderr.take() {
-        lines::relay_stderr(stderr, "toolgate mcp-proxy: upstream stderr".to_owned());
-    }
-    Ok(upstream::Stdio::start(child, line_cap))
-}
-
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     let duration = parse_duration(text)?;
@@ -209,7 +182,8 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                     "--upstream-header is for an upstream reached over HTTP; a command's credentials come from its own environment",
                 ));
             }
-            let (link, source) = start_upstream(&options.command, line_cap)?;
+            let (link, source) =
+                upstream::Stdio::spawn(&options.command, line_cap, "toolgate mcp-proxy")?;
             (Box::new(link), source)
         }
     };

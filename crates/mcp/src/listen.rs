@@ -361,8 +361,7 @@ pub(crate) fn encode_header_value(value: &str) -> String {
 
 /// Text from a header or a host's body, as the proxy quotes it in an error: capped, escaped.
 fn shown(text: &str) -> String {
-    let capped: String = text.chars().take(200).collect();
-    toolgate_gate::internals::escape_hidden(&capped).into_owned()
+    super::lines::inert(text, 200)
 }
 
 fn accepts(headers: &HeaderMap, media: &str) -> bool {

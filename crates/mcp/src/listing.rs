@@ -5,7 +5,6 @@
 //! stopped, never waited on.
 
 use std::ffi::OsString;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -34,23 +33,11 @@ pub struct ListedTool {
 
 /// The tools the server started by `command` offers, within `timeout` for the whole listing.
 pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedTool>, UsageError> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
-    let shown = program.to_string_lossy().into_owned();
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| {
-            UsageError::new(format!("cannot start the MCP server `{shown}`: {error}"))
-        })?;
-    if let Some(stderr) = child.stderr.take() {
-        crate::lines::relay_stderr(stderr, "toolgate new: upstream stderr".to_owned());
-    }
-    let (link, source) = upstream::Stdio::start(child, LISTING_LINE_CAP);
+    let shown = command
+        .first()
+        .map(|program| program.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (link, source) = upstream::Stdio::spawn(command, LISTING_LINE_CAP, "toolgate new")?;
     let registry = Registry::default();
     let context = OperatorContext::load(None, &registry)?;
     let proxy = Proxy::new(

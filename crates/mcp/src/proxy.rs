@@ -926,10 +926,8 @@ impl Proxy {
                 result_line(id, &listed.to_string())
             }
             (Waiting::Call(call), Ok(result)) => {
-                let decision = match era::result_kind(&result) {
-                    ResultKind::Complete => {
-                        tools::decide(&call.contract, &call.request, &result, SystemTime::now())
-                    }
+                let unusable = match era::result_kind(&result) {
+                    ResultKind::Complete => None,
                     ResultKind::InputRequired => {
                         if modern_host
                             && let Some(passed) =
@@ -938,28 +936,25 @@ impl Proxy {
                             log("passed an input_required result to the host on an opened route");
                             return host.send(result_line(id, &passed.to_string()));
                         }
-                        return self.decide_failure(
-                            &host,
-                            id,
-                            &call,
-                            modern_host,
-                            Response::incomplete(
-                                "the upstream asked for input (input_required) on a route that is closed, or of a host that cannot give it",
-                            ),
-                        );
+                        Some(
+                            "the upstream asked for input (input_required) on a route that is closed, or of a host that cannot give it",
+                        )
                     }
                     ResultKind::Unknown => {
-                        return self.decide_failure(
-                            &host,
-                            id,
-                            &call,
-                            modern_host,
-                            Response::incomplete(
-                                "the upstream's result has a resultType toolgate does not know",
-                            ),
-                        );
+                        Some("the upstream's result has a resultType toolgate does not know")
                     }
                 };
+                if let Some(reason) = unusable {
+                    return self.decide_failure(
+                        &host,
+                        id,
+                        &call,
+                        modern_host,
+                        Response::incomplete(reason),
+                    );
+                }
+                let decision =
+                    tools::decide(&call.contract, &call.request, &result, SystemTime::now());
                 self.audit(&decision);
                 result_line(id, &tools::result_json(&decision, modern_host))
             }

@@ -2,13 +2,16 @@
 //! reached over Streamable HTTP (`remote.rs`). A link sends the messages the proxy wrote; every
 //! message the upstream wrote comes from one [`Source`], which the proxy reads in order.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin};
+use std::process::{self, Child, ChildStdin, Command};
 use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use toolgate_gate::internals::escape_hidden;
+use toolgate_repo::UsageError;
 
 use super::lines::{Line, read_line};
 
@@ -103,10 +106,38 @@ pub(crate) struct Stdio {
 }
 
 impl Stdio {
+    /// Starts the server `command` names (its program and arguments), its stderr relayed
+    /// escaped under `whose`, and takes it over.
+    pub(crate) fn spawn(
+        command: &[OsString],
+        line_cap: usize,
+        whose: &str,
+    ) -> Result<(Stdio, Source), UsageError> {
+        let (program, arguments) = command
+            .split_first()
+            .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
+        let mut child = Command::new(program)
+            .args(arguments)
+            .stdin(process::Stdio::piped())
+            .stdout(process::Stdio::piped())
+            .stderr(process::Stdio::piped())
+            .spawn()
+            .map_err(|error| {
+                UsageError::new(format!(
+                    "cannot start the MCP server `{}`: {error}",
+                    escape_hidden(&program.to_string_lossy())
+                ))
+            })?;
+        if let Some(stderr) = child.stderr.take() {
+            super::lines::relay_stderr(stderr, format!("{whose}: upstream stderr"));
+        }
+        Ok(Stdio::start(child, line_cap))
+    }
+
     /// Takes over a started child: messages are written to its input by the thread that
     /// forwards them (no hand-off); its output is the returned source, each line capped at
     /// `line_cap` bytes.
-    pub(crate) fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
+    fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
         let stdin = child.stdin.take().expect("the upstream's stdin is piped");
         let stdout = child.stdout.take().expect("the upstream's stdout is piped");
         (

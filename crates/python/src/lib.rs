@@ -611,11 +611,7 @@ impl Decision {
     /// the response was admitted as a success.
     #[getter]
     fn code(&self) -> Option<&'static str> {
-        match self.inner.outcome() {
-            Outcome::Admitted => None,
-            Outcome::AdmittedFailure { code, .. } => Some(code.as_str()),
-            Outcome::Rejected(rejection) => Some(rejection.code().as_str()),
-        }
+        self.inner.outcome().code().map(|code| code.as_str())
     }
 
     /// Whether the agent is told that asking again may help.

@@ -22,6 +22,7 @@ mod fixture;
 mod invariants;
 pub mod json_report;
 mod leak;
+pub mod lines;
 pub mod lock;
 mod output_file;
 mod repository;

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use toolgate_gate::Request;
+use toolgate_gate::{Contract, Request};
 
 use crate::confine::MAX_FILE_BYTES;
 use crate::error::UsageError;
@@ -55,6 +55,15 @@ impl RequestSpec {
         if let Some(status) = upstream_status {
             self.upstream_status = Some(status);
         }
+    }
+
+    /// The context keys `contract`'s rules read that this request lacks.
+    pub fn missing_context<'c>(&self, contract: &'c Contract) -> Vec<&'c str> {
+        contract
+            .required_context()
+            .into_iter()
+            .filter(|key| !self.context.contains_key(*key))
+            .collect()
     }
 
     /// The gate's request.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value, json};
+use toolgate_gate::internals::JSON_SCHEMA_FORMATS;
 use toolgate_repo::{RepoRoot, is_case_name};
 
 use crate::convert::Assumption;
@@ -1146,27 +1147,10 @@ fn pinned(document: &Value, schema: &Value) -> bool {
             || schema
                 .get("format")
                 .and_then(Value::as_str)
+                // A format the gate asserts, except those whose values are free text.
                 .is_some_and(|format| {
-                    [
-                        "date-time",
-                        "date",
-                        "time",
-                        "duration",
-                        "uuid",
-                        "uri",
-                        "uri-reference",
-                        "uri-template",
-                        "iri",
-                        "iri-reference",
-                        "email",
-                        "idn-email",
-                        "hostname",
-                        "idn-hostname",
-                        "ipv4",
-                        "ipv6",
-                        "json-pointer",
-                    ]
-                    .contains(&format)
+                    JSON_SCHEMA_FORMATS.contains(&format)
+                        && !matches!(format, "regex" | "relative-json-pointer")
                 }));
     scalar || listed || formed
 }
