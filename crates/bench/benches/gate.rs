@@ -7,7 +7,6 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use criterion::{Criterion, Throughput};
 use serde_json::Value;
@@ -76,7 +75,7 @@ fn bench_small_mix(criterion: &mut Criterion) {
         bench.iter(|| {
             for (_, raw) in &mix {
                 let decision = contract.admit(black_box(raw), &request, now);
-                black_box(sink.record(decision.audit_event())).unwrap();
+                black_box(sink.record_decision(&decision)).unwrap();
             }
         })
     });
@@ -162,21 +161,12 @@ fn bench_stages(criterion: &mut Criterion) {
     group.finish();
 }
 
-const PATH_KINDS: [Kind; 6] = [
-    Kind::Success,
-    Kind::ExtraProperty,
-    Kind::WrongType,
-    Kind::BadPattern,
-    Kind::BadDate,
-    Kind::DuplicateKey,
-];
-
 fn bench_paths(criterion: &mut Criterion) {
     let contract = job_status();
     let request = request();
     let now = now();
     let mut group = criterion.benchmark_group("paths");
-    for kind in PATH_KINDS {
+    for kind in Kind::PATHS {
         let raw = small(kind, 7);
         assert_eq!(
             contract.admit(&raw, &request, now).is_admitted(),
@@ -197,11 +187,7 @@ fn mean_ns(output: &Path, group: &str, function: &str) -> Option<f64> {
 }
 
 fn print_ratios(output: &Path) {
-    let allocator = if cfg!(feature = "mimalloc") {
-        "mimalloc"
-    } else {
-        "the system allocator"
-    };
+    let allocator = toolgate_bench::paired::allocator();
     println!(
         "\n== toolgate gate with {allocator}: ratios, lower is better (from the last run of each benchmark) =="
     );
@@ -230,7 +216,7 @@ fn print_ratios(output: &Path) {
     if let Some(success) = mean_ns(output, "paths", "success") {
         println!("admission path (a valid success): {success:.0} ns on this machine");
         let mut worst = ("", 0.0f64);
-        for kind in &PATH_KINDS[1..] {
+        for kind in &Kind::PATHS[1..] {
             if let Some(time) = mean_ns(output, "paths", kind.name()) {
                 let ratio = time / success;
                 println!(
@@ -269,106 +255,6 @@ fn print_ratios(output: &Path) {
     }
 }
 
-/// The median, over `rounds` interleaved rounds, of `candidate`'s time over `baseline`'s. Timing
-/// the two back to back, alternating which goes first, keeps a shared machine's drift out of the
-/// ratio that separately measured benchmarks would let in.
-fn paired_ratio(rounds: usize, baseline: impl Fn(), candidate: impl Fn()) -> f64 {
-    let time = |work: &dyn Fn()| {
-        let start = Instant::now();
-        work();
-        start.elapsed().as_secs_f64()
-    };
-    let mut ratios: Vec<f64> = (0..rounds)
-        .map(|round| {
-            if round % 2 == 0 {
-                let base = time(&baseline);
-                time(&candidate) / base
-            } else {
-                let candidate = time(&candidate);
-                candidate / time(&baseline)
-            }
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios[rounds / 2]
-}
-
-fn print_paired_ratios() {
-    let allocator = if cfg!(feature = "mimalloc") {
-        "mimalloc"
-    } else {
-        "the system allocator"
-    };
-    println!(
-        "\n== paired ratios with {allocator}: median of interleaved rounds (the figures BENCHMARKS.md reports) =="
-    );
-    let contract = job_status();
-    let request = request();
-    let now = now();
-    let mix = small_mix(1000);
-    let parse_mix = || {
-        for (_, raw) in &mix {
-            let _ = black_box(serde_json::from_slice::<Value>(black_box(raw)));
-        }
-    };
-    let admit_mix = || {
-        for (_, raw) in &mix {
-            black_box(contract.admit(black_box(raw), &request, now));
-        }
-    };
-    let sink = JsonLinesSink::new(std::io::sink());
-    let audit_mix = || {
-        for (_, raw) in &mix {
-            let decision = contract.admit(black_box(raw), &request, now);
-            black_box(sink.record(decision.audit_event())).unwrap();
-        }
-    };
-    println!(
-        "small mix:  admit / parse-only = {:.2}x",
-        paired_ratio(301, parse_mix, admit_mix)
-    );
-    println!(
-        "small mix:  admit + audit line / parse-only = {:.2}x",
-        paired_ratio(101, parse_mix, audit_mix)
-    );
-    let history_contract = run_history();
-    for (label, bytes, rounds) in [
-        ("medium:", 64 * 1024, 301),
-        ("large: ", 8 * 1024 * 1024, 21),
-    ] {
-        let raw = history(bytes);
-        let ratio = paired_ratio(
-            rounds,
-            || drop(black_box(serde_json::from_slice::<Value>(black_box(&raw)))),
-            || {
-                drop(black_box(history_contract.admit(
-                    black_box(&raw),
-                    &request,
-                    now,
-                )))
-            },
-        );
-        println!("{label}     admit / parse-only = {ratio:.2}x");
-    }
-    let success = small(Kind::Success, 7);
-    for kind in &PATH_KINDS[1..] {
-        let rejected = small(*kind, 7);
-        let ratio = paired_ratio(
-            2001,
-            || {
-                black_box(contract.admit(black_box(&success), &request, now));
-            },
-            || {
-                black_box(contract.admit(black_box(&rejected), &request, now));
-            },
-        );
-        println!(
-            "rejection path {:16} / admission path = {ratio:.2}x",
-            kind.name()
-        );
-    }
-}
-
 fn main() {
     let output = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("criterion");
     let mut criterion = Criterion::default()
@@ -381,5 +267,5 @@ fn main() {
     bench_paths(&mut criterion);
     criterion.final_summary();
     print_ratios(&output);
-    print_paired_ratios();
+    toolgate_bench::paired::print_paired_ratios();
 }

@@ -7,6 +7,8 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 use toolgate_gate::{Contract, ContractSource, Request};
 
+pub mod paired;
+
 /// The request id every input answers.
 pub const REQUEST_ID: &str = "req.J7q94MkP";
 /// The decision time every benchmark uses.
@@ -73,6 +75,16 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The admission path, then every rejection path the small mix exercises.
+    pub const PATHS: [Kind; 6] = [
+        Kind::Success,
+        Kind::ExtraProperty,
+        Kind::WrongType,
+        Kind::BadPattern,
+        Kind::BadDate,
+        Kind::DuplicateKey,
+    ];
+
     /// Whether the gate must admit it.
     pub fn admitted(self) -> bool {
         matches!(self, Kind::Success | Kind::Failure)
@@ -297,4 +309,133 @@ pub fn history(target: usize) -> Vec<u8> {
     }
     text.push_str("]}}");
     text.into_bytes()
+}
+
+/// A contract and a mix of raw responses to admit against it: the bundled small mix, or a
+/// contract written from a public API's own description and samples (tests/corpora/real-apis),
+/// which the gate was not tuned for.
+pub struct Workload {
+    /// A stable name: `small_mix`, `payment_intent` (Stripe) or `pull_request` (GitHub).
+    pub name: &'static str,
+    /// The compiled contract.
+    pub contract: Contract,
+    /// The outstanding request every input answers.
+    pub request: Request,
+    /// The decision time.
+    pub now: SystemTime,
+    /// The raw responses, interleaved by kind.
+    pub inputs: Vec<Vec<u8>>,
+}
+
+impl Workload {
+    /// Every workload's name, in the order reports list them.
+    pub const NAMES: [&'static str; 3] = ["small_mix", "payment_intent", "pull_request"];
+
+    /// The workload called `name`, with `count` inputs; `None` for an unknown name.
+    pub fn named(name: &str, count: usize) -> Option<Workload> {
+        match name {
+            "small_mix" => Some(Workload {
+                name: "small_mix",
+                contract: job_status(),
+                request: request(),
+                now: now(),
+                inputs: small_mix(count).into_iter().map(|(_, raw)| raw).collect(),
+            }),
+            "payment_intent" => Some(Workload::real_api("payment_intent", count)),
+            "pull_request" => Some(Workload::real_api("pull_request", count)),
+            _ => None,
+        }
+    }
+
+    /// A real API's contract and its fixtures, interleaved: 80 % accepted responses (cycling
+    /// through every accepted fixture), 10 % near-misses, 10 % duplicate members.
+    fn real_api(tool: &'static str, count: usize) -> Workload {
+        let repo = repository().join("tests/corpora/real-apis/repo");
+        let source = ContractSource::read_dir(repo.join("contracts").join(tool).join("v1"))
+            .expect("the real-API contract reads");
+        let contract = Contract::compile(&source).expect("the real-API contract compiles");
+        let fixtures = |kind: &str| -> Vec<Vec<u8>> {
+            let mut paths: Vec<PathBuf> =
+                std::fs::read_dir(repo.join("fixtures").join(tool).join(kind))
+                    .expect("the fixture folder reads")
+                    .map(|entry| entry.expect("a fixture entry").path())
+                    .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+                    .collect();
+            paths.sort();
+            paths
+                .iter()
+                .map(|path| std::fs::read(path).expect("a fixture reads"))
+                .collect()
+        };
+        let (accepted, near_miss, duplicate) = (
+            fixtures("accepted"),
+            fixtures("near-miss"),
+            fixtures("duplicate-key"),
+        );
+        let inputs = (0..count)
+            .map(|index| {
+                let pick = |set: &Vec<Vec<u8>>| set[index % set.len()].clone();
+                match (index * 7) % 10 {
+                    8 => pick(&near_miss),
+                    9 => pick(&duplicate),
+                    _ => pick(&accepted),
+                }
+            })
+            .collect();
+        Workload {
+            name: tool,
+            contract,
+            request: Request::new("req.00000000"),
+            now: toolgate_gate::internals::parse_timestamp("2026-11-29T12:00:00Z")
+                .expect("a valid timestamp"),
+            inputs,
+        }
+    }
+
+    /// Admits every input once.
+    pub fn admit_all(&self) {
+        for raw in &self.inputs {
+            std::hint::black_box(self.contract.admit(
+                std::hint::black_box(raw),
+                &self.request,
+                self.now,
+            ));
+        }
+    }
+
+    /// Parses every input once with `serde_json` into a `Value`: the baseline.
+    pub fn parse_all(&self) {
+        for raw in &self.inputs {
+            let _ =
+                std::hint::black_box(serde_json::from_slice::<Value>(std::hint::black_box(raw)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each workload decides what its inputs were chosen to exercise, so a ratio measured on it
+    /// times the admission and rejection paths it claims to.
+    #[test]
+    fn every_workload_admits_what_it_should() {
+        for name in Workload::NAMES {
+            let workload = Workload::named(name, 100).expect("a known workload");
+            let admitted = workload
+                .inputs
+                .iter()
+                .filter(|raw| {
+                    workload
+                        .contract
+                        .admit(raw, &workload.request, workload.now)
+                        .is_admitted()
+                })
+                .count();
+            // small_mix: 70 % successes and 10 % contract-valid failures; the real APIs: 80 %
+            // accepted responses.
+            assert_eq!(admitted, 80, "{name}");
+        }
+        assert!(Workload::named("no_such_workload", 1).is_none());
+    }
 }

@@ -1,48 +1,70 @@
-//! Admits one kind of small input in a loop, for `perf record` / `valgrind --tool=callgrind`.
-//! Usage: `profile_admit [mix|mix-parse-only|mix-audit|success|extra_property|...] [iterations]`
-//! (`mix-audit`: admit, then record the decision's audit event through a `JsonLinesSink` to a
-//! writer that discards it, as an adapter that logs does).
+//! Admits a workload's inputs in a loop, for `perf record` and valgrind's tools.
+//!
+//! Usage: `profile_admit [WORKLOAD][-parse-only|-audit] [ITERATIONS]`, where WORKLOAD is
+//! `small_mix` (also `mix`), `payment_intent` or `pull_request` (see `Workload`), or one kind of
+//! small input alone (`success`, `extra_property`, `wrong_type`, `bad_pattern`, `bad_date`,
+//! `duplicate_key`, `failure`). `-parse-only` parses with `serde_json` instead (the baseline);
+//! `-audit` also records each decision's audit line through a `JsonLinesSink` to a writer that
+//! discards it, as an adapter that logs does.
 
 use std::hint::black_box;
 
 use toolgate_gate::{AuditSink, JsonLinesSink};
 
-use toolgate_bench::{Kind, job_status, now, request, small, small_mix};
+use toolgate_bench::{Kind, Workload, job_status, now, request, small};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let kind = match args.next().as_deref().unwrap_or("success") {
-        "extra_property" => Kind::ExtraProperty,
-        "wrong_type" => Kind::WrongType,
-        "bad_pattern" => Kind::BadPattern,
-        "bad_date" => Kind::BadDate,
-        "duplicate_key" => Kind::DuplicateKey,
-        "failure" => Kind::Failure,
-        _ => Kind::Success,
-    };
+    let mode = args.next().unwrap_or_else(|| "success".to_owned());
     let iterations: usize = args
         .next()
         .and_then(|text| text.parse().ok())
         .unwrap_or(1_000_000);
-    let contract = job_status();
-    let request = request();
-    let now = now();
-    let sink = JsonLinesSink::new(std::io::sink());
-    let mode = std::env::args().nth(1).unwrap_or_default();
-    let inputs: Vec<Vec<u8>> = if mode.starts_with("mix") {
-        small_mix(1000).into_iter().map(|(_, raw)| raw).collect()
-    } else {
-        vec![small(kind, 7)]
+    let (name, variant) = match mode.split_once('-') {
+        Some((name, variant)) => (name, variant),
+        None => (mode.as_str(), ""),
     };
+    let name = if name == "mix" { "small_mix" } else { name };
+    let workload = Workload::named(name, 1000).unwrap_or_else(|| {
+        let kind = match name {
+            "extra_property" => Kind::ExtraProperty,
+            "wrong_type" => Kind::WrongType,
+            "bad_pattern" => Kind::BadPattern,
+            "bad_date" => Kind::BadDate,
+            "duplicate_key" => Kind::DuplicateKey,
+            "failure" => Kind::Failure,
+            _ => Kind::Success,
+        };
+        Workload {
+            name: kind.name(),
+            contract: job_status(),
+            request: request(),
+            now: now(),
+            inputs: vec![small(kind, 7)],
+        }
+    });
+    let sink = JsonLinesSink::new(std::io::sink());
+    let inputs = &workload.inputs;
     for round in 0..iterations {
         let raw = &inputs[round % inputs.len()];
-        if mode == "mix-parse-only" {
-            let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(raw)));
-        } else if mode == "mix-audit" {
-            let decision = contract.admit(black_box(raw), &request, now);
-            black_box(sink.record(decision.audit_event())).expect("io::sink never fails");
-        } else {
-            black_box(contract.admit(black_box(raw), &request, now));
+        match variant {
+            "parse-only" => {
+                let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(raw)));
+            }
+            "audit" => {
+                let decision =
+                    workload
+                        .contract
+                        .admit(black_box(raw), &workload.request, workload.now);
+                black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+            }
+            _ => {
+                black_box(
+                    workload
+                        .contract
+                        .admit(black_box(raw), &workload.request, workload.now),
+                );
+            }
         }
     }
 }
