@@ -102,7 +102,7 @@ pub(crate) fn run(
         retain(folder, &raw, &decision)?;
     }
     if let Some(sink) = audit.as_mut() {
-        sink.record(decision.audit_event()).map_err(|error| {
+        sink.record_decision(&decision).map_err(|error| {
             UsageError::io(
                 options.audit.as_deref().unwrap_or(Path::new("")),
                 "append to the audit log",

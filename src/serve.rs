@@ -171,6 +171,7 @@ fn decide(
         response = response.with_status(status);
     }
     let decision = contract.admit_response(response, &spec.to_request(), now);
+    // The event is built either way (the answer carries its line), so the sink is handed it.
     if let Some(sink) = audit
         && let Err(error) = sink.record(decision.audit_event())
     {

@@ -1,13 +1,12 @@
-//! Audit events: one JSON line per decision, accepted or not, and a sink that keeps lines whole.
+//! Audit events: one per decision, accepted or not, and the JSON line each is written as.
 
 use std::borrow::Cow;
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::facts::{Facts, GATE_VERSION, Sha256Digest};
+use crate::facts::{ContractIdentity, Facts, GATE_VERSION, Sha256Digest};
 use crate::outcome::{ErrorCode, Layer, Outcome};
 use crate::timestamp;
 use crate::wire::write_string;
@@ -22,8 +21,9 @@ pub struct AuditEvent {
     #[serde(serialize_with = "rfc3339")]
     pub(crate) time: SystemTime,
     pub(crate) request_id: Arc<str>,
-    pub(crate) tool: Arc<str>,
-    pub(crate) contract_version: Arc<str>,
+    /// `tool` and `contract_version`, shared with the contract.
+    #[serde(flatten)]
+    pub(crate) contract: Arc<ContractIdentity>,
     pub(crate) gate_version: &'static str,
     pub(crate) upstream: Option<Arc<str>>,
     pub(crate) outcome: &'static str,
@@ -50,13 +50,33 @@ fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::
     }
 }
 
-impl AuditEvent {
-    pub(crate) fn new(
-        facts: &Facts,
-        outcome: &Outcome,
-        rule: Option<Cow<'static, str>>,
-        agent_sha256: Sha256Digest,
-    ) -> AuditEvent {
+/// One audit line's fields, borrowed: from an owned [`AuditEvent`], or straight from a decision's
+/// facts by a sink that writes the line without keeping an event (no reference counts touched,
+/// nothing allocated). Both write the same bytes, through [`AuditLine::write`].
+pub(crate) struct AuditLine<'a> {
+    pub time: SystemTime,
+    pub request_id: &'a str,
+    pub contract: &'a ContractIdentity,
+    pub upstream: Option<&'a str>,
+    pub verdict: Verdict,
+    pub shape: Option<&'a str>,
+    pub rule: Option<&'a str>,
+    pub raw_len: usize,
+    pub raw_sha256: Sha256Digest,
+    pub agent_sha256: Sha256Digest,
+}
+
+/// What the audit line says of the outcome.
+#[derive(Clone, Copy)]
+pub(crate) struct Verdict {
+    pub outcome: &'static str,
+    pub layer: Option<Layer>,
+    pub code: Option<ErrorCode>,
+    pub retryable: bool,
+}
+
+impl Verdict {
+    pub(crate) fn of(outcome: &Outcome) -> Verdict {
         let (layer, code, retryable) = match outcome {
             Outcome::Admitted => (None, None, false),
             Outcome::AdmittedFailure { code, retryable } => (None, Some(*code), *retryable),
@@ -66,49 +86,53 @@ impl AuditEvent {
                 rejection.retryable,
             ),
         };
-        AuditEvent {
-            time: facts.time,
-            request_id: facts.request_id.clone(),
-            tool: Arc::clone(&facts.tool),
-            contract_version: Arc::clone(&facts.contract_version),
-            gate_version: GATE_VERSION,
-            upstream: facts.upstream.clone(),
+        Verdict {
             outcome: outcome.as_str(),
-            shape: facts.shape.clone(),
             layer,
-            rule,
             code,
             retryable,
+        }
+    }
+}
+
+impl AuditLine<'_> {
+    /// The facts of a decision, borrowed.
+    pub(crate) fn of<'a>(
+        facts: &'a Facts,
+        outcome: &Outcome,
+        rule: Option<&'a str>,
+        agent_sha256: Sha256Digest,
+    ) -> AuditLine<'a> {
+        AuditLine {
+            time: facts.time,
+            request_id: &facts.request_id,
+            contract: &facts.contract,
+            upstream: facts.upstream.as_deref(),
+            verdict: Verdict::of(outcome),
+            shape: facts.shape.as_deref(),
+            rule,
             raw_len: facts.raw.len(),
             raw_sha256: facts.raw.digest(),
             agent_sha256,
         }
     }
 
-    /// The event as one JSON object followed by `\n`: the same object serde_json writes for the
-    /// event, written directly.
-    pub fn to_json_line(&self) -> Vec<u8> {
-        let mut line = Vec::new();
-        self.write_json_line(&mut line);
-        line
-    }
-
     /// The longest the line can be besides its variable strings: names, punctuation, the time,
     /// both digests in hex, the gate version and the longest values of the finite fields.
     const FIXED_LINE_BYTES: usize = 400;
 
-    /// Appends [`to_json_line`](Self::to_json_line)'s bytes to `out`, for a sink that reuses
-    /// one buffer.
-    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+    /// Appends the line (one JSON object and `\n`, the same object serde_json writes for the
+    /// owned event) to `out`.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
         // One reservation up front, so no write below grows the buffer.
         out.reserve(
-            AuditEvent::FIXED_LINE_BYTES
+            AuditLine::FIXED_LINE_BYTES
                 + self.request_id.len()
-                + self.tool.len()
-                + self.contract_version.len()
-                + self.upstream.as_deref().map_or(0, str::len)
-                + self.shape.as_deref().map_or(0, str::len)
-                + self.rule.as_deref().map_or(0, str::len),
+                + self.contract.tool.len()
+                + self.contract.version.len()
+                + self.upstream.map_or(0, str::len)
+                + self.shape.map_or(0, str::len)
+                + self.rule.map_or(0, str::len),
         );
         out.extend_from_slice(b"{\"time\":");
         let start = out.len();
@@ -120,35 +144,39 @@ impl AuditEvent {
             out.extend_from_slice(b"null");
         }
         out.extend_from_slice(b",\"request_id\":");
-        write_string(out, &self.request_id);
+        write_string(out, self.request_id);
         out.extend_from_slice(b",\"tool\":");
-        write_string(out, &self.tool);
+        write_string(out, &self.contract.tool);
         out.extend_from_slice(b",\"contract_version\":");
-        write_string(out, &self.contract_version);
+        write_string(out, &self.contract.version);
         out.extend_from_slice(b",\"gate_version\":");
-        write_name(out, self.gate_version);
+        write_name(out, GATE_VERSION);
         out.extend_from_slice(b",\"upstream\":");
-        write_optional(out, self.upstream.as_deref());
+        write_optional(out, self.upstream);
         out.extend_from_slice(b",\"outcome\":");
-        write_name(out, self.outcome);
+        write_name(out, self.verdict.outcome);
         out.extend_from_slice(b",\"shape\":");
-        write_optional(out, self.shape.as_deref());
+        write_optional(out, self.shape);
         out.extend_from_slice(b",\"layer\":");
-        match self.layer {
+        match self.verdict.layer {
             Some(layer) => write_name(out, layer.as_str()),
             None => out.extend_from_slice(b"null"),
         }
-        if let Some(rule) = &self.rule {
+        if let Some(rule) = self.rule {
             out.extend_from_slice(b",\"rule\":");
             write_string(out, rule);
         }
         out.extend_from_slice(b",\"code\":");
-        match self.code {
+        match self.verdict.code {
             Some(code) => write_name(out, code.as_str()),
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"retryable\":");
-        out.extend_from_slice(if self.retryable { b"true" } else { b"false" });
+        out.extend_from_slice(if self.verdict.retryable {
+            b"true"
+        } else {
+            b"false"
+        });
         out.extend_from_slice(b",\"raw_len\":");
         write_decimal(out, self.raw_len);
         out.extend_from_slice(b",\"raw_sha256\":\"");
@@ -156,6 +184,68 @@ impl AuditEvent {
         out.extend_from_slice(b"\",\"agent_sha256\":\"");
         self.agent_sha256.write_hex(out);
         out.extend_from_slice(b"\"}\n");
+    }
+}
+
+impl AuditEvent {
+    pub(crate) fn new(
+        facts: &Facts,
+        outcome: &Outcome,
+        rule: Option<Cow<'static, str>>,
+        agent_sha256: Sha256Digest,
+    ) -> AuditEvent {
+        let verdict = Verdict::of(outcome);
+        AuditEvent {
+            time: facts.time,
+            request_id: facts.request_id.clone(),
+            contract: Arc::clone(&facts.contract),
+            gate_version: GATE_VERSION,
+            upstream: facts.upstream.clone(),
+            outcome: verdict.outcome,
+            shape: facts.shape.clone(),
+            layer: verdict.layer,
+            rule,
+            code: verdict.code,
+            retryable: verdict.retryable,
+            raw_len: facts.raw.len(),
+            raw_sha256: facts.raw.digest(),
+            agent_sha256,
+        }
+    }
+
+    /// The event's fields, borrowed, for writing its line.
+    pub(crate) fn line(&self) -> AuditLine<'_> {
+        AuditLine {
+            time: self.time,
+            request_id: &self.request_id,
+            contract: &self.contract,
+            upstream: self.upstream.as_deref(),
+            verdict: Verdict {
+                outcome: self.outcome,
+                layer: self.layer,
+                code: self.code,
+                retryable: self.retryable,
+            },
+            shape: self.shape.as_deref(),
+            rule: self.rule.as_deref(),
+            raw_len: self.raw_len,
+            raw_sha256: self.raw_sha256,
+            agent_sha256: self.agent_sha256,
+        }
+    }
+
+    /// The event as one JSON object followed by `\n`: the same object serde_json writes for the
+    /// event, written directly.
+    pub fn to_json_line(&self) -> Vec<u8> {
+        let mut line = Vec::new();
+        self.write_json_line(&mut line);
+        line
+    }
+
+    /// Appends [`to_json_line`](Self::to_json_line)'s bytes to `out`, for a sink that reuses
+    /// one buffer.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        self.line().write(out);
     }
 
     /// The outstanding request's id.
@@ -213,66 +303,6 @@ fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
     }
 }
 
-/// Where audit events go. Implementations must keep each event whole under concurrent use.
-pub trait AuditSink: Send + Sync {
-    /// Records one event.
-    fn record(&self, event: &AuditEvent) -> io::Result<()>;
-}
-
-/// Writes one JSON line per event to any writer (an append-mode file, a socket, stdout).
-///
-/// Each line is written into one buffer the sink keeps (so logging allocates nothing per event)
-/// and handed to the writer with a single `write_all` and `flush` while the lock is held, so
-/// lines from concurrent admissions never interleave. Open files with `O_APPEND` when several
-/// processes share one log.
-#[derive(Debug)]
-pub struct JsonLinesSink<W> {
-    writer: Mutex<LineWriter<W>>,
-}
-
-#[derive(Debug)]
-struct LineWriter<W> {
-    writer: W,
-    line: Vec<u8>,
-}
-
-impl<W: Write> JsonLinesSink<W> {
-    /// Wraps a writer.
-    pub fn new(writer: W) -> JsonLinesSink<W> {
-        JsonLinesSink {
-            writer: Mutex::new(LineWriter {
-                writer,
-                line: Vec::new(),
-            }),
-        }
-    }
-
-    /// Returns the writer.
-    pub fn into_inner(self) -> W {
-        self.writer
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .writer
-    }
-}
-
-impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
-    fn record(&self, event: &AuditEvent) -> io::Result<()> {
-        // A panic elsewhere while holding the lock cannot leave half a line behind (the buffer is
-        // cleared before each line, which is written in one call), so a poisoned lock is safe to
-        // keep using.
-        let mut guard = self
-            .writer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let LineWriter { writer, line } = &mut *guard;
-        line.clear();
-        event.write_json_line(line);
-        writer.write_all(line)?;
-        writer.flush()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -293,8 +323,10 @@ mod tests {
         let facts = Facts {
             time,
             request_id: Arc::from(request_id),
-            tool: Arc::from(tool),
-            contract_version: Arc::from(version),
+            contract: Arc::new(ContractIdentity {
+                tool: tool.into(),
+                version: version.into(),
+            }),
             upstream: upstream.map(Arc::from),
             upstream_status: None,
             shape: shape.map(Arc::from),

@@ -16,7 +16,7 @@ use crate::correlation;
 use crate::decision::{Decision, Detail, Explanation};
 use crate::document::{Document, Node};
 use crate::error::CompileErrors;
-use crate::facts::{Facts, RawEvidence, Sha256Digest};
+use crate::facts::{ContractIdentity, Facts, RawEvidence, Sha256Digest};
 use crate::fault::Fault;
 use crate::outcome::{ErrorCode, Layer, Outcome, Rejection};
 use crate::parse;
@@ -43,8 +43,7 @@ const HASH_ALONGSIDE_FROM: usize = 1 << 20;
 /// compiled contract is immutable, `Send` and `Sync`.
 #[derive(Debug)]
 pub struct Contract {
-    tool: Arc<str>,
-    version: Arc<str>,
+    identity: Arc<ContractIdentity>,
     description: Option<String>,
     limits: Limits,
     text_input: bool,
@@ -132,12 +131,12 @@ impl Contract {
 
     /// The tool this contract is for.
     pub fn tool(&self) -> &str {
-        &self.tool
+        &self.identity.tool
     }
 
     /// The version, e.g. `v1`.
     pub fn version(&self) -> &str {
-        &self.version
+        &self.identity.version
     }
 
     /// Whether this contract gates a tool's result or a model's proposed action.
@@ -370,7 +369,7 @@ impl Contract {
             None => false,
             Some(selector) => selector.is_failure(document)?,
         };
-        correlation::check(&shape.correlation, document, &self.tool, request)?;
+        correlation::check(&shape.correlation, document, &self.identity.tool, request)?;
         if is_failure {
             let code = shape.error_code_of(document)?;
             return Ok(Admitted::Failure {
@@ -419,8 +418,7 @@ impl Contract {
         let mut facts = Facts {
             time: now,
             request_id: request.shared_id(),
-            tool: Arc::clone(&self.tool),
-            contract_version: Arc::clone(&self.version),
+            contract: Arc::clone(&self.identity),
             upstream: request.shared_upstream(),
             upstream_status: response.status,
             shape: None,
@@ -434,10 +432,33 @@ impl Contract {
             Ok(Admitted::Failure { shape, code }) => {
                 facts.shape = Some(shape);
                 let retryable = self.retry.is_retryable(code);
-                let bytes = wire::failure(&self.tool, request.id(), code, retryable);
+                let bytes = wire::failure(&self.identity.tool, request.id(), code, retryable);
                 (Outcome::AdmittedFailure { code, retryable }, bytes, None)
             }
-            Err(Refusal::Fault(fault)) => {
+            Err(refusal) => self.refused(refusal, response, request, &facts.raw),
+        };
+        Decision {
+            outcome,
+            agent_bytes,
+            facts,
+            detail,
+            audit: OnceLock::new(),
+        }
+    }
+
+    /// A refusal's outcome, failure envelope and detail. Out of line and cold, so the admission
+    /// path's code stays together in the instruction cache.
+    #[cold]
+    #[inline(never)]
+    fn refused(
+        &self,
+        refusal: Refusal,
+        response: &Response<'_>,
+        request: &Request,
+        raw: &RawEvidence,
+    ) -> (Outcome, AgentBytes, Option<Detail>) {
+        match refusal {
+            Refusal::Fault(fault) => {
                 let retryable = fault
                     .retryable
                     .unwrap_or_else(|| self.retry.is_retryable(fault.code));
@@ -448,7 +469,7 @@ impl Contract {
                 };
                 self.rejected(rejection, request, Detail::new(Explanation::Fault(fault)))
             }
-            Err(Refusal::Schema) => {
+            Refusal::Schema => {
                 let code = ErrorCode::InvalidResponse;
                 let rejection = Rejection {
                     layer: Layer::Schema,
@@ -460,7 +481,7 @@ impl Contract {
                 // the document, whose strings borrow from the caller's buffer.
                 let explanation = PendingExplanation {
                     shapes: Arc::clone(&self.shapes),
-                    raw: facts.raw.kept().unwrap_or_else(|| Arc::from(response.body)),
+                    raw: raw.kept().unwrap_or_else(|| Arc::from(response.body)),
                     max_depth: self.limits.max_depth,
                 };
                 self.rejected(
@@ -469,13 +490,6 @@ impl Contract {
                     Detail::new(Explanation::Schema(explanation)),
                 )
             }
-        };
-        Decision {
-            outcome,
-            agent_bytes,
-            facts,
-            detail,
-            audit: OnceLock::new(),
         }
     }
 
@@ -486,7 +500,7 @@ impl Contract {
         detail: Detail,
     ) -> (Outcome, AgentBytes, Option<Detail>) {
         let bytes = wire::failure(
-            &self.tool,
+            &self.identity.tool,
             request.id(),
             rejection.code,
             rejection.retryable,
@@ -525,7 +539,7 @@ impl Contract {
         now: SystemTime,
     ) -> bool {
         let shape = &self.shapes[0];
-        correlation::check(&shape.correlation, document, &self.tool, request).is_ok()
+        correlation::check(&shape.correlation, document, &self.identity.tool, request).is_ok()
             && shape
                 .fields
                 .read(document, |values| {

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use crate::audit::AuditEvent;
+use crate::audit::{AuditEvent, AuditLine};
 use crate::facts::{Facts, Sha256Digest};
 use crate::fault::Fault;
 use crate::operator::OperatorRecord;
@@ -129,18 +129,35 @@ impl Decision {
     /// The audit event of this decision (every decision has one).
     pub fn audit_event(&self) -> &AuditEvent {
         self.audit.get_or_init(|| {
-            // The schema keyword is operator detail: the audit event names the layer and code
-            // (and the rule when it is known without explaining the rejection).
-            let rule = self
-                .detail
-                .as_ref()
-                .and_then(|detail| detail.known_rule.clone());
             AuditEvent::new(
                 &self.facts,
                 &self.outcome,
-                rule,
+                self.known_rule().cloned(),
                 Sha256Digest::of(self.agent_bytes.as_slice()),
             )
         })
+    }
+
+    /// Appends this decision's audit line to `out`: the bytes of
+    /// `audit_event().to_json_line()`, written from the decision itself, so a sink that only
+    /// logs the line builds no event and keeps nothing (what [`JsonLinesSink`](crate::JsonLinesSink)
+    /// does).
+    pub fn write_audit_line(&self, out: &mut Vec<u8>) {
+        match self.audit.get() {
+            Some(event) => event.write_json_line(out),
+            None => AuditLine::of(
+                &self.facts,
+                &self.outcome,
+                self.known_rule().map(|rule| &**rule),
+                Sha256Digest::of(self.agent_bytes.as_slice()),
+            )
+            .write(out),
+        }
+    }
+
+    /// The rejecting rule when it is known without explaining the rejection. The schema keyword
+    /// is operator detail: the audit event names the layer and code, and this rule only.
+    fn known_rule(&self) -> Option<&Cow<'static, str>> {
+        self.detail.as_ref()?.known_rule.as_ref()
     }
 }

@@ -53,13 +53,21 @@ impl Serialize for Sha256Digest {
     }
 }
 
+/// Which contract decided: its tool and version. One per contract, shared by every decision and
+/// audit event it makes (one reference count per decision rather than one per name).
+#[derive(Debug, Serialize)]
+pub(crate) struct ContractIdentity {
+    pub tool: Box<str>,
+    #[serde(rename = "contract_version")]
+    pub version: Box<str>,
+}
+
 /// What the decision knew about the call, for the audit event and the operator record.
 #[derive(Debug, Clone)]
 pub(crate) struct Facts {
     pub time: SystemTime,
     pub request_id: Arc<str>,
-    pub tool: Arc<str>,
-    pub contract_version: Arc<str>,
+    pub contract: Arc<ContractIdentity>,
     pub upstream: Option<Arc<str>>,
     pub upstream_status: Option<u16>,
     pub shape: Option<Arc<str>>,

@@ -28,7 +28,10 @@ pub(crate) struct FaultDetail {
     pub hint: Cow<'static, str>,
 }
 
+// Faults are built on rejection paths only: `#[cold]` lets the compiler lay every branch that
+// builds one out of the admission path's way.
 impl Fault {
+    #[cold]
     pub(crate) fn new(
         layer: Layer,
         rule: impl Into<Cow<'static, str>>,
@@ -48,6 +51,7 @@ impl Fault {
         }))
     }
 
+    #[cold]
     pub(crate) fn at(mut self, instance_path: &str) -> Fault {
         self.instance_path = Some(sanitize(instance_path, PATH_CAP));
         self

@@ -79,6 +79,7 @@ mod fault;
 mod operator;
 mod outcome;
 mod sanitize;
+mod sink;
 
 mod contract;
 mod error;
@@ -96,7 +97,7 @@ mod yaml;
 #[doc(hidden)]
 pub mod internals;
 
-pub use audit::{AuditEvent, AuditSink, JsonLinesSink};
+pub use audit::AuditEvent;
 pub use contract::Contract;
 pub use decision::Decision;
 pub use error::{CONTRACT_FILE, CompileError, CompileErrors};
@@ -107,6 +108,7 @@ pub use outcome::{ErrorCode, Layer, Outcome, Rejection};
 pub use request::Request;
 pub use retry::RetryPolicy;
 pub use shape::CURRENT_SHAPE;
+pub use sink::{AuditSink, JsonLinesSink};
 pub use source::ContractSource;
 pub use spec::Direction;
 pub use tolerate::Tolerated;

@@ -43,8 +43,8 @@ impl OperatorRecord {
     pub(crate) fn build(fault: Fault, retryable: bool, facts: &Facts) -> OperatorRecord {
         let fault = fault.into_detail();
         OperatorRecord {
-            tool: facts.tool.to_string(),
-            contract_version: facts.contract_version.to_string(),
+            tool: facts.contract.tool.to_string(),
+            contract_version: facts.contract.version.to_string(),
             gate_version: GATE_VERSION,
             request_id: facts.request_id.to_string(),
             layer: fault.layer,

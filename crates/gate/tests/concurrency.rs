@@ -89,7 +89,7 @@ fn every_admission_under_load_writes_exactly_one_whole_audit_line() {
                     let request = toolgate_gate::Request::new(format!("req.t{thread}n{index:05}"))
                         .with_context_map(request.context().clone());
                     let decision = contract.admit(&inputs[index % inputs.len()], &request, now());
-                    sink.record(decision.audit_event()).unwrap();
+                    sink.record_decision(&decision).unwrap();
                 }
             })
         })

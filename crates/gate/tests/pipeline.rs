@@ -483,6 +483,45 @@ fn every_decision_has_an_audit_event_with_both_digests() {
     );
 }
 
+/// A sink that only logs writes the line from the decision without building the event: the bytes
+/// must be the event's own, on every path (admitted, a contract-valid failure, a rejection whose
+/// rule is known, a schema rejection, an upstream's failure), whether or not the event was built
+/// first, and through `JsonLinesSink` as through `write_audit_line`.
+#[test]
+fn the_audit_line_written_from_the_decision_is_the_events_line() {
+    use toolgate_gate::{AuditSink, JsonLinesSink};
+    let contract = bundled("job_status");
+    let request = job_request().with_upstream("GET https://ci.internal/\u{1b}[31mruns");
+    let inputs: Vec<(Vec<u8>, Option<u16>)> = vec![
+        (job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z").into_bytes(), None),
+        (job_success("copperhead", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z").into_bytes(), None),
+        (job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T09:00:00Z").into_bytes(), None),
+        (br#"{"tool":"job_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}}"#.to_vec(), None),
+        (b"{}".to_vec(), None),
+        (br#"{"a":1,"a":2}"#.to_vec(), None),
+        (b"upstream down".to_vec(), Some(503)),
+    ];
+    for (raw, status) in inputs {
+        let response = match status {
+            Some(status) => Response::body(&raw).with_status(status),
+            None => Response::body(&raw),
+        };
+        let decision = contract.admit_response(response, &request, now());
+        let mut written = Vec::new();
+        decision.write_audit_line(&mut written);
+        let sink = JsonLinesSink::new(Vec::new());
+        sink.record_decision(&decision).unwrap();
+        let logged = sink.into_inner();
+        let event_line = decision.audit_event().to_json_line();
+        assert_eq!(text(&written), text(&event_line), "{}", text(&raw));
+        assert_eq!(text(&logged), text(&event_line));
+        // And once the event exists, from the event.
+        let mut again = Vec::new();
+        decision.write_audit_line(&mut again);
+        assert_eq!(again, event_line);
+    }
+}
+
 #[test]
 fn admitted_outputs_validate_against_the_agent_visible_schema() {
     let contract = bundled("job_status");

@@ -1075,7 +1075,7 @@ impl Proxy {
 
     fn audit(&self, decision: &toolgate_gate::Decision) {
         if let Some(sink) = &self.audit
-            && let Err(error) = sink.record(decision.audit_event())
+            && let Err(error) = sink.record_decision(&decision)
         {
             log(&format!("cannot write the audit event: {error}"));
         }

@@ -11,6 +11,7 @@ use super::Contract;
 use super::agent_schema;
 use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
+use crate::facts::ContractIdentity;
 use crate::parse;
 use crate::pointer::JsonPointer;
 use crate::projection::{FieldSource, Fields, ItemFields, Output};
@@ -176,8 +177,10 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
             let output = Output::new(file.direction, &tool, field_names);
             Ok(Contract {
-                tool: Arc::from(tool),
-                version: Arc::from(version),
+                identity: Arc::new(ContractIdentity {
+                    tool: tool.into(),
+                    version: version.into(),
+                }),
                 description: file.description,
                 limits,
                 text_input,

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::{Check, KindSpec, Violation};
+use super::{Check, CompiledKind, KindSpec, Violation};
 use crate::document::Node;
 use crate::error::{CompileError, error_at};
 use crate::request::Request;
@@ -26,8 +26,8 @@ impl KindSpec for FreshnessSpec {
         &self.field
     }
 
-    fn compile(&self, _rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
-        Ok(Box::new(Freshness {
+    fn compile(&self, _rule_name: &Spanned<String>) -> Result<CompiledKind, CompileError> {
+        Ok(CompiledKind::Freshness(Freshness {
             max_age: duration(&self.max_age)?,
             max_future: duration(&self.max_future)?,
         }))

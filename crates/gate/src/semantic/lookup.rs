@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use super::{Check, KindSpec, Violation, context_value};
+use super::{Check, CompiledKind, KindSpec, Violation, context_value};
 use crate::document::Node;
 use crate::error::{CompileError, error_at};
 use crate::request::Request;
@@ -38,7 +38,7 @@ impl KindSpec for LookupSpec {
         &self.field
     }
 
-    fn compile(&self, rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
+    fn compile(&self, rule_name: &Spanned<String>) -> Result<CompiledKind, CompileError> {
         let mut require = BTreeMap::new();
         for (member, expected) in &self.require {
             let expected = match (&expected.context, &expected.equals) {
@@ -55,7 +55,7 @@ impl KindSpec for LookupSpec {
             };
             require.insert(member.clone(), expected);
         }
-        Ok(Box::new(Lookup {
+        Ok(CompiledKind::Lookup(Lookup {
             context: self.context.clone(),
             require,
         }))

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::{Check, KindSpec, Violation, context_value};
+use super::{Check, CompiledKind, KindSpec, Violation, context_value};
 use crate::document::Node;
 use crate::error::CompileError;
 use crate::request::Request;
@@ -23,8 +23,8 @@ impl KindSpec for MembershipSpec {
         &self.field
     }
 
-    fn compile(&self, _rule_name: &Spanned<String>) -> Result<Box<dyn Check>, CompileError> {
-        Ok(Box::new(Membership {
+    fn compile(&self, _rule_name: &Spanned<String>) -> Result<CompiledKind, CompileError> {
+        Ok(CompiledKind::Membership(Membership {
             context: self.context.clone(),
         }))
     }
