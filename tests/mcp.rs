@@ -78,6 +78,10 @@ fn main() -> ExitCode {
         new_from_mcp,
     ));
     trials.push(Trial::test(
+        "mcp::many_calls_in_one_write_are_each_answered_once",
+        pipelined_calls,
+    ));
+    trials.push(Trial::test(
         "mcp::trusted_context_only_the_operator_may_supply_never_comes_from_the_model",
         operator_context,
     ));
@@ -747,6 +751,91 @@ fn upstream_stops_reading() -> Result<(), Failed> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A host that writes many calls at once: the proxy holds back what it forwards while more is
+/// buffered, and writes it together (`batch.rs`). Every call must still reach the server and be
+/// answered exactly once, under its own id, with the projection; and a call that arrives
+/// alone afterwards must not wait behind anything held.
+fn pipelined_calls() -> Result<(), Failed> {
+    const CALLS: u64 = 300;
+    let root = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let scenario = root.path().join("scenario.json");
+    let result = json!({"result": {"content": [{"type": "text", "text": "sunny"}], "structuredContent": {"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"}}});
+    let calls: Vec<Value> = (0..=CALLS).map(|_| result.clone()).collect();
+    fs::write(
+        &scenario,
+        json!({
+            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"},
+                       "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]},
+            "calls": {"weather": calls}
+        })
+        .to_string(),
+    )
+    .map_err(|error| error.to_string())?;
+    let log = tempfile::NamedTempFile::new().map_err(|error| error.to_string())?;
+    let mut proxy = start_proxy(&scenario, log.path(), &[]);
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}});
+    let mut burst = format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+    );
+    for id in 1..=CALLS {
+        burst.push_str(&format!("{}\n", call(id)));
+    }
+    // The burst ends with a call the proxy refuses itself (no contract): it writes nothing to the
+    // server, so what was held for the server must go out when the burst is handled, not wait
+    // for a later forward.
+    burst.push_str(&format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": CALLS + 1, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}})
+    ));
+    stdin
+        .write_all(burst.as_bytes())
+        .and_then(|()| stdin.flush())
+        .map_err(|error| error.to_string())?;
+    let mut answered = BTreeSet::new();
+    let receive = |answered: &mut BTreeSet<u64>| -> Result<(), Failed> {
+        let line = proxy.lines.recv_timeout(PATIENCE).map_err(|_| {
+            format!(
+                "answered {} of the calls: the proxy held some back",
+                answered.len()
+            )
+        })?;
+        let message: Value = serde_json::from_str(&line).map_err(|error| error.to_string())?;
+        let id = message["id"].as_u64().ok_or(format!("no id: {line}"))?;
+        let content = &message["result"]["structuredContent"];
+        let refused = id == CALLS + 1;
+        if refused != message["error"].is_object() {
+            return Err(format!("call {id}: {line}").into());
+        }
+        if id > 0
+            && !refused
+            && (content["data"]["temperature_c"] != 21.5 || content["request_id"] != id.to_string())
+        {
+            return Err(format!("call {id} was not admitted: {line}").into());
+        }
+        if !answered.insert(id) {
+            return Err(format!("call {id} was answered twice").into());
+        }
+        Ok(())
+    };
+    while (answered.len() as u64) < CALLS + 2 {
+        receive(&mut answered)?;
+    }
+    // One more, alone: it must not wait for anything.
+    stdin
+        .write_all(format!("{}\n", call(CALLS + 2)).as_bytes())
+        .and_then(|()| stdin.flush())
+        .map_err(|error| error.to_string())?;
+    receive(&mut answered)?;
+    drop(stdin);
+    let status = proxy.child.wait().map_err(|error| error.to_string())?;
+    if !status.success() {
+        return Err(format!("exit {status}: {}", proxy.stderr.join().unwrap()).into());
+    }
+    Ok(())
 }
 
 /// `toolgate new --from-mcp`: one contract per tool the server lists, named as MCP names it

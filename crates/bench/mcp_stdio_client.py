@@ -25,8 +25,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid):
+    """(user, system) CPU seconds the process has used so far."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS  # utime, stime
 
 
 def start(command):
@@ -55,7 +56,8 @@ def measure(command, calls, warm_up=500, in_flight=64):
         times.append(time.perf_counter_ns() - started)
         if b'"result"' not in line:
             sys.exit(f"not a result: {line!r}")
-    cpu = (cpu_seconds(process.pid) - before) / calls * 1e6
+    after = cpu_seconds(process.pid)
+    user, system = ((a - b) / calls * 1e6 for a, b in zip(after, before))
     # Throughput: a writer keeps `in_flight` calls outstanding, the reader counts answers.
     total = calls * 4
     window = threading.Semaphore(in_flight)
@@ -80,7 +82,9 @@ def measure(command, calls, warm_up=500, in_flight=64):
     return {
         "p50": times[len(times) // 2] / 1000,
         "p99": times[int(len(times) * 0.99)] / 1000,
-        "cpu_per_call": cpu,
+        "cpu_per_call": user + system,
+        "user_per_call": user,
+        "system_per_call": system,
         "throughput": total / elapsed,
     }
 
@@ -93,7 +97,9 @@ def main():
     print(json.dumps({"direct": direct, "proxy": proxied}))
     print(f"p50: direct {direct['p50']:.1f} µs, through the proxy {proxied['p50']:.1f} µs: "
           f"{proxied['p50'] - direct['p50']:.1f} µs added; p99 {direct['p99']:.1f} / {proxied['p99']:.1f} µs")
-    print(f"CPU per call: the proxy process {proxied['cpu_per_call']:.1f} µs (the server alone {direct['cpu_per_call']:.1f} µs)")
+    print(f"CPU per call: the proxy process {proxied['cpu_per_call']:.1f} µs "
+          f"({proxied['user_per_call']:.1f} user + {proxied['system_per_call']:.1f} system; "
+          f"the server alone {direct['cpu_per_call']:.1f} µs: {direct['user_per_call']:.1f} + {direct['system_per_call']:.1f})")
     print(f"64 in flight: direct {direct['throughput']:,.0f} calls/s, through the proxy {proxied['throughput']:,.0f} "
           f"({proxied['throughput'] / direct['throughput']:.0%} of direct)")
 

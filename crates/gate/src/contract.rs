@@ -511,6 +511,24 @@ impl Contract {
 
 /// The stages one at a time, for `crate::stages` (benchmarks).
 impl Contract {
+    /// How far the gate's fast paths reach on this contract (`internals::fast_paths`).
+    pub(crate) fn fast_paths(&self) -> crate::internals::FastPaths {
+        let mut census = crate::internals::FastPaths::default();
+        for shape in self.shapes.iter() {
+            census.shapes += 1;
+            census.one_of_envelopes += usize::from(shape.schema.has_root_one_of());
+            census.narrowed += usize::from(shape.schema.is_narrowed());
+            for (pattern, positional) in shape.schema.patterns() {
+                if positional {
+                    census.positional += 1;
+                } else {
+                    census.other_patterns.push(pattern);
+                }
+            }
+        }
+        census
+    }
+
     pub(crate) fn stage_limits(&self, response: &Response<'_>) -> bool {
         transport::check(&self.limits, &self.upstream_errors, response).is_ok()
     }

@@ -172,6 +172,12 @@ pub fn pattern_as_regex(pattern: &str) -> Option<String> {
         .map(std::borrow::Cow::into_owned)
 }
 
+/// Whether the gate matches `pattern` by position (`schema/pattern.rs`) rather than with
+/// jsonschema's own matcher.
+pub fn is_positional_pattern(pattern: &str) -> bool {
+    crate::schema::is_positional_pattern(pattern)
+}
+
 /// Whether `name` may be a tool's name (and its contract's folder name): any name MCP allows
 /// (ASCII letters, digits, `_`, `-`, `.`; 1 to 128 characters), not starting with `.` or `-`.
 pub fn is_tool_name(name: &str) -> bool {
@@ -202,3 +208,25 @@ pub const JSON_SCHEMA_FORMATS: [&str; 19] = [
     "relative-json-pointer",
     "regex",
 ];
+
+/// How far the gate's fast paths reach on one contract: the root `oneOf` decided by the outcome
+/// member (`schema/branches.rs`) and `pattern`s matched by a table per position
+/// (`schema/pattern.rs`). Counted over every shape; a schema file two shapes share counts twice.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FastPaths {
+    /// Shapes (the current one and each legacy one).
+    pub shapes: usize,
+    /// Shapes whose root schema is a `oneOf`.
+    pub one_of_envelopes: usize,
+    /// Of those, the shapes whose `oneOf` is decided by the outcome member.
+    pub narrowed: usize,
+    /// `pattern` keywords the positional matcher reads.
+    pub positional: usize,
+    /// `pattern` keywords left to jsonschema's own matcher.
+    pub other_patterns: Vec<String>,
+}
+
+/// The fast-path census of a compiled contract (`crates/bench`'s `fast_paths`).
+pub fn fast_paths(contract: &crate::Contract) -> FastPaths {
+    contract.fast_paths()
+}

@@ -295,6 +295,40 @@ pub(crate) struct CompiledSchema {
     files: ContractFiles,
 }
 
+/// Whether the positional matcher reads `pattern`.
+pub(crate) fn is_positional_pattern(pattern: &str) -> bool {
+    pattern::Positional::compile(pattern).is_some()
+}
+
+/// Collects `pattern` keywords: a string under `pattern` in a schema object, not a property
+/// (or definition) that happens to be called `pattern`.
+fn collect_patterns(value: &Value, names_map: bool, found: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            for (key, member) in object {
+                if names_map {
+                    collect_patterns(member, false, found);
+                    continue;
+                }
+                match (key.as_str(), member) {
+                    ("pattern", Value::String(pattern)) => found.push(pattern.clone()),
+                    (
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas",
+                        _,
+                    ) => collect_patterns(member, true, found),
+                    ("const" | "enum" | "examples" | "default", _) => {}
+                    _ => collect_patterns(member, false, found),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| collect_patterns(item, false, found)),
+        _ => {}
+    }
+}
+
 impl std::fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledSchema").finish_non_exhaustive()
@@ -302,6 +336,35 @@ impl std::fmt::Debug for CompiledSchema {
 }
 
 impl CompiledSchema {
+    /// Whether a root `oneOf` is decided by the outcome member (`branches.rs`).
+    pub(crate) fn is_narrowed(&self) -> bool {
+        self.branches.is_some()
+    }
+
+    /// Whether the root schema has a `oneOf` at all.
+    pub(crate) fn has_root_one_of(&self) -> bool {
+        self.files
+            .documents
+            .get(&self.uri)
+            .is_some_and(|root| root.get("oneOf").is_some())
+    }
+
+    /// Every `pattern` keyword's value in the contract's schema files, and whether the
+    /// positional matcher (`pattern.rs`) reads it.
+    pub(crate) fn patterns(&self) -> Vec<(String, bool)> {
+        let mut found = Vec::new();
+        for document in self.files.documents.values() {
+            collect_patterns(document, false, &mut found);
+        }
+        found
+            .into_iter()
+            .map(|pattern| {
+                let positional = is_positional_pattern(&pattern);
+                (pattern, positional)
+            })
+            .collect()
+    }
+
     pub(crate) fn is_valid(&self, document: Node<'_>) -> bool {
         if let Some(branches) = &self.branches
             && let Some(outcome) = document

@@ -11,6 +11,7 @@
 //! API boundary: [`run`] with a [`ProxyConfig`], the [`Route`]s it can open, and the failure
 //! branch its output schemas carry (for tests that validate what the host sees).
 
+mod batch;
 mod context;
 mod era;
 mod lines;

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
 
+use super::batch;
 use super::context::OperatorContext;
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
@@ -240,10 +241,23 @@ impl Proxy {
     /// Reads the upstream's messages until it is gone (run on a thread of its own).
     pub(crate) fn pump(&self, mut source: Source) {
         while let Some(message) = source.next_message() {
+            let more_buffered = source.more_buffered();
+            if !batch::handling(more_buffered, || self.upstream_message(message)) {
+                return;
+            }
+        }
+        batch::handling(false, || {
+            self.upstream_gone("the upstream's connection closed");
+        });
+    }
+
+    /// One message from the upstream; `false` once the upstream is gone.
+    fn upstream_message(&self, message: Incoming) -> bool {
+        {
             match message {
                 Incoming::Gone(reason) => {
                     self.upstream_gone(&reason);
-                    return;
+                    return false;
                 }
                 Incoming::TooLong(prefix) => {
                     self.unreadable("a message longer than the proxy's line cap", &prefix)
@@ -261,7 +275,7 @@ impl Proxy {
                 },
             }
         }
-        self.upstream_gone("the upstream's connection closed");
+        true
     }
 
     /// Answers every request that has waited longer than the timeout, and stops an upstream
@@ -1075,7 +1089,7 @@ impl Proxy {
 
     fn audit(&self, decision: &toolgate_gate::Decision) {
         if let Some(sink) = &self.audit
-            && let Err(error) = sink.record_decision(&decision)
+            && let Err(error) = sink.record_decision(decision)
         {
             log(&format!("cannot write the audit event: {error}"));
         }

@@ -3,16 +3,17 @@
 //! message the upstream wrote comes from one [`Source`], which the proxy reads in order.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Read};
 use std::process::{self, Child, ChildStdin, Command};
-use std::sync::Mutex;
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::UsageError;
 
+use super::batch::{self, Batched};
 use super::lines::{Line, read_line};
 
 /// One message for the upstream, with what a transport that routes on it needs to know.
@@ -76,7 +77,7 @@ pub(crate) enum Source {
     /// Messages a transport's own tasks deliver.
     Channel(Receiver<Incoming>),
     /// A child's stdout, read with the cap.
-    Lines(Box<dyn BufRead + Send>, usize),
+    Lines(BufReader<Box<dyn Read + Send>>, usize),
 }
 
 impl Source {
@@ -92,17 +93,25 @@ impl Source {
             }),
         }
     }
+
+    /// Whether another whole message is already buffered, so reading it cannot block (the
+    /// proxy then holds back what it writes for this one: `batch.rs`).
+    pub(crate) fn more_buffered(&self) -> bool {
+        match self {
+            Source::Channel(_) => false,
+            Source::Lines(reader, _) => batch::has_line(reader.buffer()),
+        }
+    }
 }
 
 /// An MCP server the proxy started, over its stdin and stdout.
 pub(crate) struct Stdio {
-    /// Written by whichever thread forwards a message, one whole line at a time; taken when the
-    /// run ends, which closes the child's input.
-    input: Mutex<Option<ChildStdin>>,
-    child: Mutex<Child>,
-    /// When the write in progress began, if one is: a child that stops reading its input blocks
-    /// it, and the proxy's watchdog stops such a child ([`Link::unblock_if_stuck`]).
-    writing_since: Mutex<Option<Instant>>,
+    /// Written by whichever thread forwards a message, whole lines only (several to a write
+    /// when that thread has more already buffered); closed when the run ends. When the write in
+    /// progress began, if one is: a child that stops reading its input blocks it, and the
+    /// proxy's watchdog stops such a child ([`Link::unblock_if_stuck`]).
+    input: Arc<Batched<ChildStdin>>,
+    child: Arc<Mutex<Child>>,
 }
 
 impl Stdio {
@@ -140,13 +149,17 @@ impl Stdio {
     fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
         let stdin = child.stdin.take().expect("the upstream's stdin is piped");
         let stdout = child.stdout.take().expect("the upstream's stdout is piped");
+        let child = Arc::new(Mutex::new(child));
+        let stopped = Arc::clone(&child);
+        // A child that stops reading its input is stopped: its output then ends, and every
+        // request in flight is answered.
+        let input = Batched::new(stdin, move || {
+            let _ = lock(&stopped).kill();
+        });
+        let stdout: Box<dyn Read + Send> = Box::new(stdout);
         (
-            Stdio {
-                input: Mutex::new(Some(stdin)),
-                child: Mutex::new(child),
-                writing_since: Mutex::new(None),
-            },
-            Source::Lines(Box::new(BufReader::new(stdout)), line_cap),
+            Stdio { input, child },
+            Source::Lines(BufReader::new(stdout), line_cap),
         )
     }
 }
@@ -160,27 +173,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Link for Stdio {
     fn send(&self, mut message: Outgoing) -> bool {
         message.line.push(b'\n');
-        let mut input = lock(&self.input);
-        let Some(stdin) = input.as_mut() else {
-            return false;
-        };
-        // One write per message, so lines never interleave.
-        *lock(&self.writing_since) = Some(Instant::now());
-        let written = stdin.write_all(&message.line);
-        *lock(&self.writing_since) = None;
-        if written.is_ok() {
-            return true;
-        }
-        // A child that stops reading its input is stopped: its output then ends, and every
-        // request in flight is answered.
-        input.take();
-        drop(input);
-        let _ = lock(&self.child).kill();
-        false
+        self.input.send(&message.line)
     }
 
     fn close(&self) {
-        lock(&self.input).take();
+        self.input.close();
     }
 
     fn stop(&self, grace: Duration, finished: &dyn Fn() -> bool) {
@@ -198,7 +195,7 @@ impl Link for Stdio {
     }
 
     fn unblock_if_stuck(&self, limit: Duration) {
-        let stuck = lock(&self.writing_since).is_some_and(|since| since.elapsed() >= limit);
+        let stuck = lock(&self.input.writing_since).is_some_and(|since| since.elapsed() >= limit);
         if stuck {
             super::lines::log(&format!(
                 "the upstream has not read its input for {limit:?}; it is stopped, and what is in flight answered"

