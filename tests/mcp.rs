@@ -812,7 +812,8 @@ fn pipelined_calls() -> Result<(), Failed> {
         }
         if id > 0
             && !refused
-            && (content["data"]["temperature_c"] != 21.5 || content["request_id"] != id.to_string())
+            && (content["data"]["temperature_c"] != 21.5
+                || content["request_id"].as_str() != Some(&*id.to_string()))
         {
             return Err(format!("call {id} was not admitted: {line}").into());
         }
