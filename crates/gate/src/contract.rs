@@ -509,11 +509,28 @@ impl Contract {
     }
 }
 
+/// How far the gate's fast paths reach on one contract: the root `oneOf` decided by the outcome
+/// member (`schema/branches.rs`) and `pattern`s matched by a table per position
+/// (`schema/pattern.rs`). Counted over every shape; a schema file two shapes share counts twice.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FastPaths {
+    /// Shapes (the current one and each legacy one).
+    pub shapes: usize,
+    /// Shapes whose root schema is a `oneOf`.
+    pub one_of_envelopes: usize,
+    /// Of those, the shapes whose `oneOf` is decided by the outcome member.
+    pub narrowed: usize,
+    /// `pattern` keywords the positional matcher reads.
+    pub positional: usize,
+    /// `pattern` keywords left to jsonschema's own matcher.
+    pub other_patterns: Vec<String>,
+}
+
 /// The stages one at a time, for `crate::stages` (benchmarks).
 impl Contract {
     /// How far the gate's fast paths reach on this contract (`internals::fast_paths`).
-    pub(crate) fn fast_paths(&self) -> crate::internals::FastPaths {
-        let mut census = crate::internals::FastPaths::default();
+    pub(crate) fn fast_paths(&self) -> FastPaths {
+        let mut census = FastPaths::default();
         for shape in self.shapes.iter() {
             census.shapes += 1;
             census.one_of_envelopes += usize::from(shape.schema.has_root_one_of());

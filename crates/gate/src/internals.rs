@@ -209,22 +209,7 @@ pub const JSON_SCHEMA_FORMATS: [&str; 19] = [
     "regex",
 ];
 
-/// How far the gate's fast paths reach on one contract: the root `oneOf` decided by the outcome
-/// member (`schema/branches.rs`) and `pattern`s matched by a table per position
-/// (`schema/pattern.rs`). Counted over every shape; a schema file two shapes share counts twice.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct FastPaths {
-    /// Shapes (the current one and each legacy one).
-    pub shapes: usize,
-    /// Shapes whose root schema is a `oneOf`.
-    pub one_of_envelopes: usize,
-    /// Of those, the shapes whose `oneOf` is decided by the outcome member.
-    pub narrowed: usize,
-    /// `pattern` keywords the positional matcher reads.
-    pub positional: usize,
-    /// `pattern` keywords left to jsonschema's own matcher.
-    pub other_patterns: Vec<String>,
-}
+pub use crate::contract::FastPaths;
 
 /// The fast-path census of a compiled contract (`crates/bench`'s `fast_paths`).
 pub fn fast_paths(contract: &crate::Contract) -> FastPaths {

@@ -663,7 +663,10 @@ impl Decision {
     /// The audit event as one JSON line (bytes, with its newline), as every sink writes it.
     #[getter]
     fn audit_line<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.audit_event().to_json_line())
+        // Written from the decision: a sink that only logs the line builds no event.
+        let mut line = Vec::new();
+        self.inner.write_audit_line(&mut line);
+        PyBytes::new(py, &line)
     }
 
     /// The audit event as a dict.
