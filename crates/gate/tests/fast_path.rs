@@ -132,3 +132,58 @@ fn random_contracts_decide_as_the_reference_does() {
     );
     eprintln!("{compiled} contracts, {rules} rules, {documents} documents, {admitted} admitted");
 }
+
+/// The census `fast_paths` reports (BENCHMARKS.md, "Fast paths on contracts written by others")
+/// counts what the gate takes: a `oneOf` envelope narrowed by its outcome member, one that cannot
+/// be (no `const` to tell its branches apart), `pattern` keywords wherever a schema may hold
+/// them, and neither a property called `pattern` nor a `pattern` inside data (`const`, `enum`,
+/// `examples`, `default`).
+#[test]
+fn the_fast_path_census_counts_what_the_gate_takes() {
+    use serde_json::json;
+    use toolgate_gate::internals::{FastPaths, fast_paths, is_positional_pattern};
+    let contract = |root: serde_json::Value| {
+        let source = ContractSource::new(
+            "tool: t\nversion: 1\ndirection: result\nshape:\n  schema: s.json\n  outcome: { pointer: /outcome, success: success, failure: failure }\n  error_code: /error/code\n  fields:\n    - { name: v, from: /v, optional: true }\n",
+        )
+        .with_schema_value("s.json", root);
+        Contract::compile(&source).unwrap_or_else(|errors| panic!("{errors}"))
+    };
+    let data = json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "pattern": "^[a-z]+$"},
+            "v": {"const": {"pattern": "^(a|b)$"}, "examples": [{"pattern": "x"}]},
+            "w": {"enum": [{"pattern": "y"}], "default": {"pattern": "z"}},
+            // A property named like a data keyword is still a schema.
+            "default": {"pattern": "^q+$"},
+            "list": {"prefixItems": [{"pattern": "^(ab|cd)$"}], "items": {"pattern": "[0-9]+"}}
+        },
+        "$defs": {"pattern": {"pattern": ".*"}}
+    });
+    let envelope = json!({
+        "oneOf": [
+            {"properties": {"outcome": {"const": "success"}, "data": data}},
+            {"properties": {"outcome": {"const": "failure"}}}
+        ]
+    });
+    assert_eq!(
+        fast_paths(&contract(envelope)),
+        FastPaths {
+            shapes: 1,
+            one_of_envelopes: 1,
+            narrowed: 1,
+            positional: 4,
+            other_patterns: vec!["^(ab|cd)$".to_owned()],
+        }
+    );
+    // Branches no `const` tells apart: a `oneOf`, not narrowed; and no patterns at all.
+    let undecided = json!({"oneOf": [{"required": ["outcome"]}, {"required": ["v"]}]});
+    let census = fast_paths(&contract(undecided));
+    assert_eq!((census.one_of_envelopes, census.narrowed), (1, 0));
+    assert_eq!((census.positional, census.other_patterns.len()), (0, 0));
+    let plain = fast_paths(&contract(json!({"type": "object"})));
+    assert_eq!((plain.shapes, plain.one_of_envelopes), (1, 0));
+    assert!(is_positional_pattern("^[a-z]{2,8}$"));
+    assert!(!is_positional_pattern("^(0[1-9]|1[012])$"));
+}

@@ -445,4 +445,130 @@ mod tests {
             }
         }
     }
+
+    /// Every `pattern` in 2,639 public API descriptions (`tests/corpora/api-patterns.jsonl`): each
+    /// one the positional reading takes must answer as the regex engine does on strings built to
+    /// sit on its edges (a string it should match, each position broken, one byte short and one
+    /// over, non-ASCII, the match inside other text) and on a fixed set of others. The reading
+    /// must also keep reaching as far as it does (a regression would only be slower, silently).
+    #[test]
+    fn api_description_patterns_read_by_position_agree_with_the_regex_engine() {
+        let corpus = include_str!("../../tests/corpora/api-patterns.jsonl");
+        let common: Vec<String> = [
+            "",
+            " ",
+            "a",
+            "Z",
+            "0",
+            "_",
+            "-",
+            ".",
+            "é",
+            "日",
+            "\n",
+            "aaaa",
+            "0000",
+            "a-b_c.d",
+            "2026-12-01",
+            "2026-12-01T12:00:00Z",
+            "550e8400-e29b-41d4-a716-446655440000",
+            "Bearer abc-123",
+            "arn:aws:s3:::bucket",
+            "hello world",
+            "x\ny",
+            "ABC123",
+            "!!!",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        let (mut read, mut total) = (0, 0);
+        for line in corpus.lines() {
+            let pattern: String = serde_json::from_str(line).expect("a JSON string a line");
+            total += 1;
+            let Some(positional) = Positional::compile(&pattern) else {
+                continue;
+            };
+            read += 1;
+            // Counted repetitions in the thousands make large automata: give the reference
+            // engine room for them.
+            let regex =
+                regex::RegexBuilder::new(&jsonschema_regex::to_rust_regex(&pattern).unwrap())
+                    .size_limit(1 << 30)
+                    .build()
+                    .unwrap();
+            for sample in edges(&positional).iter().chain(&common) {
+                assert_eq!(
+                    positional.matches(sample),
+                    regex.is_match(sample),
+                    "{pattern:?} on {sample:?}"
+                );
+            }
+        }
+        assert_eq!(total, 3506);
+        assert!(
+            read >= 1275,
+            "the positional reading takes {read} of {total} patterns"
+        );
+    }
+
+    /// Strings on the edges of what `positional` matches.
+    fn edges(positional: &Positional) -> Vec<String> {
+        let first = |table: &Table| (0u8..128).find(|byte| table[usize::from(*byte)]);
+        let outside = |table: &Table| (32u8..127).find(|byte| !table[usize::from(*byte)]);
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        match positional {
+            Positional::Anywhere => Vec::new(),
+            Positional::Run { class, min } => {
+                let Some(member) = first(class) else {
+                    return Vec::new();
+                };
+                let run = vec![member; *min];
+                let short = vec![member; min.saturating_sub(1)];
+                let mut samples = vec![text(&run), text(&short)];
+                if let Some(other) = outside(class) {
+                    let mut inside = vec![other];
+                    inside.extend(&run);
+                    inside.push(other);
+                    samples.push(text(&inside));
+                    let mut split = short.clone();
+                    split.push(other);
+                    split.extend(&short);
+                    samples.push(text(&split));
+                }
+                samples.push(format!("é{}é", text(&run)));
+                samples
+            }
+            Positional::Anchored { fixed, tail } => {
+                let Some(mut base) = fixed.iter().map(first).collect::<Option<Vec<u8>>>() else {
+                    return Vec::new();
+                };
+                let tail_member = tail.as_ref().and_then(|tail| first(&tail.class));
+                let mut lengths = vec![0];
+                if let (Some(tail), Some(_)) = (tail, tail_member) {
+                    lengths = vec![tail.min, tail.min + 1];
+                    lengths.extend(tail.max.into_iter().flat_map(|max| [max, max + 1]));
+                    lengths.extend(tail.min.checked_sub(1));
+                }
+                let mut samples = Vec::new();
+                for length in lengths {
+                    let mut whole = base.clone();
+                    whole.extend(std::iter::repeat_n(tail_member.unwrap_or(b'a'), length));
+                    samples.push(text(&whole));
+                    samples.push(format!("{}é", text(&whole)));
+                    samples.push(format!(" {}", text(&whole)));
+                }
+                for (position, table) in fixed.iter().enumerate() {
+                    if let Some(other) = outside(table) {
+                        let kept = base[position];
+                        base[position] = other;
+                        samples.push(text(&base));
+                        base[position] = kept;
+                    }
+                }
+                samples.push(text(&base[..base.len().saturating_sub(1)]));
+                samples
+            }
+        }
+    }
 }
