@@ -57,8 +57,9 @@ impl<W: Write> JsonLinesSink<W> {
     }
 }
 
-impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
-    fn record(&self, event: &AuditEvent) -> io::Result<()> {
+impl<W: Write + Send> JsonLinesSink<W> {
+    /// Writes one line that `fill` appends to the sink's buffer, whole, under the lock.
+    fn write_line(&self, fill: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         // A panic elsewhere while holding the lock cannot leave half a line behind (the buffer is
         // cleared before each line, which is written in one call), so a poisoned lock is safe to
         // keep using.
@@ -68,20 +69,18 @@ impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let LineWriter { writer, line } = &mut *guard;
         line.clear();
-        event.write_json_line(line);
+        fill(line);
         writer.write_all(line)?;
         writer.flush()
     }
+}
+
+impl<W: Write + Send> AuditSink for JsonLinesSink<W> {
+    fn record(&self, event: &AuditEvent) -> io::Result<()> {
+        self.write_line(|line| event.write_json_line(line))
+    }
 
     fn record_decision(&self, decision: &Decision) -> io::Result<()> {
-        let mut guard = self
-            .writer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let LineWriter { writer, line } = &mut *guard;
-        line.clear();
-        decision.write_audit_line(line);
-        writer.write_all(line)?;
-        writer.flush()
+        self.write_line(|line| decision.write_audit_line(line))
     }
 }
