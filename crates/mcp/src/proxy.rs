@@ -253,27 +253,25 @@ impl Proxy {
 
     /// One message from the upstream; `false` once the upstream is gone.
     fn upstream_message(&self, message: Incoming) -> bool {
-        {
-            match message {
-                Incoming::Gone(reason) => {
-                    self.upstream_gone(&reason);
-                    return false;
-                }
-                Incoming::TooLong(prefix) => {
-                    self.unreadable("a message longer than the proxy's line cap", &prefix)
-                }
-                Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-                Incoming::Line(line) => match message::parse(&line) {
-                    Err(why) => self.unreadable(&why, &line),
-                    Ok(Message::Response { id, outcome }) => self.upstream_response(&id, outcome),
-                    Ok(Message::Request { id, method, .. }) => {
-                        self.upstream_request(&id, &method, line)
-                    }
-                    Ok(Message::Notification { method, params }) => {
-                        self.upstream_notification(&method, &params, line)
-                    }
-                },
+        match message {
+            Incoming::Gone(reason) => {
+                self.upstream_gone(&reason);
+                return false;
             }
+            Incoming::TooLong(prefix) => {
+                self.unreadable("a message longer than the proxy's line cap", &prefix)
+            }
+            Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+            Incoming::Line(line) => match message::parse(&line) {
+                Err(why) => self.unreadable(&why, &line),
+                Ok(Message::Response { id, outcome }) => self.upstream_response(&id, outcome),
+                Ok(Message::Request { id, method, .. }) => {
+                    self.upstream_request(&id, &method, line)
+                }
+                Ok(Message::Notification { method, params }) => {
+                    self.upstream_notification(&method, &params, line)
+                }
+            },
         }
         true
     }
