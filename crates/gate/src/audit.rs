@@ -12,7 +12,7 @@ use crate::timestamp;
 use crate::wire::write_string;
 
 /// The audit record of one decision. Serialize it with [`AuditEvent::to_json_line`] or hand it
-/// to an [`AuditSink`].
+/// to an [`AuditSink`](crate::AuditSink).
 ///
 /// It carries digests, not content: the raw bytes and the agent-visible bytes are identified by
 /// their SHA-256, so the log can prove what the agent saw without holding attacker text.
