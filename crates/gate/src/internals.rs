@@ -172,6 +172,13 @@ pub fn pattern_as_regex(pattern: &str) -> Option<String> {
         .map(std::borrow::Cow::into_owned)
 }
 
+/// Appends `node` as compact JSON with every object's members sorted by name: the bytes
+/// `serde_json` writes for the same value read as a `Value` (the MCP proxy hands a result's
+/// `structuredContent` to the gate this way, without building a `Value`).
+pub fn write_json(out: &mut Vec<u8>, node: Node<'_>) {
+    crate::wire::write_json(out, node);
+}
+
 /// Whether the gate matches `pattern` by position (`schema/pattern.rs`) rather than with
 /// jsonschema's own matcher.
 pub fn is_positional_pattern(pattern: &str) -> bool {

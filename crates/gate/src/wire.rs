@@ -187,6 +187,11 @@ pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(&mut *out, text).expect("writing JSON to a Vec<u8> is infallible");
 }
 
+/// [`write_canonical`], for `internals::write_json`.
+pub(crate) fn write_json(out: &mut Vec<u8>, value: Node<'_>) {
+    write_canonical(out, value);
+}
+
 /// Writes a value compactly, object members sorted by name, whatever order the input had them in.
 fn write_canonical(out: &mut Vec<u8>, value: Node<'_>) {
     match value.element() {

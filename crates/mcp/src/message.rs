@@ -3,7 +3,7 @@
 //! itself, so every byte the host receives is one the proxy put there.
 
 use serde_json::Value;
-use toolgate_gate::internals::parse_strict_json;
+use toolgate_gate::internals::{Node, parse_strict_json};
 
 /// How deep a JSON-RPC message may nest: the gate's ceiling for a contract's depth, which the
 /// contract's own limit then applies to the tool's result inside it.
@@ -40,7 +40,11 @@ pub(crate) enum Message {
 /// Parses one line: strict JSON (no duplicate member names, no invalid UTF-8, bounded depth),
 /// then the JSON-RPC 2.0 shape. Batches (arrays) are refused.
 pub(crate) fn parse(line: &[u8]) -> Result<Message, String> {
-    let value = parse_strict_json(line, MAX_MESSAGE_DEPTH)?;
+    classify(parse_strict_json(line, MAX_MESSAGE_DEPTH)?)
+}
+
+/// The JSON-RPC 2.0 shape of a message already parsed strictly.
+pub(crate) fn classify(value: Value) -> Result<Message, String> {
     let Value::Object(mut members) = value else {
         return Err("not a JSON-RPC message object (batches are not supported)".to_owned());
     };
@@ -74,6 +78,23 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message, String> {
         },
         (None, None) => Err("neither a request, a notification nor a response".to_owned()),
     }
+}
+
+/// A response carrying a `result`, read in place from the strictly parsed document: its id and
+/// its result, or `None` for anything else (a request, a notification, an error, a malformed
+/// message), which [`classify`] then reads in full.
+pub(crate) fn result_in_place<'d>(root: Node<'d>) -> Option<(Value, Node<'d>)> {
+    if root.get("jsonrpc")?.as_str() != Some("2.0")
+        || root.get("method").is_some()
+        || root.get("error").is_some()
+    {
+        return None;
+    }
+    let id = root.get("id")?;
+    if id.as_str().is_none() && id.as_number().is_none() {
+        return None;
+    }
+    Some((id.to_value(), root.get("result")?))
 }
 
 /// The key that matches a response to its request: the id's exact JSON text, so the number `1`

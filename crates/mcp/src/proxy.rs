@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use toolgate_gate::internals::parse_document;
 use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
 
 use super::batch;
@@ -262,18 +263,72 @@ impl Proxy {
                 self.unreadable("a message longer than the proxy's line cap", &prefix)
             }
             Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-            Incoming::Line(line) => match message::parse(&line) {
+            Incoming::Line(line) => match self.call_result_in_place(&line) {
                 Err(why) => self.unreadable(&why, &line),
-                Ok(Message::Response { id, outcome }) => self.upstream_response(&id, outcome),
-                Ok(Message::Request { id, method, .. }) => {
-                    self.upstream_request(&id, &method, line)
-                }
-                Ok(Message::Notification { method, params }) => {
-                    self.upstream_notification(&method, &params, line)
-                }
+                Ok(None) => {}
+                Ok(Some(value)) => match message::classify(value) {
+                    Err(why) => self.unreadable(&why, &line),
+                    Ok(message) => self.upstream_classified(message, line),
+                },
             },
         }
         true
+    }
+
+    /// A message from the upstream, parsed and classified in full.
+    fn upstream_classified(&self, message: Message, line: Vec<u8>) {
+        match message {
+            Message::Response { id, outcome } => self.upstream_response(&id, outcome),
+            Message::Request { id, method, .. } => self.upstream_request(&id, &method, line),
+            Message::Notification { method, params } => {
+                self.upstream_notification(&method, &params, line)
+            }
+        }
+    }
+
+    /// The common answer, read without building values: a complete result for a tool call in
+    /// flight is decided from the message's document itself (`structuredContent` written once,
+    /// for the gate, with nothing else of the message turned into a `serde_json::Value`).
+    /// `Ok(None)` when it was answered so; otherwise the message as a value, for the general
+    /// path, or why the line is unreadable.
+    fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Value>, String> {
+        let document = parse_document(line, message::MAX_MESSAGE_DEPTH)?;
+        let root = document.root();
+        let Some((id, result)) = message::result_in_place(root) else {
+            return Ok(Some(root.to_value()));
+        };
+        let complete = match result.get("resultType") {
+            None => true,
+            Some(kind) => kind.as_str() == Some("complete"),
+        };
+        let key = id_key(&id);
+        let (host, id, modern_host, call) = {
+            let mut state = self.state();
+            match state.pending.remove(&key) {
+                Some(Pending {
+                    host: Some(host),
+                    id,
+                    modern_host,
+                    waiting: Waiting::Call(call),
+                    ..
+                }) if complete && result.is_object() => (host, id, modern_host, call),
+                // Anything else (a listing, an opened route, the proxy's own request, a result
+                // that is not complete) takes the general path, as it is.
+                Some(other) => {
+                    state.pending.insert(key, other);
+                    return Ok(Some(root.to_value()));
+                }
+                None => return Ok(Some(root.to_value())),
+            }
+        };
+        let decision =
+            tools::decide_in_place(&call.contract, &call.request, result, SystemTime::now());
+        self.audit(&decision);
+        host.send(result_line(
+            &id,
+            &tools::result_json(&decision, modern_host),
+        ));
+        Ok(None)
     }
 
     /// Answers every request that has waited longer than the timeout, and stops an upstream

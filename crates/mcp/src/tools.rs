@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
-use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, parse_strict_json};
+use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, Node, parse_strict_json, write_json};
 use toolgate_gate::{Contract, Decision, Direction, Request, Response};
 
 use super::schemas;
@@ -154,7 +154,62 @@ pub(crate) fn decide(
     result: &Value,
     now: SystemTime,
 ) -> Decision {
-    if result.get("isError") == Some(&Value::Bool(true)) {
+    decide_on(
+        contract,
+        request,
+        now,
+        result.get("isError") == Some(&Value::Bool(true)),
+        || {
+            result
+                .get("structuredContent")
+                .map(|structured| structured.to_string().into_bytes())
+        },
+        || single_text(result).map(str::to_owned),
+    )
+}
+
+/// [`decide`] on a result read in place from the message's document: the same decision, and
+/// the same bytes handed to the gate (`structuredContent` written compactly with sorted members,
+/// as serde_json writes a `Value`), without building a `Value` of the result.
+pub(crate) fn decide_in_place(
+    contract: &Contract,
+    request: &Request,
+    result: Node<'_>,
+    now: SystemTime,
+) -> Decision {
+    decide_on(
+        contract,
+        request,
+        now,
+        result.get("isError").and_then(|flag| flag.as_bool()) == Some(true),
+        || {
+            result.get("structuredContent").map(|structured| {
+                let mut bytes = Vec::new();
+                write_json(&mut bytes, structured);
+                bytes
+            })
+        },
+        || {
+            let mut blocks = result.get("content")?.elements();
+            let block = blocks.next().filter(|_| blocks.next().is_none())?;
+            (block.get("type")?.as_str()? == "text")
+                .then(|| block.get("text")?.as_str().map(str::to_owned))?
+        },
+    )
+}
+
+/// The decision on a result's parts: an `isError` result is unreachable evidence; otherwise the
+/// gate reads `structuredContent` (a text contract: the single text block), and a result that
+/// has neither is unreachable too.
+fn decide_on(
+    contract: &Contract,
+    request: &Request,
+    now: SystemTime,
+    is_error: bool,
+    structured: impl FnOnce() -> Option<Vec<u8>>,
+    text: impl FnOnce() -> Option<String>,
+) -> Decision {
+    if is_error {
         return contract.admit_response(
             Response::unreachable(
                 "the upstream tool reported an error (isError); its text is not passed on",
@@ -163,28 +218,27 @@ pub(crate) fn decide(
             now,
         );
     }
-    let text = single_text(result);
-    let structured = result.get("structuredContent").map(Value::to_string);
-    let raw = match (contract.is_text(), &structured, &text) {
-        (false, Some(structured), _) => structured.clone().into_bytes(),
-        (_, _, Some(text)) => text.clone().into_bytes(),
-        _ => {
-            return contract.admit_response(
-                Response::unreachable(
-                    "the result has neither structuredContent nor a single text block",
-                ),
-                request,
-                now,
-            );
-        }
+    let raw = if contract.is_text() {
+        text().map(String::into_bytes)
+    } else {
+        structured().or_else(|| text().map(String::into_bytes))
     };
-    contract.admit_response(Response::body(&raw), request, now)
+    match raw {
+        Some(raw) => contract.admit_response(Response::body(&raw), request, now),
+        None => contract.admit_response(
+            Response::unreachable(
+                "the result has neither structuredContent nor a single text block",
+            ),
+            request,
+            now,
+        ),
+    }
 }
 
 /// The one text block of a result's `content`, if that is all it holds.
-fn single_text(result: &Value) -> Option<String> {
+fn single_text(result: &Value) -> Option<&str> {
     match result.get("content")?.as_array()?.as_slice() {
-        [block] if block.get("type")? == "text" => Some(block.get("text")?.as_str()?.to_owned()),
+        [block] if block.get("type")? == "text" => block.get("text")?.as_str(),
         _ => None,
     }
 }
@@ -209,4 +263,56 @@ pub(crate) fn result_json(decision: &Decision, modern_host: bool) -> String {
         Value::from(agent.as_ref()),
         !admitted
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_gate::ContractSource;
+
+    fn contract(tool: &str) -> Contract {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/mcp/contracts")
+            .join(tool)
+            .join("v1");
+        Contract::compile(&ContractSource::read_dir(folder).unwrap()).unwrap()
+    }
+
+    /// The result read in place (the proxy's common path) is decided exactly as the result read
+    /// as a value: the same outcome, agent bytes and audit digests (so the same bytes reached
+    /// the gate), for a structured and a text contract, on every shape a result can take.
+    #[test]
+    fn a_result_read_in_place_is_decided_as_the_value_is() {
+        let results = [
+            json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"temperature_c": 21.5, "city": "Lisbon", "conditions": "clear"}}),
+            json!({"structuredContent": {"city": "Porto", "conditions": "rain", "temperature_c": 12, "extra": [1, {"b": 2, "a": "é\u{1b}"}]}}),
+            json!({"structuredContent": {"city": "Lisbon"}, "isError": true}),
+            json!({"structuredContent": {"city": "Lisbon"}, "isError": "true"}),
+            json!({"content": [{"type": "text", "text": "active\n"}]}),
+            json!({"content": [{"type": "text", "text": "active"}, {"type": "text", "text": "b"}]}),
+            json!({"content": [{"type": ["text"], "text": "active"}]}),
+            json!({"content": {"type": "text", "text": "active"}}),
+            json!({"content": [{"type": "text", "text": 7}]}),
+            json!({}),
+            json!({"structuredContent": null}),
+        ];
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_764_417_600);
+        for tool in ["weather", "service_state"] {
+            let contract = contract(tool);
+            let request = Request::new("7").with_context("city", "Lisbon");
+            for result in &results {
+                let line = serde_json::to_vec(result).unwrap();
+                let document = toolgate_gate::internals::parse_document(&line, 64).unwrap();
+                let by_value = decide(&contract, &request, result, now);
+                let in_place = decide_in_place(&contract, &request, document.root(), now);
+                assert_eq!(by_value.outcome(), in_place.outcome(), "{tool}: {result}");
+                assert_eq!(by_value.agent_bytes(), in_place.agent_bytes());
+                assert_eq!(
+                    by_value.audit_event().to_json_line(),
+                    in_place.audit_event().to_json_line(),
+                    "{tool}: {result}"
+                );
+            }
+        }
+    }
 }
