@@ -41,6 +41,12 @@ pub(crate) fn handling<R>(more_buffered: bool, handle: impl FnOnce() -> R) -> R 
     result
 }
 
+/// Whether this thread is holding back what it writes. A thread that waits for an answer must
+/// not be: the request it waits on could be among the lines it holds.
+pub(crate) fn holding() -> bool {
+    HOLDING.get()
+}
+
 /// Whether `buffered` (what a reader holds and has not handed out yet) has a whole line in it:
 /// only then is the next read sure not to block.
 pub(crate) fn has_line(buffered: &[u8]) -> bool {

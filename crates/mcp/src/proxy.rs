@@ -490,6 +490,9 @@ impl Proxy {
     /// Sends the proxy's own request and waits up to `window` for its answer (`None`: no
     /// answer, or the upstream is gone).
     fn ask(&self, method: &str, params: Value, window: Duration) -> Option<Result<Value, Value>> {
+        // The proxy asks from threads that read no messages (settling, before the host is read;
+        // a listing's caller): a reader holding its writes would wait on its own held request.
+        debug_assert!(!batch::holding(), "asked while holding writes back");
         let (answer, answered) = mpsc::channel();
         let id = self.next_upstream_id();
         let key = id_key(&id);
