@@ -341,6 +341,14 @@ impl Workload {
                 now: now(),
                 inputs: small_mix(count).into_iter().map(|(_, raw)| raw).collect(),
             }),
+            // Not in NAMES (its ratio is printed on its own): one ~8 MB run history, for profiling.
+            "large" => Some(Workload {
+                name: "large",
+                contract: run_history(),
+                request: request(),
+                now: now(),
+                inputs: vec![history(8 * 1024 * 1024)],
+            }),
             "payment_intent" => Some(Workload::real_api("payment_intent", count)),
             "pull_request" => Some(Workload::real_api("pull_request", count)),
             _ => None,

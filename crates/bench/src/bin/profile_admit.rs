@@ -1,7 +1,7 @@
 //! Admits a workload's inputs in a loop, for `perf record` and valgrind's tools.
 //!
 //! Usage: `profile_admit [WORKLOAD][-parse-only|-audit] [ITERATIONS]`, where WORKLOAD is
-//! `small_mix` (also `mix`), `payment_intent` or `pull_request` (see `Workload`), or one kind of
+//! `small_mix` (also `mix`), `payment_intent`, `pull_request` or `large` (see `Workload`), or one kind of
 //! small input alone (`success`, `extra_property`, `wrong_type`, `bad_pattern`, `bad_date`,
 //! `duplicate_key`, `failure`). `-parse-only` parses with `serde_json` instead (the baseline);
 //! `-audit` also records each decision's audit line through a `JsonLinesSink` to a writer that
