@@ -39,9 +39,10 @@ impl Request {
         self
     }
 
-    /// Names the upstream endpoint or command, for the audit event.
-    pub fn with_upstream(mut self, upstream: impl Into<String>) -> Request {
-        self.upstream = Some(Arc::from(upstream.into()));
+    /// Names the upstream endpoint or command, for the audit event. An adapter that names the
+    /// same upstream on every request can hand over one shared `Arc<str>` (nothing copied).
+    pub fn with_upstream(mut self, upstream: impl Into<Arc<str>>) -> Request {
+        self.upstream = Some(upstream.into());
         self
     }
 

@@ -14,6 +14,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+pub(crate) use toolgate_repo::lines::has_line;
+
 thread_local! {
     /// Whether this thread is handling a message with more already buffered behind it.
     static HOLDING: Cell<bool> = const { Cell::new(false) };
@@ -45,12 +47,6 @@ pub(crate) fn handling<R>(more_buffered: bool, handle: impl FnOnce() -> R) -> R 
 /// not be: the request it waits on could be among the lines it holds.
 pub(crate) fn holding() -> bool {
     HOLDING.get()
-}
-
-/// Whether `buffered` (what a reader holds and has not handed out yet) has a whole line in it:
-/// only then is the next read sure not to block.
-pub(crate) fn has_line(buffered: &[u8]) -> bool {
-    buffered.contains(&b'\n')
 }
 
 /// One destination of whole lines (a child's input, this process's output) whose writes may be
@@ -89,8 +85,8 @@ impl<W: Write + Send + 'static> Batched<W> {
         if state.writer.is_none() {
             return false;
         }
-        state.held.extend_from_slice(line);
         if HOLDING.get() {
+            state.held.extend_from_slice(line);
             drop(state);
             let me: Arc<dyn Held> = Arc::clone(self) as Arc<dyn Held>;
             HELD.with_borrow_mut(|held| {
@@ -100,27 +96,35 @@ impl<W: Write + Send + 'static> Batched<W> {
             });
             return true;
         }
-        self.write_out(state)
+        self.write_out(state, line)
     }
 
     /// Closes the destination (a child's input ends); what is held is written first.
     pub(crate) fn close(&self) {
         let state = lock(&self.state);
-        self.write_out(state);
+        self.write_out(state, &[]);
         lock(&self.state).writer.take();
     }
 
-    fn write_out(&self, mut state: MutexGuard<'_, State<W>>) -> bool {
+    /// Writes what is held, then `line`, in one write (`line` alone, uncopied, when nothing is
+    /// held: the common case of one call at a time).
+    fn write_out(&self, mut state: MutexGuard<'_, State<W>>, line: &[u8]) -> bool {
         let State { writer, held } = &mut *state;
         let Some(output) = writer.as_mut() else {
             held.clear();
             return false;
         };
-        if held.is_empty() {
+        let bytes: &[u8] = if held.is_empty() {
+            line
+        } else {
+            held.extend_from_slice(line);
+            held
+        };
+        if bytes.is_empty() {
             return true;
         }
         *lock(&self.writing_since) = Some(Instant::now());
-        let written = output.write_all(held).and_then(|()| output.flush());
+        let written = output.write_all(bytes).and_then(|()| output.flush());
         *lock(&self.writing_since) = None;
         held.clear();
         if written.is_ok() {
@@ -136,7 +140,7 @@ impl<W: Write + Send + 'static> Batched<W> {
 impl<W: Write + Send + 'static> Held for Batched<W> {
     fn write_held(&self) {
         let state = lock(&self.state);
-        self.write_out(state);
+        self.write_out(state, &[]);
     }
 }
 

@@ -100,55 +100,94 @@ pub(crate) fn result_in_place<'d>(root: Node<'d>) -> Option<(Value, Node<'d>)> {
 /// The key that matches a response to its request: the id's exact JSON text, so the number `1`
 /// and the string `"1"` never match each other.
 pub(crate) fn id_key(id: &Value) -> String {
-    id.to_string()
+    let mut key = Vec::with_capacity(16);
+    push_json(&mut key, id);
+    // serde_json writes UTF-8 (a `Value` holds only valid strings).
+    String::from_utf8(key).unwrap_or_default()
+}
+
+/// Appends `value` as compact JSON, as `Value`'s `Display` writes it, straight into the line
+/// (`Display` goes through the formatter a piece at a time: several times the instructions).
+fn push_json(line: &mut Vec<u8>, value: &Value) {
+    // Writing a `Value` to a `Vec` cannot fail (its keys are strings).
+    let _ = serde_json::to_writer(line, value);
+}
+
+/// Appends `text` as a JSON string, escaped as `Value`'s `Display` escapes it.
+fn push_string(line: &mut Vec<u8>, text: &str) {
+    let _ = serde_json::to_writer(line, text);
+}
+
+/// A line's opening up to its id: `{"jsonrpc":"2.0","id":ID`, with room for what follows.
+fn line_with_id(id: &Value, room: usize) -> Vec<u8> {
+    let mut line = Vec::with_capacity(32 + room);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    push_json(&mut line, id);
+    line
 }
 
 /// A response line carrying `result`, given as JSON text the proxy built.
-pub(crate) fn result_line(id: &Value, result: &str) -> Vec<u8> {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
-        id_key(id)
-    )
-    .into_bytes()
+pub(crate) fn result_line(id: &Value, result: &[u8]) -> Vec<u8> {
+    let mut line = line_with_id(id, result.len() + 12);
+    line.extend_from_slice(br#","result":"#);
+    line.extend_from_slice(result);
+    line.push(b'}');
+    line
+}
+
+/// A response line carrying `result`, a value.
+pub(crate) fn value_result_line(id: &Value, result: &Value) -> Vec<u8> {
+    let mut line = line_with_id(id, 64);
+    line.extend_from_slice(br#","result":"#);
+    push_json(&mut line, result);
+    line.push(b'}');
+    line
 }
 
 /// An error response line. The message is the proxy's own words.
 pub(crate) fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":{code},"message":{}}}}}"#,
-        id_key(id),
-        Value::from(message)
-    )
-    .into_bytes()
+    let mut line = line_with_id(id, message.len() + 40);
+    line.extend_from_slice(br#","error":{"code":"#);
+    line.extend_from_slice(code.to_string().as_bytes());
+    line.extend_from_slice(br#","message":"#);
+    push_string(&mut line, message);
+    line.extend_from_slice(b"}}");
+    line
 }
 
 /// An error response line carrying an error object as it is.
 pub(crate) fn error_object_line(id: &Value, error: &Value) -> Vec<u8> {
-    format!(r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#, id_key(id)).into_bytes()
+    let mut line = line_with_id(id, 64);
+    line.extend_from_slice(br#","error":"#);
+    push_json(&mut line, error);
+    line.push(b'}');
+    line
 }
 
 /// A notification line.
 pub(crate) fn notification_line(method: &str, params: &Value) -> Vec<u8> {
-    format!(
-        r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
-        Value::from(method)
-    )
-    .into_bytes()
+    let mut line = Vec::with_capacity(64 + method.len());
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    push_string(&mut line, method);
+    line.extend_from_slice(br#","params":"#);
+    push_json(&mut line, params);
+    line.push(b'}');
+    line
 }
 
 /// A request line.
 pub(crate) fn request_line(id: &Value, method: &str, params: &Value) -> Vec<u8> {
-    let mut line = format!(
-        r#"{{"id":{},"jsonrpc":"2.0","method":{}"#,
-        id_key(id),
-        Value::from(method)
-    );
+    let mut line = Vec::with_capacity(128 + method.len());
+    line.extend_from_slice(br#"{"id":"#);
+    push_json(&mut line, id);
+    line.extend_from_slice(br#","jsonrpc":"2.0","method":"#);
+    push_string(&mut line, method);
     if !params.is_null() {
-        line.push_str(r#","params":"#);
-        line.push_str(&params.to_string());
+        line.extend_from_slice(br#","params":"#);
+        push_json(&mut line, params);
     }
-    line.push('}');
-    line.into_bytes()
+    line.push(b'}');
+    line
 }
 
 /// JSON-RPC's error codes the proxy answers with.
@@ -196,5 +235,66 @@ mod tests {
             assert!(parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
+    }
+
+    /// The lines are written straight into bytes; they must be exactly the JSON `Value`'s own
+    /// `Display` writes (what the proxy wrote before, and what its snapshots hold), escapes
+    /// included, for ids, methods and messages that need them.
+    #[test]
+    fn lines_are_the_json_a_value_would_write() {
+        let ids = [
+            json!(7),
+            json!(-1.5),
+            json!("a\"b\u{1b}\u{2028}é"),
+            json!(u64::MAX),
+        ];
+        let texts = [
+            "tools/call",
+            "quote\" and \\ and \n",
+            "\u{0}\u{7f}\u{202e}ü",
+        ];
+        let params = json!({"name": "w", "arguments": {"z": [1, null, true], "a": "\t"}});
+        for id in &ids {
+            let id_text = id.to_string();
+            assert_eq!(id_key(id), id_text);
+            assert_eq!(
+                result_line(id, b"{}"),
+                format!(r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{}}}}"#).into_bytes()
+            );
+            assert_eq!(
+                value_result_line(id, &params),
+                format!(r#"{{"jsonrpc":"2.0","id":{id_text},"result":{params}}}"#).into_bytes()
+            );
+            assert_eq!(
+                error_object_line(id, &params),
+                format!(r#"{{"jsonrpc":"2.0","id":{id_text},"error":{params}}}"#).into_bytes()
+            );
+            for text in texts {
+                let quoted = Value::from(text);
+                assert_eq!(
+                    error_line(id, codes::INVALID_PARAMS, text),
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{id_text},"error":{{"code":-32602,"message":{quoted}}}}}"#
+                    )
+                    .into_bytes()
+                );
+                assert_eq!(
+                    request_line(id, text, &params),
+                    format!(
+                        r#"{{"id":{id_text},"jsonrpc":"2.0","method":{quoted},"params":{params}}}"#
+                    )
+                    .into_bytes()
+                );
+                assert_eq!(
+                    request_line(id, text, &Value::Null),
+                    format!(r#"{{"id":{id_text},"jsonrpc":"2.0","method":{quoted}}}"#).into_bytes()
+                );
+                assert_eq!(
+                    notification_line(text, &params),
+                    format!(r#"{{"jsonrpc":"2.0","method":{quoted},"params":{params}}}"#)
+                        .into_bytes()
+                );
+            }
+        }
     }
 }

@@ -30,7 +30,9 @@ use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
 use super::lines::log;
-use super::message::{self, Message, codes, error_line, id_key, notification_line, result_line};
+use super::message::{
+    self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
+};
 use super::route::Route;
 use super::tools::{self, Registry};
 use super::upstream::{Incoming, Link, Outgoing, Source};
@@ -626,7 +628,7 @@ impl Proxy {
             }
             // A modern upstream has no ping: the proxy answers for itself.
             "ping" if self.upstream().modern_version().is_some() => {
-                return host.send(result_line(&id, "{}"));
+                return host.send(result_line(&id, b"{}"));
             }
             "ping" => Waiting::Ping,
             "tools/list" => Waiting::ToolsList,
@@ -654,16 +656,10 @@ impl Proxy {
                         ),
                     ));
                 };
-                let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+                let arguments = params.get("arguments").unwrap_or(&Value::Null);
                 Waiting::Call(Box::new(Call {
                     contract: Arc::clone(&tool.contract),
-                    request: tools::request_for(
-                        &id,
-                        &arguments,
-                        name,
-                        &tool.contract,
-                        self.context.for_tool(name),
-                    ),
+                    request: tools::request_for(&id, arguments, tool, self.context.for_tool(name)),
                 }))
             }
             "subscriptions/listen" => {
@@ -801,7 +797,7 @@ impl Proxy {
             "capabilities": self.server_capabilities(),
             "serverInfo": era::implementation(),
         });
-        host.send(result_line(id, &result.to_string()));
+        host.send(value_result_line(id, &result));
     }
 
     /// `server/discover`, answered by the proxy: every revision it speaks, the capabilities it
@@ -828,7 +824,7 @@ impl Proxy {
             }),
             None,
         );
-        host.send(result_line(id, &result.to_string()));
+        host.send(value_result_line(id, &result));
     }
 
     /// The capabilities the proxy offers a host: tools (with the upstream's `listChanged` for a
@@ -969,13 +965,12 @@ impl Proxy {
         let modern_host = pending.modern_host;
         let line = match (pending.waiting, outcome) {
             (Waiting::Own(_), _) => return,
-            (Waiting::Passthrough(method), Ok(result)) => result_line(
-                id,
-                &era::passthrough_result(&method, result, modern_host).to_string(),
-            ),
+            (Waiting::Passthrough(method), Ok(result)) => {
+                value_result_line(id, &era::passthrough_result(&method, result, modern_host))
+            }
             // An opened route: its error passes as the upstream wrote it.
             (Waiting::Passthrough(_), Err(error)) => message::error_object_line(id, &error),
-            (Waiting::Ping, Ok(_)) => result_line(id, "{}"),
+            (Waiting::Ping, Ok(_)) => result_line(id, b"{}"),
             (Waiting::ToolsList, Ok(result)) => {
                 if result.get("nextCursor").is_some() {
                     log(
@@ -993,7 +988,7 @@ impl Proxy {
                 } else {
                     listed
                 };
-                result_line(id, &listed.to_string())
+                value_result_line(id, &listed)
             }
             (Waiting::Call(call), Ok(result)) => {
                 let unusable = match era::result_kind(&result) {
@@ -1004,7 +999,7 @@ impl Proxy {
                                 era::input_required_for_host(&result, &self.allowed)
                         {
                             log("passed an input_required result to the host on an opened route");
-                            return host.send(result_line(id, &passed.to_string()));
+                            return host.send(value_result_line(id, &passed));
                         }
                         Some(
                             "the upstream asked for input (input_required) on a route that is closed, or of a host that cannot give it",
@@ -1049,7 +1044,7 @@ impl Proxy {
 
     fn upstream_request(&self, id: &Value, method: &str, raw: Vec<u8>) {
         if method == "ping" {
-            self.link.send(Outgoing::response(result_line(id, "{}")));
+            self.link.send(Outgoing::response(result_line(id, b"{}")));
             return;
         }
         let host = self

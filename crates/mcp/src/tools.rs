@@ -22,6 +22,9 @@ pub(crate) struct Tool {
     pub contract: Arc<Contract>,
     /// Its `outputSchema`: what projection emits, or the fixed failure.
     pub output_schema: Value,
+    /// How the audit names the upstream of its calls (`mcp tools/call NAME`), shared by every
+    /// call's request rather than formatted for each.
+    pub upstream: Arc<str>,
 }
 
 /// Every tool the proxy offers, by name.
@@ -67,10 +70,11 @@ impl Registry {
                 })?;
             registry.largest_max_bytes = registry.largest_max_bytes.max(contract.max_bytes());
             registry.tools.insert(
-                tool,
+                tool.clone(),
                 Tool {
                     contract: Arc::new(contract),
                     output_schema,
+                    upstream: Arc::from(format!("mcp tools/call {tool}")),
                 },
             );
         }
@@ -126,17 +130,16 @@ impl Registry {
 pub(crate) fn request_for(
     id: &Value,
     arguments: &Value,
-    tool: &str,
-    contract: &Contract,
+    tool: &Tool,
     operator: Map<String, Value>,
 ) -> Request {
     let id_text = match id {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
     };
     let mut context = operator;
     if let Value::Object(members) = arguments {
-        for key in contract.context_from_arguments() {
+        for key in tool.contract.context_from_arguments() {
             if let Some(value) = members.get(key) {
                 context.insert(key.to_owned(), value.clone());
             }
@@ -144,7 +147,7 @@ pub(crate) fn request_for(
     }
     Request::new(id_text)
         .with_context_map(context)
-        .with_upstream(format!("mcp tools/call {tool}"))
+        .with_upstream(Arc::clone(&tool.upstream))
 }
 
 /// The gate's decision on a `tools/call` result.
@@ -246,23 +249,33 @@ fn single_text(result: &Value) -> Option<&str> {
 /// The `tools/call` result the host receives: the agent bytes the gate built, as
 /// `structuredContent` and as the text of one content block, and `isError` unless admitted; for
 /// a modern host, also `resultType` and the proxy's identity, as that revision requires.
-pub(crate) fn result_json(decision: &Decision, modern_host: bool) -> String {
-    let agent = String::from_utf8_lossy(decision.agent_bytes());
-    let admitted = decision.admitted_output().is_some();
-    let modern = if modern_host {
-        format!(
-            r#","resultType":"complete","_meta":{{"{}":{}}}"#,
-            crate::era::meta::SERVER_INFO,
-            crate::era::implementation()
-        )
+pub(crate) fn result_json(decision: &Decision, modern_host: bool) -> Vec<u8> {
+    let agent = decision.agent_bytes();
+    let mut json = Vec::with_capacity(2 * agent.len() + 160);
+    json.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    // Projection builds the agent bytes as JSON text, so they are UTF-8 (checked a word at a
+    // time; the lossy reading, never taken, would only stand in for a bug).
+    match std::str::from_utf8(agent) {
+        Ok(text) => serde_json::to_writer(&mut json, text),
+        Err(_) => serde_json::to_writer(&mut json, &String::from_utf8_lossy(agent)),
+    }
+    .unwrap_or(());
+    json.extend_from_slice(br#"}],"structuredContent":"#);
+    json.extend_from_slice(agent);
+    json.extend_from_slice(if decision.admitted_output().is_some() {
+        br#","isError":false"#
     } else {
-        String::new()
-    };
-    format!(
-        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{agent},"isError":{}{modern}}}"#,
-        Value::from(agent.as_ref()),
-        !admitted
-    )
+        br#","isError":true"#
+    });
+    if modern_host {
+        json.extend_from_slice(br#","resultType":"complete","_meta":{"#);
+        let _ = serde_json::to_writer(&mut json, crate::era::meta::SERVER_INFO);
+        json.push(b':');
+        let _ = serde_json::to_writer(&mut json, &crate::era::implementation());
+        json.push(b'}');
+    }
+    json.push(b'}');
+    json
 }
 
 #[cfg(test)]

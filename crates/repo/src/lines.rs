@@ -30,7 +30,7 @@ pub fn read_line(reader: &mut impl BufRead, cap: usize) -> io::Result<Option<Lin
             return Ok(saw_any.then(|| finish(line, too_long)));
         }
         saw_any = true;
-        let (chunk, done) = match buffer.iter().position(|byte| *byte == b'\n') {
+        let (chunk, done) = match memchr::memchr(b'\n', buffer) {
             Some(at) => (&buffer[..at], Some(at + 1)),
             None => (buffer, None),
         };
@@ -49,6 +49,12 @@ pub fn read_line(reader: &mut impl BufRead, cap: usize) -> io::Result<Option<Lin
             return Ok(Some(finish(line, too_long)));
         }
     }
+}
+
+/// Whether `buffered` (what a reader holds and has not handed out yet) has a whole line in it:
+/// only then is the next [`read_line`] sure not to block.
+pub fn has_line(buffered: &[u8]) -> bool {
+    memchr::memchr(b'\n', buffered).is_some()
 }
 
 fn finish(mut line: Vec<u8>, too_long: bool) -> Line {

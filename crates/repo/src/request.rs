@@ -70,7 +70,7 @@ impl RequestSpec {
     pub fn to_request(&self) -> Request {
         let request = Request::new(&self.request_id).with_context_map(self.context.clone());
         match &self.upstream {
-            Some(upstream) => request.with_upstream(upstream),
+            Some(upstream) => request.with_upstream(upstream.as_str()),
             None => request,
         }
     }
