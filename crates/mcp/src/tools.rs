@@ -187,7 +187,8 @@ pub(crate) fn decide_in_place(
         result.get("isError").and_then(|flag| flag.as_bool()) == Some(true),
         || {
             result.get("structuredContent").map(|structured| {
-                let mut bytes = Vec::new();
+                // Room for a typical tool answer, so it is written without regrowing.
+                let mut bytes = Vec::with_capacity(512);
                 write_json(&mut bytes, structured);
                 bytes
             })
