@@ -239,11 +239,4 @@ mod tests {
         assert_eq!(*lock(&recorder.0), vec![b"last\n".to_vec()]);
         assert!(!batched.send(b"after\n"));
     }
-
-    #[test]
-    fn a_whole_line_is_what_makes_the_next_read_safe() {
-        assert!(!has_line(b""));
-        assert!(!has_line(b"{\"jsonrpc\":"));
-        assert!(has_line(b"{}\n{\"a\""));
-    }
 }

@@ -292,6 +292,75 @@ mod tests {
         Contract::compile(&ContractSource::read_dir(folder).unwrap()).unwrap()
     }
 
+    /// The result the host receives is built byte by byte; it must be the JSON the proxy
+    /// promises: the agent bytes as the one text block (escaped as JSON escapes a string) and as
+    /// `structuredContent`, `isError` unless admitted, and the modern revision's fields.
+    #[test]
+    fn the_result_a_host_receives_carries_the_agent_bytes_twice_and_nothing_else() {
+        let contract = contract("weather");
+        let request = Request::new("7").with_context("city", "Lisbon");
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_764_417_600);
+        let admitted = contract.admit_response(
+            Response::body(br#"{"city":"Lisbon","conditions":"clear","temperature_c":21.5}"#),
+            &request,
+            now,
+        );
+        let refused = contract.admit_response(Response::body(b"{}"), &request, now);
+        assert!(admitted.admitted_output().is_some() && refused.admitted_output().is_none());
+        for (decision, is_error) in [(&admitted, false), (&refused, true)] {
+            let agent = std::str::from_utf8(decision.agent_bytes()).unwrap();
+            let text = Value::from(agent);
+            let legacy = format!(
+                r#"{{"content":[{{"type":"text","text":{text}}}],"structuredContent":{agent},"isError":{is_error}}}"#
+            );
+            assert_eq!(
+                String::from_utf8(result_json(decision, false)).unwrap(),
+                legacy
+            );
+            let modern = format!(
+                r#"{},"resultType":"complete","_meta":{{{}:{}}}}}"#,
+                &legacy[..legacy.len() - 1],
+                Value::from(crate::era::meta::SERVER_INFO),
+                crate::era::implementation()
+            );
+            assert_eq!(
+                String::from_utf8(result_json(decision, true)).unwrap(),
+                modern
+            );
+            let parsed: Value = serde_json::from_slice(&result_json(decision, true)).unwrap();
+            assert_eq!(
+                parsed["structuredContent"],
+                serde_json::from_str::<Value>(agent).unwrap()
+            );
+            assert_eq!(parsed["content"][0]["text"], agent);
+        }
+    }
+
+    /// Every tool with a result contract is offered, each compiled once with its output schema
+    /// and the label its audit records name the upstream by.
+    #[test]
+    fn the_registry_offers_each_result_contract_once() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp");
+        let registry = Registry::load(&Repository::open(root).unwrap()).unwrap();
+        let names: Vec<&str> = registry.iter().map(|(name, _)| name).collect();
+        assert_eq!(
+            names,
+            ["get-structured-content", "service_state", "weather"]
+        );
+        let weather = registry.get("weather").unwrap();
+        assert_eq!(&*weather.upstream, "mcp tools/call weather");
+        assert!(weather.output_schema.is_object());
+        assert!(registry.get("unknown").is_none());
+        assert_eq!(
+            registry.largest_max_bytes,
+            registry
+                .iter()
+                .map(|(_, tool)| tool.contract.max_bytes())
+                .max()
+                .unwrap()
+        );
+    }
+
     /// The result read in place (the proxy's common path) is decided exactly as the result read
     /// as a value: the same outcome, agent bytes and audit digests (so the same bytes reached
     /// the gate), for a structured and a text contract, on every shape a result can take.

@@ -93,4 +93,19 @@ mod tests {
             Some(Line::Complete(Vec::new()))
         );
     }
+
+    /// A reader may go on without blocking only while a whole line is buffered (the proxy holds
+    /// its writes back meanwhile): a partial message is not one.
+    #[test]
+    fn a_whole_line_is_what_makes_the_next_read_safe() {
+        assert!(!has_line(b""));
+        assert!(!has_line(b"{\"jsonrpc\":"));
+        assert!(has_line(b"{}\n{\"a\""));
+        assert!(has_line(b"\n"));
+        // Past the first machine word, where a vectorized search takes over.
+        let mut long = vec![b' '; 100];
+        assert!(!has_line(&long));
+        long[97] = b'\n';
+        assert!(has_line(&long));
+    }
 }
