@@ -16,6 +16,8 @@ use std::time::Instant;
 
 pub(crate) use toolgate_repo::lines::has_line;
 
+use super::lock;
+
 thread_local! {
     /// Whether this thread is handling a message with more already buffered behind it.
     static HOLDING: Cell<bool> = const { Cell::new(false) };
@@ -142,12 +144,6 @@ impl<W: Write + Send + 'static> Held for Batched<W> {
         let state = lock(&self.state);
         self.write_out(state, &[]);
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -75,6 +75,14 @@ pub use listen::parse_address;
 
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
 /// a proxy serving over HTTP leaves free (a container's log).
+/// Locks `mutex`, going on past a panic on another thread that held it: the proxy keeps
+/// answering, with the guarded value (a buffer, a writer, a child's handle) as that thread left it.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn open_audit(path: &std::path::Path, listening: bool) -> Result<proxy::AuditLog, UsageError> {
     if path.as_os_str() == "-" {
         if !listening {

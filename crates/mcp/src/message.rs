@@ -137,9 +137,14 @@ pub(crate) fn result_line(id: &Value, result: &[u8]) -> Vec<u8> {
 
 /// A response line carrying `result`, a value.
 pub(crate) fn value_result_line(id: &Value, result: &Value) -> Vec<u8> {
+    response_line(id, br#","result":"#, result)
+}
+
+/// A response line: its id, then `member` (`,"result":` or `,"error":`) holding `value`.
+fn response_line(id: &Value, member: &[u8], value: &Value) -> Vec<u8> {
     let mut line = line_with_id(id, 64);
-    line.extend_from_slice(br#","result":"#);
-    push_json(&mut line, result);
+    line.extend_from_slice(member);
+    push_json(&mut line, value);
     line.push(b'}');
     line
 }
@@ -157,11 +162,7 @@ pub(crate) fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
 
 /// An error response line carrying an error object as it is.
 pub(crate) fn error_object_line(id: &Value, error: &Value) -> Vec<u8> {
-    let mut line = line_with_id(id, 64);
-    line.extend_from_slice(br#","error":"#);
-    push_json(&mut line, error);
-    line.push(b'}');
-    line
+    response_line(id, br#","error":"#, error)
 }
 
 /// A notification line.

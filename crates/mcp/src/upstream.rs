@@ -15,6 +15,7 @@ use toolgate_repo::UsageError;
 
 use super::batch::{self, Batched};
 use super::lines::{Line, read_line};
+use super::lock;
 
 /// One message for the upstream, with what a transport that routes on it needs to know.
 #[derive(Debug, Clone)]
@@ -162,12 +163,6 @@ impl Stdio {
             Source::Lines(BufReader::new(stdout), line_cap),
         )
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Link for Stdio {
