@@ -8,8 +8,10 @@ use serde_json::{Map, Value, json};
 use crate::entropy::Entropy;
 use crate::{REQUEST_ID, TOOL};
 
-/// How deep a drawn instance may go: recursive schemas stop here.
-const DEPTH: usize = 5;
+/// How deep a drawn instance may go, each reference and each nested value a step: recursive
+/// schemas stop here. Deep enough for a nested result (a child envelope with its error object,
+/// reached through two references) under the data to be drawn whole.
+const DEPTH: usize = 9;
 
 /// Strings a pattern or format may read differently across regex dialects and parsers: Arabic
 /// and full-width digits, a non-breaking space, line terminators, a character outside the BMP,
@@ -74,7 +76,8 @@ struct Drawer<'f> {
 }
 
 impl Drawer<'_> {
-    /// The schema a `$ref` in `file` names, and the file it is in.
+    /// The schema a `$ref` in `file` names (by JSON pointer or by `$anchor`), and the file it
+    /// is in.
     fn resolve(&self, file: &str, reference: &str) -> Option<(String, Value)> {
         let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let target = if target.is_empty() {
@@ -85,10 +88,23 @@ impl Drawer<'_> {
         let document = &self.files.iter().find(|(name, _)| *name == target)?.1;
         let schema = if fragment.is_empty() {
             document.clone()
-        } else {
+        } else if fragment.starts_with('/') {
             document.pointer(fragment)?.clone()
+        } else {
+            anchored(document, fragment)?.clone()
         };
         Some((target, schema))
+    }
+
+    /// The schema a `$dynamicRef` in `file` names: the root, when it carries the dynamic anchor
+    /// named (it is the outermost resource of the dynamic scope); otherwise as a `$ref`.
+    fn resolve_dynamic(&self, file: &str, reference: &str) -> Option<(String, Value)> {
+        let (_, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let (root_file, root) = self.files.first()?;
+        if root.get("$dynamicAnchor").and_then(Value::as_str) == Some(fragment) {
+            return Some((root_file.clone(), root.clone()));
+        }
+        self.resolve(file, reference)
     }
 
     /// A value drawn from `schema` (in `file`): valid for what the drawer understands, which is
@@ -106,8 +122,13 @@ impl Drawer<'_> {
         if depth == 0 {
             return Value::Null;
         }
-        if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
-            return match self.resolve(file, reference) {
+        let reference = match (object.get("$ref"), object.get("$dynamicRef")) {
+            (Some(Value::String(reference)), _) => Some(self.resolve(file, reference)),
+            (_, Some(Value::String(reference))) => Some(self.resolve_dynamic(file, reference)),
+            _ => None,
+        };
+        if let Some(reference) = reference {
+            return match reference {
                 Some((file, target)) => self.instance(entropy, &file, &target, depth - 1),
                 None => Value::Null,
             };
@@ -199,6 +220,23 @@ impl Drawer<'_> {
             add_properties(branch.get("properties"), &mut out);
         }
         Value::Object(out)
+    }
+}
+
+/// The schema in `document` that carries `$anchor` (or `$dynamicAnchor`) `name`.
+fn anchored<'v>(document: &'v Value, name: &str) -> Option<&'v Value> {
+    match document {
+        Value::Object(members) => {
+            let named = ["$anchor", "$dynamicAnchor"]
+                .iter()
+                .any(|keyword| members.get(*keyword).and_then(Value::as_str) == Some(name));
+            if named {
+                return Some(document);
+            }
+            members.values().find_map(|member| anchored(member, name))
+        }
+        Value::Array(items) => items.iter().find_map(|item| anchored(item, name)),
+        _ => None,
     }
 }
 

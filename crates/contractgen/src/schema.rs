@@ -1,6 +1,11 @@
 //! The schema files of a generated contract: `envelope.schema.json` (the root: a `oneOf` result
 //! envelope, or a plain object), whose success data is `#/$defs/data`, and `defs.schema.json`
 //! with more definitions, which the data refers into and which may refer back to the root.
+//!
+//! References are of every kind the compiler resolves: by JSON pointer and by `$anchor`, within a
+//! file and across the two, back to the root (a tree of results), and dynamic ones: a contract
+//! may give the root and the definitions file each a `$dynamicAnchor` of one name, and a
+//! `$dynamicRef` to it then reaches the outermost of them in the dynamic scope, the root.
 
 use serde_json::{Map, Value, json};
 
@@ -41,7 +46,23 @@ pub(crate) struct Builder<'e, E: Entropy> {
     root_defs: Map<String, Value>,
     /// Whether the root is a `oneOf` envelope (else a plain object).
     pub(crate) envelope_is_one_of: bool,
+    /// Whether the root and the definitions file carry the `$dynamicAnchor` [`DYNAMIC_ANCHOR`],
+    /// so a `$dynamicRef` to it resolves to the root.
+    dynamic: bool,
+    /// Whether the root carries the `$anchor` [`ROOT_ANCHOR`] (a name another file may reach the
+    /// whole root by).
+    root_anchor: bool,
+    /// Whether a `$dynamicRef` names the definitions file: jsonschema loads another file for a
+    /// `$ref` it compiles only, so the root then refers to a definition there that admits
+    /// anything as well.
+    refers_dynamically: bool,
 }
+
+/// The `$dynamicAnchor` both files carry when the contract is dynamic.
+pub(crate) const DYNAMIC_ANCHOR: &str = "node";
+
+/// The `$anchor` of the root, when it has one.
+const ROOT_ANCHOR: &str = "top";
 
 impl<'e, E: Entropy> Builder<'e, E> {
     pub(crate) fn new(entropy: &'e mut E) -> Builder<'e, E> {
@@ -50,6 +71,9 @@ impl<'e, E: Entropy> Builder<'e, E> {
             defs: Map::new(),
             root_defs: Map::new(),
             envelope_is_one_of: true,
+            dynamic: false,
+            root_anchor: false,
+            refers_dynamically: false,
         }
     }
 
@@ -60,6 +84,7 @@ impl<'e, E: Entropy> Builder<'e, E> {
     /// The schema files, and the data object's properties (name, required).
     pub(crate) fn contract_files(&mut self) -> (Files, Properties) {
         self.envelope_is_one_of = !self.entropy.chance(15);
+        self.dynamic = self.entropy.chance(20);
         let (data, properties) = self.object(3, true);
         let request_id = if self.entropy.chance(50) {
             json!({"type": "string", "pattern": "^req\\.[A-Za-z0-9]{8}$"})
@@ -114,7 +139,23 @@ impl<'e, E: Entropy> Builder<'e, E> {
         };
         let mut root = root;
         root["$defs"] = Value::Object(root_defs);
-        let defs = json!({"$defs": Value::Object(std::mem::take(&mut self.defs))});
+        let mut defs = json!({"$defs": Value::Object(std::mem::take(&mut self.defs))});
+        if self.dynamic {
+            // The definitions file's own anchor is where a `$dynamicRef` to it lands first; the
+            // root's, the outermost in the dynamic scope, is where it resolves.
+            root["$dynamicAnchor"] = json!(DYNAMIC_ANCHOR);
+            defs["$dynamicAnchor"] = json!(DYNAMIC_ANCHOR);
+            if self.entropy.chance(50) {
+                defs["type"] = json!("object");
+            }
+        }
+        if self.root_anchor {
+            root["$anchor"] = json!(ROOT_ANCHOR);
+        }
+        if self.refers_dynamically {
+            defs["$defs"]["anything"] = json!(true);
+            root["allOf"] = json!([{"$ref": "defs.schema.json#/$defs/anything"}]);
+        }
         (
             vec![
                 ("envelope.schema.json".to_owned(), root),
@@ -147,6 +188,13 @@ impl<'e, E: Entropy> Builder<'e, E> {
             listed.push((name.clone(), is_required));
             properties.insert(name, schema);
         }
+        if is_data && self.dynamic && !properties.contains_key("child") && self.entropy.chance(70) {
+            // A dynamic contract's data mostly holds a nested result through the dynamic
+            // reference, which is what tells a root in the dynamic scope from its narrowed copy.
+            let schema = self.dynamic_reference();
+            listed.push(("child".to_owned(), false));
+            properties.insert("child".to_owned(), schema);
+        }
         let mut object = json!({"type": "object", "properties": properties});
         if !required.is_empty() {
             object["required"] = Value::Array(required);
@@ -174,7 +222,7 @@ impl<'e, E: Entropy> Builder<'e, E> {
 
     /// Any value's schema.
     fn value(&mut self, depth: usize) -> Value {
-        let kinds = if depth == 0 { 7 } else { 14 };
+        let kinds = if depth == 0 { 7 } else { 17 };
         match self.entropy.below(kinds) {
             0 => self.string(),
             1 => self.number("integer"),
@@ -218,14 +266,82 @@ impl<'e, E: Entropy> Builder<'e, E> {
                 );
                 json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
             }
-            _ => {
+            13 => {
                 // A whole envelope nested in the data (a tree of results).
                 let name = format!("envelope{}", self.defs.len());
                 self.defs
                     .insert(name.clone(), json!({"$ref": "envelope.schema.json"}));
                 json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
             }
+            14 => {
+                // A definition named by an `$anchor`: in the other file, or in the root's own
+                // (then reached from the root by its plain name, or through the other file).
+                let mut schema = self.value(depth - 1);
+                let in_root = self.entropy.chance(40);
+                let name = format!("a{}", self.defs.len() + self.root_defs.len());
+                if let Value::Object(members) = &mut schema {
+                    members.insert("$anchor".to_owned(), json!(name));
+                } else {
+                    schema = json!({"$anchor": name, "allOf": [schema]});
+                }
+                if in_root {
+                    self.root_defs.insert(name.clone(), schema);
+                    if self.entropy.chance(50) {
+                        json!({"$ref": format!("#{name}")})
+                    } else {
+                        let via = format!("via{}", self.defs.len());
+                        self.defs.insert(
+                            via.clone(),
+                            json!({"$ref": format!("envelope.schema.json#{name}")}),
+                        );
+                        json!({"$ref": format!("defs.schema.json#/$defs/{via}")})
+                    }
+                } else {
+                    self.defs.insert(name.clone(), schema);
+                    json!({"$ref": format!("defs.schema.json#{name}")})
+                }
+            }
+            15 => {
+                // The whole root reached by its `$anchor`, from the other file.
+                self.root_anchor = true;
+                let name = format!("top{}", self.defs.len());
+                self.defs.insert(
+                    name.clone(),
+                    json!({"anyOf": [{"type": "null"}, {"$ref": format!("envelope.schema.json#{ROOT_ANCHOR}")}]}),
+                );
+                json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
+            }
+            _ if self.dynamic => self.dynamic_reference(),
+            // Not a dynamic contract: a dynamic reference to an anchor that is not dynamic, which
+            // resolves as a plain `$ref` (an anchor of the other file).
+            _ => {
+                let schema = self.value(depth - 1);
+                let name = format!("s{}", self.defs.len());
+                self.defs.insert(
+                    name.clone(),
+                    json!({"$anchor": name.clone(), "allOf": [schema]}),
+                );
+                self.refers_dynamically = true;
+                json!({"$dynamicRef": format!("defs.schema.json#{name}")})
+            }
         }
+    }
+
+    /// A dynamic reference: it lands on the other file's `$dynamicAnchor` and resolves to the
+    /// outermost one in the dynamic scope, the root's. Written in the root, or in a definition
+    /// of the other file.
+    fn dynamic_reference(&mut self) -> Value {
+        self.refers_dynamically = true;
+        let reference = json!({"$dynamicRef": format!("defs.schema.json#{DYNAMIC_ANCHOR}")});
+        if self.entropy.chance(50) {
+            return reference;
+        }
+        let name = format!("dyn{}", self.defs.len());
+        self.defs.insert(
+            name.clone(),
+            json!({"anyOf": [{"type": "null"}, {"$dynamicRef": format!("#{DYNAMIC_ANCHOR}")}]}),
+        );
+        json!({"$ref": format!("defs.schema.json#/$defs/{name}")})
     }
 
     fn string(&mut self) -> Value {

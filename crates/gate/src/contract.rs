@@ -520,6 +520,9 @@ pub struct FastPaths {
     pub one_of_envelopes: usize,
     /// Of those, the shapes whose `oneOf` is decided by the outcome member.
     pub narrowed: usize,
+    /// Of those, why each of the others is not (the first thing found that could tell the
+    /// difference, with its file and pointer), decided when the contract was compiled.
+    pub declined: Vec<String>,
     /// `pattern` keywords the positional matcher reads.
     pub positional: usize,
     /// `pattern` keywords left to jsonschema's own matcher.
@@ -535,6 +538,11 @@ impl Contract {
             census.shapes += 1;
             census.one_of_envelopes += usize::from(shape.schema.has_root_one_of());
             census.narrowed += usize::from(shape.schema.is_narrowed());
+            if shape.schema.has_root_one_of()
+                && let Some(reason) = shape.schema.narrowing_declined()
+            {
+                census.declined.push(reason.to_owned());
+            }
             for (pattern, positional) in shape.schema.patterns() {
                 if positional {
                     census.positional += 1;

@@ -203,12 +203,22 @@ impl SchemaFiles {
             .map_err(|error| compile_error(file, &error))?;
         Ok(CompiledSchema {
             validator,
-            branches: None,
+            narrowing: Narrowing::NotAsked,
             explainer: OnceLock::new(),
             uri,
             files,
         })
     }
+}
+
+/// Whether a root `oneOf` is decided by its discriminator (`schema/branches.rs`), decided once
+/// at compile time.
+enum Narrowing {
+    /// The contract names no outcome member for this schema.
+    NotAsked,
+    Narrowed(Branches),
+    /// Something in the contract could tell the difference, or the root is no such envelope.
+    Declined(String),
 }
 
 /// A root `oneOf` decided by its discriminator (see `schema/branches.rs`).
@@ -234,6 +244,15 @@ fn compile_error(file: &str, error: &ValidationError<'_>) -> CompileError {
 
 fn referencing_message(error: &jsonschema::ReferencingError) -> String {
     match error {
+        jsonschema::ReferencingError::Unretrievable { uri, source }
+            if source
+                .to_string()
+                .contains("once the registry is populated") =>
+        {
+            format!(
+                "cannot resolve a reference to {uri}: the compiler loads a file of the contract when a `$ref` names it, and only a `$dynamicRef` does; add a `$ref` to that file (under `$defs` will do)"
+            )
+        }
         jsonschema::ReferencingError::Unretrievable { uri, source } => {
             format!("cannot resolve `$ref` to {uri}: {source}")
         }
@@ -285,7 +304,7 @@ pub(crate) struct CompiledSchema {
     /// Decides: over the gate's document, on every admission.
     validator: Validator<DocumentJson>,
     /// Decides instead, for a document whose outcome member names one of them.
-    branches: Option<Branches>,
+    narrowing: Narrowing,
     /// Explains: the same schema over `Value`, compiled when a rejection is first explained.
     /// `None` only if it failed to compile, which the first compilation rules out.
     explainer: OnceLock<Option<Validator>>,
@@ -338,7 +357,7 @@ impl std::fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     /// Whether a root `oneOf` is decided by the outcome member (`branches.rs`).
     pub(crate) fn is_narrowed(&self) -> bool {
-        self.branches.is_some()
+        matches!(self.narrowing, Narrowing::Narrowed(_))
     }
 
     /// Whether the root schema has a `oneOf` at all.
@@ -366,7 +385,7 @@ impl CompiledSchema {
     }
 
     pub(crate) fn is_valid(&self, document: Node<'_>) -> bool {
-        if let Some(branches) = &self.branches
+        if let Narrowing::Narrowed(branches) = &self.narrowing
             && let Some(outcome) = document
                 .get(&branches.member)
                 .and_then(|node| node.as_str())
@@ -378,16 +397,20 @@ impl CompiledSchema {
         self.validator.is_valid(document)
     }
 
-    /// Decides a root `oneOf` by the outcome member `member`, where the schema allows it; a
-    /// schema that does not is left as it is.
+    /// Decides a root `oneOf` by the outcome member `member`, where nothing in the contract can
+    /// tell the difference (`branches.rs`); otherwise the schema is left as it is, and why is
+    /// kept ([`CompiledSchema::narrowing_declined`]).
     pub(crate) fn discriminated_by(mut self, member: &str) -> CompiledSchema {
-        let Some(narrowed) = self
-            .files
-            .documents
-            .get(&self.uri)
-            .and_then(|root| branches::narrowed(root, member))
-        else {
-            return self;
+        let files = branches::Files {
+            base: &self.files.base,
+            documents: &self.files.documents,
+        };
+        let narrowed = match branches::narrowing(&files, &self.uri, member) {
+            Ok(narrowed) => narrowed,
+            Err(reason) => {
+                self.narrowing = Narrowing::Declined(reason);
+                return self;
+            }
         };
         // Each narrowed root is compiled as a file of its own, beside the root (so a relative `$ref`
         // in it finds what the root's finds), and never in the root's place: a `$ref` from another
@@ -403,22 +426,36 @@ impl CompiledSchema {
                 || self.uri.clone(),
                 |id| id.trim_end_matches('#').to_owned(),
             );
-        let compiled: Option<Vec<(String, Validator<DocumentJson>)>> = narrowed
-            .into_iter()
-            .enumerate()
-            .map(|(index, (value, schema))| {
-                let validator = document_compile_options(self.files.clone())
-                    .with_base_uri(format!("{base}.toolgate-narrowed-{index}"))
-                    .build(&schema)
-                    .ok()?;
-                Some((value, validator))
-            })
-            .collect();
-        self.branches = compiled.map(|by_value| Branches {
+        let mut by_value = Vec::with_capacity(narrowed.len());
+        for (index, (value, schema)) in narrowed.into_iter().enumerate() {
+            match document_compile_options(self.files.clone())
+                .with_base_uri(format!("{base}{}{index}", branches::NARROWED_SUFFIX))
+                .build(&schema)
+            {
+                Ok(validator) => by_value.push((value, validator)),
+                Err(error) => {
+                    self.narrowing = Narrowing::Declined(format!(
+                        "the branch for {value:?}, narrowed, does not compile: {}",
+                        crate::sanitize::sanitize(&error.to_string(), crate::sanitize::MESSAGE_CAP)
+                    ));
+                    return self;
+                }
+            }
+        }
+        self.narrowing = Narrowing::Narrowed(Branches {
             member: member.into(),
             by_value,
         });
         self
+    }
+
+    /// Why a root `oneOf` is not decided by the outcome member, when the contract names one
+    /// and the narrowing was declined.
+    pub(crate) fn narrowing_declined(&self) -> Option<&str> {
+        match &self.narrowing {
+            Narrowing::Declined(reason) => Some(reason),
+            _ => None,
+        }
     }
 
     /// Whether the schema accepts a `Value` (decided as admission decides: over its document).
@@ -505,7 +542,7 @@ impl CompiledSchema {
                 break;
             }
         }
-        let mut leaves = leaves.into_iter();
+        let mut leaves = causes_first(leaves).into_iter();
         let Some(primary) = leaves.next() else {
             return Fault::new(
                 Layer::Schema,
@@ -566,6 +603,49 @@ struct Leaf {
     instance_path: String,
     keyword_location: String,
     message: String,
+    /// For `unevaluatedProperties`: the members it names; for `unevaluatedItems`, nothing.
+    unevaluated: Option<Vec<String>>,
+}
+
+/// The leaves with every cause before its consequences. A member declared in a subschema that
+/// failed (an `allOf` branch, a `$ref`'s target) loses that subschema's annotations, so
+/// `unevaluatedProperties` names it as unexpected too, and jsonschema runs `unevaluated*` before
+/// `$ref`: the operator would read "unexpected member, drop it" for what is a pattern failure
+/// inside it. An `unevaluated*` error all of whose members have an error of their own (at or
+/// under them) is that consequence, and is left out; one that names anything else is kept, after
+/// every other error.
+fn causes_first(leaves: Vec<Leaf>) -> Vec<Leaf> {
+    let explained = |leaf: &Leaf, name: &str| {
+        let member = format!(
+            "{}/{}",
+            leaf.instance_path,
+            name.replace('~', "~0").replace('/', "~1")
+        );
+        leaves.iter().any(|other| {
+            other.unevaluated.is_none()
+                && (other.instance_path == member
+                    || other
+                        .instance_path
+                        .strip_prefix(&member)
+                        .is_some_and(|rest| rest.starts_with('/')))
+        })
+    };
+    let consequence: Vec<bool> = leaves
+        .iter()
+        .map(|leaf| {
+            leaf.unevaluated.as_ref().is_some_and(|names| {
+                !names.is_empty() && names.iter().all(|name| explained(leaf, name))
+            })
+        })
+        .collect();
+    let (mut causes, mut unexplained): (Vec<Leaf>, Vec<Leaf>) = leaves
+        .into_iter()
+        .zip(consequence)
+        .filter(|(_, consequence)| !consequence)
+        .map(|(leaf, _)| leaf)
+        .partition(|leaf| leaf.unevaluated.is_none());
+    causes.append(&mut unexplained);
+    causes
 }
 
 /// Replaces a "matched none of the oneOf/anyOf branches" error by the errors of the branch that
@@ -582,11 +662,19 @@ fn collect_leaves(error: &ValidationError<'_>, leaves: &mut Vec<Leaf>) {
         }
         return;
     }
+    let unevaluated = match error.kind() {
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => Some(unexpected.clone()),
+        // It names the items' values, not their places: ordered after the causes, never left
+        // out.
+        ValidationErrorKind::UnevaluatedItems { .. } => Some(Vec::new()),
+        _ => None,
+    };
     leaves.push(Leaf {
         keyword: error.kind().keyword().to_owned(),
         instance_path: error.instance_path().to_string(),
         keyword_location: error.schema_path().to_string(),
         message: error.to_string(),
+        unevaluated,
     });
 }
 
@@ -648,8 +736,9 @@ mod tests {
         let plain = job_status_envelope();
         let discriminated = job_status_envelope().discriminated_by("outcome");
         assert!(
-            discriminated.branches.is_some(),
-            "the bundled envelope is narrowed"
+            discriminated.is_narrowed(),
+            "the bundled envelope is narrowed: {:?}",
+            discriminated.narrowing_declined()
         );
         let data = json!({"project_id": "bluebird", "run_id": "run_8f3k2m9q1w7e", "state": "failed", "observed_at": "2026-11-29T11:58:00Z"});
         let error = json!({"code": "NOT_FOUND", "retryable": false});

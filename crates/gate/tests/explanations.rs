@@ -171,3 +171,51 @@ fn a_schema_of_the_harness_never_fetches_a_reference() {
     let error = standalone_validator(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
     assert!(error.contains("https://example.com/s.json"), "{error}");
 }
+
+/// `unevaluatedProperties` sees a member as unevaluated when the `allOf` branch that declares it
+/// fails (its annotations are dropped), and jsonschema runs it before a `$ref` beside it (the
+/// shape `toolgate new` writes), so a pattern failure behind the `$ref` used to be reported as
+/// "Unevaluated properties … were unexpected", with the hint to drop the member. The cause is
+/// the pattern: it is the record's rule, and the consequence is not reported as a finding.
+#[test]
+fn a_failure_inside_all_of_is_blamed_on_its_cause_not_on_unevaluated_properties() {
+    let contract = contract(json!({
+        "type": "object",
+        "$ref": "#/$defs/base",
+        "unevaluatedProperties": false,
+        "$defs": {"base": {
+            "allOf": [{"properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}}],
+            "properties": {"kind": {"type": "string"}}
+        }}
+    }));
+    let decision = reject(&contract, r#"{"kind":"k","id":"A1"}"#);
+    let record = decision.operator_record().unwrap();
+    assert_eq!(record.rule(), "pattern", "{record}");
+    assert_eq!(record.instance_path(), Some("/id"), "{record}");
+    assert!(
+        record.hint().contains("outside the contract's bounds"),
+        "{record}"
+    );
+    assert!(
+        record
+            .findings()
+            .iter()
+            .all(|finding| !finding.message().contains("Unevaluated")),
+        "{record}"
+    );
+    assert_eq!(decision.rule(), Some("pattern"));
+    // A member nothing declares is still reported, beside the cause elsewhere.
+    let decision = reject(&contract, r#"{"kind":"k","id":"A1","extra":1}"#);
+    let record = decision.operator_record().unwrap();
+    assert_eq!(record.rule(), "pattern", "{record}");
+    assert!(
+        record
+            .findings()
+            .iter()
+            .any(|finding| finding.message().contains("extra")),
+        "{record}"
+    );
+    // And alone, it is the rule.
+    let decision = reject(&contract, r#"{"kind":"k","extra":1}"#);
+    assert_eq!(decision.rule(), Some("unevaluatedProperties"));
+}

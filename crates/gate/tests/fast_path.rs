@@ -63,19 +63,35 @@ fn the_contracts_that_once_disagreed_agree() {
 #[test]
 fn a_file_that_refers_back_to_the_root_keeps_its_meaning_under_the_narrowed_one_of() {
     // A tree of results: the envelope's success data is a node of another file, and a node's
-    // child is a whole envelope again (`node.schema.json` refers back to the root).
-    let (_, contract, documents) = corpus()
+    // child is a whole envelope again, reached from `node.schema.json` by a `$ref` back to the
+    // root (`tree-of-results`), or by a `$dynamicRef` that resolves to the root's
+    // `$dynamicAnchor`, the outermost in the dynamic scope (`dynamic-anchor-root`).
+    for case in ["tree-of-results", "dynamic-anchor-root"] {
+        let (_, contract, documents) = corpus()
+            .into_iter()
+            .find(|(name, _, _)| name == case)
+            .unwrap();
+        // A nested `{}` matches both branches of the envelope (neither requires a member), so
+        // `oneOf` fails there and the reference rejects the tree; a nested success and a nested
+        // failure are envelopes, and the tree is admitted.
+        let decided: Vec<bool> = documents
+            .iter()
+            .map(|raw| admitted(&contract, raw))
+            .collect();
+        assert_eq!(decided, [false, true, true], "{case}");
+    }
+    // The dynamic scope is the document's, so that envelope is never narrowed, and why is kept.
+    let (_, contract, _) = corpus()
         .into_iter()
-        .find(|(name, _, _)| name == "tree-of-results")
+        .find(|(name, _, _)| name == "dynamic-anchor-root")
         .unwrap();
-    // A nested `{}` matches both branches of the envelope (neither requires a member), so
-    // `oneOf` fails there and the reference rejects the tree; a nested success and a nested
-    // failure are envelopes, and the tree is admitted.
-    let decided: Vec<bool> = documents
-        .iter()
-        .map(|raw| admitted(&contract, raw))
-        .collect();
-    assert_eq!(decided, [false, true, true]);
+    let census = toolgate_gate::internals::fast_paths(&contract);
+    assert_eq!((census.one_of_envelopes, census.narrowed), (1, 0));
+    assert!(
+        census.declined[0].starts_with("envelope.schema.json#/$dynamicAnchor: "),
+        "{:?}",
+        census.declined
+    );
 }
 
 /// Contracts drawn at random, a dozen documents each: every shortcut of the admission path
@@ -173,6 +189,7 @@ fn the_fast_path_census_counts_what_the_gate_takes() {
             shapes: 1,
             one_of_envelopes: 1,
             narrowed: 1,
+            declined: Vec::new(),
             positional: 4,
             other_patterns: vec!["^(ab|cd)$".to_owned()],
         }
@@ -181,6 +198,13 @@ fn the_fast_path_census_counts_what_the_gate_takes() {
     let undecided = json!({"oneOf": [{"required": ["outcome"]}, {"required": ["v"]}]});
     let census = fast_paths(&contract(undecided));
     assert_eq!((census.one_of_envelopes, census.narrowed), (1, 0));
+    // And why, decided when the contract was compiled.
+    assert_eq!(census.declined.len(), 1);
+    assert!(
+        census.declined[0].contains("branch 0 fixes no string `const`"),
+        "{:?}",
+        census.declined
+    );
     assert_eq!((census.positional, census.other_patterns.len()), (0, 0));
     let plain = fast_paths(&contract(json!({"type": "object"})));
     assert_eq!((plain.shapes, plain.one_of_envelopes), (1, 0));

@@ -45,3 +45,17 @@ pub(crate) fn log(message: &str) {
     };
     eprintln!("toolgate mcp-proxy: {}{cut}", inert(message, 2000));
 }
+
+/// The operator record of a refused result, for the person fixing the connector: one line on
+/// stderr, `toolgate mcp-proxy: refused: ` and the record as JSON (layer, rule, where, the
+/// validator's words, the hint, the raw bytes' length and SHA-256, which the audit line holds
+/// too). The record's strings are already escaped and capped by the gate, and there are at most
+/// a dozen findings, so the line is bounded.
+pub(crate) fn log_refusal(record: &toolgate_gate::OperatorRecord) {
+    match serde_json::to_string(record) {
+        Ok(json) => eprintln!("toolgate mcp-proxy: refused: {json}"),
+        Err(error) => log(&format!(
+            "cannot write a refusal's operator record: {error}"
+        )),
+    }
+}

@@ -29,7 +29,7 @@ use super::context::OperatorContext;
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
-use super::lines::log;
+use super::lines::{log, log_refusal};
 use super::message::{
     self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
 };
@@ -325,7 +325,7 @@ impl Proxy {
         };
         let decision =
             tools::decide_in_place(&call.contract, &call.request, result, SystemTime::now());
-        self.audit(&decision);
+        self.record(&decision);
         host.send(result_line(
             &id,
             &tools::result_json(&decision, modern_host),
@@ -937,7 +937,7 @@ impl Proxy {
                             now,
                         );
                     }
-                    self.audit(&decision);
+                    self.record(&decision);
                     host.send(result_line(
                         &pending.id,
                         &tools::result_json(&decision, pending.modern_host),
@@ -1020,7 +1020,7 @@ impl Proxy {
                 }
                 let decision =
                     tools::decide(&call.contract, &call.request, &result, SystemTime::now());
-                self.audit(&decision);
+                self.record(&decision);
                 result_line(id, &tools::result_json(&decision, modern_host))
             }
             (Waiting::Call(call), Err(error)) => {
@@ -1138,7 +1138,12 @@ impl Proxy {
         }
     }
 
-    fn audit(&self, decision: &toolgate_gate::Decision) {
+    /// Every decision is audited; a refusal's operator record goes to stderr as well (the audit
+    /// line holds digests, not the reason).
+    fn record(&self, decision: &toolgate_gate::Decision) {
+        if let Some(record) = decision.operator_record() {
+            log_refusal(record);
+        }
         if let Some(sink) = &self.audit
             && let Err(error) = sink.record_decision(decision)
         {
@@ -1164,7 +1169,7 @@ impl Proxy {
         let decision = call
             .contract
             .admit_response(response, &call.request, SystemTime::now());
-        self.audit(&decision);
+        self.record(&decision);
         host.send(result_line(id, &tools::result_json(&decision, modern_host)));
     }
 

@@ -60,15 +60,27 @@ fn main() {
         total.shapes += census.shapes;
         total.one_of_envelopes += census.one_of_envelopes;
         total.narrowed += census.narrowed;
+        total.declined.extend(census.declined);
         total.positional += census.positional;
         total.other_patterns.extend(census.other_patterns);
     }
     let patterns = total.positional + total.other_patterns.len();
+    // Why the others are not, by reason (the part after the file and pointer it names).
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for reason in &total.declined {
+        let why = reason
+            .split_once(": ")
+            .map_or(reason.as_str(), |(_, why)| why);
+        *reasons.entry(why).or_default() += 1;
+    }
     println!("contracts: {compiled} compiled ({failed} did not compile and are not counted)");
     println!(
         "shapes: {}; with a root oneOf: {}; decided by the outcome member: {}",
         total.shapes, total.one_of_envelopes, total.narrowed
     );
+    for (why, count) in &reasons {
+        println!("  not decided by it ({count}): {why}");
+    }
     println!(
         "patterns: {patterns} in {contracts_with_patterns} contracts; matched by position: {} ({:.0} %)",
         total.positional,

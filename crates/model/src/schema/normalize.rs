@@ -11,9 +11,13 @@ use super::algebra::{close_unevaluated, intersect, tighter};
 use super::{Bound, Facts, JsonType, Kind, Location, Node, Union, Values};
 
 /// Keywords that say nothing about which instances are valid.
-const ANNOTATIONS: [&str; 14] = [
+const ANNOTATIONS: [&str; 16] = [
     "$schema",
     "$id",
+    // A name for a place: what refers to it is modelled where the reference is (a plain `$ref`
+    // to an anchor is followed; a `$dynamicRef` is not modelled).
+    "$anchor",
+    "$dynamicAnchor",
     "$defs",
     "definitions",
     "$comment",
@@ -101,17 +105,25 @@ impl Schemas {
         )
     }
 
-    /// A digest of what the schema at `at` means: it, and every file it can reach by `$ref`, so
-    /// two unfollowed references are equal only when nothing they depend on differs.
+    /// A digest of what the schema at `at` means: it, and every file it can reach by a
+    /// reference, so two unfollowed references are equal only when nothing they depend on
+    /// differs. A dynamic reference can reach any file (the dynamic scope is the document's), so
+    /// it makes every file part of the digest.
     fn digest(&self, at: &Location, schema: &Value) -> String {
         let mut reachable = BTreeSet::new();
         let mut pending = vec![(at.file.clone(), schema)];
         while let Some((file, value)) = pending.pop() {
             for reference in references(value) {
-                if let Some((target, _)) = self.resolve(&file, reference)
-                    && reachable.insert(target.file.clone())
-                {
-                    pending.push((target.file.clone(), &self.files[&target.file]));
+                let targets: Vec<String> = match reference {
+                    Reference::Static(reference) => {
+                        self.file_of(&file, reference).into_iter().collect()
+                    }
+                    Reference::Dynamic => self.files.keys().cloned().collect(),
+                };
+                for target in targets {
+                    if reachable.insert(target.clone()) {
+                        pending.push((target.clone(), &self.files[&target]));
+                    }
                 }
             }
         }
@@ -122,24 +134,41 @@ impl Schemas {
         Sha256Digest::of(material.as_bytes()).to_hex()
     }
 
-    /// Resolves a `$ref` written in `file`: to the same file (`#/…`), another file of the
-    /// contract (`other.json#/…`), or a document by its `$id`.
-    fn resolve(&self, file: &str, reference: &str) -> Option<(Location, &Value)> {
-        let (target, fragment) = reference.split_once('#').unwrap_or((reference, ""));
-        let target_file = if target.is_empty() {
-            file.to_owned()
+    /// The file a reference written in `file` names, whatever its fragment says.
+    fn file_of(&self, file: &str, reference: &str) -> Option<String> {
+        let target = reference
+            .split_once('#')
+            .map_or(reference, |(target, _)| target);
+        if target.is_empty() {
+            Some(file.to_owned())
         } else if self.files.contains_key(target) {
-            target.to_owned()
+            Some(target.to_owned())
         } else if let Some(file) = self.ids.get(target) {
-            file.clone()
+            Some(file.clone())
         } else {
             let relative = target.rsplit('/').next().unwrap_or(target);
             self.files
                 .contains_key(relative)
-                .then(|| relative.to_owned())?
+                .then(|| relative.to_owned())
+        }
+    }
+
+    /// Resolves a `$ref` written in `file`: to the same file (`#/…`), another file of the
+    /// contract (`other.json#/…`), or a document by its `$id`.
+    fn resolve(&self, file: &str, reference: &str) -> Option<(Location, &Value)> {
+        let fragment = reference
+            .split_once('#')
+            .map_or("", |(_, fragment)| fragment);
+        let target_file = self.file_of(file, reference)?;
+        let document = self.files.get(&target_file)?;
+        let pointer = if fragment.is_empty() || fragment.starts_with('/') {
+            fragment.replace("%24", "$").replace("%25", "%")
+        } else {
+            // A plain name: the `$anchor` of that name in the file (a nested resource's anchors
+            // are its own, so the search does not enter a nested `$id`).
+            anchor_pointer(document, fragment, String::new(), true)?
         };
-        let pointer = fragment.replace("%24", "$").replace("%25", "%");
-        let value = self.files.get(&target_file)?.pointer(&pointer)?;
+        let value = document.pointer(&pointer)?;
         Some((
             Location {
                 file: target_file,
@@ -411,15 +440,26 @@ impl Normalizer<'_> {
     }
 }
 
-/// Every `$ref` written anywhere in `value`.
-fn references(value: &Value) -> Vec<&str> {
+/// A reference a schema makes.
+enum Reference<'a> {
+    /// `$ref`: to the place it names.
+    Static(&'a str),
+    /// `$dynamicRef` or `$recursiveRef`: to whatever the dynamic scope holds.
+    Dynamic,
+}
+
+/// Every reference written anywhere in `value`.
+fn references(value: &Value) -> Vec<Reference<'_>> {
     let mut found = Vec::new();
     let mut pending = vec![value];
     while let Some(value) = pending.pop() {
         match value {
             Value::Object(members) => {
                 if let Some(Value::String(reference)) = members.get("$ref") {
-                    found.push(reference.as_str());
+                    found.push(Reference::Static(reference.as_str()));
+                }
+                if members.contains_key("$dynamicRef") || members.contains_key("$recursiveRef") {
+                    found.push(Reference::Dynamic);
                 }
                 pending.extend(members.values());
             }
@@ -428,6 +468,28 @@ fn references(value: &Value) -> Vec<&str> {
         }
     }
     found
+}
+
+/// The JSON pointer to the schema in `value` (at `pointer`) whose `$anchor` is `name`; `top`
+/// for the file's own root, where an `$id` does not start a nested resource.
+fn anchor_pointer(value: &Value, name: &str, pointer: String, top: bool) -> Option<String> {
+    match value {
+        Value::Object(members) => {
+            if !top && members.contains_key("$id") {
+                return None;
+            }
+            if members.get("$anchor").and_then(Value::as_str) == Some(name) {
+                return Some(pointer);
+            }
+            members.iter().find_map(|(key, member)| {
+                anchor_pointer(member, name, format!("{pointer}/{}", escape(key)), false)
+            })
+        }
+        Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+            anchor_pointer(item, name, format!("{pointer}/{index}"), false)
+        }),
+        _ => None,
+    }
 }
 
 fn escape(token: &str) -> String {
