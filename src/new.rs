@@ -14,8 +14,8 @@ use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict};
 use toolgate_gate::internals::{escape_hidden, parse_strict_json};
 use toolgate_repo::{RepoRoot, Repository, Status, UsageError};
 use toolgate_runner::{Scope, Suite};
-use toolgate_scaffold::plan::FREE_TEXT_REASON;
-use toolgate_scaffold::{Parts, plan, sources, write};
+use toolgate_scaffold::plan::survivors_file;
+use toolgate_scaffold::{Parts, plan, render, sources, write};
 
 /// Where a contract comes from.
 #[derive(Debug, Clone)]
@@ -119,25 +119,55 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
         }
     };
 
+    let mcp = matches!(config.source, Source::Mcp { .. });
     let mut left = 0;
+    // Every tool is planned before anything is written, so one that cannot be written (a name
+    // only the case tells from another) never leaves a tree half written.
+    let mut planned = Vec::new();
     for parts in parts {
-        let mcp = matches!(config.source, Source::Mcp { .. });
         let mcp_name = mcp.then(|| parts.origin.source.clone());
         let name = parts.tool.clone();
-        let plan = match plan(parts) {
-            Ok(plan) => plan,
+        match plan(parts) {
+            Ok(plan) => planned.push((plan, mcp_name)),
             // One tool that cannot be scaffolded does not stop the others.
             Err(message) if mcp => {
                 left += 1;
                 let _ = writeln!(out, "skipped {name}: {}\n", escape_hidden(&message));
-                continue;
             }
             Err(message) => return Err(UsageError::new(message)),
-        };
+        }
+    }
+    let mut taken = existing_tools(&root)?;
+    let mut writable = Vec::new();
+    for (plan, mcp_name) in planned {
+        let twin = taken
+            .iter()
+            .find(|other| *other != &plan.tool && other.eq_ignore_ascii_case(&plan.tool))
+            .cloned();
+        match twin {
+            None => {
+                taken.push(plan.tool.clone());
+                writable.push((plan, mcp_name));
+            }
+            Some(twin) => {
+                let message = format!(
+                    "its name differs from `{}` only in case, and a case-insensitive file system (macOS, Windows) holds one folder for both, so the repository refuses the pair; nothing of it was written",
+                    escape_hidden(&twin)
+                );
+                if !mcp {
+                    return Err(UsageError::new(format!("{}: {message}", plan.tool)));
+                }
+                left += 1;
+                let _ = writeln!(out, "skipped {}: {message}\n", escape_hidden(&plan.tool));
+            }
+        }
+    }
+    for (plan, mcp_name) in writable {
         let written = match write(&root, &plan) {
             Ok(written) => written,
-            Err(message) if matches!(config.source, Source::Mcp { .. }) => {
+            Err(message) if mcp => {
                 // One tool's existing contract does not stop the others.
+                left += 1;
                 let _ = writeln!(out, "skipped {}: {}\n", plan.tool, escape_hidden(&message));
                 continue;
             }
@@ -160,6 +190,28 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
         report(out, &plan, &written, &todo)?;
     }
     Ok(Status::passed_if(left == 0))
+}
+
+/// The tool folders already under `contracts/` and `fixtures/`.
+fn existing_tools(root: &RepoRoot) -> Result<Vec<String>, UsageError> {
+    let mut tools = Vec::new();
+    for folder in [toolgate_repo::CONTRACTS_DIR, toolgate_repo::FIXTURES_DIR] {
+        let folder = Path::new(folder);
+        if root.kind(folder).map_err(|error| UsageError::new(error.to_string()))?
+            != toolgate_repo::EntryKind::Dir
+        {
+            continue;
+        }
+        for entry in root
+            .list(folder)
+            .map_err(|error| UsageError::new(error.to_string()))?
+        {
+            if !tools.contains(&entry.name) {
+                tools.push(entry.name);
+            }
+        }
+    }
+    Ok(tools)
 }
 
 fn required_tool(config: &NewConfig) -> Result<String, UsageError> {
@@ -268,19 +320,12 @@ fn accept_free_text(
     if accepted.is_empty() {
         return Ok(());
     }
-    let mut text = plan.survivors.clone();
-    for (family, pointer) in &accepted {
-        // A pointer is written as a JSON string, which YAML reads as it is whatever it holds.
-        text.push_str(&format!(
-            "- mutation: {family}\n  pointer: {}\n  reason: {}\n",
-            Value::from(pointer.as_str()),
-            Value::from(FREE_TEXT_REASON)
-        ));
-    }
     let file = Path::new(toolgate_repo::FIXTURES_DIR)
         .join(&plan.tool)
         .join(toolgate_repo::SURVIVORS_FILE);
-    root.write(&file, text.as_bytes())
+    let survivors = survivors_file(&accepted).map_err(UsageError::new)?;
+    render::check(&file.display().to_string(), &survivors).map_err(UsageError::new)?;
+    root.write(&file, &survivors.bytes)
         .map_err(|error| UsageError::new(error.to_string()))
 }
 

@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 
 #[path = "mcp/http.rs"]
 mod http;
+#[path = "mcp/scaffold.rs"]
+mod scaffold;
 
 const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
 const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
@@ -75,7 +77,15 @@ fn main() -> ExitCode {
     ));
     trials.push(Trial::test(
         "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
-        new_from_mcp,
+        scaffold::new_from_mcp,
+    ));
+    trials.push(Trial::test(
+        "mcp::new_from_a_hostile_server_writes_nothing_it_did_not_mean",
+        scaffold::new_from_a_hostile_server,
+    ));
+    trials.push(Trial::test(
+        "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",
+        scaffold::new_stops_at_a_listing_too_large_to_hold,
     ));
     trials.push(Trial::test(
         "mcp::many_calls_in_one_write_are_each_answered_once",
@@ -835,81 +845,6 @@ fn pipelined_calls() -> Result<(), Failed> {
     let status = proxy.child.wait().map_err(|error| error.to_string())?;
     if !status.success() {
         return Err(format!("exit {status}: {}", proxy.stderr.join().unwrap()).into());
-    }
-    Ok(())
-}
-
-/// `toolgate new --from-mcp`: one contract per tool the server lists, named as MCP names it
-/// (a hyphen becomes `_`, and the to-do list says so), a text contract for a tool without an
-/// output schema, and a tool whose schema promises nothing skipped with the reason.
-fn new_from_mcp() -> Result<(), Failed> {
-    let root = tempfile::tempdir().map_err(|error| error.to_string())?;
-    let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["new", "--from-mcp", "--root"])
-        .arg(root.path())
-        .arg("--")
-        .arg(std::env::current_exe().map_err(|error| error.to_string())?)
-        .env(SCENARIO_VARIABLE, here().join("new/tools.json"))
-        .env("NO_COLOR", "1")
-        .output()
-        .map_err(|error| error.to_string())?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let fail = |what: &str| -> Result<(), Failed> {
-        Err(format!(
-            "{what}\nstdout:\n{stdout}\nstderr:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into())
-    };
-    if output.status.code() != Some(1) {
-        return fail("expected exit 1: written, with decisions left");
-    }
-    let contract = |tool: &str| {
-        fs::read_to_string(
-            root.path()
-                .join(format!("contracts/{tool}/v1/contract.yaml")),
-        )
-    };
-    // Named as the server names it: the proxy matches the tool to this contract.
-    let forecast = contract("get-forecast").map_err(|error| error.to_string())?;
-    if !forecast.contains("tool: get-forecast") {
-        return fail(&format!("get-forecast keeps its MCP name:\n{forecast}"));
-    }
-    for expected in [
-        "{ name: temperature_c, from: \"/temperature_c\" }",
-        "{ name: conditions, from: \"/conditions\" }",
-        "{ name: observed_at, from: \"/observed_at\" }",
-    ] {
-        if !forecast.contains(expected) {
-            return fail(&format!(
-                "get-forecast's contract lacks {expected}:\n{forecast}"
-            ));
-        }
-    }
-    let log = contract("read_log").map_err(|error| error.to_string())?;
-    if !log.contains("text_pattern:") {
-        return fail(&format!("read_log is a text tool:\n{log}"));
-    }
-    if contract("anything").is_ok() {
-        return fail("a tool whose schema promises nothing must be skipped");
-    }
-    for expected in [
-        "skipped anything: no field to promise",
-        "not promised, because the agent would see free text nobody checks: /advisory, /city",
-        "no documented example is admitted",
-    ] {
-        if !stdout.contains(expected) {
-            return fail(&format!("the report lacks {expected:?}"));
-        }
-    }
-    // The scaffold is a repository the harness reads: every contract compiles and lints clean.
-    let lint = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["lint", "--root"])
-        .arg(root.path())
-        .output()
-        .map_err(|error| error.to_string())?;
-    if lint.status.code() != Some(0) {
-        return fail(&format!("lint: {}", String::from_utf8_lossy(&lint.stdout)));
     }
     Ok(())
 }

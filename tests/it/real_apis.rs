@@ -141,14 +141,17 @@ fn toolgate_new_scaffolds_github_operations_whose_suite_passes_with_no_hand_edit
         contract.contains("#   /$defs/"),
         "every assumption is listed"
     );
-    assert!(
-        contract
-            .contains("upstream_errors:\n  - { name: not_found, status: [404], code: NOT_FOUND }")
+    let contract: Value = toolgate_gate::internals::read_strict_yaml(&contract).unwrap();
+    assert_eq!(
+        contract["upstream_errors"][0],
+        serde_json::json!({"name": "not_found", "status": [404], "code": "NOT_FOUND"})
     );
     let list =
         fs::read_to_string(dir.path().join("contracts/pulls_list/v1/contract.yaml")).unwrap();
+    let listed: Value = toolgate_gate::internals::read_strict_yaml(&list).unwrap();
+    let items = &listed["shape"]["fields"][0];
     assert!(
-        list.contains("    - name: items\n      from: \"\"\n      each:\n"),
+        items["name"] == "items" && items["from"] == "" && items["each"].is_array(),
         "{list}"
     );
     let request: Value = serde_json::from_str(
@@ -315,10 +318,13 @@ fn toolgate_new_promises_free_text_when_nothing_is_pinned_and_accepts_what_the_g
     assert!(new.stdout.contains("promised free text"), "{}", new.stdout);
     let survivors =
         fs::read_to_string(dir.path().join("fixtures/public_key/survivors.yaml")).unwrap();
-    assert!(survivors.contains("mutation: canary_string"), "{survivors}");
-    assert!(survivors.contains("pointer: \"/key\""), "{survivors}");
+    let entries: Value = toolgate_gate::internals::read_strict_yaml(&survivors).unwrap();
     assert!(
-        survivors.contains("Free text: the response has no member"),
+        entries.as_array().unwrap().iter().any(|entry| entry["mutation"] == "canary_string"
+            && entry["pointer"] == "/key"
+            && entry["reason"]
+                .as_str()
+                .is_some_and(|reason| reason.starts_with("Free text: the response has no member"))),
         "{survivors}"
     );
     assert_code(

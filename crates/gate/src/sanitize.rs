@@ -111,7 +111,7 @@ fn push_shown(out: &mut String, ch: char) {
 /// or paragraph separator (Zl, Zp), a bidi control, anything Unicode marks default-ignorable
 /// (combining grapheme joiner, Hangul fillers, variation selectors), or an unassigned code point.
 /// By property, from the `regex` crate's Unicode tables, rather than a list that ages.
-fn is_hidden(ch: char) -> bool {
+pub fn is_hidden(ch: char) -> bool {
     static HIDDEN: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cn}\p{Bidi_Control}\p{Default_Ignorable_Code_Point}]$",

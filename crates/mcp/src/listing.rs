@@ -16,9 +16,14 @@ use crate::tools::Registry;
 use crate::upstream;
 
 /// The longest line read from the server while listing (a large catalogue of tools).
-const LISTING_LINE_CAP: usize = 16 << 20;
+const LISTING_LINE_CAP: usize = 8 << 20;
 /// The most pages of tools followed.
 const MOST_PAGES: usize = 100;
+/// The most a whole listing may hold, every page together (as JSON): a server that lists more
+/// is refused rather than held in memory. A large real catalogue is a few hundred kilobytes.
+const LISTING_TOTAL_CAP: usize = 16 << 20;
+/// The most tools a listing may hold.
+const MOST_TOOLS: usize = 2000;
 
 /// One tool as the server describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +76,7 @@ fn list_through(
     }
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
+    let mut listed_bytes = 0usize;
     for _ in 0..MOST_PAGES {
         let params = match &cursor {
             Some(cursor) => json!({ "cursor": cursor }),
@@ -100,6 +106,13 @@ fn list_through(
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
+            listed_bytes += tool.to_string().len();
+            if listed_bytes > LISTING_TOTAL_CAP || tools.len() >= MOST_TOOLS {
+                return Err(UsageError::new(format!(
+                    "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; `toolgate new --from-mcp` stops there rather than hold them all",
+                    LISTING_TOTAL_CAP >> 20
+                )));
+            }
             tools.push(ListedTool {
                 name: name.to_owned(),
                 description: tool

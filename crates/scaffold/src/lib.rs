@@ -10,6 +10,7 @@ pub mod convert;
 pub mod infer;
 pub mod openapi;
 pub mod plan;
+pub mod render;
 pub mod sources;
 
 pub use convert::{Assumption, Converter, Dialect};

@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value, json};
-use toolgate_gate::internals::JSON_SCHEMA_FORMATS;
+use toolgate_gate::internals::{JSON_SCHEMA_FORMATS, escape_hidden, is_hidden};
 use toolgate_repo::{RepoRoot, is_case_name};
 
+use serde::Serialize;
+
 use crate::convert::Assumption;
+use crate::render::{self, Rendered};
 
 /// The schema file a scaffolded contract's shape reads.
 pub const SCHEMA_FILE: &str = "response.schema.json";
@@ -65,9 +68,9 @@ pub struct Fixture {
     /// Its case name.
     pub case: String,
     /// The raw bytes.
-    pub body: Vec<u8>,
+    pub body: Rendered,
     /// Its sidecar.
-    pub sidecar: String,
+    pub sidecar: Rendered,
 }
 
 /// Everything `toolgate new` writes for one tool.
@@ -76,7 +79,7 @@ pub struct Plan {
     /// The tool's name.
     pub tool: String,
     /// `contracts/<tool>/v1/contract.yaml`.
-    pub contract: String,
+    pub contract: Rendered,
     /// `contracts/<tool>/v1/response.schema.json`.
     pub schema: Value,
     /// `fixtures/<tool>/request.json`.
@@ -84,7 +87,7 @@ pub struct Plan {
     /// The fixtures.
     pub fixtures: Vec<Fixture>,
     /// `fixtures/<tool>/survivors.yaml`.
-    pub survivors: String,
+    pub survivors: Rendered,
     /// What the scaffold assumed where the description was silent.
     pub assumptions: Vec<Assumption>,
     /// What is left for a person to decide, one line each.
@@ -209,6 +212,20 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             })
             .collect()
     };
+    // Nothing invisible or bidirectional is ever written: a member whose name holds such a
+    // character is not promised (a reviewer could not read what the contract says).
+    let (fields, hidden): (Vec<Field>, Vec<Field>) =
+        fields.into_iter().partition(|field| !field_has_hidden(field));
+    if !hidden.is_empty() {
+        todo.push(format!(
+            "not promised, because a member name on the way holds an invisible or bidirectional character a reviewer cannot read: {}; rename it upstream, or promise another member",
+            hidden
+                .iter()
+                .map(|field| escape_hidden(&field.from).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if fields.is_empty() {
         return Err("no field to promise: name one with --field NAME=POINTER".to_owned());
     }
@@ -310,15 +327,20 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         let case = unique_case(&case_name(name), &mut names);
         fixtures.push(Fixture {
             class: "accepted",
-            sidecar: format!(
-                "description: {}\nexpect: {{ outcome: admitted }}\n",
-                Value::from(format!(
-                    "The documented example `{name}` ({}).",
-                    origin.source
-                ))
-            ),
+            sidecar: sidecar(
+                &if name == SYNTHESIZED_CASE {
+                    format!(
+                        "A response built from the schema of {}, not one the upstream sent: replace it with a real one.",
+                        origin.source
+                    )
+                } else {
+                    format!("The documented example `{name}` ({}).", origin.source)
+                },
+                None,
+                Expectation::admitted(),
+            )?,
             case,
-            body: serde_json::to_vec_pretty(example).unwrap_or_default(),
+            body: render::json(example),
         });
     }
     // The near-misses every tool needs, derived from the first example: the first promised
@@ -349,11 +371,12 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         fixtures.push(Fixture {
             class: "near-miss",
             case: unique_case("near_miss", &mut names),
-            body: serde_json::to_vec(&broken).unwrap_or_default(),
-            sidecar: format!(
-                "description: {}\nexpect: {{ outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }}\n",
-                Value::from(description)
-            ),
+            body: render::json(&broken),
+            sidecar: sidecar(
+                &description,
+                None,
+                Expectation::rejected("schema", None, "INVALID_RESPONSE", false),
+            )?,
         });
         // A response with no object in it (a list of scalars) has no member to write twice: the
         // duplicate is then an object around it, which the parser refuses all the same.
@@ -373,11 +396,12 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         fixtures.push(Fixture {
             class: "duplicate-key",
             case: unique_case(case, &mut names),
-            body: bytes,
-            sidecar: format!(
-                "description: {}\nexpect: {{ outcome: rejected, layer: parse, code: INVALID_RESPONSE, retryable: false }}\n",
-                Value::from(words)
-            ),
+            body: render::raw_json(&String::from_utf8_lossy(&bytes)),
+            sidecar: sidecar(
+                &words,
+                None,
+                Expectation::rejected("parse", None, "INVALID_RESPONSE", false),
+            )?,
         });
     }
     for (status, body) in &error_examples {
@@ -388,17 +412,24 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             continue;
         };
         let case = unique_case(&format!("status_{status}"), &mut names);
+        let rule = format!("upstream_errors.{}", mapping.name);
         fixtures.push(Fixture {
             class: "near-miss",
-            sidecar: format!(
-                "description: {}\nupstream_status: {status}\nexpect: {{ outcome: rejected, layer: transport, rule: upstream_errors.{}, code: {}, retryable: {} }}\n",
-                Value::from(format!("The documented {status} answer: the agent sees {} and nothing of the body.", mapping.code)),
-                mapping.name,
-                mapping.code,
-                mapping.code == "UPSTREAM_UNAVAILABLE",
-            ),
+            sidecar: sidecar(
+                &format!(
+                    "The documented {status} answer: the agent sees {} and nothing of the body.",
+                    mapping.code
+                ),
+                Some(*status),
+                Expectation::rejected(
+                    "transport",
+                    Some(&rule),
+                    mapping.code,
+                    mapping.code == "UPSTREAM_UNAVAILABLE",
+                ),
+            )?,
             case,
-            body: serde_json::to_vec_pretty(body).unwrap_or_default(),
+            body: render::json(body),
         });
     }
 
@@ -411,8 +442,8 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         &assumptions,
         &admitted,
         text,
-    );
-    let survivors = "# Survivors the agent cannot see: every place no promised field reads is the upstream's to\n# change (the leak check still holds them). Survivors where the agent looks are accepted only\n# by an entry of their own, with its reason.\n- pointer: /**\n  reason: >\n    The agent sees only the promised fields (`toolgate new` left every other member unprojected),\n    so a survivor elsewhere is upstream drift, not something the agent reads.\n".to_owned();
+    )?;
+    let survivors = survivors_file(&[])?;
     Ok(Plan {
         tool,
         contract,
@@ -425,6 +456,40 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         free_text: free_text_places,
     })
 }
+
+/// `fixtures/<tool>/survivors.yaml`: every survivor where no promised field reads accepted, and
+/// each of `free_text` (a mutation family and a pointer the gate showed it surviving at, where
+/// the agent reads free text) with [`FREE_TEXT_REASON`], for a person to confirm.
+pub fn survivors_file(free_text: &[(String, String)]) -> Result<Rendered, String> {
+    let mut entries = vec![json!({"pointer": "/**", "reason": UNPROJECTED_REASON})];
+    for (family, pointer) in free_text {
+        entries.push(json!({"mutation": family, "pointer": pointer, "reason": FREE_TEXT_REASON}));
+    }
+    render::yaml(
+        &[
+            "Survivors the agent cannot see: every place no promised field reads is the upstream's to"
+                .to_owned(),
+            "change (the leak check still holds them). Survivors where the agent looks are accepted only"
+                .to_owned(),
+            "by an entry of their own, with its reason.".to_owned(),
+        ],
+        &entries,
+    )
+}
+
+/// Whether `text` holds a character a reader does not see as itself.
+fn has_hidden(text: &str) -> bool {
+    text.chars().any(is_hidden)
+}
+
+fn field_has_hidden(field: &Field) -> bool {
+    has_hidden(&field.from)
+        || has_hidden(&field.name)
+        || field.each.iter().flatten().any(|(name, from, _)| has_hidden(name) || has_hidden(from))
+}
+
+/// Why `toolgate new` accepts every survivor where no promised field reads.
+const UNPROJECTED_REASON: &str = "The agent sees only the promised fields (`toolgate new` left every other member unprojected), so a survivor elsewhere is upstream drift, not something the agent reads.";
 
 /// The case name of a response `toolgate new` built from the schema.
 pub const SYNTHESIZED_CASE: &str = "synthesized_from_schema";
@@ -477,7 +542,9 @@ fn repair(
         let described = error.to_string();
         let changed = match error.kind() {
             ValidationErrorKind::UnevaluatedProperties { unexpected }
-            | ValidationErrorKind::AdditionalProperties { unexpected } => {
+            | ValidationErrorKind::AdditionalProperties { unexpected }
+                if !has_hidden(&instance) =>
+            {
                 let place = wildcard(&instance);
                 let members = unexpected.join(", ");
                 if let Some(object) = schema.pointer_mut(&owner).and_then(Value::as_object_mut) {
@@ -1354,8 +1421,64 @@ fn unique_case(base: &str, taken: &mut BTreeSet<String>) -> String {
     case
 }
 
-/// `contract.yaml`: a header with every assumption, then the contract. Values are written as JSON
-/// strings, which YAML reads as they are.
+/// `contract.yaml` as the serializer writes it.
+#[derive(Serialize)]
+struct ContractFile<'a> {
+    tool: &'a str,
+    version: u32,
+    direction: &'static str,
+    limits: Limits,
+    shape: ShapeFile<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    upstream_errors: Vec<ErrorFile<'a>>,
+}
+
+#[derive(Serialize)]
+struct Limits {
+    max_bytes: usize,
+    max_depth: u32,
+}
+
+#[derive(Serialize)]
+struct ShapeFile<'a> {
+    schema: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text_pattern: Option<&'static str>,
+    fields: Vec<FieldFile<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tolerate: Vec<TolerateFile<'a>>,
+}
+
+#[derive(Serialize)]
+struct FieldFile<'a> {
+    name: &'a str,
+    from: &'a str,
+    #[serde(skip_serializing_if = "is_false")]
+    optional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    each: Option<Vec<FieldFile<'a>>>,
+}
+
+#[derive(Serialize)]
+struct TolerateFile<'a> {
+    at: &'a str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct ErrorFile<'a> {
+    name: &'a str,
+    status: &'a [u16],
+    code: &'static str,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !flag
+}
+
+/// `contract.yaml`: a header of comments (where it comes from, every assumption, and the
+/// upstream's own description of the tool, which is never the contract's: the proxy serves a
+/// contract's `description:` to the model, so only its author writes one), then the contract.
 #[allow(clippy::too_many_arguments)]
 fn contract_yaml(
     tool: &str,
@@ -1366,30 +1489,39 @@ fn contract_yaml(
     assumptions: &[Assumption],
     admitted: &[(String, Value)],
     text: bool,
-) -> String {
-    let quote = |text: &str| Value::from(text).to_string();
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# Scaffolded by `toolgate new` from {}.\n# Review it (every assumption below is a decision the description did not make), then\n# `toolgate test --accept {tool}` and `CI=true toolgate test {tool}`.\n",
-        one_line(&origin.source)
-    ));
+) -> Result<Rendered, String> {
+    let mut header = vec![
+        render::comment(&format!("Scaffolded by `toolgate new` from {}.", origin.source)),
+        "Review it (every assumption below is a decision the description did not make), then"
+            .to_owned(),
+        format!("`toolgate test --accept {tool}` and `CI=true toolgate test {tool}`."),
+    ];
+    if let Some(summary) = &origin.summary {
+        header.push(String::new());
+        header.push(
+            "The upstream describes the tool as follows (its words, unchecked, never served as this"
+                .to_owned(),
+        );
+        header.push(
+            "contract's: write a `description:` of your own for the proxy to show the model):"
+                .to_owned(),
+        );
+        header.push(format!("  {}", render::comment(summary)));
+    }
     if !assumptions.is_empty() {
-        out.push_str(&format!("#\n# Assumed in {SCHEMA_FILE}:\n"));
+        header.push(String::new());
+        header.push(format!("Assumed in {SCHEMA_FILE}:"));
         for assumption in assumptions {
-            out.push_str(&format!(
-                "#   {}: {}\n",
-                if assumption.pointer.is_empty() {
-                    "(root)"
-                } else {
-                    &assumption.pointer
-                },
-                one_line(&assumption.what)
+            let pointer = if assumption.pointer.is_empty() {
+                "(root)"
+            } else {
+                &assumption.pointer
+            };
+            header.push(format!(
+                "  {}",
+                render::comment(&format!("{pointer}: {}", assumption.what))
             ));
         }
-    }
-    out.push_str(&format!("tool: {tool}\nversion: 1\ndirection: result\n"));
-    if let Some(summary) = &origin.summary {
-        out.push_str(&format!("description: {}\n", quote(&one_line(summary))));
     }
     // Room for the largest example four times over, at least the default 64 KiB.
     let largest = admitted
@@ -1397,74 +1529,129 @@ fn contract_yaml(
         .map(|(_, example)| example.to_string().len())
         .max()
         .unwrap_or(0);
-    let max_bytes = (largest * 4).clamp(64 * 1024, 64 * 1024 * 1024);
-    out.push_str(&format!(
-        "limits: {{ max_bytes: {max_bytes}, max_depth: 64 }}\n"
-    ));
-    out.push_str(&format!("shape:\n  schema: {SCHEMA_FILE}\n"));
-    if text {
-        out.push_str("  text_pattern: '^(?s)(?P<text>.+)$'\n");
-    }
-    out.push_str("  fields:\n");
-    for field in fields {
-        match &field.each {
-            None => out.push_str(&format!(
-                "    - {{ name: {}, from: {}{} }}\n",
-                field.name,
-                quote(&field.from),
-                if field.optional {
-                    ", optional: true"
-                } else {
-                    ""
-                }
-            )),
-            Some(members) => {
-                out.push_str(&format!(
-                    "    - name: {}\n      from: {}\n      each:\n",
-                    field.name,
-                    quote(&field.from)
-                ));
-                for (name, from, optional) in members {
-                    out.push_str(&format!(
-                        "        - {{ name: {name}, from: {}{} }}\n",
-                        quote(from),
-                        if *optional { ", optional: true" } else { "" }
-                    ));
-                }
-            }
+    fn field_file(field: &Field) -> FieldFile<'_> {
+        FieldFile {
+            name: &field.name,
+            from: &field.from,
+            optional: field.optional,
+            each: None,
         }
     }
-    if !tolerated.is_empty() {
-        out.push_str("  tolerate:\n");
-        for (at, reason) in tolerated {
-            out.push_str(&format!(
-                "    - at: {}\n      reason: {}\n",
-                quote(at),
-                quote(reason)
-            ));
-        }
-    }
-    if !errors.is_empty() {
-        out.push_str("upstream_errors:\n");
-        for mapping in errors {
-            let statuses: Vec<String> = mapping.statuses.iter().map(u16::to_string).collect();
-            out.push_str(&format!(
-                "  - {{ name: {}, status: [{}], code: {} }}\n",
-                mapping.name,
-                statuses.join(", "),
-                mapping.code
-            ));
-        }
-    }
-    out
+    let contract = ContractFile {
+        tool,
+        version: 1,
+        direction: "result",
+        limits: Limits {
+            max_bytes: (largest * 4).clamp(64 * 1024, 64 * 1024 * 1024),
+            max_depth: 64,
+        },
+        shape: ShapeFile {
+            schema: SCHEMA_FILE,
+            text_pattern: text.then_some(TEXT_PATTERN),
+            fields: fields
+                .iter()
+                .map(|field| match &field.each {
+                    None => field_file(field),
+                    Some(members) => FieldFile {
+                        each: Some(
+                            members
+                                .iter()
+                                .map(|(name, from, optional)| FieldFile {
+                                    name,
+                                    from,
+                                    optional: *optional,
+                                    each: None,
+                                })
+                                .collect(),
+                        ),
+                        optional: false,
+                        ..field_file(field)
+                    },
+                })
+                .collect(),
+            tolerate: tolerated
+                .iter()
+                .map(|(at, reason)| TolerateFile { at, reason })
+                .collect(),
+        },
+        upstream_errors: errors
+            .iter()
+            .map(|mapping| ErrorFile {
+                name: &mapping.name,
+                status: &mapping.statuses,
+                code: mapping.code,
+            })
+            .collect(),
+    };
+    render::yaml(&header, &contract)
 }
 
-fn one_line(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|ch| if ch.is_control() { ' ' } else { ch })
-        .collect();
-    flat.chars().take(300).collect()
+/// A text contract's pattern: the whole output, one fact.
+const TEXT_PATTERN: &str = "^(?s)(?P<text>.+)$";
+
+/// A fixture's sidecar as the serializer writes it.
+#[derive(Serialize)]
+struct SidecarFile<'a> {
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream_status: Option<u16>,
+    expect: Expectation<'a>,
+}
+
+#[derive(Serialize)]
+struct Expectation<'a> {
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layer: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retryable: Option<bool>,
+}
+
+impl Expectation<'_> {
+    fn admitted() -> Expectation<'static> {
+        Expectation {
+            outcome: "admitted",
+            layer: None,
+            rule: None,
+            code: None,
+            retryable: None,
+        }
+    }
+
+    fn rejected<'a>(
+        layer: &'static str,
+        rule: Option<&'a str>,
+        code: &'static str,
+        retryable: bool,
+    ) -> Expectation<'a> {
+        Expectation {
+            outcome: "rejected",
+            layer: Some(layer),
+            rule,
+            code: Some(code),
+            retryable: Some(retryable),
+        }
+    }
+}
+
+/// A sidecar, rendered.
+fn sidecar(
+    description: &str,
+    upstream_status: Option<u16>,
+    expect: Expectation<'_>,
+) -> Result<Rendered, String> {
+    render::yaml(
+        &[],
+        &SidecarFile {
+            description,
+            upstream_status,
+            expect,
+        },
+    )
 }
 
 /// Writes `plan` under `root`, refusing to touch an existing contract.
@@ -1477,23 +1664,11 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
         ));
     }
     let fixtures = Path::new("fixtures").join(&plan.tool);
-    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
-        (
-            tool.join("v1/contract.yaml"),
-            plan.contract.clone().into_bytes(),
-        ),
-        (
-            tool.join("v1").join(SCHEMA_FILE),
-            (serde_json::to_string_pretty(&plan.schema).unwrap_or_default() + "\n").into_bytes(),
-        ),
-        (
-            fixtures.join("request.json"),
-            (serde_json::to_string_pretty(&plan.request).unwrap_or_default() + "\n").into_bytes(),
-        ),
-        (
-            fixtures.join("survivors.yaml"),
-            plan.survivors.clone().into_bytes(),
-        ),
+    let mut files: Vec<(PathBuf, Rendered)> = vec![
+        (tool.join("v1/contract.yaml"), plan.contract.clone()),
+        (tool.join("v1").join(SCHEMA_FILE), render::json(&plan.schema)),
+        (fixtures.join("request.json"), render::json(&plan.request)),
+        (fixtures.join("survivors.yaml"), plan.survivors.clone()),
     ];
     for fixture in &plan.fixtures {
         let folder = fixtures.join(fixture.class);
@@ -1503,10 +1678,12 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
         ));
         files.push((
             folder.join(format!("{}.expect.yaml", fixture.case)),
-            fixture.sidecar.clone().into_bytes(),
+            fixture.sidecar.clone(),
         ));
     }
-    for (path, _) in &files {
+    // Every file reads back as what it means, and nothing is there: before anything is written.
+    for (path, rendered) in &files {
+        render::check(&path.display().to_string(), rendered)?;
         if root.kind(path).map_err(|error| error.to_string())? != toolgate_repo::EntryKind::Missing
         {
             return Err(format!(
@@ -1515,8 +1692,9 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
             ));
         }
     }
-    for (path, bytes) in &files {
-        root.write(path, bytes).map_err(|error| error.to_string())?;
+    for (path, rendered) in &files {
+        root.write(path, &rendered.bytes)
+            .map_err(|error| error.to_string())?;
     }
     Ok(files.into_iter().map(|(path, _)| path).collect())
 }
@@ -1524,6 +1702,11 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the plan's `contract.yaml` says, as the gate reads it.
+    fn contract_of(plan: &Plan) -> Value {
+        toolgate_gate::internals::read_strict_yaml(plan.contract.text()).unwrap()
+    }
 
     fn parts(schema: Value, examples: Vec<(String, Value)>) -> Parts {
         Parts {
@@ -1568,12 +1751,14 @@ mod tests {
     fn an_upstream_addition_in_an_example_is_tolerated_where_it_is_and_said_why() {
         let example = json!({"number": 7, "title": "Gate", "state": "open", "url": "https://api.example.com/pulls/7", "head": {"sha": "abc", "repo": {"id": 1}}, "labels": []});
         let plan = plan(parts(closed_pull(), vec![("default".to_owned(), example)])).unwrap();
-        assert!(
-            plan.contract.contains("  tolerate:\n    - at: \"/head\"\n"),
+        let contract = contract_of(&plan);
+        assert_eq!(
+            contract["shape"]["tolerate"][0]["at"],
+            "/head",
             "{}",
-            plan.contract
+            plan.contract.text()
         );
-        assert!(plan.contract.contains("(repo)"), "{}", plan.contract);
+        assert!(plan.contract.text().contains("(repo)"), "{}", plan.contract.text());
         assert!(
             plan.schema
                 .pointer("/properties/head/unevaluatedProperties")
@@ -1586,25 +1771,20 @@ mod tests {
             classes,
             ["accepted", "near-miss", "duplicate-key", "near-miss"]
         );
-        assert!(
-            plan.contract.contains(
-                "upstream_errors:\n  - { name: not_found, status: [404], code: NOT_FOUND }"
-            )
+        assert_eq!(
+            contract["upstream_errors"],
+            json!([{"name": "not_found", "status": [404], "code": "NOT_FOUND"}])
         );
         // Pinned values are promised; free text is left for a person, by pointer.
+        let fields = contract["shape"]["fields"].as_array().unwrap();
         assert!(
-            plan.contract
-                .contains("{ name: number, from: \"/number\" }"),
+            fields.contains(&json!({"name": "number", "from": "/number"})),
             "{}",
-            plan.contract
+            plan.contract.text()
         );
+        assert!(fields.contains(&json!({"name": "state", "from": "/state", "optional": true})));
         assert!(
-            plan.contract
-                .contains("{ name: state, from: \"/state\", optional: true }")
-        );
-        assert!(
-            plan.contract
-                .contains("{ name: url, from: \"/url\", optional: true }"),
+            fields.contains(&json!({"name": "url", "from": "/url", "optional": true})),
             "the URL got its format from the examples"
         );
         assert!(
@@ -1619,6 +1799,7 @@ mod tests {
         );
         assert!(
             plan.contract
+                .text()
                 .contains("refused: the description says nothing of this value")
         );
         // The number the agent sees is not negative, as no example is.
@@ -1658,8 +1839,11 @@ mod tests {
         let schema = json!({"type": "array", "maxItems": 30, "items": closed_pull()});
         let example = json!([{"number": 1, "title": "a", "head": {"sha": "x"}}, {"number": 2, "title": "b", "head": {"sha": "y"}}]);
         let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
-        assert!(plan.contract.contains("    - name: items\n      from: \"\"\n      each:\n        - { name: number, from: \"/number\" }\n"), "{}", plan.contract);
-        assert!(plan.contract.contains("max_bytes: 65536"));
+        let contract = contract_of(&plan);
+        let items = &contract["shape"]["fields"][0];
+        assert_eq!((&items["name"], &items["from"]), (&json!("items"), &json!("")));
+        assert_eq!(items["each"][0], json!({"name": "number", "from": "/number"}), "{}", plan.contract.text());
+        assert_eq!(contract["limits"]["max_bytes"], 65536);
     }
 
     #[test]
@@ -1668,17 +1852,14 @@ mod tests {
         let schema = json!({"oneOf": [branch("private"), branch("public")]});
         let example = json!({"id": 7, "kind": "user", "private": true});
         let plan = plan(parts(schema, vec![("default".to_owned(), example)])).unwrap();
-        let promised: Vec<&str> = plan
-            .contract
-            .lines()
-            .filter(|line| line.contains("from:"))
-            .collect();
-        assert_eq!(promised.len(), 2, "{}", plan.contract);
+        let contract = contract_of(&plan);
+        let promised = contract["shape"]["fields"].as_array().unwrap();
+        assert_eq!(promised.len(), 2, "{}", plan.contract.text());
         assert!(
-            promised.iter().all(|line| line.contains("optional: true")),
+            promised.iter().all(|field| field["optional"] == true),
             "{promised:?}"
         );
-        assert!(!plan.contract.contains("/private"), "{}", plan.contract);
+        assert!(!plan.contract.text().contains("/private"), "{}", plan.contract.text());
         // The bound assumed for what the agent sees holds in both branches.
         assert_eq!(
             plan.schema.pointer("/oneOf/0/properties/id/minimum"),
@@ -1700,7 +1881,7 @@ mod tests {
             .find(|fixture| fixture.case == SYNTHESIZED_CASE)
             .expect("a synthesized accepted fixture");
         assert_eq!(synthesized.class, "accepted");
-        let body: Value = serde_json::from_slice(&synthesized.body).unwrap();
+        let body: Value = serde_json::from_slice(&synthesized.body.bytes).unwrap();
         assert!(validator(&plan.schema).unwrap().is_valid(&body), "{body}");
         assert!(
             plan.todo
@@ -1715,11 +1896,11 @@ mod tests {
     fn a_list_of_scalars_is_a_list_field_of_values_and_its_duplicate_wraps_it() {
         let schema = json!({"type": "array", "items": {"type": "integer"}});
         let plan = plan(parts(schema, vec![("counts".to_owned(), json!([3, 1, 2]))])).unwrap();
-        assert!(
-            plan.contract
-                .contains("    - name: items\n      from: \"\"\n      each:\n        - { name: value, from: \"\" }\n"),
+        assert_eq!(
+            contract_of(&plan)["shape"]["fields"][0],
+            json!({"name": "items", "from": "", "each": [{"name": "value", "from": ""}]}),
             "{}",
-            plan.contract
+            plan.contract.text()
         );
         // Every count seen is non-negative: so is every item the agent is shown.
         assert_eq!(plan.schema.pointer("/items/minimum"), Some(&json!(0)));
@@ -1729,7 +1910,7 @@ mod tests {
             .find(|fixture| fixture.class == "duplicate-key")
             .unwrap();
         assert_eq!(
-            String::from_utf8(duplicate.body.clone()).unwrap(),
+            duplicate.body.text(),
             r#"{"toolgate-duplicate":1,"toolgate-duplicate":[3,1,2]}"#
         );
     }
@@ -1739,12 +1920,9 @@ mod tests {
         let schema = json!({"type": "object", "required": ["results"], "properties": {"results": {"type": "array", "items": {"type": "object", "required": ["mac", "seen"], "properties": {"mac": {"type": "string"}, "seen": {"type": "integer"}}, "additionalProperties": false}}}, "additionalProperties": false});
         let example = json!({"results": [{"mac": "5c5b35000001", "seen": 3}]});
         let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
-        assert!(
-            plan.contract
-                .contains("    - name: results\n      from: \"/results\"\n      each:\n        - { name: seen, from: \"/seen\" }\n"),
-            "{}",
-            plan.contract
-        );
+        let results = &contract_of(&plan)["shape"]["fields"][0];
+        assert_eq!((&results["name"], &results["from"]), (&json!("results"), &json!("/results")));
+        assert_eq!(results["each"][0], json!({"name": "seen", "from": "/seen"}), "{}", plan.contract.text());
         assert_eq!(
             plan.schema
                 .pointer("/properties/results/items/properties/seen/minimum"),
@@ -1758,13 +1936,13 @@ mod tests {
         let schema = json!({"type": "array", "items": {"anyOf": [branch("a", "only_a"), branch("b", "only_b")]}});
         let example = json!([{"id": 1, "event": "a", "only_a": true}, {"id": 2, "event": "b"}]);
         let plan = plan(parts(schema, vec![("events".to_owned(), example)])).unwrap();
+        let each = &contract_of(&plan)["shape"]["fields"][0]["each"];
         assert!(
-            plan.contract
-                .contains("{ name: id, from: \"/id\", optional: true }"),
+            each.as_array().unwrap().contains(&json!({"name": "id", "from": "/id", "optional": true})),
             "{}",
-            plan.contract
+            plan.contract.text()
         );
-        assert!(!plan.contract.contains("only_a"), "{}", plan.contract);
+        assert!(!plan.contract.text().contains("only_a"), "{}", plan.contract.text());
     }
 
     #[test]
