@@ -10,7 +10,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use toolgate_analyze::Format;
 use toolgate_analyze::lint::LintConfig;
 use toolgate_diff::{DiffConfig, DiffFormat, FailOn};
-use toolgate_mcp::{ProxyConfig, Route, parse_timeout};
+use toolgate_mcp::{ListenLimits, ProxyConfig, Route, parse_timeout};
 use toolgate_repo::Choice;
 use toolgate_runner::MutateConfig;
 use toolgate_runner::{ReportFile, ReportFormat, TestConfig};
@@ -236,6 +236,31 @@ pub struct McpProxyArgs {
     /// rebinding), as is, on a loopback listener, a Host that is not a loopback name.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     allow_origin: Vec<String>,
+    /// Listen on an address other than loopback although the listener authenticates no host.
+    /// Without it, such a --listen is refused: every call is forwarded with the upstream's
+    /// credential, so whoever reaches the port calls the upstream's tools as you. Give it only
+    /// where something else decides who reaches the port (a network policy, an authenticating
+    /// proxy in front).
+    #[arg(long, requires = "listen")]
+    insecure_no_auth: bool,
+    /// The most connections the HTTP listener holds at once; one more is answered 503 and
+    /// closed.
+    #[arg(long, value_name = "N", default_value_t = ListenLimits::default().max_connections, requires = "listen", value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+    max_connections: usize,
+    /// The most HTTP requests read or answered at once (each holds at most --max-line-bytes of
+    /// body and of answer); the rest wait their turn up to --body-timeout, then get 503.
+    #[arg(long, value_name = "N", default_value_t = ListenLimits::default().max_requests_in_flight, requires = "listen", value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+    max_requests_in_flight: usize,
+    /// How long a request's head may take from its first byte before the connection is closed.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout, requires = "listen")]
+    header_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request (longer than the idle
+    /// timeout of a balancer in front, so the balancer closes first).
+    #[arg(long, value_name = "DURATION", default_value = "75s", value_parser = parse_timeout, requires = "listen")]
+    idle_timeout: Duration,
+    /// How long a request's body may take to arrive (and a request may wait for its turn).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout, requires = "listen")]
+    body_timeout: Duration,
     /// A header for an upstream reached over HTTP, as NAME=VARIABLE: its value is read from the
     /// environment variable VARIABLE, so a credential never appears on a command line;
     /// repeatable (e.g. --upstream-header Authorization=MCP_TOKEN).
@@ -258,6 +283,14 @@ impl From<McpProxyArgs> for ProxyConfig {
             context: args.context,
             listen: args.listen,
             allow_origins: args.allow_origin,
+            insecure_no_auth: args.insecure_no_auth,
+            listen_limits: ListenLimits {
+                max_connections: args.max_connections,
+                max_requests_in_flight: args.max_requests_in_flight,
+                header_timeout: args.header_timeout,
+                idle_timeout: args.idle_timeout,
+                body_timeout: args.body_timeout,
+            },
             upstream_headers: args.upstream_header,
             command: args.command,
         }

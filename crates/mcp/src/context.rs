@@ -91,18 +91,18 @@ impl OperatorContext {
                     }
                     Ok((modified, tools)) => {
                         loaded.modified = modified;
-                        eprintln!(
+                        super::lines::stderr_line(&format!(
                             "toolgate mcp-proxy: {}: the changed context lacks {}; the last good one stays",
                             path.display(),
                             missing(&self.needed, &tools).join(", ")
-                        );
+                        ));
                     }
                     Err(error) => {
                         loaded.modified = modified;
-                        eprintln!(
+                        super::lines::stderr_line(&format!(
                             "toolgate mcp-proxy: {}; the last good context stays",
                             escape_hidden(&error.to_string())
-                        );
+                        ));
                     }
                 }
             }

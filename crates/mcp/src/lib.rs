@@ -64,6 +64,11 @@ pub struct ProxyConfig {
     pub listen: Option<std::net::SocketAddr>,
     /// The `Origin` values the HTTP listener accepts (a browser page's; none by default).
     pub allow_origins: Vec<String>,
+    /// Serve on an address other than loopback although the listener authenticates no host:
+    /// anyone who reaches it calls the upstream's tools with the operator's credential.
+    pub insecure_no_auth: bool,
+    /// What the HTTP listener's clients may hold, and for how long.
+    pub listen_limits: ListenLimits,
     /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
     /// environment variable, so a credential never appears on a command line.
     pub upstream_headers: Vec<String>,
@@ -71,7 +76,7 @@ pub struct ProxyConfig {
     pub command: Vec<OsString>,
 }
 
-pub use listen::parse_address;
+pub use listen::{Limits as ListenLimits, parse_address};
 
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
 /// a proxy serving over HTTP leaves free (a container's log).
@@ -137,6 +142,14 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 
 /// Runs the proxy on this process's stdin and stdout until the host closes its input.
 pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
+    if let Some(address) = options.listen
+        && !address.ip().is_loopback()
+        && !options.insecure_no_auth
+    {
+        return Err(UsageError::new(format!(
+            "--listen {address}: the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Listen on 127.0.0.1 behind your own authentication (a sidecar, an authenticating proxy), or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
+        )));
+    }
     let repository = Repository::open(&options.root)?;
     let registry = Registry::load(&repository)?;
     // Settled before the server starts: a key only the operator may supply and nobody does is
@@ -155,6 +168,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         Some(
             tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
+                // Forwarding to a stdio upstream blocks while it does not read; each request in
+                // flight may hold one blocking thread, and no more are needed.
+                .max_blocking_threads(options.listen_limits.max_requests_in_flight + 16)
                 .build()
                 .map_err(|error| {
                     UsageError::new(format!("cannot start the HTTP runtime: {error}"))
@@ -235,6 +251,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                                 .listen
                                 .is_some_and(|address| address.ip().is_loopback()),
                             body_cap: line_cap,
+                            limits: options.listen_limits.clone(),
                         },
                         stop_signal(),
                     )

@@ -21,10 +21,10 @@ pub(crate) fn relay_stderr(stderr: impl io::Read + Send + 'static, whose: String
                 Line::TooLong(bytes) => (bytes, "…"),
             };
             let text = String::from_utf8_lossy(&bytes);
-            eprintln!(
+            stderr_line(&format!(
                 "{whose}: {}{cut}",
                 toolgate_gate::internals::escape_hidden(&text)
-            );
+            ));
         }
     });
 }
@@ -43,7 +43,7 @@ pub(crate) fn log(message: &str) {
     } else {
         ""
     };
-    eprintln!("toolgate mcp-proxy: {}{cut}", inert(message, 2000));
+    stderr_line(&format!("toolgate mcp-proxy: {}{cut}", inert(message, 2000)));
 }
 
 /// The operator record of a refused result, for the person fixing the connector: one line on
@@ -53,9 +53,20 @@ pub(crate) fn log(message: &str) {
 /// a dozen findings, so the line is bounded.
 pub(crate) fn log_refusal(record: &toolgate_gate::OperatorRecord) {
     match serde_json::to_string(record) {
-        Ok(json) => eprintln!("toolgate mcp-proxy: refused: {json}"),
+        Ok(json) => stderr_line(&format!("toolgate mcp-proxy: refused: {json}")),
         Err(error) => log(&format!(
             "cannot write a refusal's operator record: {error}"
         )),
     }
+}
+
+/// Writes one line to stderr, whole, ignoring a stderr that is gone: `eprintln!` panics when
+/// its write fails, and a host that closes the proxy's stderr must not stop the thread that
+/// happened to log (the one reading the upstream, say).
+pub(crate) fn stderr_line(line: &str) {
+    use std::io::Write;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let _ = io::stderr().lock().write_all(&bytes);
 }

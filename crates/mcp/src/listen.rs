@@ -5,15 +5,33 @@
 //!
 //! Per the 2026-07-28 transport: a modern request's `MCP-Protocol-Version`, `Mcp-Method` and
 //! `Mcp-Name` headers must agree with its body (`-32020` and 400 otherwise), since a load
-//! balancer may route on them; a request is answered with one JSON object, or, when it asked
-//! for progress and accepts it, an SSE stream of the progress and then the response; a
-//! notification with 202. No session is minted (a handshake-era host's `initialize` is
-//! answered, and its later requests are served without one); `GET` and `DELETE` get 405. An
-//! `Origin` header must be one the operator allowed (DNS rebinding), or the answer is 403.
+//! balancer may route on them; a handshake-era request need not send them, but one that does is
+//! held to them all the same. A request is answered with one JSON object, or, when it asked for
+//! progress and accepts it, an SSE stream of the progress and then the response; a
+//! notification with 202. A modern host that closes its stream before the answer has cancelled
+//! the request, and the upstream hears of it. A handshake-era host's `initialize` gets an
+//! `Mcp-Session-Id`, which its later POSTs carry: nothing is kept for it but what ties a
+//! `notifications/cancelled` to the request it cancels. `GET` and `DELETE` get 405. An `Origin`
+//! header must be one the operator allowed (DNS rebinding), or the answer is 403.
+//!
+//! Bounded, whatever a client does ([`Limits`], RELIABILITY.md "The HTTP listener"): at most
+//! `max_connections` connections (one more is answered 503 and closed), a connection that sends
+//! no complete request head within `header_timeout` of its first byte, or nothing within
+//! `idle_timeout` between requests, is closed; a body must arrive within `body_timeout`; at most
+//! `max_requests_in_flight` requests are read or answered at once (each holding at most the
+//! line cap of body and of answer), the rest wait for one up to `body_timeout`, then get 503;
+//! progress for a stream nobody reads is dropped past a few dozen lines. Accept errors (the
+//! descriptor limit) back off instead of spinning, and every log line the listener can repeat
+//! is rate-limited. What blocks (a write to a stdio upstream that stopped reading) runs on the
+//! runtime's blocking threads, never on the workers that answer `/healthz`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use bytes::Bytes;
@@ -22,10 +40,12 @@ use hyper::body::{Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use super::era::{self, RequestEra, modern_codes};
 use super::lines::log;
+use super::lock;
 use super::message::{self, Message, codes};
 use super::proxy::{Host, Proxy, refusal_line};
 
@@ -42,9 +62,87 @@ pub(crate) struct Listen {
     pub loopback: bool,
     /// The largest request body read.
     pub body_cap: usize,
+    /// What one client, or many, may hold.
+    pub limits: Limits,
 }
 
+/// The listener's bounds: what connections, requests and their bodies may hold, and for how
+/// long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// The most connections open at once.
+    pub max_connections: usize,
+    /// The most requests whose body is being read, or whose answer is awaited or written.
+    pub max_requests_in_flight: usize,
+    /// How long a request's head may take, from its first byte.
+    pub header_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// How long a request's body may take to arrive (and a request may wait for its turn).
+    pub body_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 512,
+            max_requests_in_flight: 64,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(75),
+            body_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The most bytes hyper buffers for one connection's request head (and reads ahead).
+const HEAD_BUFFER: usize = 64 * 1024;
+
+/// The most progress lines held for a stream its host does not read; more are dropped
+/// (progress is advisory). The response itself is always kept.
+const PROGRESS_HELD: usize = 32;
+
 type Body = BoxBody<Bytes, Infallible>;
+
+/// A log line that can repeat under attack (a refused connection, a failing accept), written
+/// at most once a second with the count of those not written.
+struct RateLimited {
+    what: &'static str,
+    last: Mutex<Option<Instant>>,
+    suppressed: AtomicU64,
+}
+
+impl RateLimited {
+    const fn new(what: &'static str) -> RateLimited {
+        RateLimited {
+            what,
+            last: Mutex::new(None),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    fn log(&self, detail: &str) {
+        let mut last = lock(&self.last);
+        if last.is_some_and(|at| at.elapsed() < Duration::from_secs(1)) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        *last = Some(Instant::now());
+        let suppressed = self.suppressed.swap(0, Ordering::Relaxed);
+        let more = if suppressed > 0 {
+            format!(" ({suppressed} more in the last second)")
+        } else {
+            String::new()
+        };
+        log(&format!("{}{detail}{more}", self.what));
+    }
+}
+
+static ACCEPT_FAILED: RateLimited = RateLimited::new("accepting a connection failed: ");
+static AT_CAPACITY: RateLimited =
+    RateLimited::new("refused a connection with 503: the listener holds --max-connections ");
+static BUSY: RateLimited = RateLimited::new(
+    "answered a request with 503: --max-requests-in-flight requests are in flight ",
+);
 
 /// Serves hosts on `listener` until `shutdown` resolves.
 pub(crate) async fn serve(
@@ -53,32 +151,240 @@ pub(crate) async fn serve(
     options: Listen,
     shutdown: impl Future<Output = ()>,
 ) {
+    let connections = Arc::new(Semaphore::new(options.limits.max_connections));
+    let requests = Arc::new(Semaphore::new(options.limits.max_requests_in_flight));
     let options = Arc::new(options);
     tokio::pin!(shutdown);
+    let mut backoff = Duration::ZERO;
     loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    log(&format!("accepting a connection failed: {error}"));
-                    continue;
-                }
-            },
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
             () = &mut shutdown => return,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                backoff = Duration::ZERO;
+                stream
+            }
+            Err(error) => {
+                // Out of descriptors, say: accepting again at once would spin. Waits that grow
+                // to a second, while connections in flight finish and free theirs.
+                backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+                ACCEPT_FAILED.log(&format!("{error}; accepting again in {backoff:?}"));
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => continue,
+                    () = &mut shutdown => return,
+                }
+            }
+        };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            AT_CAPACITY.log(&format!("({})", options.limits.max_connections));
+            tokio::spawn(refuse_connection(stream));
+            continue;
         };
         let proxy = Arc::clone(&proxy);
         let options = Arc::clone(&options);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let proxy = Arc::clone(&proxy);
-                let options = Arc::clone(&options);
-                async move { Ok::<_, Infallible>(handle(&proxy, &options, request).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
+        let requests = Arc::clone(&requests);
+        tokio::spawn(connection(stream, permit, proxy, options, requests));
     }
+}
+
+/// A connection past the cap: one `503` written within a second, then closed.
+async fn refuse_connection(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let answer = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer)).await;
+}
+
+/// One connection, served until it closes, or is closed for sitting idle or sending its head
+/// too slowly.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    _permit: OwnedSemaphorePermit,
+    proxy: Arc<Proxy>,
+    options: Arc<Listen>,
+    requests: Arc<Semaphore>,
+) {
+    let activity = Arc::new(Activity::new());
+    let io = hyper_util::rt::TokioIo::new(Watched {
+        inner: stream,
+        activity: Arc::clone(&activity),
+    });
+    let service = {
+        let activity = Arc::clone(&activity);
+        let options = Arc::clone(&options);
+        hyper::service::service_fn(move |request| {
+            let proxy = Arc::clone(&proxy);
+            let options = Arc::clone(&options);
+            let requests = Arc::clone(&requests);
+            let busy = Busy::begin(&activity);
+            async move {
+                let response = handle(proxy, &options, &requests, request).await;
+                Ok::<_, Infallible>(response.map(|body| tracked(body, busy)))
+            }
+        })
+    };
+    let limits = &options.limits;
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        // hyper's own timer starts while a connection waits too: the two bounds together are
+        // its backstop; `Activity` keeps each one.
+        .header_read_timeout(limits.header_timeout + limits.idle_timeout)
+        .max_buf_size(HEAD_BUFFER);
+    let served = builder.serve_connection(io, service);
+    tokio::pin!(served);
+    let tick = (limits.header_timeout.min(limits.idle_timeout) / 4)
+        .clamp(Duration::from_millis(20), Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = &mut served => return,
+            () = tokio::time::sleep(tick) => {
+                if activity.overdue(limits) {
+                    // Dropping the connection closes it.
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What a connection is doing, for its timeouts: requests in progress, when it last went idle,
+/// and when the head of its next request began to arrive.
+struct Activity {
+    state: Mutex<ActivityState>,
+}
+
+struct ActivityState {
+    busy: usize,
+    idle_since: Instant,
+    head_since: Option<Instant>,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            state: Mutex::new(ActivityState {
+                busy: 0,
+                idle_since: Instant::now(),
+                head_since: None,
+            }),
+        }
+    }
+
+    /// Bytes arrived: with no request in progress, they are the next request's head.
+    fn read(&self) {
+        let mut state = lock(&self.state);
+        if state.busy == 0 && state.head_since.is_none() {
+            state.head_since = Some(Instant::now());
+        }
+    }
+
+    /// Whether the connection has broken one of its bounds.
+    fn overdue(&self, limits: &Limits) -> bool {
+        let state = lock(&self.state);
+        if state.busy > 0 {
+            return false;
+        }
+        match state.head_since {
+            Some(since) => since.elapsed() > limits.header_timeout,
+            None => state.idle_since.elapsed() > limits.idle_timeout,
+        }
+    }
+}
+
+/// A request in progress on its connection, from its head until its answer's body is written
+/// (or dropped).
+struct Busy(Arc<Activity>);
+
+impl Busy {
+    fn begin(activity: &Arc<Activity>) -> Busy {
+        let mut state = lock(&activity.state);
+        state.busy += 1;
+        state.head_since = None;
+        drop(state);
+        Busy(Arc::clone(activity))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut state = lock(&self.0.state);
+        state.busy = state.busy.saturating_sub(1);
+        if state.busy == 0 {
+            state.idle_since = Instant::now();
+        }
+    }
+}
+
+/// A connection's stream, telling its [`Activity`] when bytes arrive.
+struct Watched {
+    inner: tokio::net::TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(context, buf);
+        if buf.filled().len() > before {
+            self.activity.read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(context, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(context)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(context)
+    }
+}
+
+/// `body`, holding `guard` until it is written whole or dropped.
+fn tracked<G: Send + Sync + Unpin + 'static>(body: Body, guard: G) -> Body {
+    struct Tracked<G> {
+        body: Body,
+        _guard: G,
+    }
+    impl<G: Unpin> hyper::body::Body for Tracked<G> {
+        type Data = Bytes;
+        type Error = Infallible;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            context: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            Pin::new(&mut self.body).poll_frame(context)
+        }
+        fn is_end_stream(&self) -> bool {
+            self.body.is_end_stream()
+        }
+        fn size_hint(&self) -> hyper::body::SizeHint {
+            self.body.size_hint()
+        }
+    }
+    BodyExt::boxed(Tracked {
+        body,
+        _guard: guard,
+    })
 }
 
 /// The address a `--listen` value names.
@@ -88,15 +394,20 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-async fn handle(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Response<Body> {
+async fn handle(
+    proxy: Arc<Proxy>,
+    options: &Listen,
+    requests: &Arc<Semaphore>,
+    request: Request<Incoming>,
+) -> Response<Body> {
     match (request.method(), request.uri().path()) {
         (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
         (&Method::GET, "/readyz") if proxy.ready() => text(StatusCode::OK, "ready\n"),
         (&Method::GET, "/readyz") => text(
             StatusCode::SERVICE_UNAVAILABLE,
-            "not ready: the upstream's era is not settled, or it is gone\n",
+            "not ready: the upstream's era is not settled, or it is gone or not answering\n",
         ),
-        (&Method::POST, ENDPOINT) => post(proxy, options, request).await,
+        (&Method::POST, ENDPOINT) => post(proxy, options, requests, request).await,
         (_, ENDPOINT) => {
             let mut response = text(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -114,7 +425,12 @@ async fn handle(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> 
     }
 }
 
-async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Response<Body> {
+async fn post(
+    proxy: Arc<Proxy>,
+    options: &Listen,
+    requests: &Arc<Semaphore>,
+    request: Request<Incoming>,
+) -> Response<Body> {
     if let Err(refused) = check_origin(request.headers(), options) {
         return json_error(
             StatusCode::FORBIDDEN,
@@ -123,14 +439,39 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
             refused,
         );
     }
+    // A request is read and answered holding one of the permits, which bounds the bodies and
+    // answers held at once; its turn is waited for no longer than a body may take.
+    let permit = match tokio::time::timeout(
+        options.limits.body_timeout,
+        Arc::clone(requests).acquire_owned(),
+    )
+    .await
+    {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            BUSY.log(&format!("({})", options.limits.max_requests_in_flight));
+            let mut response = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Value::Null,
+                codes::INTERNAL_ERROR,
+                "the proxy is answering as many requests as it may; try again",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+    };
     let wants_stream = accepts(request.headers(), "text/event-stream");
     let headers = request.headers().clone();
-    let body = match Limited::new(request.into_body(), options.body_cap)
-        .collect()
-        .await
+    let body = match tokio::time::timeout(
+        options.limits.body_timeout,
+        Limited::new(request.into_body(), options.body_cap).collect(),
+    )
+    .await
     {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(_)) => {
             return json_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &Value::Null,
@@ -138,6 +479,17 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
                 &format!(
                     "a message longer than {} bytes; not forwarded",
                     options.body_cap
+                ),
+            );
+        }
+        Err(_) => {
+            return json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                &Value::Null,
+                codes::INVALID_REQUEST,
+                &format!(
+                    "the body did not arrive within {:?}; not forwarded",
+                    options.limits.body_timeout
                 ),
             );
         }
@@ -153,6 +505,7 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
             );
         }
     };
+    let peer = session_of(&headers);
     let (id, method, params) = match parsed {
         Message::Response { .. } => {
             return json_error(
@@ -162,9 +515,17 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
                 "a client does not send responses over Streamable HTTP: toolgate passes no server requests to an HTTP host",
             );
         }
-        Message::Notification { .. } => {
-            let host = Host::new(Arc::new(|_| {}), false);
-            proxy.host_message(&host, body.to_vec());
+        Message::Notification { method, params } => {
+            if let Err(mismatch) = check_headers(&headers, &method, &params) {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    &Value::Null,
+                    modern_codes::HEADER_MISMATCH,
+                    &mismatch,
+                );
+            }
+            let host = Host::with_peer(Arc::new(|_| {}), false, peer);
+            forward(&proxy, &host, body).await;
             return empty(StatusCode::ACCEPTED);
         }
         Message::Request { id, method, params } => (id, method, params),
@@ -177,37 +538,118 @@ async fn post(proxy: &Proxy, options: &Listen, request: Request<Incoming>) -> Re
             &mismatch,
         );
     }
+    let modern = matches!(era::request_era(&params), Ok(RequestEra::Modern { .. }));
     let streams = wants_stream
         && params
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
             .is_some();
-    let (sender, mut answers) = mpsc::unbounded_channel::<Vec<u8>>();
-    let host = Host::new(
+    let (answer, answered) = oneshot::channel::<Vec<u8>>();
+    let (progress, progressed) = mpsc::channel::<Vec<u8>>(PROGRESS_HELD);
+    let answer = Mutex::new(Some(answer));
+    let host = Host::with_peer(
         Arc::new(move |line| {
-            let _ = sender.send(line);
+            if is_response(&line) {
+                if let Some(answer) = lock(&answer).take() {
+                    let _ = answer.send(line);
+                }
+            } else {
+                // A stream nobody reads holds a few dozen progress lines, never more.
+                let _ = progress.try_send(line);
+            }
         }),
         false,
+        peer,
     );
-    proxy.host_message(&host, body.to_vec());
+    // Until the answer is had, a modern host that goes away (its stream closed: the future
+    // dropped) has cancelled the request.
+    let waiting = Waiting {
+        proxy: Arc::clone(&proxy),
+        host: modern.then(|| Arc::clone(&host)),
+    };
+    forward(&proxy, &host, body).await;
     drop(host);
     if streams {
-        return sse(answers);
+        return sse(progressed, answered, waiting, permit);
     }
-    // The response is the first message that is not a notification (progress goes to a host
-    // that asked for a stream only).
-    while let Some(line) = answers.recv().await {
-        if is_response(&line) {
-            let status = status_of(&line);
-            return json(status, line);
+    let Ok(line) = answered.await else {
+        return json_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &id,
+            codes::INTERNAL_ERROR,
+            "the proxy ended the request without an answer",
+        );
+    };
+    waiting.answered();
+    let status = status_of(&line);
+    let mut response = json(status, line.clone());
+    if method == "initialize" && status == StatusCode::OK && is_result(&line) {
+        // A handshake-era host's session: what ties its later `notifications/cancelled` to the
+        // requests it made. Nothing else is kept for it.
+        response
+            .headers_mut()
+            .insert("mcp-session-id", new_session_id());
+    }
+    drop(permit);
+    response
+}
+
+/// Hands a host's message to the proxy on a blocking thread: forwarding it may write to a
+/// stdio upstream's input, which blocks when the upstream stops reading (its watchdog then
+/// stops it), and must never hold a worker that answers `/healthz`.
+async fn forward(proxy: &Arc<Proxy>, host: &Arc<Host>, body: Bytes) {
+    let proxy = Arc::clone(proxy);
+    let host = Arc::clone(host);
+    let _ = tokio::task::spawn_blocking(move || proxy.host_message(&host, body.to_vec())).await;
+}
+
+/// A modern request not yet answered: dropped before [`Waiting::answered`], its host has gone,
+/// and the proxy cancels the request toward the upstream (on a blocking thread, as sending may
+/// block).
+struct Waiting {
+    proxy: Arc<Proxy>,
+    host: Option<Arc<Host>>,
+}
+
+impl Waiting {
+    fn answered(mut self) {
+        self.host = None;
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(host) = self.host.take() {
+            let proxy = Arc::clone(&self.proxy);
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn_blocking(move || proxy.host_gone(&host));
+            } else {
+                proxy.host_gone(&host);
+            }
         }
     }
-    json_error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        &id,
-        codes::INTERNAL_ERROR,
-        "the proxy ended the request without an answer",
-    )
+}
+
+/// The handshake-era session a request names (`Mcp-Session-Id`), when it is one the listener
+/// could have minted: visible ASCII, at most 128 bytes.
+fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
+    let value = headers.get("mcp-session-id")?.to_str().ok()?;
+    (!value.is_empty() && value.len() <= 128 && value.bytes().all(|byte| (0x21..=0x7e).contains(&byte)))
+        .then(|| Arc::from(value))
+}
+
+/// A new session id: 128 bits from the operating system's generator, in hex.
+fn new_session_id() -> HeaderValue {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No generator: a session still works, it is only guessable by the host's neighbours.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    HeaderValue::from_str(&hex).unwrap_or_else(|_| HeaderValue::from_static("toolgate"))
 }
 
 /// DNS rebinding protection: a page on another site that resolved its name to this machine
@@ -259,9 +701,11 @@ fn is_loopback_authority(authority: &str) -> bool {
             .is_ok_and(|address| address.is_loopback())
 }
 
-/// Whether a modern request's headers agree with its body. A request that names no revision
-/// in `_meta` is a handshake-era one, whose headers that era did not bind to the body; but a
-/// modern `MCP-Protocol-Version` header on it disagrees with its body all the same.
+/// Whether a request's headers agree with its body. A modern request must send
+/// `MCP-Protocol-Version`, `Mcp-Method` and (for a named call) `Mcp-Name`, each equal to what
+/// its body says. A handshake-era request (its `_meta` names no revision) need not send them,
+/// but a balancer rule may read them all the same: one it sends must agree too, and a modern
+/// `MCP-Protocol-Version` on it disagrees with its body.
 fn check_headers(headers: &HeaderMap, method: &str, params: &Value) -> Result<(), String> {
     let header = |name: &str| {
         headers
@@ -269,31 +713,31 @@ fn check_headers(headers: &HeaderMap, method: &str, params: &Value) -> Result<()
             .map(|value| value.to_str().unwrap_or("\u{fffd}"))
     };
     let version_header = header("mcp-protocol-version");
-    let version = match era::request_era(params) {
-        Ok(RequestEra::Modern { version, .. }) => version,
+    let modern = match era::request_era(params) {
+        Ok(RequestEra::Modern { version, .. }) => Some(version),
         // The era's own refusal (unknown revision, missing fields) is the proxy's to answer.
         Err(_) => return Ok(()),
-        Ok(RequestEra::Legacy) => {
-            return match version_header {
-                Some(named) if era::MODERN_VERSIONS.contains(&named) => Err(format!(
-                    "Header mismatch: MCP-Protocol-Version is {named} but the body's _meta names no protocol version"
-                )),
-                _ => Ok(()),
-            };
-        }
+        Ok(RequestEra::Legacy) => None,
     };
-    match version_header {
-        Some(named) if named == version => {}
-        Some(named) => {
+    match (&modern, version_header) {
+        (Some(version), Some(named)) if named == version => {}
+        (Some(version), Some(named)) => {
             return Err(format!(
                 "Header mismatch: MCP-Protocol-Version header value {:?} does not match the body's {version:?}",
                 shown(named)
             ));
         }
-        None => {
+        (Some(_), None) => {
             return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
         }
+        (None, Some(named)) if era::MODERN_VERSIONS.contains(&named) => {
+            return Err(format!(
+                "Header mismatch: MCP-Protocol-Version is {named} but the body's _meta names no protocol version"
+            ));
+        }
+        (None, _) => {}
     }
+    let required = modern.is_some();
     match header("mcp-method") {
         Some(named) if named == method => {}
         Some(named) => {
@@ -303,25 +747,34 @@ fn check_headers(headers: &HeaderMap, method: &str, params: &Value) -> Result<()
                 shown(method)
             ));
         }
-        None => return Err("Header mismatch: the Mcp-Method header is missing".to_owned()),
+        None if required => {
+            return Err("Header mismatch: the Mcp-Method header is missing".to_owned());
+        }
+        None => {}
     }
     let named_in_body = match method {
         "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str),
         "resources/read" => params.get("uri").and_then(Value::as_str),
-        _ => return Ok(()),
+        _ => None,
     };
-    let Some(in_body) = named_in_body else {
-        return Ok(());
-    };
-    match header("mcp-name").map(decode_header_value) {
-        Some(Some(named)) if named == in_body => Ok(()),
-        Some(Some(named)) => Err(format!(
+    match (header("mcp-name").map(decode_header_value), named_in_body) {
+        (Some(Some(named)), Some(in_body)) if named == in_body => Ok(()),
+        (Some(Some(named)), Some(in_body)) => Err(format!(
             "Header mismatch: Mcp-Name header value {:?} does not match the body's {:?}",
             shown(&named),
             shown(in_body)
         )),
-        Some(None) => Err("Header mismatch: the Mcp-Name header is not valid base64".to_owned()),
-        None => Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
+        (Some(Some(named)), None) => Err(format!(
+            "Header mismatch: Mcp-Name header value {:?} names nothing the body names",
+            shown(&named)
+        )),
+        (Some(None), _) => {
+            Err("Header mismatch: the Mcp-Name header is not valid base64".to_owned())
+        }
+        (None, Some(_)) if required => {
+            Err("Header mismatch: the Mcp-Name header is missing".to_owned())
+        }
+        (None, _) => Ok(()),
     }
 }
 
@@ -377,6 +830,11 @@ fn is_response(line: &[u8]) -> bool {
     serde_json::from_slice::<Value>(line).is_ok_and(|message| message.get("method").is_none())
 }
 
+/// Whether a response line the proxy wrote is a result (not an error).
+fn is_result(line: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(line).is_ok_and(|message| message.get("result").is_some())
+}
+
 /// The HTTP status of a response line: 400 for the errors the revision sends with 400
 /// (malformed requests, header mismatches, unsupported versions, missing capabilities), 404
 /// for an unknown method, 200 otherwise.
@@ -398,10 +856,16 @@ fn status_of(line: &[u8]) -> StatusCode {
     }
 }
 
-/// An SSE response: every line the proxy writes for this request (progress, then the
-/// response), one event each; the stream ends after the response.
-fn sse(answers: mpsc::UnboundedReceiver<Vec<u8>>) -> Response<Body> {
-    let events = events(answers);
+/// An SSE response: the progress the proxy writes for this request (as much as is held), then
+/// the response; the stream ends after it. Dropped before the response (the host closed it),
+/// `waiting` cancels the request.
+fn sse(
+    progress: mpsc::Receiver<Vec<u8>>,
+    answered: oneshot::Receiver<Vec<u8>>,
+    waiting: Waiting,
+    permit: OwnedSemaphorePermit,
+) -> Response<Body> {
+    let events = events(progress, answered, waiting, permit);
     let mut response = Response::new(BodyExt::boxed(StreamBody::new(events)));
     let headers = response.headers_mut();
     headers.insert(
@@ -413,43 +877,60 @@ fn sse(answers: mpsc::UnboundedReceiver<Vec<u8>>) -> Response<Body> {
     response
 }
 
-/// The events of an SSE response, ending after the response line.
+/// The events of an SSE response: progress while the answer is awaited, then the answer.
 fn events(
-    mut answers: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut progress: mpsc::Receiver<Vec<u8>>,
+    mut answered: oneshot::Receiver<Vec<u8>>,
+    waiting: Waiting,
+    permit: OwnedSemaphorePermit,
 ) -> impl futures_core::Stream<Item = Result<Frame<Bytes>, Infallible>> {
-    let mut done = false;
+    let mut held = Some((waiting, permit));
+    let event = |line: &[u8]| {
+        let mut event = b"event: message\ndata: ".to_vec();
+        event.extend_from_slice(line);
+        event.extend_from_slice(b"\n\n");
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(event)))))
+    };
     poll_stream(move |context| {
-        if done {
-            return std::task::Poll::Ready(None);
+        if held.is_none() {
+            return Poll::Ready(None);
         }
-        match answers.poll_recv(context) {
-            std::task::Poll::Ready(Some(line)) => {
-                done = is_response(&line);
-                let mut event = b"event: message\ndata: ".to_vec();
-                event.extend_from_slice(&line);
-                event.extend_from_slice(b"\n\n");
-                std::task::Poll::Ready(Some(Ok(Frame::data(Bytes::from(event)))))
+        if let Poll::Ready(Some(line)) = progress.poll_recv(context) {
+            return event(&line);
+        }
+        match Pin::new(&mut answered).poll(context) {
+            Poll::Ready(Ok(line)) => {
+                if let Some((waiting, _permit)) = held.take() {
+                    waiting.answered();
+                }
+                event(&line)
             }
-            std::task::Poll::Ready(None) => std::task::Poll::Ready(None),
-            std::task::Poll::Pending => std::task::Poll::Pending,
+            // The proxy dropped the request without an answer: the stream ends.
+            Poll::Ready(Err(_)) => {
+                if let Some((waiting, _permit)) = held.take() {
+                    waiting.answered();
+                }
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
         }
     })
 }
 
 /// A stream from a poll function.
 fn poll_stream<T>(
-    poll: impl FnMut(&mut std::task::Context<'_>) -> std::task::Poll<Option<T>> + Unpin,
+    poll: impl FnMut(&mut Context<'_>) -> Poll<Option<T>> + Unpin,
 ) -> impl futures_core::Stream<Item = T> {
     struct PollStream<F>(F);
     impl<T, F> futures_core::Stream for PollStream<F>
     where
-        F: FnMut(&mut std::task::Context<'_>) -> std::task::Poll<Option<T>> + Unpin,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<T>> + Unpin,
     {
         type Item = T;
         fn poll_next(
-            mut self: std::pin::Pin<&mut Self>,
-            context: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Option<T>> {
+            mut self: Pin<&mut Self>,
+            context: &mut Context<'_>,
+        ) -> Poll<Option<T>> {
             (self.0)(context)
         }
     }

@@ -46,6 +46,10 @@ pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
 /// One host the proxy serves: a stdio connection (one for the proxy's life), or one HTTP POST.
 pub(crate) struct Host {
     reply: Reply,
+    /// The handshake-era session an HTTP host's requests carry (`Mcp-Session-Id`, which the
+    /// listener minted at its `initialize`): each POST is a host of its own, and the session is
+    /// what a later POST's `notifications/cancelled` shares with the request it cancels.
+    peer: Option<Arc<str>>,
     /// Whether the upstream's requests on opened client-side routes can be passed to this host
     /// (a stdio connection can; an HTTP response cannot carry a request).
     duplex: bool,
@@ -62,11 +66,26 @@ struct Session {
 impl Host {
     /// A host whose answers go to `reply`.
     pub(crate) fn new(reply: Reply, duplex: bool) -> Arc<Host> {
+        Host::with_peer(reply, duplex, None)
+    }
+
+    /// A host whose answers go to `reply`, in the handshake-era session `peer`.
+    pub(crate) fn with_peer(reply: Reply, duplex: bool, peer: Option<Arc<str>>) -> Arc<Host> {
         Arc::new(Host {
             reply,
+            peer,
             duplex,
             session: Mutex::new(None),
         })
+    }
+
+    /// Whether `other` is this host, or an HTTP host in the same handshake-era session.
+    fn is(&self, other: &Arc<Host>) -> bool {
+        std::ptr::eq(self, Arc::as_ptr(other))
+            || self
+                .peer
+                .as_ref()
+                .is_some_and(|peer| other.peer.as_ref() == Some(peer))
     }
 
     fn send(&self, line: Vec<u8>) {
@@ -101,6 +120,8 @@ struct Call {
 struct Pending {
     /// Who asked (none for the proxy's own requests).
     host: Option<Arc<Host>>,
+    /// The id the proxy gave it toward the upstream.
+    upstream_id: Value,
     /// The id the host gave the request.
     id: Value,
     /// Whether the host asked in the modern era (and is answered in it).
@@ -264,6 +285,7 @@ impl Proxy {
             Incoming::TooLong(prefix) => {
                 self.unreadable("a message longer than the proxy's line cap", &prefix)
             }
+            Incoming::TooLongFor(id, prefix) => self.too_long_for(&id, &prefix),
             Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
             Incoming::Line(line) => match self.call_result_in_place(&line) {
                 Err(why) => self.unreadable(&why, &line),
@@ -502,6 +524,7 @@ impl Proxy {
             key.clone(),
             Pending {
                 host: None,
+                upstream_id: id.clone(),
                 id: id.clone(),
                 modern_host: false,
                 progress_token: None,
@@ -717,6 +740,7 @@ impl Proxy {
         }
         let pending = Pending {
             host: Some(Arc::clone(host)),
+            upstream_id: upstream_id.clone(),
             id,
             modern_host,
             progress_token,
@@ -860,6 +884,7 @@ impl Proxy {
                 let Some(cancelled) = params.get("requestId") else {
                     return;
                 };
+                // The request this host (or another POST of its handshake-era session) made.
                 let found = {
                     let mut state = self.state();
                     let key = state
@@ -867,26 +892,18 @@ impl Proxy {
                         .iter()
                         .find(|(_, pending)| {
                             &pending.id == cancelled
-                                && pending
-                                    .host
-                                    .as_ref()
-                                    .is_some_and(|asker| Arc::ptr_eq(asker, host))
+                                && pending.host.as_ref().is_some_and(|asker| asker.is(host))
                         })
                         .map(|(key, _)| key.clone());
-                    key.and_then(|key| state.pending.remove(&key).map(|_| key))
+                    key.and_then(|key| state.pending.remove(&key))
                 };
                 // A cancelled request's late answer is dropped as an unknown id.
-                if let Some(key) = found {
-                    let mut rebuilt = json!({"requestId": serde_json::from_str::<Value>(&key).unwrap_or(Value::Null)});
-                    if let Some(reason) = params.get("reason").and_then(Value::as_str) {
-                        rebuilt["reason"] = Value::from(reason);
-                    }
-                    self.link.send(Outgoing {
-                        line: notification_line(method, &rebuilt),
-                        id: None,
-                        method: Some(method.to_owned()),
-                        name: None,
-                    });
+                if let Some(pending) = found {
+                    let reason = params
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the host cancelled the request");
+                    self.link.cancel(&pending.upstream_id, reason);
                 }
             }
             "notifications/roots/list_changed" if self.allows(Route::Roots) && legacy_upstream => {
@@ -1024,18 +1041,36 @@ impl Proxy {
                 result_line(id, &tools::result_json(&decision, modern_host))
             }
             (Waiting::Call(call), Err(error)) => {
-                if is_version_error(&error) {
-                    log(
-                        "the upstream refused a call's protocol version; answered with the fixed failure",
-                    );
-                }
-                return self.call_failed(
-                    &host,
-                    id,
-                    &call,
-                    modern_host,
-                    "the upstream answered the call with a JSON-RPC error",
-                );
+                // What the proxy withholds (a client capability, a revision) is withheld on the
+                // next call too: asking again cannot succeed, so the agent is not told to.
+                let withheld = match error.get("code").and_then(Value::as_i64) {
+                    Some(modern_codes::MISSING_CLIENT_CAPABILITY) => Some(
+                        "the upstream needs a client capability toolgate does not pass on (a closed route)",
+                    ),
+                    Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION) => {
+                        Some("the upstream refused the call's protocol version")
+                    }
+                    _ => None,
+                };
+                return match withheld {
+                    Some(reason) => {
+                        log(&format!("{reason}; answered with the fixed failure, not retryable"));
+                        self.decide_failure(
+                            &host,
+                            id,
+                            &call,
+                            modern_host,
+                            Response::incomplete(reason),
+                        )
+                    }
+                    None => self.call_failed(
+                        &host,
+                        id,
+                        &call,
+                        modern_host,
+                        "the upstream answered the call with a JSON-RPC error",
+                    ),
+                };
             }
             (_, Err(error)) => refusal_line(id, &relayed_error(&error)),
         };
@@ -1188,6 +1223,68 @@ impl Proxy {
         }
     }
 
+    /// A host that will read no answer: a 2026-07-28 host that closed its HTTP stream, which the
+    /// revision makes a cancellation. Each of its requests still in flight is dropped and
+    /// cancelled toward the upstream, so the tool stops instead of running to completion.
+    pub(crate) fn host_gone(&self, host: &Arc<Host>) {
+        let gone: Vec<Pending> = {
+            let mut state = self.state();
+            let keys: Vec<String> = state
+                .pending
+                .iter()
+                .filter(|(_, pending)| {
+                    pending
+                        .host
+                        .as_ref()
+                        .is_some_and(|asker| Arc::ptr_eq(asker, host))
+                })
+                .map(|(key, _)| key.clone())
+                .collect();
+            keys.iter()
+                .filter_map(|key| state.pending.remove(key))
+                .collect()
+        };
+        for pending in gone {
+            log("a host closed its stream before the answer; the request is cancelled upstream");
+            self.link
+                .cancel(&pending.upstream_id, "the host closed its stream");
+        }
+    }
+
+    /// One request's answer was longer than the cap (a transport that knows whose it is): that
+    /// request alone fails, a call decided by the gate on the bytes that arrived.
+    fn too_long_for(&self, id: &Value, prefix: &[u8]) {
+        let Some(pending) = self.state().pending.remove(&id_key(id)) else {
+            return log("dropped an oversized answer to no pending request");
+        };
+        log("the upstream's answer to one request is longer than the proxy's line cap; that request is answered with the fixed failure");
+        match (&pending.waiting, &pending.host) {
+            (Waiting::Call(call), Some(host)) => {
+                let decision = call.contract.admit_response(
+                    Response::body(prefix),
+                    &call.request,
+                    SystemTime::now(),
+                );
+                // Cut short, the bytes never parse; a result is never admitted from a prefix.
+                let decision = if decision.is_admitted() {
+                    call.contract.admit_response(
+                        Response::unreachable("an answer longer than the line cap"),
+                        &call.request,
+                        SystemTime::now(),
+                    )
+                } else {
+                    decision
+                };
+                self.record(&decision);
+                host.send(result_line(
+                    &pending.id,
+                    &tools::result_json(&decision, pending.modern_host),
+                ));
+            }
+            _ => self.answer_gone(pending, "its answer was longer than the line cap"),
+        }
+    }
+
     /// Every request still waiting for the upstream, removed from the table, oldest first (so
     /// the hosts hear about them in the order they asked).
     fn take_pending(&self) -> Vec<Pending> {
@@ -1234,7 +1331,9 @@ impl Proxy {
             expired
         };
         for pending in expired {
-            log("a request waited past the timeout; answered with the fixed failure");
+            log("a request waited past the timeout; answered with the fixed failure, and cancelled upstream");
+            self.link
+                .cancel(&pending.upstream_id, "no answer within the proxy's timeout");
             self.answer_gone(pending, &format!("no answer within {:?}", self.timeout));
         }
     }
@@ -1250,10 +1349,6 @@ fn versions(listed: Option<&Value>) -> Vec<String> {
         .filter(|text| era::looks_like_version(text))
         .map(str::to_owned)
         .collect()
-}
-
-fn is_version_error(error: &Value) -> bool {
-    error.get("code").and_then(Value::as_i64) == Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION)
 }
 
 /// A refusal in the proxy's own words, without data.

@@ -8,13 +8,21 @@
 //!
 //! A request the server does not answer with a JSON-RPC message (a refused connection, a 5xx
 //! page) is answered, in the proxy's own words, with an error for its id, so the proxy's usual
-//! path (the fixed failure for a call) takes over.
+//! path (the fixed failure for a call) takes over. Each answer belongs to its POST: one that
+//! names no id (a stateful server's `400` with `"id": null`) answers that POST's request, and
+//! one longer than the cap fails that request alone.
+//!
+//! Cancelling a request of the 2026-07-28 revision closes its stream (the task reading it is
+//! aborted); in the handshake era it is a `notifications/cancelled` POST. A handshake-era server
+//! that answers `404` to a session it no longer knows (it restarted) gets a new `initialize`,
+//! and the request is sent once more in the new session. An upstream that stops answering
+//! (refused connections, `5xx` pages) is not ready until a probe gets a JSON-RPC answer again.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
@@ -23,8 +31,12 @@ use toolgate_repo::UsageError;
 use super::era;
 use super::lines::log;
 use super::listen::encode_header_value;
-use super::message::{self, codes};
+use super::lock;
+use super::message::{self, codes, id_key};
 use super::upstream::{Incoming, Link, Outgoing};
+
+/// How often an upstream that stopped answering is probed.
+const PROBE_EVERY: Duration = Duration::from_secs(2);
 
 /// The upstream server at a URL.
 pub(crate) struct Remote {
@@ -45,6 +57,21 @@ struct Shared {
     /// Each tool's parameters its schema mirrors into headers.
     mirrored: Mutex<HashMap<String, Vec<Mirrored>>>,
     closed: AtomicBool,
+    /// A way to stop the task reading each request's answer, by the request's id: a
+    /// 2026-07-28 request is cancelled by dropping its POST (which closes its stream). Each
+    /// entry is made before its task starts and removed by the task as it ends.
+    in_flight: Mutex<HashMap<String, tokio::sync::oneshot::Sender<()>>>,
+    /// The handshake-era `initialize` the proxy sent, to open a new session with when the
+    /// server forgets the one it gave (`404`).
+    handshake: Mutex<Option<Outgoing>>,
+    /// Renews the session one request at a time; the count tells a request whether the
+    /// session it failed in was already replaced.
+    renewing: tokio::sync::Mutex<()>,
+    sessions_opened: AtomicU64,
+    /// Whether the upstream answered the last request with a JSON-RPC message (it starts so).
+    reachable: AtomicBool,
+    /// When the upstream was last probed while unreachable.
+    last_probe: Mutex<Option<Instant>>,
 }
 
 /// A parameter a tool's schema mirrors into a header: its property path, the header's name.
@@ -88,6 +115,12 @@ impl Remote {
                 session: Mutex::new(None),
                 mirrored: Mutex::new(HashMap::new()),
                 closed: AtomicBool::new(false),
+                in_flight: Mutex::new(HashMap::new()),
+                handshake: Mutex::new(None),
+                renewing: tokio::sync::Mutex::new(()),
+                sessions_opened: AtomicU64::new(0),
+                reachable: AtomicBool::new(true),
+                last_probe: Mutex::new(None),
             }),
             runtime,
         })
@@ -131,17 +164,26 @@ impl Link for Remote {
             return false;
         }
         let shared = Arc::clone(&self.shared);
-        self.runtime
-            .spawn(async move { shared.post(message).await });
+        let Some(key) = message.id.as_ref().map(id_key) else {
+            self.runtime
+                .spawn(async move { shared.post(&message).await });
+            return true;
+        };
+        let (cancel, cancelled) = tokio::sync::oneshot::channel();
+        lock(&self.shared.in_flight).insert(key.clone(), cancel);
+        self.runtime.spawn(async move {
+            tokio::select! {
+                () = shared.post(&message) => {}
+                // Dropped mid-answer, the POST's connection closes: the upstream's cancellation.
+                Ok(()) = cancelled => {}
+            }
+            lock(&shared.in_flight).remove(&key);
+        });
         true
     }
 
     fn agreed(&self, version: &str) {
-        *self
-            .shared
-            .version
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(version.to_owned());
+        *lock(&self.shared.version) = Some(version.to_owned());
         if era::MODERN_VERSIONS.contains(&version) {
             // Learn which parameters each tool mirrors into headers before any call needs them.
             let shared = Arc::clone(&self.shared);
@@ -157,15 +199,48 @@ impl Link for Remote {
 
     fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {
         self.shared.closed.store(true, Ordering::Relaxed);
-        self.shared
-            .incoming
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        lock(&self.shared.incoming).take();
     }
 
     fn alive(&self) -> bool {
-        !self.shared.closed.load(Ordering::Relaxed)
+        !self.shared.closed.load(Ordering::Relaxed) && self.shared.reachable.load(Ordering::Relaxed)
+    }
+
+    fn unblock_if_stuck(&self, _limit: Duration) {
+        // Called on the proxy's watchdog tick: an unreachable upstream is probed from here.
+        if self.shared.reachable.load(Ordering::Relaxed) || self.shared.closed.load(Ordering::Relaxed)
+        {
+            return;
+        }
+        {
+            let mut last = lock(&self.shared.last_probe);
+            if last.is_some_and(|at| at.elapsed() < PROBE_EVERY) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        let shared = Arc::clone(&self.shared);
+        self.runtime.spawn(async move { shared.probe().await });
+    }
+
+    fn cancel(&self, id: &Value, reason: &str) {
+        let modern = lock(&self.shared.version)
+            .as_deref()
+            .is_some_and(|version| era::MODERN_VERSIONS.contains(&version));
+        if modern {
+            // The revision: closing the request's stream is its cancellation.
+            if let Some(cancel) = lock(&self.shared.in_flight).remove(&id_key(id)) {
+                let _ = cancel.send(());
+            }
+            return;
+        }
+        let params = json!({"requestId": id, "reason": reason});
+        self.send(Outgoing {
+            line: message::notification_line("notifications/cancelled", &params),
+            id: None,
+            method: Some("notifications/cancelled".to_owned()),
+            name: None,
+        });
     }
 }
 
@@ -260,8 +335,8 @@ impl Shared {
         headers
     }
 
-    async fn post(&self, message: Outgoing) {
-        let headers = self.headers(&message);
+    /// One message's POST, and what its answer holds handed to the proxy.
+    async fn post(&self, message: &Outgoing) {
         let failed = |why: String| {
             log(&format!(
                 "the upstream at {} failed a request: {why}",
@@ -275,24 +350,31 @@ impl Shared {
                 )));
             }
         };
-        let response = match self
-            .client
-            .post(self.url.clone())
-            .headers(headers)
-            .body(message.line.clone())
-            .send()
-            .await
+        if message.method.as_deref() == Some("initialize") {
+            *lock(&self.handshake) = Some(message.clone());
+        }
+        let mut sent = self.send_once(message).await;
+        // A handshake-era server that no longer knows the session (it restarted): a new one,
+        // and the request once more in it.
+        if let Ok((response, Some(generation))) = &sent
+            && response.status() == reqwest::StatusCode::NOT_FOUND
+            && message.method.as_deref() != Some("initialize")
+            && self.renew_session(*generation).await
         {
-            Ok(response) => response,
-            Err(error) => return failed(error.without_url().to_string()),
+            sent = self.send_once(message).await;
+        }
+        let response = match sent {
+            Ok((response, _)) => response,
+            Err(error) => {
+                self.reachable.store(false, Ordering::Relaxed);
+                return failed(error.without_url().to_string());
+            }
         };
         if message.method.as_deref() == Some("initialize")
             && let Some(session) = response.headers().get("mcp-session-id")
         {
-            *self
-                .session
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(session.clone());
+            *lock(&self.session) = Some(session.clone());
+            self.sessions_opened.fetch_add(1, Ordering::Relaxed);
         }
         let status = response.status();
         let streamed = response
@@ -304,36 +386,149 @@ impl Shared {
             return;
         }
         let answered = if streamed {
-            self.read_events(response).await
+            self.read_events(response, message.id.as_ref()).await
         } else {
-            self.read_json(response).await
+            self.read_json(response, message.id.as_ref()).await
         };
+        self.reachable.store(answered, Ordering::Relaxed);
         if !answered {
             failed(format!("HTTP {status} without a JSON-RPC answer"));
         }
     }
 
-    /// Hands on a JSON answer; `false` when there is none.
-    async fn read_json(&self, mut response: reqwest::Response) -> bool {
+    /// One POST of `message`, and the session generation it was sent in (when it carried one).
+    async fn send_once(
+        &self,
+        message: &Outgoing,
+    ) -> Result<(reqwest::Response, Option<u64>), reqwest::Error> {
+        let headers = self.headers(message);
+        let generation = headers
+            .contains_key("mcp-session-id")
+            .then(|| self.sessions_opened.load(Ordering::Relaxed));
+        let response = self
+            .client
+            .post(self.url.clone())
+            .headers(headers)
+            .body(message.line.clone())
+            .send()
+            .await?;
+        Ok((response, generation))
+    }
+
+    /// Opens a new handshake-era session with the `initialize` the proxy sent first, unless one
+    /// was opened since `generation` (another request renewed it first); `true` when the
+    /// request should be sent again.
+    async fn renew_session(&self, generation: u64) -> bool {
+        let _one_at_a_time = self.renewing.lock().await;
+        if self.sessions_opened.load(Ordering::Relaxed) != generation {
+            return true;
+        }
+        let Some(initialize) = lock(&self.handshake).clone() else {
+            return false;
+        };
+        log(&format!(
+            "the upstream at {} no longer knows the session (404); opening a new one",
+            self.url
+        ));
+        lock(&self.session).take();
+        let Ok((response, _)) = self.send_once(&initialize).await else {
+            return false;
+        };
+        let Some(session) = response.headers().get("mcp-session-id").cloned() else {
+            return false;
+        };
+        if read_capped(response, self.line_cap).await.is_none() {
+            return false;
+        }
+        *lock(&self.session) = Some(session);
+        self.sessions_opened.fetch_add(1, Ordering::Relaxed);
+        let initialized = Outgoing {
+            line: message::notification_line("notifications/initialized", &json!({})),
+            id: None,
+            method: Some("notifications/initialized".to_owned()),
+            name: None,
+        };
+        self.send_once(&initialized).await.is_ok()
+    }
+
+    /// Whether the upstream answers again: a `ping` (handshake era) or `server/discover`
+    /// (2026-07-28), its answer read here and never handed to the proxy.
+    async fn probe(&self) {
+        let version = lock(&self.version).clone().unwrap_or_default();
+        let modern = era::MODERN_VERSIONS.contains(&version.as_str());
+        let id = json!("toolgate-probe");
+        let (method, params) = if modern {
+            (
+                "server/discover",
+                json!({"_meta": {
+                    era::meta::PROTOCOL_VERSION: version,
+                    era::meta::CLIENT_CAPABILITIES: {},
+                    era::meta::CLIENT_INFO: era::implementation(),
+                }}),
+            )
+        } else {
+            ("ping", json!({}))
+        };
+        let probe = Outgoing {
+            line: message::request_line(&id, method, &params),
+            id: Some(id),
+            method: Some(method.to_owned()),
+            name: None,
+        };
+        let mut sent = self.send_once(&probe).await;
+        if let Ok((response, Some(generation))) = &sent
+            && response.status() == reqwest::StatusCode::NOT_FOUND
+            && self.renew_session(*generation).await
+        {
+            sent = self.send_once(&probe).await;
+        }
+        let Ok((response, _)) = sent else { return };
+        let Some(body) = read_capped(response, self.line_cap).await else {
+            return;
+        };
+        if parse_listing(&body).is_some() || is_error_answer(&body) || anonymous_error(&body).is_some()
+        {
+            log(&format!("the upstream at {} answers again", self.url));
+            self.reachable.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Hands on a JSON answer (to the request `id`); `false` when there is none.
+    async fn read_json(&self, mut response: reqwest::Response, id: Option<&Value>) -> bool {
         let mut body = Vec::new();
         while let Ok(Some(chunk)) = response.chunk().await {
             body.extend_from_slice(&chunk);
             if body.len() > self.line_cap {
                 body.truncate(self.line_cap);
-                self.deliver(Incoming::TooLong(body));
+                self.deliver(too_long(id, body));
                 return true;
             }
         }
-        if !matches!(message::parse(&body), Ok(message::Message::Response { .. })) {
-            return false;
+        match (message::parse(&body), id) {
+            // An error that names no request (a stateful server's `400` with `"id": null`, or
+            // one without an id, which the revision allows) answers this POST's own.
+            (Ok(message::Message::Response { id: Value::Null, outcome: Err(error) }), Some(id)) => {
+                self.deliver(Incoming::Line(message::error_object_line(id, &error)));
+                true
+            }
+            (Ok(message::Message::Response { .. }), _) => {
+                self.deliver(Incoming::Line(body));
+                true
+            }
+            (Err(_), Some(id)) => match anonymous_error(&body) {
+                Some(error) => {
+                    self.deliver(Incoming::Line(message::error_object_line(id, &error)));
+                    true
+                }
+                None => false,
+            },
+            _ => false,
         }
-        self.deliver(Incoming::Line(body));
-        true
     }
 
-    /// Hands on every event of an SSE answer, each capped; `true` once a response was among
-    /// them.
-    async fn read_events(&self, mut response: reqwest::Response) -> bool {
+    /// Hands on every event of an SSE answer (to the request `id`), each capped; `true` once a
+    /// response was among them.
+    async fn read_events(&self, mut response: reqwest::Response, id: Option<&Value>) -> bool {
         let mut buffer: Vec<u8> = Vec::new();
         let mut data: Vec<u8> = Vec::new();
         let mut answered = false;
@@ -360,12 +555,12 @@ impl Shared {
                 }
                 if data.len() > self.line_cap {
                     data.truncate(self.line_cap);
-                    self.deliver(Incoming::TooLong(std::mem::take(&mut data)));
+                    self.deliver(too_long(id, std::mem::take(&mut data)));
                     return true;
                 }
             }
             if buffer.len() > self.line_cap {
-                self.deliver(Incoming::TooLong(std::mem::take(&mut buffer)));
+                self.deliver(too_long(id, std::mem::take(&mut buffer)));
                 return true;
             }
         }
@@ -402,7 +597,9 @@ impl Shared {
             else {
                 return;
             };
-            let Ok(body) = response.bytes().await else {
+            // Read with the cap: a listing is the upstream's to size.
+            let Some(body) = read_capped(response, self.line_cap).await else {
+                log("the upstream's tools/list at start-up is longer than the line cap; no parameters are mirrored into headers");
                 return;
             };
             let result = parse_listing(&body);
@@ -422,6 +619,50 @@ impl Shared {
             }
         }
     }
+}
+
+/// An answer longer than the cap: the request's own failure when its id is known.
+fn too_long(id: Option<&Value>, prefix: Vec<u8>) -> Incoming {
+    match id {
+        Some(id) => Incoming::TooLongFor(id.clone(), prefix),
+        None => Incoming::TooLong(prefix),
+    }
+}
+
+/// A whole body, read at most `cap` bytes; `None` past the cap or when the read fails.
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > cap {
+                    return None;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Some(body),
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The error object of a JSON-RPC error response that has no `id` at all.
+fn anonymous_error(body: &[u8]) -> Option<Value> {
+    let value =
+        toolgate_gate::internals::parse_strict_json(body, message::MAX_MESSAGE_DEPTH).ok()?;
+    let object = value.as_object()?;
+    if object.contains_key("id") || object.contains_key("method") {
+        return None;
+    }
+    object.get("error").filter(|error| error.is_object()).cloned()
+}
+
+/// Whether a body is a JSON-RPC error response (the upstream answers, if only to refuse).
+fn is_error_answer(body: &[u8]) -> bool {
+    matches!(
+        message::parse(body),
+        Ok(message::Message::Response { outcome: Err(_), .. })
+    )
 }
 
 /// A `tools/list` answer's result, from a JSON body or the response event of an SSE body.

@@ -49,6 +49,10 @@ pub(crate) enum Incoming {
     Line(Vec<u8>),
     /// A message longer than the cap: its first bytes.
     TooLong(Vec<u8>),
+    /// The answer to one request (its id, the proxy's own) longer than the cap: its first bytes.
+    /// A transport where each answer belongs to its request (Streamable HTTP) knows whose it
+    /// is, so only that request fails.
+    TooLongFor(Value, Vec<u8>),
     /// The upstream is gone, and why.
     Gone(String),
 }
@@ -69,6 +73,18 @@ pub(crate) trait Link: Send + Sync {
     /// Stops an upstream that has kept one message from being written for `limit` (it stopped
     /// reading its input), so the thread writing it goes on and what is in flight is answered.
     fn unblock_if_stuck(&self, _limit: Duration) {}
+    /// Tells the upstream that the request it knows as `id` is cancelled (its host went away,
+    /// cancelled it, or it waited past the timeout). Over stdio, and in the handshake era, that
+    /// is `notifications/cancelled`; a transport with a stream per request closes it instead.
+    fn cancel(&self, id: &Value, reason: &str) {
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        self.send(Outgoing {
+            line: super::message::notification_line("notifications/cancelled", &params),
+            id: None,
+            method: Some("notifications/cancelled".to_owned()),
+            name: None,
+        });
+    }
 }
 
 /// Where the upstream's messages come from: a channel its transport fills (Streamable HTTP),
@@ -113,6 +129,9 @@ pub(crate) struct Stdio {
     /// proxy's watchdog stops such a child ([`Link::unblock_if_stuck`]).
     input: Arc<Batched<ChildStdin>>,
     child: Arc<Mutex<Child>>,
+    /// Cancellations, written by a thread of their own: they are sent from the watchdog, which
+    /// must never wait on a child that stopped reading (it is the one that stops it).
+    cancellations: Mutex<std::sync::mpsc::Sender<Vec<u8>>>,
 }
 
 impl Stdio {
@@ -158,8 +177,22 @@ impl Stdio {
             let _ = lock(&stopped).kill();
         });
         let stdout: Box<dyn Read + Send> = Box::new(stdout);
+        let (cancellations, to_write) = std::sync::mpsc::channel::<Vec<u8>>();
+        let writer = Arc::clone(&input);
+        std::thread::spawn(move || {
+            // Ends when the link is dropped (the channel closes) or the input is gone.
+            while let Ok(line) = to_write.recv() {
+                if !writer.send(&line) {
+                    return;
+                }
+            }
+        });
         (
-            Stdio { input, child },
+            Stdio {
+                input,
+                child,
+                cancellations: Mutex::new(cancellations),
+            },
             Source::Lines(BufReader::new(stdout), line_cap),
         )
     }
@@ -187,6 +220,13 @@ impl Link for Stdio {
 
     fn alive(&self) -> bool {
         matches!(lock(&self.child).try_wait(), Ok(None))
+    }
+
+    fn cancel(&self, id: &Value, reason: &str) {
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        let mut line = super::message::notification_line("notifications/cancelled", &params);
+        line.push(b'\n');
+        let _ = lock(&self.cancellations).send(line);
     }
 
     fn unblock_if_stuck(&self, limit: Duration) {
