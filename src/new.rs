@@ -197,7 +197,9 @@ fn existing_tools(root: &RepoRoot) -> Result<Vec<String>, UsageError> {
     let mut tools = Vec::new();
     for folder in [toolgate_repo::CONTRACTS_DIR, toolgate_repo::FIXTURES_DIR] {
         let folder = Path::new(folder);
-        if root.kind(folder).map_err(|error| UsageError::new(error.to_string()))?
+        if root
+            .kind(folder)
+            .map_err(|error| UsageError::new(error.to_string()))?
             != toolgate_repo::EntryKind::Dir
         {
             continue;

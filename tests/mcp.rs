@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 
 #[path = "mcp/http.rs"]
 mod http;
+#[path = "mcp/listener.rs"]
+mod listener;
 #[path = "mcp/scaffold.rs"]
 mod scaffold;
 
@@ -71,6 +73,62 @@ fn main() -> ExitCode {
         "mcp::http::two_instances_behind_a_round_robin",
         http::two_instances_behind_a_round_robin,
     ));
+    for (name, test) in [
+        (
+            "idle_and_slow_heads_are_closed",
+            listener::idle_and_slow_heads_are_closed as fn() -> Result<(), Failed>,
+        ),
+        (
+            "past_the_connection_cap_a_connection_gets_503",
+            listener::past_the_connection_cap_a_connection_gets_503,
+        ),
+        (
+            "at_the_descriptor_limit_accepting_backs_off",
+            listener::at_the_descriptor_limit_accepting_backs_off,
+        ),
+        (
+            "stalled_bodies_time_out_and_requests_in_flight_are_capped",
+            listener::stalled_bodies_time_out_and_requests_in_flight_are_capped,
+        ),
+        (
+            "memory_stays_bounded_under_slow_bodies",
+            listener::memory_stays_bounded_under_slow_bodies,
+        ),
+        (
+            "an_upstream_that_stops_reading_never_freezes_the_listener",
+            listener::an_upstream_that_stops_reading_never_freezes_the_listener,
+        ),
+        (
+            "a_public_listener_needs_insecure_no_auth",
+            listener::a_public_listener_needs_insecure_no_auth,
+        ),
+        (
+            "a_modern_host_closing_its_stream_cancels_upstream",
+            listener::a_modern_host_closing_its_stream_cancels_upstream,
+        ),
+        (
+            "a_handshake_era_host_cancels_through_its_session",
+            listener::a_handshake_era_host_cancels_through_its_session,
+        ),
+        (
+            "a_stateful_upstream_settles_at_once_and_gets_a_new_session",
+            listener::a_stateful_upstream_settles_at_once_and_gets_a_new_session,
+        ),
+        (
+            "readyz_follows_an_http_upstream_down_and_back",
+            listener::readyz_follows_an_http_upstream_down_and_back,
+        ),
+        (
+            "an_oversized_answer_fails_only_its_own_call",
+            listener::an_oversized_answer_fails_only_its_own_call,
+        ),
+        (
+            "a_modern_http_upstream_sees_the_cancelled_stream_closed",
+            listener::a_modern_http_upstream_sees_the_cancelled_stream_closed,
+        ),
+    ] {
+        trials.push(Trial::test(format!("mcp::listener::{name}"), test));
+    }
     trials.push(Trial::test(
         "mcp::an_upstream_that_stops_reading_cannot_wedge_the_proxy",
         upstream_stops_reading,
@@ -157,6 +215,16 @@ struct FakeServer {
     server: Value,
     actions: BTreeMap<String, Vec<Value>>,
     log: Option<PathBuf>,
+    /// How long the answer just computed waits before it is written (`delay_ms`; over HTTP).
+    delay: Option<Duration>,
+    /// HTTP requests still to be answered with an error page (`go_down`), as a server that is
+    /// down does.
+    down_for: u64,
+    /// A stateful handshake-era HTTP server's current session (`"stateful": true`), and how
+    /// many calls it has answered in it.
+    session: Option<String>,
+    sessions: u64,
+    calls_in_session: u64,
 }
 
 impl FakeServer {
@@ -176,6 +244,11 @@ impl FakeServer {
             server: server.clone(),
             actions,
             log,
+            delay: None,
+            down_for: 0,
+            session: None,
+            sessions: 0,
+            calls_in_session: 0,
         }
     }
 
@@ -288,6 +361,10 @@ impl FakeServer {
                     .map(|before| fill(&text_of(before)))
                     .collect();
                 let answer_id = action.get("id_override").cloned().unwrap_or_else(|| id.clone());
+                self.delay = action["delay_ms"].as_u64().map(Duration::from_millis);
+                if let Some(down) = action["go_down"].as_u64() {
+                    self.down_for = down;
+                }
                 if action["crash"] == true {
                     std::process::exit(3);
                 } else if action["stop_reading"] == true {
@@ -345,20 +422,85 @@ fn fake_http_server(fake: FakeServer) {
                                 })
                                 .collect();
                             seen.sort();
+                            let sent_session = request
+                                .headers()
+                                .get("mcp-session-id")
+                                .and_then(|value| value.to_str().ok())
+                                .map(str::to_owned);
                             let body = request.into_body().collect().await.unwrap().to_bytes();
                             let line = String::from_utf8_lossy(&body).into_owned();
-                            let answers = {
+                            let opened = line.contains("\"initialize\"");
+                            let refusal = |status: u16, body: String| {
+                                hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(bytes::Bytes::from(body)))
+                            };
+                            let (answers, delay, down, stateful, session) = {
                                 let mut fake = fake.lock().unwrap();
                                 for header in &seen {
                                     fake.record(header);
                                 }
                                 fake.record(&line);
-                                fake.answer(&line)
+                                let stateful = fake.server["stateful"] == true;
+                                if fake.down_for > 0 {
+                                    fake.down_for -= 1;
+                                    (Vec::new(), None, true, stateful, None)
+                                } else if stateful && !opened && sent_session.is_none() {
+                                    // As the TypeScript SDK's stateful servers answer: 400, and
+                                    // an error that names no request.
+                                    let refused = json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}, "id": null});
+                                    return Ok(refusal(400, refused.to_string()).unwrap());
+                                } else if stateful && !opened && sent_session != fake.session {
+                                    let forgotten = json!({"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": null});
+                                    return Ok(refusal(404, forgotten.to_string()).unwrap());
+                                } else {
+                                    let answers = fake.answer(&line);
+                                    let delay = fake.delay.take();
+                                    if stateful && opened {
+                                        fake.sessions += 1;
+                                        fake.session = Some(format!("session-{}", fake.sessions));
+                                        fake.calls_in_session = 0;
+                                    }
+                                    if stateful && line.contains("\"tools/call\"") {
+                                        fake.calls_in_session += 1;
+                                        // A restart: the session is forgotten.
+                                        if fake.server["forget_session_after_calls"].as_u64()
+                                            == Some(fake.calls_in_session)
+                                        {
+                                            fake.session = None;
+                                        }
+                                    }
+                                    let session = fake.session.clone();
+                                    (answers, delay, false, stateful, session)
+                                }
                             };
-                            let session = fake.lock().unwrap().server["session"]
-                                .as_str()
-                                .map(str::to_owned);
-                            let opened = line.contains("\"initialize\"");
+                            if down {
+                                return Ok(hyper::Response::builder()
+                                    .status(503)
+                                    .header("content-type", "text/html")
+                                    .body(Full::new(bytes::Bytes::from_static(b"<html>CANARY down</html>")))
+                                    .unwrap());
+                            }
+                            if let Some(delay) = delay {
+                                // Dropped before the answer: the client closed the request.
+                                struct Unanswered(std::sync::Arc<std::sync::Mutex<FakeServer>>, bool);
+                                impl Drop for Unanswered {
+                                    fn drop(&mut self) {
+                                        if !self.1 {
+                                            self.0.lock().unwrap().record("# the client closed the request before its answer");
+                                        }
+                                    }
+                                }
+                                let mut unanswered = Unanswered(std::sync::Arc::clone(&fake), false);
+                                tokio::time::sleep(delay).await;
+                                unanswered.1 = true;
+                            }
+                            let session = if stateful {
+                                session
+                            } else {
+                                fake.lock().unwrap().server["session"].as_str().map(str::to_owned)
+                            };
                             let response = match answers.as_slice() {
                                 [only] if opened && session.is_some() => hyper::Response::builder()
                                     .header("content-type", "application/json")

@@ -63,6 +63,55 @@ fn the_kubernetes_deployment_runs_the_proxy_with_probes_it_serves() {
     );
 }
 
+/// The Deployment listens on 0.0.0.0 with the upstream's credential, and nothing in the proxy
+/// authenticates a host: it says so (`--insecure-no-auth`, without which the proxy refuses), and
+/// ships beside a NetworkPolicy that admits only the labelled client pods, on the MCP port.
+#[test]
+fn the_public_listener_ships_with_a_network_policy_that_admits_only_its_clients() {
+    let deployment: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("deploy/kubernetes/deployment.yaml")).unwrap(),
+    )
+    .unwrap();
+    let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert!(
+        args.as_array()
+            .unwrap()
+            .iter()
+            .any(|arg| arg == "--insecure-no-auth"),
+        "{args}"
+    );
+    let text =
+        std::fs::read_to_string(root().join("deploy/kubernetes/networkpolicy.yaml")).unwrap();
+    assert!(
+        text.contains("What it protects") && text.contains("What it does not protect"),
+        "the policy says what it protects and what it does not"
+    );
+    let policy: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(policy["kind"], "NetworkPolicy");
+    assert_eq!(
+        policy["spec"]["podSelector"]["matchLabels"],
+        deployment["spec"]["template"]["metadata"]["labels"],
+        "it selects the proxy's pods"
+    );
+    assert_eq!(
+        policy["spec"]["policyTypes"],
+        serde_json::json!(["Ingress"])
+    );
+    let rules = policy["spec"]["ingress"].as_array().unwrap();
+    assert_eq!(rules.len(), 1);
+    // Admitted: the labelled pods, on the MCP port, and nothing wider (no empty `from`, no
+    // namespace or IP block).
+    let from = rules[0]["from"].as_array().unwrap();
+    assert_eq!(
+        from,
+        &[serde_json::json!({"podSelector": {"matchLabels": {"toolgate-mcp-client": "true"}}})]
+    );
+    assert_eq!(
+        rules[0]["ports"],
+        serde_json::json!([{"port": "mcp", "protocol": "TCP"}])
+    );
+}
+
 #[test]
 fn the_container_image_runs_the_proxy_with_arguments_it_accepts() {
     let text = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();

@@ -320,11 +320,15 @@ fn toolgate_new_promises_free_text_when_nothing_is_pinned_and_accepts_what_the_g
         fs::read_to_string(dir.path().join("fixtures/public_key/survivors.yaml")).unwrap();
     let entries: Value = toolgate_gate::internals::read_strict_yaml(&survivors).unwrap();
     assert!(
-        entries.as_array().unwrap().iter().any(|entry| entry["mutation"] == "canary_string"
-            && entry["pointer"] == "/key"
-            && entry["reason"]
-                .as_str()
-                .is_some_and(|reason| reason.starts_with("Free text: the response has no member"))),
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|entry| entry["mutation"] == "canary_string"
+                && entry["pointer"] == "/key"
+                && entry["reason"].as_str().is_some_and(
+                    |reason| reason.starts_with("Free text: the response has no member")
+                )),
         "{survivors}"
     );
     assert_code(

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::{HTTP_VARIABLE, LOG_VARIABLE, PATIENCE, SCENARIO_VARIABLE, here};
 
 /// A process that is killed when the test is done with it.
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -25,7 +25,7 @@ impl Drop for Running {
 }
 
 /// The fake server over HTTP, and the address it prints.
-fn fake_http(scenario: &Path, log: &Path) -> (Running, String) {
+pub(crate) fn fake_http(scenario: &Path, log: &Path) -> (Running, String) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .env(SCENARIO_VARIABLE, scenario)
         .env(LOG_VARIABLE, log)
@@ -42,7 +42,7 @@ fn fake_http(scenario: &Path, log: &Path) -> (Running, String) {
 }
 
 /// `toolgate mcp-proxy --listen 127.0.0.1:0 …`, and the address it listens on.
-fn listening_proxy(
+pub(crate) fn listening_proxy(
     extra: &[&str],
     upstream: &[String],
     environment: &[(&str, &str)],
@@ -51,7 +51,7 @@ fn listening_proxy(
 }
 
 /// As [`listening_proxy`], its stdout going to `stdout`.
-fn listening_proxy_to(
+pub(crate) fn listening_proxy_to(
     extra: &[&str],
     upstream: &[String],
     environment: &[(&str, &str)],
@@ -95,7 +95,7 @@ fn listening_proxy_to(
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     // reqwest's TLS is rustls without a default provider (the proxy installs ring; so does this
     // client, though it speaks plain HTTP).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -105,7 +105,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn meta() -> Value {
+pub(crate) fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
@@ -114,7 +114,7 @@ fn meta() -> Value {
 }
 
 /// A modern request with the headers the transport requires.
-fn modern(id: u64, method: &str, mut params: Value) -> (Value, Vec<(String, String)>) {
+pub(crate) fn modern(id: u64, method: &str, mut params: Value) -> (Value, Vec<(String, String)>) {
     let mut headers = vec![
         ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
         ("Mcp-Method".to_owned(), method.to_owned()),
@@ -136,7 +136,7 @@ fn modern(id: u64, method: &str, mut params: Value) -> (Value, Vec<(String, Stri
 }
 
 /// One exchange: what was sent, and the status, content type and body that came back.
-async fn exchange(
+pub(crate) async fn exchange(
     client: &reqwest::Client,
     method: reqwest::Method,
     url: &str,

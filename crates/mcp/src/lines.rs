@@ -43,7 +43,10 @@ pub(crate) fn log(message: &str) {
     } else {
         ""
     };
-    stderr_line(&format!("toolgate mcp-proxy: {}{cut}", inert(message, 2000)));
+    stderr_line(&format!(
+        "toolgate mcp-proxy: {}{cut}",
+        inert(message, 2000)
+    ));
 }
 
 /// The operator record of a refused result, for the person fixing the connector: one line on

@@ -347,7 +347,10 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.inner).poll_write(context, buf)
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(context)
     }
 
@@ -544,23 +547,8 @@ async fn post(
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
             .is_some();
-    let (answer, answered) = oneshot::channel::<Vec<u8>>();
-    let (progress, progressed) = mpsc::channel::<Vec<u8>>(PROGRESS_HELD);
-    let answer = Mutex::new(Some(answer));
-    let host = Host::with_peer(
-        Arc::new(move |line| {
-            if is_response(&line) {
-                if let Some(answer) = lock(&answer).take() {
-                    let _ = answer.send(line);
-                }
-            } else {
-                // A stream nobody reads holds a few dozen progress lines, never more.
-                let _ = progress.try_send(line);
-            }
-        }),
-        false,
-        peer,
-    );
+    let (reply, progressed, answered) = answer_channels();
+    let host = Host::with_peer(reply, false, peer);
     // Until the answer is had, a modern host that goes away (its stream closed: the future
     // dropped) has cancelled the request.
     let waiting = Waiting {
@@ -592,6 +580,29 @@ async fn post(
     }
     drop(permit);
     response
+}
+
+/// Where one request's answers go: its response (one line, always kept) and the progress before
+/// it, of which a stream nobody reads holds [`PROGRESS_HELD`] lines, never more (the rest are
+/// dropped: progress is advisory).
+fn answer_channels() -> (
+    super::proxy::Reply,
+    mpsc::Receiver<Vec<u8>>,
+    oneshot::Receiver<Vec<u8>>,
+) {
+    let (answer, answered) = oneshot::channel::<Vec<u8>>();
+    let (progress, progressed) = mpsc::channel::<Vec<u8>>(PROGRESS_HELD);
+    let answer = Mutex::new(Some(answer));
+    let reply: super::proxy::Reply = Arc::new(move |line| {
+        if is_response(&line) {
+            if let Some(answer) = lock(&answer).take() {
+                let _ = answer.send(line);
+            }
+        } else {
+            let _ = progress.try_send(line);
+        }
+    });
+    (reply, progressed, answered)
 }
 
 /// Hands a host's message to the proxy on a blocking thread: forwarding it may write to a
@@ -634,8 +645,10 @@ impl Drop for Waiting {
 /// could have minted: visible ASCII, at most 128 bytes.
 fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
     let value = headers.get("mcp-session-id")?.to_str().ok()?;
-    (!value.is_empty() && value.len() <= 128 && value.bytes().all(|byte| (0x21..=0x7e).contains(&byte)))
-        .then(|| Arc::from(value))
+    (!value.is_empty()
+        && value.len() <= 128
+        && value.bytes().all(|byte| (0x21..=0x7e).contains(&byte)))
+    .then(|| Arc::from(value))
 }
 
 /// A new session id: 128 bits from the operating system's generator, in hex.
@@ -927,10 +940,7 @@ fn poll_stream<T>(
         F: FnMut(&mut Context<'_>) -> Poll<Option<T>> + Unpin,
     {
         type Item = T;
-        fn poll_next(
-            mut self: Pin<&mut Self>,
-            context: &mut Context<'_>,
-        ) -> Poll<Option<T>> {
+        fn poll_next(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<T>> {
             (self.0)(context)
         }
     }
@@ -1013,6 +1023,7 @@ mod tests {
             allowed_origins: vec!["https://host.example".to_owned()],
             loopback: true,
             body_cap: 1024,
+            limits: Limits::default(),
         };
         let headers = |host: &'static str, origin: Option<&'static str>| {
             let mut headers = HeaderMap::new();
@@ -1057,6 +1068,72 @@ mod tests {
             check_origin(
                 &headers("mcp.example.com", Some("http://localhost")),
                 &public
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn an_unread_stream_holds_a_few_progress_lines_and_always_its_answer() {
+        let (reply, mut progress, mut answer) = answer_channels();
+        let line = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+        for _ in 0..10_000 {
+            reply(line.to_vec());
+        }
+        reply(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
+        let mut held = 0;
+        while progress.try_recv().is_ok() {
+            held += 1;
+        }
+        assert_eq!(held, PROGRESS_HELD);
+        assert_eq!(
+            answer.try_recv().unwrap(),
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn a_handshake_era_request_is_held_to_the_headers_it_sends() {
+        let params = serde_json::json!({"name": "weather"});
+        // None sent: nothing to agree with.
+        assert_eq!(
+            check_headers(&HeaderMap::new(), "tools/call", &params),
+            Ok(())
+        );
+        let with = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(*name, HeaderValue::from_static(value));
+            }
+            headers
+        };
+        let agreeing = with(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "weather")]);
+        assert_eq!(check_headers(&agreeing, "tools/call", &params), Ok(()));
+        // A balancer rule on these headers cannot be bypassed by a handshake-era body.
+        for disagreeing in [
+            with(&[("Mcp-Method", "tools/list")]),
+            with(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "read_file")]),
+            with(&[("Mcp-Name", "read_file")]),
+            with(&[("Mcp-Name", "=?base64?not base64?=")]),
+        ] {
+            assert!(
+                check_headers(&disagreeing, "tools/call", &params).is_err(),
+                "{disagreeing:?}"
+            );
+        }
+        assert!(
+            check_headers(
+                &with(&[("Mcp-Name", "weather")]),
+                "tools/list",
+                &serde_json::json!({})
+            )
+            .is_err()
+        );
+        assert!(
+            check_headers(
+                &with(&[("Mcp-Method", "notifications/initialized")]),
+                "notifications/cancelled",
+                &serde_json::json!({})
             )
             .is_err()
         );

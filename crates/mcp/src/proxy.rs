@@ -1054,7 +1054,9 @@ impl Proxy {
                 };
                 return match withheld {
                     Some(reason) => {
-                        log(&format!("{reason}; answered with the fixed failure, not retryable"));
+                        log(&format!(
+                            "{reason}; answered with the fixed failure, not retryable"
+                        ));
                         self.decide_failure(
                             &host,
                             id,
@@ -1257,7 +1259,9 @@ impl Proxy {
         let Some(pending) = self.state().pending.remove(&id_key(id)) else {
             return log("dropped an oversized answer to no pending request");
         };
-        log("the upstream's answer to one request is longer than the proxy's line cap; that request is answered with the fixed failure");
+        log(
+            "the upstream's answer to one request is longer than the proxy's line cap; that request is answered with the fixed failure",
+        );
         match (&pending.waiting, &pending.host) {
             (Waiting::Call(call), Some(host)) => {
                 let decision = call.contract.admit_response(
@@ -1331,7 +1335,9 @@ impl Proxy {
             expired
         };
         for pending in expired {
-            log("a request waited past the timeout; answered with the fixed failure, and cancelled upstream");
+            log(
+                "a request waited past the timeout; answered with the fixed failure, and cancelled upstream",
+            );
             self.link
                 .cancel(&pending.upstream_id, "no answer within the proxy's timeout");
             self.answer_gone(pending, &format!("no answer within {:?}", self.timeout));

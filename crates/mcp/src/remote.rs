@@ -208,7 +208,8 @@ impl Link for Remote {
 
     fn unblock_if_stuck(&self, _limit: Duration) {
         // Called on the proxy's watchdog tick: an unreachable upstream is probed from here.
-        if self.shared.reachable.load(Ordering::Relaxed) || self.shared.closed.load(Ordering::Relaxed)
+        if self.shared.reachable.load(Ordering::Relaxed)
+            || self.shared.closed.load(Ordering::Relaxed)
         {
             return;
         }
@@ -486,7 +487,9 @@ impl Shared {
         let Some(body) = read_capped(response, self.line_cap).await else {
             return;
         };
-        if parse_listing(&body).is_some() || is_error_answer(&body) || anonymous_error(&body).is_some()
+        if parse_listing(&body).is_some()
+            || is_error_answer(&body)
+            || anonymous_error(&body).is_some()
         {
             log(&format!("the upstream at {} answers again", self.url));
             self.reachable.store(true, Ordering::Relaxed);
@@ -507,7 +510,13 @@ impl Shared {
         match (message::parse(&body), id) {
             // An error that names no request (a stateful server's `400` with `"id": null`, or
             // one without an id, which the revision allows) answers this POST's own.
-            (Ok(message::Message::Response { id: Value::Null, outcome: Err(error) }), Some(id)) => {
+            (
+                Ok(message::Message::Response {
+                    id: Value::Null,
+                    outcome: Err(error),
+                }),
+                Some(id),
+            ) => {
                 self.deliver(Incoming::Line(message::error_object_line(id, &error)));
                 true
             }
@@ -599,7 +608,9 @@ impl Shared {
             };
             // Read with the cap: a listing is the upstream's to size.
             let Some(body) = read_capped(response, self.line_cap).await else {
-                log("the upstream's tools/list at start-up is longer than the line cap; no parameters are mirrored into headers");
+                log(
+                    "the upstream's tools/list at start-up is longer than the line cap; no parameters are mirrored into headers",
+                );
                 return;
             };
             let result = parse_listing(&body);
@@ -654,14 +665,20 @@ fn anonymous_error(body: &[u8]) -> Option<Value> {
     if object.contains_key("id") || object.contains_key("method") {
         return None;
     }
-    object.get("error").filter(|error| error.is_object()).cloned()
+    object
+        .get("error")
+        .filter(|error| error.is_object())
+        .cloned()
 }
 
 /// Whether a body is a JSON-RPC error response (the upstream answers, if only to refuse).
 fn is_error_answer(body: &[u8]) -> bool {
     matches!(
         message::parse(body),
-        Ok(message::Message::Response { outcome: Err(_), .. })
+        Ok(message::Message::Response {
+            outcome: Err(_),
+            ..
+        })
     )
 }
 

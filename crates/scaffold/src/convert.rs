@@ -387,8 +387,9 @@ impl<'a> Converter<'a> {
                 .and_then(Value::as_array)
                 .is_some_and(|parts| {
                     parts.iter().any(|part| {
-                        part.as_object()
-                            .is_some_and(|part| self.reaches_object(part, depth + 1, converted, seen))
+                        part.as_object().is_some_and(|part| {
+                            self.reaches_object(part, depth + 1, converted, seen)
+                        })
                     })
                 })
         })
@@ -595,8 +596,7 @@ mod tests {
         assert!(source.to_string().len() < 8 * 1024);
         let (done, finished) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let converted =
-                convert(&source, &json!({"$ref": "#/components/schemas/S0"}));
+            let converted = convert(&source, &json!({"$ref": "#/components/schemas/S0"}));
             let _ = done.send(converted);
         });
         let (schema, _) = finished

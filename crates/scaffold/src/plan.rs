@@ -214,8 +214,9 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
     };
     // Nothing invisible or bidirectional is ever written: a member whose name holds such a
     // character is not promised (a reviewer could not read what the contract says).
-    let (fields, hidden): (Vec<Field>, Vec<Field>) =
-        fields.into_iter().partition(|field| !field_has_hidden(field));
+    let (fields, hidden): (Vec<Field>, Vec<Field>) = fields
+        .into_iter()
+        .partition(|field| !field_has_hidden(field));
     if !hidden.is_empty() {
         todo.push(format!(
             "not promised, because a member name on the way holds an invisible or bidirectional character a reviewer cannot read: {}; rename it upstream, or promise another member",
@@ -485,7 +486,11 @@ fn has_hidden(text: &str) -> bool {
 fn field_has_hidden(field: &Field) -> bool {
     has_hidden(&field.from)
         || has_hidden(&field.name)
-        || field.each.iter().flatten().any(|(name, from, _)| has_hidden(name) || has_hidden(from))
+        || field
+            .each
+            .iter()
+            .flatten()
+            .any(|(name, from, _)| has_hidden(name) || has_hidden(from))
 }
 
 /// Why `toolgate new` accepts every survivor where no promised field reads.
@@ -1491,7 +1496,10 @@ fn contract_yaml(
     text: bool,
 ) -> Result<Rendered, String> {
     let mut header = vec![
-        render::comment(&format!("Scaffolded by `toolgate new` from {}.", origin.source)),
+        render::comment(&format!(
+            "Scaffolded by `toolgate new` from {}.",
+            origin.source
+        )),
         "Review it (every assumption below is a decision the description did not make), then"
             .to_owned(),
         format!("`toolgate test --accept {tool}` and `CI=true toolgate test {tool}`."),
@@ -1666,7 +1674,10 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
     let fixtures = Path::new("fixtures").join(&plan.tool);
     let mut files: Vec<(PathBuf, Rendered)> = vec![
         (tool.join("v1/contract.yaml"), plan.contract.clone()),
-        (tool.join("v1").join(SCHEMA_FILE), render::json(&plan.schema)),
+        (
+            tool.join("v1").join(SCHEMA_FILE),
+            render::json(&plan.schema),
+        ),
         (fixtures.join("request.json"), render::json(&plan.request)),
         (fixtures.join("survivors.yaml"), plan.survivors.clone()),
     ];
@@ -1758,7 +1769,11 @@ mod tests {
             "{}",
             plan.contract.text()
         );
-        assert!(plan.contract.text().contains("(repo)"), "{}", plan.contract.text());
+        assert!(
+            plan.contract.text().contains("(repo)"),
+            "{}",
+            plan.contract.text()
+        );
         assert!(
             plan.schema
                 .pointer("/properties/head/unevaluatedProperties")
@@ -1841,8 +1856,16 @@ mod tests {
         let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
         let contract = contract_of(&plan);
         let items = &contract["shape"]["fields"][0];
-        assert_eq!((&items["name"], &items["from"]), (&json!("items"), &json!("")));
-        assert_eq!(items["each"][0], json!({"name": "number", "from": "/number"}), "{}", plan.contract.text());
+        assert_eq!(
+            (&items["name"], &items["from"]),
+            (&json!("items"), &json!(""))
+        );
+        assert_eq!(
+            items["each"][0],
+            json!({"name": "number", "from": "/number"}),
+            "{}",
+            plan.contract.text()
+        );
         assert_eq!(contract["limits"]["max_bytes"], 65536);
     }
 
@@ -1859,7 +1882,11 @@ mod tests {
             promised.iter().all(|field| field["optional"] == true),
             "{promised:?}"
         );
-        assert!(!plan.contract.text().contains("/private"), "{}", plan.contract.text());
+        assert!(
+            !plan.contract.text().contains("/private"),
+            "{}",
+            plan.contract.text()
+        );
         // The bound assumed for what the agent sees holds in both branches.
         assert_eq!(
             plan.schema.pointer("/oneOf/0/properties/id/minimum"),
@@ -1921,8 +1948,16 @@ mod tests {
         let example = json!({"results": [{"mac": "5c5b35000001", "seen": 3}]});
         let plan = plan(parts(schema, vec![("list".to_owned(), example)])).unwrap();
         let results = &contract_of(&plan)["shape"]["fields"][0];
-        assert_eq!((&results["name"], &results["from"]), (&json!("results"), &json!("/results")));
-        assert_eq!(results["each"][0], json!({"name": "seen", "from": "/seen"}), "{}", plan.contract.text());
+        assert_eq!(
+            (&results["name"], &results["from"]),
+            (&json!("results"), &json!("/results"))
+        );
+        assert_eq!(
+            results["each"][0],
+            json!({"name": "seen", "from": "/seen"}),
+            "{}",
+            plan.contract.text()
+        );
         assert_eq!(
             plan.schema
                 .pointer("/properties/results/items/properties/seen/minimum"),
@@ -1938,11 +1973,17 @@ mod tests {
         let plan = plan(parts(schema, vec![("events".to_owned(), example)])).unwrap();
         let each = &contract_of(&plan)["shape"]["fields"][0]["each"];
         assert!(
-            each.as_array().unwrap().contains(&json!({"name": "id", "from": "/id", "optional": true})),
+            each.as_array()
+                .unwrap()
+                .contains(&json!({"name": "id", "from": "/id", "optional": true})),
             "{}",
             plan.contract.text()
         );
-        assert!(!plan.contract.text().contains("only_a"), "{}", plan.contract.text());
+        assert!(
+            !plan.contract.text().contains("only_a"),
+            "{}",
+            plan.contract.text()
+        );
     }
 
     #[test]

@@ -124,10 +124,7 @@ fn escape_json_hidden(text: &str) -> String {
 pub fn check(file: &str, rendered: &Rendered) -> Result<(), String> {
     let text = std::str::from_utf8(&rendered.bytes)
         .map_err(|_| format!("{file}: the scaffold would write bytes that are not UTF-8"))?;
-    if let Some(ch) = text
-        .chars()
-        .find(|ch| *ch != '\n' && is_hidden(*ch))
-    {
+    if let Some(ch) = text.chars().find(|ch| *ch != '\n' && is_hidden(*ch)) {
         return Err(format!(
             "{file}: the scaffold would write the hidden character U+{:04X}; nothing was written",
             ch as u32
@@ -212,7 +209,10 @@ mod tests {
         let rendered = json(&value);
         assert_eq!(check("s.json", &rendered), Ok(()));
         let text = String::from_utf8(rendered.bytes).unwrap();
-        assert!(text.contains("a\\u202eb") && text.contains("zero\\u200bwidth"), "{text}");
+        assert!(
+            text.contains("a\\u202eb") && text.contains("zero\\u200bwidth"),
+            "{text}"
+        );
         // Only the hidden ones: an emoji and an accented letter are shown as themselves.
         assert!(text.contains('\u{1f600}') && text.contains('é'), "{text}");
     }
