@@ -339,6 +339,31 @@ fn an_edit_behind_a_dynamic_reference_or_an_anchor_is_never_a_no() {
     );
 }
 
+/// A pattern added behind a `$ref` beside `unevaluatedProperties` (the shape `toolgate new`
+/// writes): the witness of the break names the pattern as the rule that refused it, not the
+/// "unexpected member" the failed `$ref` leaves behind (the witnesses repeated that wrong rule).
+#[test]
+fn a_witness_names_the_rule_that_refused_it_not_its_consequence() {
+    let data = |id: serde_json::Value| {
+        json!({"type": "object", "$ref": "#/properties/data/$defs/base", "unevaluatedProperties": false,
+               "$defs": {"base": {"allOf": [{"properties": {"id": id}}]}}})
+    };
+    let (found, report) = verdicts(
+        data(json!({"type": "string", "maxLength": 8})),
+        data(json!({"type": "string", "maxLength": 8, "pattern": "^[a-z]+$"})),
+        &["/id"],
+    );
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    let breaking = report.answer(BumpVerdict::UpstreamBreaking);
+    let witness = breaking.witness.as_ref().unwrap();
+    let (layer, rule) = witness.to.rejected_at.clone().unwrap();
+    assert_eq!(
+        (layer.as_str(), rule.as_str()),
+        ("schema", "pattern"),
+        "{witness:?}"
+    );
+}
+
 #[test]
 fn patterns_are_read_as_ecma_262_as_the_gate_reads_them() {
     let with = |pattern: &str| json!({"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}});

@@ -143,6 +143,19 @@ pub(crate) async fn exchange(
     body: Option<&Value>,
     headers: &[(String, String)],
 ) -> Result<(u16, String, String), Failed> {
+    exchange_with_headers(client, method, url, body, headers)
+        .await
+        .map(|(status, kind, text, _)| (status, kind, text))
+}
+
+/// [`exchange`], with the response's headers.
+pub(crate) async fn exchange_with_headers(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<&Value>,
+    headers: &[(String, String)],
+) -> Result<(u16, String, String, reqwest::header::HeaderMap), Failed> {
     let mut request = client
         .request(method, url)
         .header("Accept", "application/json, text/event-stream")
@@ -164,8 +177,9 @@ pub(crate) async fn exchange(
         .and_then(|value| value.to_str().ok())
         .unwrap_or("")
         .to_owned();
+    let headers = response.headers().clone();
     let text = response.text().await.map_err(|error| error.to_string())?;
-    Ok((status, kind, text))
+    Ok((status, kind, text, headers))
 }
 
 /// One step of a transcript: its label, the HTTP method, the URL, the body, the headers.
@@ -253,7 +267,7 @@ pub(crate) fn listener_and_http_upstream() -> Result<(), Failed> {
     headers.push(("Origin".to_owned(), "https://host.example".to_owned()));
     add("the allowed Origin", (body, headers));
     add(
-        "a handshake-era host's initialize, answered without a session",
+        "a handshake-era host's initialize, answered with a session (for its cancellations)",
         (
             json!({"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}}}),
             vec![],
@@ -290,8 +304,8 @@ pub(crate) fn listener_and_http_upstream() -> Result<(), Failed> {
     let mut transcript = String::new();
     runtime.block_on(async {
         for (label, method, url, body, headers) in &steps {
-            let (status, kind, text) =
-                exchange(&client, method.clone(), url, body.as_ref(), headers).await?;
+            let (status, kind, text, answered_headers) =
+                exchange_with_headers(&client, method.clone(), url, body.as_ref(), headers).await?;
             transcript.push_str(&format!("## {label}\n"));
             if let Some(body) = body {
                 transcript.push_str(&format!("→ {body}\n"));
@@ -300,6 +314,19 @@ pub(crate) fn listener_and_http_upstream() -> Result<(), Failed> {
                 "← {status} {}\n",
                 kind.split(';').next().unwrap_or("")
             ));
+            // A session id is random: shown by its shape.
+            if let Some(session) = answered_headers.get("mcp-session-id") {
+                let shaped =
+                    session.len() == 32 && session.as_bytes().iter().all(u8::is_ascii_hexdigit);
+                transcript.push_str(&format!(
+                    "  Mcp-Session-Id: {}\n",
+                    if shaped {
+                        "<32 hex digits>"
+                    } else {
+                        "<not 128 bits in hex>"
+                    }
+                ));
+            }
             for line in text.lines().filter(|line| !line.is_empty()) {
                 transcript.push_str(&format!("  {line}\n"));
             }

@@ -26,6 +26,11 @@ mod stdio_host;
 mod tools;
 mod upstream;
 
+/// Not supported API, for the fuzzers: the listener in process before an upstream in memory.
+#[cfg(feature = "_internals")]
+#[doc(hidden)]
+pub mod internals;
+
 pub use listing::{ListedTool, list_tools};
 pub use schemas::failure_schema;
 
