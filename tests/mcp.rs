@@ -126,6 +126,10 @@ fn main() -> ExitCode {
             "a_modern_http_upstream_sees_the_cancelled_stream_closed",
             listener::a_modern_http_upstream_sees_the_cancelled_stream_closed,
         ),
+        (
+            "an_upstream_listing_past_the_cap_is_not_held_at_start_up",
+            listener::an_upstream_listing_past_the_cap_is_not_held_at_start_up,
+        ),
     ] {
         trials.push(Trial::test(format!("mcp::listener::{name}"), test));
     }

@@ -82,6 +82,7 @@ pub(crate) fn listening_proxy_to(
         }
     });
     let running = Running(child);
+    let mut before = Vec::new();
     loop {
         let line = lines
             .recv_timeout(PATIENCE)
@@ -90,8 +91,21 @@ pub(crate) fn listening_proxy_to(
             .strip_prefix("toolgate mcp-proxy: listening on http://")
             .and_then(|rest| rest.strip_suffix("/mcp"))
         {
-            return Ok((running, address.to_owned(), lines));
+            // What it said before, then everything after.
+            let (forward, all) = mpsc::channel();
+            for line in before {
+                let _ = forward.send(line);
+            }
+            std::thread::spawn(move || {
+                for line in lines {
+                    if forward.send(line).is_err() {
+                        return;
+                    }
+                }
+            });
+            return Ok((running, address.to_owned(), all));
         }
+        before.push(line);
     }
 }
 

@@ -735,3 +735,38 @@ pub(crate) fn a_modern_http_upstream_sees_the_cancelled_stream_closed() -> Resul
     }
     Ok(())
 }
+
+/// A 2026-07-28 HTTP upstream whose `tools/list` at start-up is longer than the line cap: it is
+/// read no further than the cap (a 400 MiB listing used to be held whole, 890 MiB, before the
+/// proxy listened), no parameter is mirrored, and the proxy serves.
+pub(crate) fn an_upstream_listing_past_the_cap_is_not_held_at_start_up() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut modern_server: Value = serde_json::from_str(
+        &std::fs::read_to_string(super::here().join("http/modern.json")).unwrap(),
+    )
+    .unwrap();
+    modern_server["server"]["tools"][0]["description"] = json!("x".repeat(3 << 20));
+    modern_server["calls"] = json!({"weather": [{"result": weather("Lisbon")["result"]}]});
+    let scenario = dir.path().join("scenario.json");
+    std::fs::write(&scenario, modern_server.to_string()).unwrap();
+    let (_server, upstream) = fake_http(&scenario, &log);
+    let (proxy, address, stderr) = listening_proxy(&[], &[format!("http://{upstream}/mcp")], &[])?;
+    let pid = proxy.0.id();
+    let logged = stderr
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_default();
+    if !logged.contains("tools/list at start-up is longer than the line cap") {
+        return Err(format!("the listing is read no further than the cap: {logged:?}").into());
+    }
+    let answer = answer_of(&address, &modern_call(1, "Lisbon", false));
+    if !answer.contains("\"outcome\":\"success\"") {
+        return Err(format!("the proxy serves: {answer}").into());
+    }
+    // Three listings' worth would be held at least once over; the cap keeps one line's.
+    let resident = resident_kib(pid);
+    if resident > 200 * 1024 {
+        return Err(format!("{resident} KiB resident after a 3 MiB listing").into());
+    }
+    Ok(())
+}
