@@ -61,22 +61,52 @@ fn main() -> ExitCode {
             ));
         }
     }
-    trials.push(Trial::test(
-        "mcp::http::listener_and_http_upstream",
-        http::listener_and_http_upstream,
-    ));
-    trials.push(Trial::test(
-        "mcp::http::legacy_http_upstream_with_a_session",
-        http::legacy_http_upstream,
-    ));
-    trials.push(Trial::test(
-        "mcp::http::two_instances_behind_a_round_robin",
-        http::two_instances_behind_a_round_robin,
-    ));
+    // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
+    let single: [(&str, Test); 9] = [
+        (
+            "mcp::http::listener_and_http_upstream",
+            http::listener_and_http_upstream,
+        ),
+        (
+            "mcp::http::legacy_http_upstream_with_a_session",
+            http::legacy_http_upstream,
+        ),
+        (
+            "mcp::http::two_instances_behind_a_round_robin",
+            http::two_instances_behind_a_round_robin,
+        ),
+        (
+            "mcp::an_upstream_that_stops_reading_cannot_wedge_the_proxy",
+            upstream_stops_reading,
+        ),
+        (
+            "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
+            scaffold::new_from_mcp,
+        ),
+        (
+            "mcp::new_from_a_hostile_server_writes_nothing_it_did_not_mean",
+            scaffold::new_from_a_hostile_server,
+        ),
+        (
+            "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",
+            scaffold::new_stops_at_a_listing_too_large_to_hold,
+        ),
+        (
+            "mcp::many_calls_in_one_write_are_each_answered_once",
+            pipelined_calls,
+        ),
+        (
+            "mcp::trusted_context_only_the_operator_may_supply_never_comes_from_the_model",
+            operator_context,
+        ),
+    ];
+    for (name, test) in single {
+        trials.push(Trial::test(name, test));
+    }
     for (name, test) in [
         (
             "idle_and_slow_heads_are_closed",
-            listener::idle_and_slow_heads_are_closed as fn() -> Result<(), Failed>,
+            listener::idle_and_slow_heads_are_closed as Test,
         ),
         (
             "past_the_connection_cap_a_connection_gets_503",
@@ -133,32 +163,11 @@ fn main() -> ExitCode {
     ] {
         trials.push(Trial::test(format!("mcp::listener::{name}"), test));
     }
-    trials.push(Trial::test(
-        "mcp::an_upstream_that_stops_reading_cannot_wedge_the_proxy",
-        upstream_stops_reading,
-    ));
-    trials.push(Trial::test(
-        "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
-        scaffold::new_from_mcp,
-    ));
-    trials.push(Trial::test(
-        "mcp::new_from_a_hostile_server_writes_nothing_it_did_not_mean",
-        scaffold::new_from_a_hostile_server,
-    ));
-    trials.push(Trial::test(
-        "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",
-        scaffold::new_stops_at_a_listing_too_large_to_hold,
-    ));
-    trials.push(Trial::test(
-        "mcp::many_calls_in_one_write_are_each_answered_once",
-        pipelined_calls,
-    ));
-    trials.push(Trial::test(
-        "mcp::trusted_context_only_the_operator_may_supply_never_comes_from_the_model",
-        operator_context,
-    ));
     libtest_mimic::run(&arguments, trials).exit_code()
 }
+
+/// A trial's body.
+type Test = fn() -> Result<(), Failed>;
 
 fn here() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")

@@ -164,17 +164,25 @@ fn cpu_ticks(pid: u32) -> u64 {
 
 /// Waits up to `within` for `log` to hold `text`.
 fn log_holds(log: &Path, text: &str, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if std::fs::read_to_string(log)
+    eventually(within, || {
+        std::fs::read_to_string(log)
             .unwrap_or_default()
             .contains(text)
-        {
+    })
+}
+
+/// Whether `holds` comes true within `within` (asked every 50 ms).
+fn eventually(within: Duration, mut holds: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if holds() {
             return true;
+        }
+        if Instant::now() > deadline {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    false
 }
 
 /// A connection that sends nothing is closed after the idle timeout, one that sends half a
@@ -241,12 +249,8 @@ pub(crate) fn past_the_connection_cap_a_connection_gets_503() -> Result<(), Fail
         return Err(format!("past the cap: {status:?}, expected 503").into());
     }
     drop(held);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while healthz(&address) != Some(200) {
-        if Instant::now() > deadline {
-            return Err("a closed connection frees its place".into());
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if !eventually(Duration::from_secs(10), || healthz(&address) == Some(200)) {
+        return Err("a closed connection frees its place".into());
     }
     Ok(())
 }
@@ -321,12 +325,8 @@ pub(crate) fn at_the_descriptor_limit_accepting_backs_off() -> Result<(), Failed
         );
     }
     drop(held);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while healthz(&address) != Some(200) {
-        if Instant::now() > deadline {
-            return Err("serves again once descriptors are free".into());
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    if !eventually(Duration::from_secs(15), || healthz(&address) == Some(200)) {
+        return Err("serves again once descriptors are free".into());
     }
     drop(running);
     Ok(())
@@ -654,12 +654,8 @@ pub(crate) fn readyz_follows_an_http_upstream_down_and_back() -> Result<(), Fail
     if readyz() != Some(503) {
         return Err("not ready while the upstream is down".into());
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while readyz() != Some(200) {
-        if Instant::now() > deadline {
-            return Err("ready again once a probe is answered".into());
-        }
-        std::thread::sleep(Duration::from_millis(200));
+    if !eventually(Duration::from_secs(20), || readyz() == Some(200)) {
+        return Err("ready again once a probe is answered".into());
     }
     Ok(())
 }

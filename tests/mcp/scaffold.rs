@@ -33,6 +33,21 @@ fn failure(what: &str, output: &Output) -> Failed {
     .into()
 }
 
+/// `toolgate new --from-mcp` into a fresh repository under `root`, in front of a fake server
+/// described by `server` (its `tools` and what else it says): the repository and the output.
+fn new_from_server(root: &Path, server: Value) -> Result<(std::path::PathBuf, Output), Failed> {
+    let scenario = root.join("scenario.json");
+    fs::write(
+        &scenario,
+        json!({"server": server, "calls": {}}).to_string(),
+    )
+    .map_err(|error| error.to_string())?;
+    let repository = root.join("repo");
+    fs::create_dir(&repository).map_err(|error| error.to_string())?;
+    let output = new_from(&repository, &scenario)?;
+    Ok((repository, output))
+}
+
 /// A tool's `contract.yaml`, as text and as the gate reads it.
 fn contract(root: &Path, tool: &str) -> Result<(String, Value), Failed> {
     let text = fs::read_to_string(root.join(format!("contracts/{tool}/v1/contract.yaml")))
@@ -129,21 +144,12 @@ pub(crate) fn new_from_a_hostile_server() -> Result<(), Failed> {
             }
         })
     };
-    let scenario = root.path().join("scenario.json");
-    fs::write(
-        &scenario,
-        json!({
-            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                       "serverInfo": {"name": "hostile", "version": "1"},
-                       "tools": [tool("Weather"), tool("weather")]},
-            "calls": {}
-        })
-        .to_string(),
-    )
-    .map_err(|error| error.to_string())?;
-    let repository = root.path().join("repo");
-    fs::create_dir(&repository).map_err(|error| error.to_string())?;
-    let output = new_from(&repository, &scenario)?;
+    let (repository, output) = new_from_server(
+        root.path(),
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+               "serverInfo": {"name": "hostile", "version": "1"},
+               "tools": [tool("Weather"), tool("weather")]}),
+    )?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if output.status.code() != Some(1) {
         return Err(failure(
@@ -227,21 +233,12 @@ pub(crate) fn new_stops_at_a_listing_too_large_to_hold() -> Result<(), Failed> {
     let tools: Vec<Value> = (0..6)
         .map(|index| json!({"name": format!("tool_{index}"), "description": padding, "inputSchema": {"type": "object"}}))
         .collect();
-    let scenario = root.path().join("scenario.json");
-    fs::write(
-        &scenario,
-        json!({
-            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                       "serverInfo": {"name": "endless", "version": "1"},
-                       "tools": tools, "nextCursor": "more"},
-            "calls": {}
-        })
-        .to_string(),
-    )
-    .map_err(|error| error.to_string())?;
-    let repository = root.path().join("repo");
-    fs::create_dir(&repository).map_err(|error| error.to_string())?;
-    let output = new_from(&repository, &scenario)?;
+    let (repository, output) = new_from_server(
+        root.path(),
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+               "serverInfo": {"name": "endless", "version": "1"},
+               "tools": tools, "nextCursor": "more"}),
+    )?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     if output.status.code() != Some(2) || !stderr.contains("or 16 MiB of them") {
         return Err(failure("expected exit 2 at the listing's bound", &output));

@@ -16,7 +16,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolgate_repo::{Repository, UsageError};
 
-use crate::context::OperatorContext;
 use crate::listen::{self, Limits, Listen};
 use crate::message::{self, Message};
 use crate::proxy::{Proxy, Setup};
@@ -41,20 +40,13 @@ impl Listener {
     pub fn start(root: &Path, limits: Limits, timeout: Duration) -> Result<Listener, UsageError> {
         let repository = Repository::open(root)?;
         let registry = Registry::load(&repository)?;
-        let context = OperatorContext::load(None, &registry)?;
         let (incoming, received) = std::sync::mpsc::channel();
         let link = Memory {
             incoming: Mutex::new(incoming),
             calls: AtomicU64::new(0),
         };
         let proxy = Arc::new(Proxy::new(
-            Setup {
-                registry,
-                allowed: Vec::new(),
-                timeout,
-                audit: None,
-                context,
-            },
+            Setup::closed(registry, timeout)?,
             Box::new(link),
         ));
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolgate_repo::UsageError;
 
-use crate::context::OperatorContext;
 use crate::proxy::{Proxy, Settled, Setup};
 use crate::tools::Registry;
 use crate::upstream;
@@ -43,18 +42,7 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
         .map(|program| program.to_string_lossy().into_owned())
         .unwrap_or_default();
     let (link, source) = upstream::Stdio::spawn(command, LISTING_LINE_CAP, "toolgate new")?;
-    let registry = Registry::default();
-    let context = OperatorContext::load(None, &registry)?;
-    let proxy = Proxy::new(
-        Setup {
-            registry,
-            allowed: Vec::new(),
-            timeout,
-            audit: None,
-            context,
-        },
-        Box::new(link),
-    );
+    let proxy = Proxy::new(Setup::closed(Registry::default(), timeout)?, Box::new(link));
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
         let listed = list_through(&proxy, &shown, timeout);

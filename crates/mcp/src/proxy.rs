@@ -36,6 +36,7 @@ use super::message::{
 use super::route::Route;
 use super::tools::{self, Registry};
 use super::upstream::{Incoming, Link, Outgoing, Source};
+use toolgate_repo::UsageError;
 
 /// Where decisions are audited: a file, or stdout when it is free.
 pub(crate) type AuditLog = JsonLinesSink<Box<dyn std::io::Write + Send>>;
@@ -193,6 +194,21 @@ pub(crate) struct Setup {
     pub audit: Option<AuditLog>,
     /// The operator's trusted context.
     pub context: OperatorContext,
+}
+
+impl Setup {
+    /// A proxy that opens no route and audits nothing (listing a server's tools, the fuzzers'
+    /// listener): `registry`'s tools, each call waiting up to `timeout`.
+    pub(crate) fn closed(registry: Registry, timeout: Duration) -> Result<Setup, UsageError> {
+        let context = OperatorContext::load(None, &registry)?;
+        Ok(Setup {
+            registry,
+            allowed: Vec::new(),
+            timeout,
+            audit: None,
+            context,
+        })
+    }
 }
 
 /// The proxy between its hosts and one upstream.
