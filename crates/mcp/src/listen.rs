@@ -605,18 +605,21 @@ fn answer_channels() -> (
     (reply, progressed, answered)
 }
 
-/// Hands a host's message to the proxy on a blocking thread: forwarding it may write to a
+/// Hands a host's message to the proxy, on a blocking thread where forwarding it may write to a
 /// stdio upstream's input, which blocks when the upstream stops reading (its watchdog then
-/// stops it), and must never hold a worker that answers `/healthz`.
+/// stops it): that must never hold a worker that answers `/healthz`.
 async fn forward(proxy: &Arc<Proxy>, host: &Arc<Host>, body: Bytes) {
+    if !proxy.forwarding_may_block() {
+        // An HTTP upstream's sends are tasks of their own: nothing here waits.
+        return proxy.host_message(host, body.to_vec());
+    }
     let proxy = Arc::clone(proxy);
     let host = Arc::clone(host);
     let _ = tokio::task::spawn_blocking(move || proxy.host_message(&host, body.to_vec())).await;
 }
 
 /// A modern request not yet answered: dropped before [`Waiting::answered`], its host has gone,
-/// and the proxy cancels the request toward the upstream (on a blocking thread, as sending may
-/// block).
+/// and the proxy cancels the request toward the upstream.
 struct Waiting {
     proxy: Arc<Proxy>,
     host: Option<Arc<Host>>,
@@ -630,13 +633,9 @@ impl Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
+        // Cancelling never blocks (a stdio link queues it for a writer of its own).
         if let Some(host) = self.host.take() {
-            let proxy = Arc::clone(&self.proxy);
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn_blocking(move || proxy.host_gone(&host));
-            } else {
-                proxy.host_gone(&host);
-            }
+            self.proxy.host_gone(&host);
         }
     }
 }

@@ -269,6 +269,12 @@ impl Proxy {
         })
     }
 
+    /// Whether handing the proxy a host's message can block (it may write to a pipe the
+    /// upstream stopped reading).
+    pub(crate) fn forwarding_may_block(&self) -> bool {
+        self.link.send_may_block()
+    }
+
     /// Whether the proxy can serve: settled on a usable upstream that is still there.
     pub(crate) fn ready(&self) -> bool {
         matches!(

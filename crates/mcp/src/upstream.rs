@@ -70,6 +70,11 @@ pub(crate) trait Link: Send + Sync {
     fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {}
     /// Whether the upstream is still there.
     fn alive(&self) -> bool;
+    /// Whether sending can block (a pipe the upstream stops reading): then an async caller
+    /// sends from a blocking thread.
+    fn send_may_block(&self) -> bool {
+        false
+    }
     /// Stops an upstream that has kept one message from being written for `limit` (it stopped
     /// reading its input), so the thread writing it goes on and what is in flight is answered.
     fn unblock_if_stuck(&self, _limit: Duration) {}
@@ -206,6 +211,10 @@ impl Link for Stdio {
 
     fn close(&self) {
         self.input.close();
+    }
+
+    fn send_may_block(&self) -> bool {
+        true
     }
 
     fn stop(&self, grace: Duration, finished: &dyn Fn() -> bool) {
