@@ -307,3 +307,49 @@ fn audit_events_are_appended_one_line_each_and_raw_bytes_retained_by_digest() {
         eight
     );
 }
+
+/// The audit line names the contract that decided by the digest of its bytes, and for a version
+/// folder that holds only the contract's files that is the digest the contract lock records: a
+/// line in production and the lock in the repository say the same thing of the same version.
+#[test]
+fn the_audit_line_names_the_contract_by_the_digest_the_lock_holds() {
+    let lock = std::fs::read_to_string(repo_root().join("contracts/contracts.lock")).unwrap();
+    let mut compared = 0;
+    for line in lock.lines().filter(|line| !line.starts_with('#')) {
+        let [tool, version, digest] = line.split(' ').collect::<Vec<_>>()[..] else {
+            panic!("a lock line: {line}");
+        };
+        let folder = repo_root().join(format!("contracts/{tool}/{version}"));
+        let source = toolgate_gate::ContractSource::read_dir(&folder).unwrap();
+        let contract = toolgate_gate::Contract::compile(&source).unwrap();
+        assert_eq!(
+            format!("sha256:{}", contract.digest().to_hex()),
+            digest,
+            "{tool} {version}"
+        );
+        let audit = tempfile::NamedTempFile::new().unwrap();
+        let audit_path = audit.path().display().to_string();
+        let request = format!("fixtures/{tool}/request.json");
+        toolgate(
+            &[
+                "check",
+                tool,
+                "--contract-version",
+                version,
+                "--request",
+                &request,
+                "--audit",
+                &audit_path,
+            ],
+            b"{}",
+        );
+        let event: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(audit.path()).unwrap()).unwrap();
+        assert_eq!(
+            format!("sha256:{}", event["contract_digest"].as_str().unwrap()),
+            digest
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 6);
+}

@@ -118,8 +118,8 @@ impl AuditLine<'_> {
     }
 
     /// The longest the line can be besides its variable strings: names, punctuation, the time,
-    /// both digests in hex, the gate version and the longest values of the finite fields.
-    const FIXED_LINE_BYTES: usize = 400;
+    /// the three digests in hex, the gate version and the longest values of the finite fields.
+    const FIXED_LINE_BYTES: usize = 496;
 
     /// Appends the line (one JSON object and `\n`, the same object serde_json writes for the
     /// owned event) to `out`.
@@ -149,6 +149,9 @@ impl AuditLine<'_> {
         write_string(out, &self.contract.tool);
         out.extend_from_slice(b",\"contract_version\":");
         write_string(out, &self.contract.version);
+        out.extend_from_slice(b",\"contract_digest\":\"");
+        self.contract.digest.write_hex(out);
+        out.push(b'"');
         out.extend_from_slice(b",\"gate_version\":");
         write_name(out, GATE_VERSION);
         out.extend_from_slice(b",\"upstream\":");
@@ -326,6 +329,7 @@ mod tests {
             contract: Arc::new(ContractIdentity {
                 tool: tool.into(),
                 version: version.into(),
+                digest: Sha256Digest::of(tool.as_bytes()),
             }),
             upstream: upstream.map(Arc::from),
             upstream_status: None,

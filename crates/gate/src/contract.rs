@@ -139,6 +139,12 @@ impl Contract {
         &self.identity.version
     }
 
+    /// The digest of the contract's own bytes (see [`ContractSource::digest`]), which every
+    /// audit event and operator record names.
+    pub fn digest(&self) -> Sha256Digest {
+        self.identity.digest
+    }
+
     /// Whether this contract gates a tool's result or a model's proposed action.
     pub fn direction(&self) -> Direction {
         self.output.direction()

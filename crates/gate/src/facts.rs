@@ -60,6 +60,10 @@ pub(crate) struct ContractIdentity {
     pub tool: Box<str>,
     #[serde(rename = "contract_version")]
     pub version: Box<str>,
+    /// The contract's own bytes ([`ContractSource::digest`](crate::ContractSource::digest)):
+    /// which contract decided, exactly, whatever its version is called.
+    #[serde(rename = "contract_digest")]
+    pub digest: Sha256Digest,
 }
 
 /// What the decision knew about the call, for the audit event and the operator record.

@@ -18,6 +18,7 @@ use crate::outcome::{ErrorCode, Layer};
 pub struct OperatorRecord {
     pub(crate) tool: String,
     pub(crate) contract_version: String,
+    pub(crate) contract_digest: String,
     pub(crate) gate_version: &'static str,
     pub(crate) request_id: String,
     pub(crate) layer: Layer,
@@ -45,6 +46,7 @@ impl OperatorRecord {
         OperatorRecord {
             tool: facts.contract.tool.to_string(),
             contract_version: facts.contract.version.to_string(),
+            contract_digest: facts.contract.digest.to_hex(),
             gate_version: GATE_VERSION,
             request_id: facts.request_id.to_string(),
             layer: fault.layer,
@@ -114,6 +116,11 @@ impl OperatorRecord {
     pub fn contract_version(&self) -> &str {
         &self.contract_version
     }
+    /// The digest of the contract that decided (see
+    /// [`ContractSource::digest`](crate::ContractSource::digest)).
+    pub fn contract_digest(&self) -> &str {
+        &self.contract_digest
+    }
     /// This gate's version.
     pub fn gate_version(&self) -> &str {
         self.gate_version
@@ -174,6 +181,7 @@ impl fmt::Display for OperatorRecord {
             "  request:  {} (gate {})",
             self.request_id, self.gate_version
         )?;
+        writeln!(f, "  contract: sha256 {}", self.contract_digest)?;
         write!(f, "  fix:      {}", self.hint)
     }
 }

@@ -3,6 +3,7 @@
 //! This is the gate crate's only file I/O, kept at the edge: [`ContractSource::read_dir`] reads a
 //! version folder once, and everything after works on the in-memory source.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors};
+use crate::facts::Sha256Digest;
 
 /// The files of one contract version: `contract.yaml` and its JSON Schema files.
 #[derive(Debug, Clone)]
@@ -126,6 +128,34 @@ impl ContractSource {
     /// The folder this source was read from, if any.
     pub fn folder(&self) -> Option<&Path> {
         self.folder.as_deref()
+    }
+
+    /// The digest of the contract's own bytes, as its audit events and operator records name
+    /// it: SHA-256 over `contract.yaml` and each schema file, in name order, each as its name, a
+    /// NUL byte, its length (8 bytes, little-endian) and its bytes (a schema given as a value, as
+    /// serde_json writes it). For a version folder that holds nothing else, it is the digest the
+    /// contract lock records.
+    pub fn digest(&self) -> Sha256Digest {
+        let mut files: Vec<(&str, Cow<'_, [u8]>)> =
+            vec![(CONTRACT_FILE, Cow::Borrowed(self.contract.as_bytes()))];
+        for (name, text) in &self.schemas {
+            let bytes = match text {
+                SchemaText::Text(text) => Cow::Borrowed(text.as_bytes()),
+                SchemaText::Value(value) => {
+                    Cow::Owned(serde_json::to_vec(value).unwrap_or_default())
+                }
+            };
+            files.push((name, bytes));
+        }
+        files.sort_by(|a, b| a.0.cmp(b.0));
+        let mut material = Vec::new();
+        for (name, bytes) in files {
+            material.extend_from_slice(name.as_bytes());
+            material.push(0);
+            material.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            material.extend_from_slice(&bytes);
+        }
+        Sha256Digest::of(&material)
     }
 
     /// The schema file names, sorted.

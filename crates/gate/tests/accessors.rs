@@ -185,6 +185,12 @@ fn the_record_prints_every_part_labelled() {
     let raw = unknown_state_and_extra_member();
     let decision = admit(&contract, Response::body(raw.as_bytes()).with_status(200));
     let sha = Sha256Digest::of(raw.as_bytes()).to_hex();
+    // The digest of the contract's own bytes, the one the contract lock holds for job_status v1.
+    let digest = contract.digest().to_hex();
+    assert_eq!(
+        digest,
+        "62b1d30d950b71ab18ebcbf6c954ffae3b9763100ad4d2beb15bc2395e30b7ac"
+    );
     assert_eq!(
         decision.operator_record().unwrap().to_string(),
         format!(
@@ -196,10 +202,15 @@ fn the_record_prints_every_part_labelled() {
   upstream: status 200
   raw:      196 bytes, sha256 {sha}
   request:  req.J7q94MkP (gate {GATE_VERSION})
+  contract: sha256 {digest}
   fix:      a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
         )
     );
     let decision = admit(&contract, Response::body(b"abc"));
+    assert_eq!(
+        decision.operator_record().unwrap().contract_digest(),
+        digest
+    );
     assert_eq!(
         decision.operator_record().unwrap().to_string(),
         format!(
@@ -208,6 +219,7 @@ fn the_record_prints_every_part_labelled() {
   where:    (the whole document)
   raw:      3 bytes, sha256 {ABC_SHA256}
   request:  req.J7q94MkP (gate {GATE_VERSION})
+  contract: sha256 {digest}
   fix:      the bytes are not JSON as RFC 8259 defines it (NaN, Infinity, comments, single quotes and trailing commas are not JSON)"
         )
     );

@@ -180,6 +180,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
                 identity: Arc::new(ContractIdentity {
                     tool: tool.into(),
                     version: version.into(),
+                    digest: source.digest(),
                 }),
                 description: file.description,
                 limits,
