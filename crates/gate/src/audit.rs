@@ -251,6 +251,21 @@ impl AuditEvent {
         self.line().write(out);
     }
 
+    /// The contract's tool.
+    pub fn tool(&self) -> &str {
+        &self.contract.tool
+    }
+
+    /// The contract version that decided.
+    pub fn contract_version(&self) -> &str {
+        &self.contract.version
+    }
+
+    /// The digest of the contract's bytes that decided.
+    pub fn contract_digest(&self) -> Sha256Digest {
+        self.contract.digest
+    }
+
     /// The outstanding request's id.
     pub fn request_id(&self) -> &str {
         &self.request_id

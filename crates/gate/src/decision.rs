@@ -126,6 +126,21 @@ impl Decision {
         Some(record)
     }
 
+    /// When it was decided (the `now` it was decided at).
+    pub fn time(&self) -> std::time::SystemTime {
+        self.facts.time
+    }
+
+    /// The SHA-256 of the raw bytes the gate was given.
+    pub fn raw_sha256(&self) -> Sha256Digest {
+        self.facts.raw.digest()
+    }
+
+    /// The digest of the contract's bytes that decided.
+    pub fn contract_digest(&self) -> Sha256Digest {
+        self.facts.contract.digest
+    }
+
     /// The audit event of this decision (every decision has one).
     pub fn audit_event(&self) -> &AuditEvent {
         self.audit.get_or_init(|| {

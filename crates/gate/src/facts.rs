@@ -29,6 +29,25 @@ impl Sha256Digest {
         String::from_utf8(hex).expect("hex digits are ASCII")
     }
 
+    /// The 32 bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Reads lowercase or uppercase hex, 64 characters.
+    pub fn from_hex(hex: &str) -> Option<Sha256Digest> {
+        let bytes = hex.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (byte, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            let digit = |b: u8| (b as char).to_digit(16);
+            *byte = u8::try_from(digit(pair[0])? * 16 + digit(pair[1])?).ok()?;
+        }
+        Some(Sha256Digest(out))
+    }
+
     /// Appends the lowercase hex to `out`.
     pub(crate) fn write_hex(&self, out: &mut Vec<u8>) {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";

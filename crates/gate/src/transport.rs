@@ -68,6 +68,18 @@ impl<'a> Response<'a> {
     pub fn status(&self) -> Option<u16> {
         self.status
     }
+
+    /// Why the upstream could not be reached, when the adapter said so
+    /// ([`Response::unreachable`]).
+    pub fn unreachable_reason(&self) -> Option<&'a str> {
+        self.unreachable
+    }
+
+    /// What the upstream answered instead of a result, when the adapter said so
+    /// ([`Response::incomplete`]).
+    pub fn incomplete_reason(&self) -> Option<&'a str> {
+        self.incomplete
+    }
 }
 
 /// The per-contract transport and parse limits.

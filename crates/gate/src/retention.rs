@@ -1,0 +1,270 @@
+//! What is kept of a decision so that it can be decided again exactly: the raw bytes as the
+//! gate was given them, and what else decided (the contract's digest, the request, the time, the
+//! upstream's status); what the policy keeps ([`RetentionPolicy`]: every refusal, admissions at a
+//! sampled rate). No I/O: a store keeps the bytes [`Retained::to_bytes`] writes (the adapters'
+//! crate `toolgate-store` has a folder and an S3-compatible one).
+//!
+//! A retained decision is one JSON line of facts, then the raw bytes exactly as received (so the
+//! evidence on disk is the evidence, byte for byte, with no encoding to undo).
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::decision::Decision;
+use crate::facts::Sha256Digest;
+use crate::request::Request;
+use crate::timestamp;
+use crate::transport::Response;
+
+/// The format of [`Retained::to_bytes`].
+pub const RETAINED_FORMAT: u32 = 1;
+
+/// Which decisions are kept: every refusal, and admissions (successes and contract-valid
+/// failures) at `admitted_rate`, chosen by their raw bytes' digest, so the same bytes are always
+/// chosen alike (a sample needs no random state, and replicas sample the same responses).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetentionPolicy {
+    admitted_rate: f64,
+}
+
+impl RetentionPolicy {
+    /// Every refusal, and a share `admitted_rate` (0 to 1) of admissions.
+    pub fn new(admitted_rate: f64) -> RetentionPolicy {
+        RetentionPolicy {
+            admitted_rate: admitted_rate.clamp(0.0, 1.0),
+        }
+    }
+
+    /// The share of admissions kept.
+    pub fn admitted_rate(&self) -> f64 {
+        self.admitted_rate
+    }
+
+    /// Whether `decision` is kept.
+    pub fn keeps(&self, decision: &Decision) -> bool {
+        if decision.rejection().is_some() {
+            return true;
+        }
+        if self.admitted_rate <= 0.0 {
+            return false;
+        }
+        if self.admitted_rate >= 1.0 {
+            return true;
+        }
+        // The digest's first eight bytes, as a fraction of 2^64.
+        let digest = decision.raw_sha256();
+        let head = u64::from_be_bytes(digest.as_bytes()[..8].try_into().expect("eight bytes"));
+        (head as f64) < self.admitted_rate * (u64::MAX as f64)
+    }
+}
+
+/// One decision as it is kept: the facts that decided it and what it decided, then the raw
+/// bytes. Built with [`Retained::of`]; decided again with [`Retained::response`],
+/// [`Retained::request`] and [`Retained::time`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retained {
+    /// [`RETAINED_FORMAT`].
+    pub format_version: u32,
+    /// The contract's tool.
+    pub tool: String,
+    /// The version that decided.
+    pub contract_version: String,
+    /// The digest of its bytes ([`ContractSource::digest`](crate::ContractSource::digest)).
+    pub contract_digest: String,
+    /// The gate that decided.
+    pub gate_version: String,
+    /// The outstanding request's id.
+    pub request_id: String,
+    /// The decision time, RFC 3339 in UTC to the nanosecond.
+    pub time: String,
+    /// The upstream endpoint or command the adapter named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// The upstream status the adapter reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_status: Option<u16>,
+    /// The transport failure the adapter reported instead of bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<String>,
+    /// The answer without a result the adapter reported instead of bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// The trusted context, but for the keys marked secret.
+    pub context: Map<String, Value>,
+    /// For each context key marked secret, the SHA-256 of its value as serde_json writes it:
+    /// enough to tell whether a value supplied later is the one that decided, nothing more.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_sha256: BTreeMap<String, String>,
+    /// The raw bytes' length and SHA-256.
+    pub raw_len: usize,
+    /// The raw bytes' SHA-256 (the name they are kept under).
+    pub raw_sha256: String,
+    /// What was decided: `admitted`, `admitted_failure` or `rejected`.
+    pub outcome: String,
+    /// The layer that refused, for a refusal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    /// The rule that refused, for a refusal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The code the agent saw, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The SHA-256 of what the agent saw.
+    pub agent_sha256: String,
+    /// What a shadow version decided of the same bytes, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<Value>,
+    /// The raw bytes (after the facts' line, not in it).
+    #[serde(skip)]
+    pub raw: Vec<u8>,
+}
+
+impl Retained {
+    /// What `decision` keeps of its call: the response and request it was made on, with the
+    /// context keys named in `secret` kept as digests only.
+    pub fn of(
+        decision: &Decision,
+        response: &Response<'_>,
+        request: &Request,
+        secret: &[String],
+    ) -> Retained {
+        let mut context = request.context().clone();
+        let mut context_sha256 = BTreeMap::new();
+        for key in secret {
+            if let Some(value) = context.remove(key) {
+                let text = serde_json::to_vec(&value).unwrap_or_default();
+                context_sha256.insert(key.clone(), Sha256Digest::of(&text).to_hex());
+            }
+        }
+        let event = decision.audit_event();
+        Retained {
+            format_version: RETAINED_FORMAT,
+            tool: event.tool().to_owned(),
+            contract_version: event.contract_version().to_owned(),
+            contract_digest: decision.contract_digest().to_hex(),
+            gate_version: crate::GATE_VERSION.to_owned(),
+            request_id: request.id().to_owned(),
+            time: timestamp::format_utc(timestamp::unix_nanos(decision.time())).unwrap_or_default(),
+            upstream: request.upstream().map(str::to_owned),
+            upstream_status: response.status(),
+            unreachable: response.unreachable_reason().map(str::to_owned),
+            incomplete: response.incomplete_reason().map(str::to_owned),
+            context,
+            context_sha256,
+            raw_len: response.bytes().len(),
+            raw_sha256: decision.raw_sha256().to_hex(),
+            outcome: decision.outcome().as_str().to_owned(),
+            layer: decision
+                .rejection()
+                .map(|rejection| rejection.layer().as_str().to_owned()),
+            rule: decision.rule().map(str::to_owned),
+            code: decision
+                .outcome()
+                .code()
+                .map(|code| code.as_str().to_owned()),
+            agent_sha256: Sha256Digest::of(decision.agent_bytes()).to_hex(),
+            shadow: None,
+            raw: response.bytes().to_vec(),
+        }
+    }
+
+    /// The response to decide again: the raw bytes, with the status and failure the adapter
+    /// reported.
+    pub fn response(&self) -> Response<'_> {
+        let mut response = match (&self.unreachable, &self.incomplete) {
+            (Some(reason), _) => Response::unreachable(reason),
+            (None, Some(reason)) => Response::incomplete(reason),
+            (None, None) => Response::body(&self.raw),
+        };
+        if let Some(status) = self.upstream_status {
+            response = response.with_status(status);
+        }
+        response
+    }
+
+    /// The request to decide again under, with `secrets` for the context keys kept as digests:
+    /// `Err` names a secret key that is missing, or whose value is not the one that decided.
+    pub fn request(&self, secrets: &Map<String, Value>) -> Result<Request, String> {
+        let mut context = self.context.clone();
+        for (key, digest) in &self.context_sha256 {
+            let Some(value) = secrets.get(key) else {
+                return Err(format!(
+                    "the context key `{key}` was kept as a digest (secret): supply its value"
+                ));
+            };
+            let text = serde_json::to_vec(value).unwrap_or_default();
+            if Sha256Digest::of(&text).to_hex() != *digest {
+                return Err(format!(
+                    "the value supplied for the secret context key `{key}` is not the one that decided (its digest differs)"
+                ));
+            }
+            context.insert(key.clone(), value.clone());
+        }
+        let mut request = Request::new(self.request_id.clone()).with_context_map(context);
+        if let Some(upstream) = &self.upstream {
+            request = request.with_upstream(upstream.as_str());
+        }
+        Ok(request)
+    }
+
+    /// The decision time.
+    pub fn time(&self) -> Result<SystemTime, String> {
+        timestamp::parse_timestamp(&self.time)
+    }
+
+    /// The kept form: the facts as one JSON line, then the raw bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(self).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&self.raw);
+        bytes
+    }
+
+    /// Reads the kept form back; `Err` says what is wrong with it. The raw bytes must be the
+    /// ones the facts name (their digest is checked).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Retained, String> {
+        let end = bytes
+            .iter()
+            .position(|byte| *byte == b'\n')
+            .ok_or("no line of facts before the raw bytes")?;
+        let facts = crate::parse::parse_value(&bytes[..end], 64)
+            .map_err(|fault| format!("the line of facts: {}", fault.message))?;
+        let mut retained: Retained =
+            serde_json::from_value(facts).map_err(|error| format!("the line of facts: {error}"))?;
+        if retained.format_version != RETAINED_FORMAT {
+            return Err(format!(
+                "format {} (this toolgate reads format {RETAINED_FORMAT})",
+                retained.format_version
+            ));
+        }
+        retained.raw = bytes[end + 1..].to_vec();
+        if retained.raw.len() != retained.raw_len
+            || Sha256Digest::of(&retained.raw).to_hex() != retained.raw_sha256
+        {
+            return Err(
+                "the raw bytes are not the ones the facts name (their digest differs)".to_owned(),
+            );
+        }
+        Ok(retained)
+    }
+
+    /// The name it is kept under: `<tool>/<raw sha256>-<16 hex digits of the request, time and
+    /// contract>`, so the same bytes decided twice are kept twice, and the raw digest an audit
+    /// line holds finds both.
+    pub fn name(&self) -> String {
+        let key = Sha256Digest::of(
+            format!(
+                "{}\0{}\0{}",
+                self.request_id, self.time, self.contract_digest
+            )
+            .as_bytes(),
+        )
+        .to_hex();
+        format!("{}/{}-{}", self.tool, self.raw_sha256, &key[..16])
+    }
+}

@@ -1,0 +1,191 @@
+//! What retention keeps of a decision: enough to decide it again exactly (the same agent bytes,
+//! the same operator record, the same audit line), in a form whose raw bytes are the evidence
+//! itself; a secret context key only as a digest; every refusal, and admissions sampled by their
+//! bytes.
+
+mod common;
+
+use common::{bundled, job_request, now};
+use serde_json::{Map, Value, json};
+use toolgate_gate::{Contract, Decision, Request, Response, Retained, RetentionPolicy};
+
+fn job(project: &str, observed_at: &str) -> Vec<u8> {
+    format!(r#"{{"tool":"job_status","request_id":"req.J7q94MkP","outcome":"success","data":{{"project_id":"{project}","run_id":"run_8f3kQ2LmZx9T","state":"failed","observed_at":"{observed_at}"}}}}"#).into_bytes()
+}
+
+/// Decides `retained` again under `contract`, with `secrets` for its secret keys.
+fn again(contract: &Contract, retained: &Retained, secrets: &Map<String, Value>) -> Decision {
+    contract.admit_response(
+        retained.response(),
+        &retained.request(secrets).unwrap(),
+        retained.time().unwrap(),
+    )
+}
+
+#[test]
+fn a_kept_decision_is_decided_again_exactly() {
+    let contract = bundled("job_status");
+    let time = now() + std::time::Duration::from_nanos(123_456_789);
+    for (raw, status) in [
+        (job("copperhead", "2026-11-29T11:55:00Z"), None),
+        (job("bluebird", "2026-11-29T11:55:00Z"), Some(200)),
+        (b"{\"oops\":".to_vec(), None),
+        (b"<html>busy</html>".to_vec(), Some(503)),
+    ] {
+        let mut response = Response::body(&raw);
+        if let Some(status) = status {
+            response = response.with_status(status);
+        }
+        let request = job_request().with_upstream("GET https://ci.example.invalid/runs/latest");
+        let decision = contract.admit_response(response, &request, time);
+        let retained = Retained::of(&decision, &response, &request, &[]);
+        // Kept as a line of facts and the raw bytes themselves.
+        let bytes = retained.to_bytes();
+        assert!(bytes.ends_with(&raw));
+        let read = Retained::from_bytes(&bytes).unwrap();
+        assert_eq!(read, retained);
+        assert_eq!(read.contract_digest, contract.digest().to_hex());
+        let decided = again(&contract, &read, &Map::new());
+        assert_eq!(decided.agent_bytes(), decision.agent_bytes());
+        assert_eq!(decided.operator_record(), decision.operator_record());
+        assert_eq!(
+            decided.audit_event().to_json_line(),
+            decision.audit_event().to_json_line()
+        );
+    }
+    // A transport failure or an answer without a result is kept as what the adapter said.
+    let request = job_request();
+    for response in [
+        Response::unreachable("connection refused"),
+        Response::incomplete("input_required"),
+    ] {
+        let decision = contract.admit_response(response, &request, now());
+        let read =
+            Retained::from_bytes(&Retained::of(&decision, &response, &request, &[]).to_bytes())
+                .unwrap();
+        let decided = again(&contract, &read, &Map::new());
+        assert_eq!(decided.operator_record(), decision.operator_record());
+    }
+}
+
+#[test]
+fn kept_bytes_that_do_not_match_their_facts_are_refused() {
+    let contract = bundled("job_status");
+    let raw = job("copperhead", "2026-11-29T11:55:00Z");
+    let response = Response::body(&raw);
+    let decision = contract.admit_response(response, &job_request(), now());
+    let mut bytes = Retained::of(&decision, &response, &job_request(), &[]).to_bytes();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    assert!(
+        Retained::from_bytes(&bytes)
+            .unwrap_err()
+            .contains("digest differs")
+    );
+    assert!(Retained::from_bytes(b"no facts").is_err());
+    let mut facts = Retained::of(&decision, &response, &job_request(), &[]);
+    facts.format_version = 99;
+    assert!(
+        Retained::from_bytes(&facts.to_bytes())
+            .unwrap_err()
+            .contains("format 99")
+    );
+}
+
+#[test]
+fn a_secret_context_key_is_kept_as_its_digest_and_must_be_supplied() {
+    let contract = bundled("job_status");
+    let raw = job("bluebird", "2026-11-29T11:55:00Z");
+    let response = Response::body(&raw);
+    let decision = contract.admit_response(response, &job_request(), now());
+    let retained = Retained::of(&decision, &response, &job_request(), &["runs".to_owned()]);
+    assert!(
+        !retained
+            .to_bytes()
+            .windows(10)
+            .any(|window| window == b"run_A1b2C3")
+    );
+    assert!(retained.context.get("runs").is_none());
+    assert!(retained.context_sha256.contains_key("runs"));
+    assert!(
+        retained
+            .request(&Map::new())
+            .unwrap_err()
+            .contains("`runs`")
+    );
+    let wrong: Map<String, Value> = [("runs".to_owned(), json!(["run_other"]))]
+        .into_iter()
+        .collect();
+    assert!(
+        retained
+            .request(&wrong)
+            .unwrap_err()
+            .contains("not the one that decided")
+    );
+    let right: Map<String, Value> = [(
+        "runs".to_owned(),
+        json!(["run_8f3kQ2LmZx9T", "run_A1b2C3d4E5f6"]),
+    )]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        again(&contract, &retained, &right).agent_bytes(),
+        decision.agent_bytes()
+    );
+}
+
+#[test]
+fn every_refusal_is_kept_and_admissions_at_their_rate_chosen_by_their_bytes() {
+    let contract = bundled("review_status");
+    let decide = |raw: &[u8]| contract.admit(raw, &Request::new("req.J7q94MkP"), now());
+    let refused = decide(b"{}");
+    for rate in [0.0, 0.01, 1.0] {
+        assert!(RetentionPolicy::new(rate).keeps(&refused));
+    }
+    let admitted: Vec<Decision> = (0..2000)
+        .map(|index| {
+            decide(format!(r#"{{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{{"change_id":"CR-{index}","decision":"approved","reviewed_by":"ana"}}}}"#).as_bytes())
+        })
+        .collect();
+    assert!(admitted.iter().all(Decision::is_admitted));
+    let kept = |rate: f64| {
+        admitted
+            .iter()
+            .filter(|decision| RetentionPolicy::new(rate).keeps(decision))
+            .count()
+    };
+    assert_eq!(kept(0.0), 0);
+    assert_eq!(kept(1.0), 2000);
+    // About a tenth (the digests are uniform), and the same ones every time.
+    let tenth = kept(0.1);
+    assert!((120..=280).contains(&tenth), "{tenth}");
+    assert_eq!(kept(0.1), tenth);
+    // A sample at a higher rate holds every one a lower rate keeps.
+    assert!(
+        admitted
+            .iter()
+            .all(|decision| !RetentionPolicy::new(0.1).keeps(decision)
+                || RetentionPolicy::new(0.5).keeps(decision))
+    );
+}
+
+#[test]
+fn the_same_bytes_decided_twice_are_kept_under_two_names_one_digest() {
+    let contract = bundled("job_status");
+    let raw = job("copperhead", "2026-11-29T11:55:00Z");
+    let response = Response::body(&raw);
+    let names: Vec<String> = ["req.J7q94MkP", "req.Other0001"]
+        .into_iter()
+        .map(|id| {
+            let request = job_request();
+            let request = Request::new(id).with_context_map(request.context().clone());
+            let decision = contract.admit_response(response, &request, now());
+            Retained::of(&decision, &response, &request, &[]).name()
+        })
+        .collect();
+    assert_ne!(names[0], names[1]);
+    let digest = toolgate_gate::Sha256Digest::of(&raw).to_hex();
+    for name in &names {
+        assert!(name.starts_with(&format!("job_status/{digest}-")), "{name}");
+    }
+}
