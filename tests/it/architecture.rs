@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 12] = [
+const LAYERS: [(&str, &str, &[&str]); 13] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -21,8 +21,14 @@ const LAYERS: [(&str, &str, &[&str]); 12] = [
         &["toolgate-gate"],
     ),
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
-    // The gate for Python (PyO3): the gate crate only, as an adapter links it.
-    ("toolgate-python", "crates/python", &["toolgate-gate"]),
+    // Where decisions are kept (a folder, an S3 bucket), for every front and adapter.
+    ("toolgate-store", "crates/store", &["toolgate-gate"]),
+    // The gate for Python (PyO3): the gate and its stores, as an adapter links them.
+    (
+        "toolgate-python",
+        "crates/python",
+        &["toolgate-gate", "toolgate-store"],
+    ),
     (
         "toolgate-model",
         "crates/model",
@@ -46,7 +52,7 @@ const LAYERS: [(&str, &str, &[&str]); 12] = [
     (
         "toolgate-mcp",
         "crates/mcp",
-        &["toolgate-gate", "toolgate-repo"],
+        &["toolgate-gate", "toolgate-repo", "toolgate-store"],
     ),
     // `toolgate new`'s scaffolds: converted or inferred schemas, fixtures, request files.
     (
@@ -71,6 +77,7 @@ const LAYERS: [(&str, &str, &[&str]); 12] = [
             "toolgate-diff",
             "toolgate-mcp",
             "toolgate-scaffold",
+            "toolgate-store",
         ],
     ),
 ];

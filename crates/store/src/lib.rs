@@ -1,0 +1,51 @@
+//! Where toolgate keeps what its gate decided, for a connector owner to reproduce a production
+//! decision exactly and for a reviewer to try a contract bump on real traffic.
+//!
+//! [`Retainer`] keeps what a [`RetentionPolicy`](toolgate_gate::RetentionPolicy) chooses (every
+//! refusal, admissions at a sampled rate) as [`Retained`](toolgate_gate::Retained) records, on a
+//! thread of its own, never in a call's way, bounded by a byte budget and an age; in a
+//! [`Store`]: a local folder ([`FolderStore`], private, written atomically, never through a
+//! link) or an S3-compatible bucket ([`S3Store`]), optionally sealed to an operator's `age`
+//! public key ([`Seal`]). [`read_retained`] reads one back, for `toolgate reproduce` and
+//! `toolgate diff --replay`.
+
+mod folder;
+mod retainer;
+mod s3;
+mod seal;
+mod store;
+
+pub use folder::FolderStore;
+pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats};
+pub use s3::S3Store;
+pub use seal::{Opener, SEALED_SUFFIX, Seal};
+pub use store::{Entry, MAX_OBJECT_BYTES, Store, StoreSpec, check_name};
+
+use toolgate_gate::Retained;
+
+/// The retained record kept under `name` (opened with `opener` when it is sealed).
+pub fn read_retained(
+    store: &dyn Store,
+    name: &str,
+    opener: Option<&Opener>,
+) -> Result<Option<Retained>, String> {
+    let Some(bytes) = store
+        .get(name)
+        .map_err(|error| format!("{}: {name}: {error}", store.describe()))?
+    else {
+        return Ok(None);
+    };
+    let bytes = if name.ends_with(SEALED_SUFFIX) {
+        let opener = opener.ok_or_else(|| {
+            format!("{name} is sealed: give the identity that opens it (--identity FILE)")
+        })?;
+        opener
+            .open(&bytes)
+            .map_err(|why| format!("{name}: {why}"))?
+    } else {
+        bytes
+    };
+    Retained::from_bytes(&bytes)
+        .map(Some)
+        .map_err(|why| format!("{}: {name}: {why}", store.describe()))
+}

@@ -1,0 +1,339 @@
+//! The retainer: keeps what the policy chooses of each decision, in a store, on a thread of its
+//! own, and never in a call's way.
+//!
+//! [`Retainer::offer`] costs a call the policy's choice (a comparison on the raw digest the
+//! decision already holds) and, for what it keeps, a copy of the raw bytes into a bounded queue.
+//! A full queue, or a store that refuses a write, drops the record: counted
+//! ([`RetentionStats`]), logged at most once a second, and the call is decided as usual.
+//!
+//! The store is held to a byte budget and an age limit: after each write, and every minute (the
+//! store may be shared by replicas, whose writes only a listing shows), the oldest objects are
+//! deleted until what is left is within the budget and younger than the limit.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use toolgate_gate::{Decision, Request, Response, Retained, RetentionPolicy};
+
+use crate::seal::{SEALED_SUFFIX, Seal};
+use crate::store::{Entry, Store};
+
+/// What a retainer keeps, and within what.
+#[derive(Debug)]
+pub struct RetentionOptions {
+    /// Which decisions are kept.
+    pub policy: RetentionPolicy,
+    /// The most bytes the store may hold (the oldest go first past it).
+    pub budget_bytes: u64,
+    /// The oldest an object may be.
+    pub max_age: Duration,
+    /// Context keys kept as their digest only.
+    pub secret_keys: Vec<String>,
+    /// Seal every object to these recipients.
+    pub seal: Option<Seal>,
+    /// The most records waiting to be written.
+    pub queue: usize,
+}
+
+impl Default for RetentionOptions {
+    fn default() -> RetentionOptions {
+        RetentionOptions {
+            policy: RetentionPolicy::new(0.0),
+            budget_bytes: 1 << 30,
+            max_age: Duration::from_secs(30 * 24 * 3600),
+            secret_keys: Vec::new(),
+            seal: None,
+            queue: 1024,
+        }
+    }
+}
+
+/// What a retainer has done so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionStats {
+    /// Records written to the store.
+    pub kept: u64,
+    /// Records dropped because the queue was full (the store is slower than the calls).
+    pub dropped: u64,
+    /// Records the store refused to take.
+    pub failed: u64,
+    /// Objects deleted to keep the store within its budget and age.
+    pub evicted: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    kept: AtomicU64,
+    dropped: AtomicU64,
+    failed: AtomicU64,
+    evicted: AtomicU64,
+}
+
+enum Job {
+    Keep(Box<Retained>),
+    /// Answered once everything before it is written.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// Where a retainer's lines go (the front's own stderr line, or its logger).
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Keeps decisions in a store, on a thread of its own.
+pub struct Retainer {
+    sender: SyncSender<Job>,
+    counters: Arc<Counters>,
+    policy: RetentionPolicy,
+    secret_keys: Vec<String>,
+    log: Log,
+    full_logged: Mutex<Option<Instant>>,
+    describe: String,
+}
+
+impl std::fmt::Debug for Retainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Retainer({})", self.describe)
+    }
+}
+
+impl Retainer {
+    /// A retainer writing to `store`, its lines to `log`.
+    pub fn start(store: Box<dyn Store>, options: RetentionOptions, log: Log) -> Retainer {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(options.queue.max(1));
+        let counters = Arc::new(Counters::default());
+        let describe = store.describe();
+        let worker = Worker {
+            store,
+            budget: options.budget_bytes,
+            max_age: options.max_age,
+            seal: options.seal,
+            counters: Arc::clone(&counters),
+            log: Arc::clone(&log),
+            index: VecDeque::new(),
+            held: 0,
+            failure_logged: None,
+        };
+        std::thread::Builder::new()
+            .name("toolgate-retainer".to_owned())
+            .spawn(move || worker.run(receiver))
+            .expect("the retainer's thread starts");
+        Retainer {
+            sender,
+            counters,
+            policy: options.policy,
+            secret_keys: options.secret_keys,
+            log,
+            full_logged: Mutex::new(None),
+            describe,
+        }
+    }
+
+    /// Keeps `decision` (made on `response` for `request`) if the policy chooses it; never
+    /// waits. `true` when it was queued.
+    pub fn offer(&self, decision: &Decision, response: &Response<'_>, request: &Request) -> bool {
+        if !self.policy.keeps(decision) {
+            return false;
+        }
+        self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
+    }
+
+    /// Keeps `retained` whatever the policy says (a shadow version's disagreement); never
+    /// waits. `true` when it was queued.
+    pub fn offer_retained(&self, retained: Retained) -> bool {
+        match self.sender.try_send(Job::Keep(Box::new(retained))) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                let mut last = self
+                    .full_logged
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if last.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                    *last = Some(Instant::now());
+                    (self.log)(&format!(
+                        "retention: {} is behind; a decision was not kept (decided as usual; {} dropped so far)",
+                        self.describe,
+                        self.counters.dropped.load(Ordering::Relaxed)
+                    ));
+                }
+                false
+            }
+        }
+    }
+
+    /// The policy it keeps by.
+    pub fn policy(&self) -> RetentionPolicy {
+        self.policy
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> RetentionStats {
+        RetentionStats {
+            kept: self.counters.kept.load(Ordering::Relaxed),
+            dropped: self.counters.dropped.load(Ordering::Relaxed),
+            failed: self.counters.failed.load(Ordering::Relaxed),
+            evicted: self.counters.evicted.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Waits up to `within` for everything queued so far to be written; `false` if it was not.
+    pub fn flush(&self, within: Duration) -> bool {
+        let (done, finished) = std::sync::mpsc::channel();
+        let deadline = Instant::now() + within;
+        // The queue may be full: a flush waits its turn too, within the same bound.
+        let mut job = Job::Flush(done);
+        loop {
+            match self.sender.try_send(job) {
+                Ok(()) => break,
+                Err(TrySendError::Full(again)) if Instant::now() < deadline => {
+                    job = again;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return false,
+            }
+        }
+        finished
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_ok()
+    }
+
+    /// What it writes to, for messages.
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+}
+
+/// The retainer's thread: writes, and keeps the store within its bounds.
+struct Worker {
+    store: Box<dyn Store>,
+    budget: u64,
+    max_age: Duration,
+    seal: Option<Seal>,
+    counters: Arc<Counters>,
+    log: Log,
+    /// What the store holds, oldest first, as last listed and written since.
+    index: VecDeque<Entry>,
+    held: u64,
+    failure_logged: Option<Instant>,
+}
+
+/// How often the store is listed again (its other writers' objects counted).
+const RELIST_EVERY: Duration = Duration::from_secs(60);
+
+impl Worker {
+    fn run(mut self, jobs: Receiver<Job>) {
+        self.relist();
+        let mut listed = Instant::now();
+        loop {
+            let job = match jobs.recv_timeout(RELIST_EVERY) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.relist();
+                    listed = Instant::now();
+                    self.enforce();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            match job {
+                Job::Keep(retained) => self.keep(&retained),
+                Job::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+            if listed.elapsed() >= RELIST_EVERY {
+                self.relist();
+                listed = Instant::now();
+            }
+            self.enforce();
+        }
+    }
+
+    fn relist(&mut self) {
+        match self.store.list("") {
+            Ok(entries) => {
+                self.held = entries.iter().map(|entry| entry.size).sum();
+                self.index = entries.into();
+            }
+            Err(error) => self.failure(&format!("cannot list it: {error}")),
+        }
+    }
+
+    fn keep(&mut self, retained: &Retained) {
+        let mut name = retained.name();
+        let mut bytes = retained.to_bytes();
+        if let Some(seal) = &self.seal {
+            match seal.seal(&bytes) {
+                Ok(sealed) => {
+                    bytes = sealed;
+                    name.push_str(SEALED_SUFFIX);
+                }
+                Err(error) => {
+                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                    return self.failure(&format!("cannot seal a record: {error}"));
+                }
+            }
+        }
+        if bytes.len() as u64 > self.budget {
+            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+            return self.failure(&format!(
+                "a record of {} bytes is larger than the whole budget ({} bytes); not kept",
+                bytes.len(),
+                self.budget
+            ));
+        }
+        match self.store.put(&name, &bytes) {
+            Ok(()) => {
+                self.counters.kept.fetch_add(1, Ordering::Relaxed);
+                self.held += bytes.len() as u64;
+                self.index.push_back(Entry {
+                    name,
+                    size: bytes.len() as u64,
+                    modified: SystemTime::now(),
+                });
+            }
+            Err(error) => {
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                self.failure(&format!("cannot write to it: {error}"));
+            }
+        }
+    }
+
+    /// Deletes the oldest objects until the store is within its budget and age.
+    fn enforce(&mut self) {
+        let now = SystemTime::now();
+        while let Some(oldest) = self.index.front() {
+            let too_old = now
+                .duration_since(oldest.modified)
+                .is_ok_and(|age| age > self.max_age);
+            if self.held <= self.budget && !too_old {
+                break;
+            }
+            let oldest = self.index.pop_front().expect("a front entry");
+            self.held = self.held.saturating_sub(oldest.size);
+            match self.store.delete(&oldest.name) {
+                Ok(()) => {
+                    self.counters.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(error) => {
+                    self.failure(&format!("cannot delete {}: {error}", oldest.name));
+                }
+            }
+        }
+    }
+
+    fn failure(&mut self, what: &str) {
+        if self
+            .failure_logged
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(1))
+        {
+            self.failure_logged = Some(Instant::now());
+            (self.log)(&format!(
+                "retention: {}: {what} (calls are decided as usual)",
+                self.store.describe()
+            ));
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Where retained decisions go: a store of named objects ([`Store`]), opened from what an
+//! operator writes (`--retain DIR` or `--retain s3://bucket/prefix`: [`StoreSpec`]).
+
+use std::io;
+use std::time::SystemTime;
+
+/// One kept object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its name in the store (`<tool>/<digest>-<key>`, and `.age` when sealed).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was written.
+    pub modified: SystemTime,
+}
+
+/// A store of named objects. Names are a tool's name, `/`, and a file name, each of ASCII
+/// letters, digits, `.`, `_` and `-` ([`check_name`]).
+pub trait Store: Send + Sync {
+    /// Writes `bytes` under `name`, whole or not at all.
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// The object `name`, if there is one (at most [`MAX_OBJECT_BYTES`]).
+    fn get(&self, name: &str) -> io::Result<Option<Vec<u8>>>;
+    /// Every object whose name starts with `prefix`.
+    fn list(&self, prefix: &str) -> io::Result<Vec<Entry>>;
+    /// Removes `name` (nothing if it is already gone).
+    fn delete(&self, name: &str) -> io::Result<()>;
+    /// What the store is, for messages (`folder /var/lib/…`, `s3://bucket/prefix`).
+    fn describe(&self) -> String;
+}
+
+/// The largest object read back: a retained response is at most a contract's `max_bytes`
+/// (64 MiB at the most) and its line of facts.
+pub const MAX_OBJECT_BYTES: u64 = 80 << 20;
+
+/// Refuses a name that could leave the store or mean something else: two parts (a tool and a
+/// file), each 1 to 160 of ASCII letters, digits, `.`, `_` and `-`, neither `.` nor `..` nor
+/// starting with `.`.
+pub fn check_name(name: &str) -> io::Result<()> {
+    let parts: Vec<&str> = name.split('/').collect();
+    let part_ok = |part: &&str| {
+        !part.is_empty()
+            && part.len() <= 160
+            && !part.starts_with('.')
+            && part
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+    };
+    if parts.len() == 2 && parts.iter().all(part_ok) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} is not a retained object's name (`<tool>/<file>`)"),
+        ))
+    }
+}
+
+/// A store as an operator names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// A local folder.
+    Folder(std::path::PathBuf),
+    /// An S3 bucket (or an S3-compatible server's), and a prefix inside it.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The prefix every object name is put under (empty: the bucket's root).
+        prefix: String,
+    },
+}
+
+impl StoreSpec {
+    /// `s3://bucket[/prefix]`, or a folder's path.
+    pub fn parse(text: &str) -> Result<StoreSpec, String> {
+        match text.strip_prefix("s3://") {
+            Some(rest) => {
+                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                if bucket.is_empty() {
+                    return Err(format!("{text:?}: write s3://BUCKET or s3://BUCKET/PREFIX"));
+                }
+                Ok(StoreSpec::S3 {
+                    bucket: bucket.to_owned(),
+                    prefix: prefix.trim_matches('/').to_owned(),
+                })
+            }
+            None if text.contains("://") => Err(format!(
+                "{text:?}: a store is a folder's path or s3://BUCKET/PREFIX"
+            )),
+            None if text.is_empty() => Err("an empty store name".to_owned()),
+            None => Ok(StoreSpec::Folder(text.into())),
+        }
+    }
+
+    /// Opens the store: a folder is created private (0700) if it does not exist; an S3 bucket
+    /// is reached with the credentials, region and endpoint of the environment
+    /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`), or
+    /// `endpoint` when given.
+    pub fn open(&self, endpoint: Option<&str>) -> Result<Box<dyn Store>, String> {
+        match self {
+            StoreSpec::Folder(path) => crate::FolderStore::open(path)
+                .map(|store| Box::new(store) as Box<dyn Store>)
+                .map_err(|error| format!("{}: {error}", path.display())),
+            StoreSpec::S3 { bucket, prefix } => crate::S3Store::open(bucket, prefix, endpoint)
+                .map(|store| Box::new(store) as Box<dyn Store>),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_could_leave_the_store_are_refused() {
+        for good in ["job_status/abc-def", "get-forecast/0123.age", "a.b/c_d"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "../x",
+            "a/../b",
+            "a/.hidden",
+            "a",
+            "a/b/c",
+            "/a/b",
+            "a/",
+            "a b/c",
+            "a/b\n",
+            "./a",
+            "a\\b/c",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_store_is_a_folder_or_an_s3_bucket() {
+        assert_eq!(
+            StoreSpec::parse("s3://evidence/prod/eu").unwrap(),
+            StoreSpec::S3 {
+                bucket: "evidence".into(),
+                prefix: "prod/eu".into()
+            }
+        );
+        assert_eq!(
+            StoreSpec::parse("s3://evidence").unwrap(),
+            StoreSpec::S3 {
+                bucket: "evidence".into(),
+                prefix: String::new()
+            }
+        );
+        assert_eq!(
+            StoreSpec::parse("/var/lib/toolgate").unwrap(),
+            StoreSpec::Folder("/var/lib/toolgate".into())
+        );
+        assert!(StoreSpec::parse("s3://").is_err());
+        assert!(StoreSpec::parse("gs://bucket").is_err());
+        assert!(StoreSpec::parse("").is_err());
+    }
+}
