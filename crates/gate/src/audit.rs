@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::facts::{ContractIdentity, Facts, GATE_VERSION, Sha256Digest};
+use crate::facts::{ContractIdentity, Facts, GATE_VERSION, Marks, Sha256Digest, ShadowOutcome};
 use crate::outcome::{ErrorCode, Layer, Outcome};
 use crate::timestamp;
 use crate::wire::write_string;
@@ -39,7 +39,19 @@ pub struct AuditEvent {
     pub(crate) raw_len: usize,
     pub(crate) raw_sha256: Sha256Digest,
     pub(crate) agent_sha256: Sha256Digest,
+    /// What a shadow version decided of the same call, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) shadow: Option<ShadowOutcome>,
+    /// `observe` when the front forwarded the upstream's result unchanged (report-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mode: Option<&'static str>,
+    /// The same, as the line is written from.
+    #[serde(skip)]
+    pub(crate) marks: Option<Arc<Marks>>,
 }
+
+/// What the audit line calls report-only.
+const OBSERVE: &str = "observe";
 
 /// RFC 3339 in UTC; `null` for a time outside the years 0 to 9999, which RFC 3339 cannot write
 /// (an adapter's clock that far off is still recorded, not a reason to fail).
@@ -64,6 +76,7 @@ pub(crate) struct AuditLine<'a> {
     pub raw_len: usize,
     pub raw_sha256: Sha256Digest,
     pub agent_sha256: Sha256Digest,
+    pub marks: Option<&'a Marks>,
 }
 
 /// What the audit line says of the outcome.
@@ -114,6 +127,7 @@ impl AuditLine<'_> {
             raw_len: facts.raw.len(),
             raw_sha256: facts.raw.digest(),
             agent_sha256,
+            marks: facts.marks.as_deref(),
         }
     }
 
@@ -186,8 +200,45 @@ impl AuditLine<'_> {
         self.raw_sha256.write_hex(out);
         out.extend_from_slice(b"\",\"agent_sha256\":\"");
         self.agent_sha256.write_hex(out);
-        out.extend_from_slice(b"\"}\n");
+        out.push(b'"');
+        if let Some(marks) = self.marks {
+            if let Some(shadow) = &marks.shadow {
+                write_shadow(out, shadow);
+            }
+            if marks.observed {
+                out.extend_from_slice(b",\"mode\":");
+                write_name(out, OBSERVE);
+            }
+        }
+        out.extend_from_slice(b"}\n");
     }
+}
+
+/// `,"shadow":{…}`, the members in the order serde writes [`ShadowOutcome`]'s.
+fn write_shadow(out: &mut Vec<u8>, shadow: &ShadowOutcome) {
+    out.extend_from_slice(b",\"shadow\":{\"version\":");
+    write_string(out, &shadow.version);
+    out.extend_from_slice(b",\"contract_digest\":\"");
+    shadow.contract_digest.write_hex(out);
+    out.extend_from_slice(b"\",\"outcome\":");
+    write_name(out, shadow.outcome);
+    out.extend_from_slice(b",\"layer\":");
+    match shadow.layer {
+        Some(layer) => write_name(out, layer.as_str()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"code\":");
+    match shadow.code {
+        Some(code) => write_name(out, code.as_str()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"agent_differs\":");
+    out.extend_from_slice(if shadow.agent_differs {
+        b"true"
+    } else {
+        b"false"
+    });
+    out.push(b'}');
 }
 
 impl AuditEvent {
@@ -213,6 +264,13 @@ impl AuditEvent {
             raw_len: facts.raw.len(),
             raw_sha256: facts.raw.digest(),
             agent_sha256,
+            shadow: facts.marks.as_ref().and_then(|marks| marks.shadow.clone()),
+            mode: facts
+                .marks
+                .as_ref()
+                .is_some_and(|marks| marks.observed)
+                .then_some(OBSERVE),
+            marks: facts.marks.clone(),
         }
     }
 
@@ -234,7 +292,19 @@ impl AuditEvent {
             raw_len: self.raw_len,
             raw_sha256: self.raw_sha256,
             agent_sha256: self.agent_sha256,
+            marks: self.marks.as_deref(),
         }
+    }
+
+    /// What a shadow version decided of the same call, when one did.
+    pub fn shadow(&self) -> Option<&ShadowOutcome> {
+        self.shadow.as_ref()
+    }
+
+    /// Whether the call was only observed (`--mode observe`): decided and audited, and the
+    /// upstream's result forwarded unchanged.
+    pub fn is_observed(&self) -> bool {
+        self.mode.is_some()
     }
 
     /// The event as one JSON object followed by `\n`: the same object serde_json writes for the
@@ -350,6 +420,7 @@ mod tests {
             upstream_status: None,
             shape: shape.map(Arc::from),
             raw: RawEvidence::hashed(raw_len, Sha256Digest::of(b"raw")),
+            marks: None,
         };
         AuditEvent::new(
             &facts,

@@ -429,6 +429,7 @@ impl Contract {
             upstream_status: response.status,
             shape: None,
             raw,
+            marks: None,
         };
         let (outcome, agent_bytes, detail) = match verdict {
             Ok(Admitted::Success { shape, output }) => {

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::audit::{AuditEvent, AuditLine};
-use crate::facts::{Facts, Sha256Digest};
+use crate::facts::{Facts, Marks, Sha256Digest, ShadowOutcome};
 use crate::fault::Fault;
 use crate::operator::OperatorRecord;
 use crate::outcome::{Outcome, Rejection};
@@ -124,6 +124,47 @@ impl Decision {
             Box::new(OperatorRecord::build(fault, self.retryable(), &self.facts))
         });
         Some(record)
+    }
+
+    /// This decision, its audit line naming what `shadow` (another version's decision of the
+    /// same call: a candidate decided beside the one enforced) decided.
+    pub fn with_shadow(mut self, shadow: &Decision) -> Decision {
+        let outcome = ShadowOutcome {
+            version: shadow.facts.contract.version.to_string(),
+            contract_digest: shadow.facts.contract.digest,
+            outcome: shadow.outcome.as_str(),
+            layer: shadow.rejection().map(|rejection| rejection.layer),
+            code: shadow.outcome.code(),
+            agent_differs: shadow.agent_bytes() != self.agent_bytes(),
+        };
+        self.mark(|marks| marks.shadow = Some(outcome));
+        self
+    }
+
+    /// This decision, marked as observed only: the front forwarded the upstream's result
+    /// unchanged (report-only mode), and the audit line says so.
+    pub fn observed(mut self) -> Decision {
+        self.mark(|marks| marks.observed = true);
+        self
+    }
+
+    /// What a shadow version decided of the same call, if [`Decision::with_shadow`] said.
+    pub fn shadow(&self) -> Option<&ShadowOutcome> {
+        self.facts.marks.as_ref()?.shadow.as_ref()
+    }
+
+    /// Whether `other` (another version's decision of the same call) decided otherwise: another
+    /// outcome, or other bytes for the agent.
+    pub fn disagrees_with(&self, other: &Decision) -> bool {
+        self.outcome != other.outcome || self.agent_bytes() != other.agent_bytes()
+    }
+
+    fn mark(&mut self, change: impl FnOnce(&mut Marks)) {
+        let mut marks = self.facts.marks.as_deref().cloned().unwrap_or_default();
+        change(&mut marks);
+        self.facts.marks = Some(std::sync::Arc::new(marks));
+        // Built before the mark, the event would not carry it.
+        self.audit = OnceLock::new();
     }
 
     /// When it was decided (the `now` it was decided at).

@@ -95,6 +95,36 @@ pub(crate) struct Facts {
     pub upstream_status: Option<u16>,
     pub shape: Option<Arc<str>>,
     pub raw: RawEvidence,
+    /// What a front added to the decision: another version's decision of the same call, and
+    /// whether the call was only observed (see [`Marks`]).
+    pub marks: Option<Arc<Marks>>,
+}
+
+/// What a front adds to a decision for its audit line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    pub shadow: Option<ShadowOutcome>,
+    /// The front forwarded the upstream's result unchanged (`--mode observe`): decided and
+    /// audited, not enforced.
+    pub observed: bool,
+}
+
+/// What a shadow version (a candidate, decided beside the one enforced) decided of the same
+/// call: its audit line carries it, so a rollout can be judged on real traffic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShadowOutcome {
+    /// The shadow version.
+    pub version: String,
+    /// The digest of its contract's bytes.
+    pub contract_digest: Sha256Digest,
+    /// What it decided: `admitted`, `admitted_failure` or `rejected`.
+    pub outcome: &'static str,
+    /// The layer that refused, for a refusal.
+    pub layer: Option<crate::outcome::Layer>,
+    /// The code the agent would have seen, if any.
+    pub code: Option<crate::outcome::ErrorCode>,
+    /// Whether the agent would have seen other bytes than the enforced version gave it.
+    pub agent_differs: bool,
 }
 
 /// What the audit event and the operator record say about the raw bytes: their length and

@@ -168,7 +168,9 @@ impl Retained {
                 .code()
                 .map(|code| code.as_str().to_owned()),
             agent_sha256: Sha256Digest::of(decision.agent_bytes()).to_hex(),
-            shadow: None,
+            shadow: decision
+                .shadow()
+                .and_then(|shadow| serde_json::to_value(shadow).ok()),
             raw: response.bytes().to_vec(),
         }
     }

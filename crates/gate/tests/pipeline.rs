@@ -589,3 +589,45 @@ fn the_keywords_a_schema_applied_are_read_back_through_refs_and_the_matching_bra
         toolgate_gate::internals::applied_keywords(&contract, &serde_json::json!({})).is_none()
     );
 }
+
+/// A front's marks on a decision reach its audit line, written from the decision as from the
+/// event, and as serde_json writes the event: another version's outcome (`shadow`), and a call
+/// only observed (`mode: observe`).
+#[test]
+fn a_shadow_outcome_and_an_observed_call_are_in_the_audit_line() {
+    let v1 = bundled("job_status");
+    let folder = common::contracts_dir().join("job_status/v2");
+    let v2 =
+        toolgate_gate::Contract::compile(&toolgate_gate::ContractSource::read_dir(folder).unwrap())
+            .unwrap();
+    for raw in [
+        job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z"),
+        job_success("copperhead", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z"),
+        "{}".to_owned(),
+    ] {
+        let enforced = v1.admit(raw.as_bytes(), &job_request(), now());
+        let shadow = v2.admit(raw.as_bytes(), &job_request(), now());
+        for decision in [
+            enforced.clone().with_shadow(&shadow),
+            enforced.clone().observed(),
+            enforced.clone().with_shadow(&shadow).observed(),
+        ] {
+            let mut written = Vec::new();
+            decision.write_audit_line(&mut written);
+            let event = decision.audit_event();
+            let mut serde_line = serde_json::to_vec(event).unwrap();
+            serde_line.push(b'\n');
+            assert_eq!(text(&written), text(&serde_line));
+            assert_eq!(text(&event.to_json_line()), text(&serde_line));
+            let line: serde_json::Value = serde_json::from_slice(&written).unwrap();
+            if let Some(marked) = decision.shadow() {
+                assert_eq!(line["shadow"]["version"], "v2");
+                assert_eq!(line["shadow"]["outcome"], shadow.outcome().as_str());
+                assert_eq!(marked.agent_differs, enforced.disagrees_with(&shadow));
+            } else {
+                assert!(line.get("shadow").is_none());
+            }
+            assert_eq!(line["mode"] == "observe", event.is_observed());
+        }
+    }
+}
