@@ -596,7 +596,7 @@ fn the_keywords_a_schema_applied_are_read_back_through_refs_and_the_matching_bra
 #[test]
 fn a_shadow_outcome_and_an_observed_call_are_in_the_audit_line() {
     let v1 = bundled("job_status");
-    let folder = common::contracts_dir().join("job_status/v2");
+    let folder = contracts_dir().join("job_status/v2");
     let v2 =
         toolgate_gate::Contract::compile(&toolgate_gate::ContractSource::read_dir(folder).unwrap())
             .unwrap();
