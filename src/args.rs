@@ -200,6 +200,63 @@ impl MutateArgs {
     }
 }
 
+/// Retention: where the responses a front decided are kept (`mcp-proxy`, `serve`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RetentionArgs {
+    /// Keep the raw bytes of every refused response, with what decided it (contract digest,
+    /// request, time, upstream status, context), in STORE: a folder (created private), or
+    /// s3://BUCKET/PREFIX (credentials and region from the environment). `toolgate reproduce`
+    /// decides one again.
+    #[arg(long, value_name = "STORE")]
+    retain: Option<String>,
+    /// Keep this share of admitted responses too, chosen by their bytes (0.01 or 1%).
+    #[arg(long, value_name = "RATE", default_value = "0", requires = "retain", value_parser = toolgate_store::parse_rate)]
+    retain_admitted: f64,
+    /// The most the store may hold; the oldest go first past it (e.g. 512MiB, 10GiB).
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", requires = "retain", value_parser = toolgate_store::parse_bytes)]
+    retain_budget: u64,
+    /// The oldest a kept response may be (e.g. 7d, 30d).
+    #[arg(long, value_name = "DURATION", default_value = "30d", requires = "retain", value_parser = parse_timeout)]
+    retain_max_age: Duration,
+    /// A trusted-context key kept as its digest only (a token, a customer's data); repeatable.
+    /// `toolgate reproduce` then needs its value, and checks it is the one that decided.
+    #[arg(long, value_name = "KEY", requires = "retain")]
+    retain_secret: Vec<String>,
+    /// Seal everything kept to this age public key (age1…), so the machine that keeps it cannot
+    /// read it back; repeatable. `toolgate reproduce --identity FILE` opens it.
+    #[arg(long, value_name = "AGE_RECIPIENT", requires = "retain")]
+    retain_recipient: Vec<String>,
+    /// The endpoint of an S3-compatible server (default: AWS_ENDPOINT_URL, or Amazon's).
+    #[arg(long, value_name = "URL", requires = "retain")]
+    retain_endpoint: Option<String>,
+}
+
+impl RetentionArgs {
+    pub(crate) fn config(&self) -> Option<toolgate_store::RetentionConfig> {
+        let store = self.retain.clone()?;
+        Some(toolgate_store::RetentionConfig {
+            admitted_rate: self.retain_admitted,
+            budget_bytes: self.retain_budget,
+            max_age: self.retain_max_age,
+            secret_keys: self.retain_secret.clone(),
+            recipients: self.retain_recipient.clone(),
+            endpoint: self.retain_endpoint.clone(),
+            ..toolgate_store::RetentionConfig::new(store)
+        })
+    }
+}
+
+/// How a front treats what the gate decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Mode {
+    /// The agent sees what the contract admits, rebuilt, or the fixed failure.
+    #[default]
+    Enforce,
+    /// Report-only: decided and audited, and the upstream's own result passed on unchanged,
+    /// refused ones included. Said loudly at start, refused under CI=true, never a default.
+    Observe,
+}
+
 /// `toolgate mcp-proxy`'s options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct McpProxyArgs {
@@ -266,6 +323,17 @@ pub struct McpProxyArgs {
     /// repeatable (e.g. --upstream-header Authorization=MCP_TOKEN).
     #[arg(long, value_name = "NAME=VARIABLE")]
     upstream_header: Vec<String>,
+    #[command(flatten)]
+    retention: RetentionArgs,
+    /// Decide every result with this version too (vN: each tool that has it; TOOL=vN: one
+    /// tool's), enforce only the current one, and write both outcomes in the audit line; a
+    /// disagreement is always retained. Repeatable.
+    #[arg(long, value_name = "[TOOL=]vN")]
+    shadow: Vec<String>,
+    /// enforce (the default), or observe: decide and audit, and pass the upstream's results on
+    /// unchanged (report-only).
+    #[arg(long, value_enum, default_value_t = Mode::Enforce)]
+    mode: Mode,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL (http:// or
     /// https://), after `--`.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
@@ -292,6 +360,9 @@ impl From<McpProxyArgs> for ProxyConfig {
                 body_timeout: args.body_timeout,
             },
             upstream_headers: args.upstream_header,
+            retention: args.retention.config(),
+            shadow: args.shadow,
+            observe: args.mode == Mode::Observe,
             command: args.command,
         }
     }

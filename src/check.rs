@@ -120,6 +120,8 @@ pub(crate) fn run(
                 .filter(|path| *path != Path::new("-")),
             spec: &spec,
             request_file: options.request.as_deref(),
+            save_request: false,
+            command: "toolgate check",
             overridden: (
                 options.request_id.is_some(),
                 options.now.is_some(),

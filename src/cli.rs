@@ -67,6 +67,14 @@ enum Command {
     /// Exit 0 when nothing is left to decide, 1 when the printed to-do list is not empty, 2 on
     /// usage or configuration errors.
     New(NewArgs),
+    /// Decide again, exactly, a response a front kept (--retain): from its audit line (or the
+    /// raw bytes' digest) and the store, under the same contract digest, request and time; print
+    /// exactly what the agent saw, and say whether it is what the audit line names.
+    ///
+    /// `toolgate reproduce --audit audit.jsonl:42 --store DIR [--explain] [--save-fixture
+    /// near-miss/NAME]`. Exit 0 admitted, 1 rejected, 2 usage or configuration error (a store
+    /// that holds no such decision, a secret context value not supplied).
+    Reproduce(crate::reproduce::ReproduceOptions),
     /// Print the JSON Schema of a file toolgate reads or writes: report, contract, sidecar, request.
     Schema(SchemaOptions),
     /// Serve the gate to another process, for languages without a binding: one JSON object per
@@ -162,6 +170,10 @@ pub(crate) fn main() -> ExitCode {
             &mut stderr.lock(),
         )
         .map(Status::passed_if),
+        Command::Reproduce(options) => {
+            crate::reproduce::run(&options, &mut stdout.lock(), &mut stderr.lock())
+                .map(Status::passed_if)
+        }
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);

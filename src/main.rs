@@ -2,8 +2,8 @@
 //!
 //! Architecture invariant: this crate is the command line and nothing else. It parses arguments
 //! with clap, hands plain configurations to the library crates, and turns the [`Status`] a verb
-//! returns into the process exit code. Only `check` and `schema` are verbs of its own (glue over
-//! the repository crate).
+//! returns into the process exit code. Only `check`, `reproduce`, `schema` and `serve` are verbs of
+//! its own (glue over the repository and store crates).
 //!
 //! [`Status`]: toolgate_repo::Status
 
@@ -11,6 +11,7 @@ mod args;
 mod check;
 mod cli;
 mod new;
+mod reproduce;
 mod schema;
 mod serve;
 

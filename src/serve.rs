@@ -10,6 +10,12 @@
 //! "agent", "operator_record", "audit_line"}}`, or `{"id": 7, "error": {"kind", "message"}}`
 //! (`kind`: `request` for a line that cannot be read, `contract` for a tool whose contract cannot
 //! be loaded).
+//!
+//! As the proxy does: `--retain STORE` keeps refused responses (and admitted ones at a sampled
+//! rate) for `toolgate reproduce`; `--shadow [TOOL=]vN` decides each response with a candidate
+//! version too, enforced never, both outcomes in the audit line and the answer's `shadow`;
+//! `--mode observe` decides and audits, and answers with the raw bytes as the agent's
+//! (`"enforced": false`).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -39,6 +45,62 @@ pub(crate) struct ServeOptions {
     /// The longest request line read (default 16 MiB); a longer one is answered with an error.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_line_bytes: usize,
+    #[command(flatten)]
+    retention: crate::args::RetentionArgs,
+    /// Decide every response with this version too (vN: any tool that has it; TOOL=vN: one
+    /// tool's), enforce only the one asked for, and write both outcomes in the audit line and the
+    /// answer; a disagreement is always retained. Repeatable.
+    #[arg(long, value_name = "[TOOL=]vN")]
+    shadow: Vec<String>,
+    /// enforce (the default), or observe: decide and audit, and answer with the raw bytes as
+    /// the agent's (report-only).
+    #[arg(long, value_enum, default_value_t = crate::args::Mode::Enforce)]
+    mode: crate::args::Mode,
+}
+
+/// What every decision of a run shares: the repository, the compiled contracts, the audit log,
+/// the retainer, the shadows, the mode.
+struct Server<'a> {
+    repository: Repository,
+    contracts: HashMap<(String, Option<String>), Arc<Contract>>,
+    audit: Option<toolgate_gate::JsonLinesSink<std::fs::File>>,
+    retainer: Option<toolgate_store::Retainer>,
+    shadows: &'a [String],
+    observe: bool,
+}
+
+impl Server<'_> {
+    /// The contract of `tool` at `version` (the newest when `None`), compiled once.
+    fn contract(&mut self, tool: &str, version: Option<&str>) -> Result<Arc<Contract>, String> {
+        let key = (tool.to_owned(), version.map(str::to_owned));
+        if let Some(contract) = self.contracts.get(&key) {
+            return Ok(Arc::clone(contract));
+        }
+        let compiled = Arc::new(
+            self.repository
+                .load(tool, version)
+                .map_err(|error| error.to_string())?,
+        );
+        self.contracts.insert(key, Arc::clone(&compiled));
+        Ok(compiled)
+    }
+
+    /// The shadow version `--shadow` names for `tool` (other than `enforced`), if any.
+    fn shadow_of(&mut self, tool: &str, enforced: &str) -> Option<Arc<Contract>> {
+        for spec in self.shadows {
+            let (only, version) = match spec.split_once('=') {
+                Some((only, version)) => (Some(only.trim()), version.trim()),
+                None => (None, spec.trim()),
+            };
+            if only.is_some_and(|only| only != tool) || version == enforced {
+                continue;
+            }
+            if let Ok(contract) = self.contract(tool, Some(version)) {
+                return Some(contract);
+            }
+        }
+        None
+    }
 }
 
 /// The members a request line may have.
@@ -50,24 +112,64 @@ pub(crate) fn run(
     input: impl BufRead,
     output: &mut impl Write,
 ) -> Result<Status, UsageError> {
-    let repository = Repository::open(&options.root)?;
-    let audit = options.audit.as_deref().map(open_audit_log).transpose()?;
-    let mut contracts: HashMap<(String, Option<String>), Arc<Contract>> = HashMap::new();
+    let observe = options.mode == crate::args::Mode::Observe;
+    if observe && std::env::var("CI").is_ok_and(|value| value == "true") {
+        return Err(UsageError::new(
+            "--mode observe answers with responses the contracts would refuse; it is refused under CI=true",
+        ));
+    }
+    let retainer = options
+        .retention
+        .config()
+        .map(|config| {
+            config
+                .start(Arc::new(|line: &str| eprintln!("toolgate serve: {line}")))
+                .map_err(|why| UsageError::new(format!("--retain {}: {why}", config.store)))
+        })
+        .transpose()?;
+    if observe {
+        eprintln!(
+            "toolgate serve: OBSERVE MODE (--mode observe): decisions are made and audited but NOT enforced; every answer carries the raw bytes as the agent's"
+        );
+    }
+    let mut server = Server {
+        repository: Repository::open(&options.root)?,
+        contracts: HashMap::new(),
+        audit: options.audit.as_deref().map(open_audit_log).transpose()?,
+        retainer,
+        shadows: &options.shadow,
+        observe,
+    };
+    let status = serve_lines(&mut server, options.max_line_bytes, input, output);
+    if let Some(retainer) = &server.retainer
+        && !retainer.flush(std::time::Duration::from_secs(10))
+    {
+        eprintln!(
+            "toolgate serve: retention: {} did not take everything within 10 s of the input's end",
+            retainer.describe()
+        );
+    }
+    status
+}
+
+fn serve_lines(
+    server: &mut Server<'_>,
+    max_line_bytes: usize,
+    input: impl BufRead,
+    output: &mut impl Write,
+) -> Result<Status, UsageError> {
     let mut input = input;
-    while let Some(line) = read_line(&mut input, options.max_line_bytes)
+    while let Some(line) = read_line(&mut input, max_line_bytes)
         .map_err(|error| UsageError::new(format!("reading the input failed: {error}")))?
     {
         let answer = match line {
             Line::TooLong(_) => error_answer(
                 &Value::Null,
                 "request",
-                &format!(
-                    "a line longer than {} bytes (--max-line-bytes); not read",
-                    options.max_line_bytes
-                ),
+                &format!("a line longer than {max_line_bytes} bytes (--max-line-bytes); not read"),
             ),
             Line::Complete(line) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Complete(line) => answer(&repository, &mut contracts, audit.as_ref(), &line),
+            Line::Complete(line) => answer(server, &line),
         };
         let mut text = answer.to_string().into_bytes();
         text.push(b'\n');
@@ -83,19 +185,14 @@ pub(crate) fn run(
     Ok(Status::Passed)
 }
 
-fn answer(
-    repository: &Repository,
-    contracts: &mut HashMap<(String, Option<String>), Arc<Contract>>,
-    audit: Option<&toolgate_gate::JsonLinesSink<std::fs::File>>,
-    line: &[u8],
-) -> Value {
+fn answer(server: &mut Server<'_>, line: &[u8]) -> Value {
     let message = match parse_strict_json(line, 64) {
         Ok(Value::Object(message)) => message,
         Ok(_) => return error_answer(&Value::Null, "request", "a line is one JSON object"),
         Err(why) => return error_answer(&Value::Null, "request", &format!("not JSON: {why}")),
     };
     let id = message.get("id").cloned().unwrap_or(Value::Null);
-    match decide(repository, contracts, audit, &message) {
+    match decide(server, &message) {
         Ok(decision) => json!({"id": id, "decision": decision}),
         Err((kind, why)) => error_answer(&id, kind, &why),
     }
@@ -103,12 +200,7 @@ fn answer(
 
 type Refused = (&'static str, String);
 
-fn decide(
-    repository: &Repository,
-    contracts: &mut HashMap<(String, Option<String>), Arc<Contract>>,
-    audit: Option<&toolgate_gate::JsonLinesSink<std::fs::File>>,
-    message: &Map<String, Value>,
-) -> Result<Value, Refused> {
+fn decide(server: &mut Server<'_>, message: &Map<String, Value>) -> Result<Value, Refused> {
     let bad = |why: String| ("request", why);
     if let Some(unknown) = message.keys().find(|key| !MEMBERS.contains(&key.as_str())) {
         return Err(bad(format!(
@@ -135,19 +227,9 @@ fn decide(
             .ok_or_else(|| bad("`request` is required: {\"request_id\": …}".to_owned()))?,
     )
     .map_err(|error| bad(format!("`request`: {error}")))?;
-    let key = (tool.to_owned(), version.map(str::to_owned));
-    let contract = match contracts.get(&key) {
-        Some(contract) => Arc::clone(contract),
-        None => {
-            let compiled = Arc::new(
-                repository
-                    .load(tool, version)
-                    .map_err(|error| ("contract", error.to_string()))?,
-            );
-            contracts.insert(key, Arc::clone(&compiled));
-            compiled
-        }
-    };
+    let contract = server
+        .contract(tool, version)
+        .map_err(|why| ("contract", why))?;
     let missing = spec.missing_context(&contract);
     if !missing.is_empty() {
         return Err(bad(format!(
@@ -170,27 +252,52 @@ fn decide(
     if let Some(status) = spec.upstream_status {
         response = response.with_status(status);
     }
-    let decision = contract.admit_response(response, &spec.to_request(), now);
+    let request = spec.to_request();
+    let mut decision = contract.admit_response(response, &request, now);
+    let mut disagrees = false;
+    if let Some(shadow) = server.shadow_of(tool, contract.version()) {
+        let shadowed = shadow.admit_response(response, &request, now);
+        disagrees = decision.disagrees_with(&shadowed);
+        decision = decision.with_shadow(&shadowed);
+    }
+    if server.observe {
+        decision = decision.observed();
+    }
     // The event is built either way (the answer carries its line), so the sink is handed it.
-    if let Some(sink) = audit
+    if let Some(sink) = &server.audit
         && let Err(error) = sink.record(decision.audit_event())
     {
         eprintln!("toolgate serve: cannot write the audit event: {error}");
     }
-    let agent: Value = serde_json::from_slice(decision.agent_bytes()).unwrap_or(Value::Null);
+    if let Some(retainer) = &server.retainer {
+        if disagrees {
+            retainer.offer_regardless(&decision, &response, &request);
+        } else {
+            retainer.offer(&decision, &response, &request);
+        }
+    }
+    // Observed, the caller passes the raw bytes on as they came.
+    let agent_bytes: &[u8] = if server.observe {
+        &raw
+    } else {
+        decision.agent_bytes()
+    };
+    let agent: Value = serde_json::from_slice(agent_bytes).unwrap_or(Value::Null);
     let audit_line = String::from_utf8_lossy(&decision.audit_event().to_json_line())
         .trim_end()
         .to_owned();
     Ok(json!({
         "outcome": decision.outcome().as_str(),
         "admitted": !matches!(decision.outcome(), Outcome::Rejected(_)),
+        "enforced": !server.observe,
         "layer": decision.rejection().map(|rejection| rejection.layer().as_str()),
         "rule": decision.rule(),
         "code": decision.outcome().code().map(|code| code.as_str()),
         "retryable": decision.retryable(),
         "shape": decision.shape(),
-        "agent_base64": base64::engine::general_purpose::STANDARD.encode(decision.agent_bytes()),
+        "agent_base64": base64::engine::general_purpose::STANDARD.encode(agent_bytes),
         "agent": agent,
+        "shadow": decision.shadow().map(|shadow| serde_json::to_value(shadow).unwrap_or(Value::Null)),
         "operator_record": decision.operator_record().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)),
         "audit_line": audit_line,
     }))

@@ -24,6 +24,8 @@ use serde_json::{Value, json};
 mod http;
 #[path = "mcp/listener.rs"]
 mod listener;
+#[path = "mcp/retention.rs"]
+mod retention;
 #[path = "mcp/scaffold.rs"]
 mod scaffold;
 
@@ -62,7 +64,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 9] = [
+    let single: [(&str, Test); 11] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -78,6 +80,14 @@ fn main() -> ExitCode {
         (
             "mcp::an_upstream_that_stops_reading_cannot_wedge_the_proxy",
             upstream_stops_reading,
+        ),
+        (
+            "mcp::retention::the_stdio_proxy_keeps_what_reproduce_decides_again",
+            retention::the_stdio_proxy_keeps_what_reproduce_decides_again,
+        ),
+        (
+            "mcp::retention::the_http_proxy_keeps_refusals_and_shadow_disagreements",
+            retention::the_http_proxy_keeps_refusals_and_shadow_disagreements,
         ),
         (
             "mcp::new_from_mcp_scaffolds_a_contract_per_tool",

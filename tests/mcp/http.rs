@@ -57,10 +57,21 @@ pub(crate) fn listening_proxy_to(
     environment: &[(&str, &str)],
     stdout: Stdio,
 ) -> Result<(Running, String, mpsc::Receiver<String>), Failed> {
+    listening_proxy_at(&here(), extra, upstream, environment, stdout)
+}
+
+/// As [`listening_proxy_to`], serving the repository at `root`.
+pub(crate) fn listening_proxy_at(
+    root: &Path,
+    extra: &[&str],
+    upstream: &[String],
+    environment: &[(&str, &str)],
+    stdout: Stdio,
+) -> Result<(Running, String, mpsc::Receiver<String>), Failed> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .arg("mcp-proxy")
         .arg("--root")
-        .arg(here())
+        .arg(root)
         .args(["--listen", "127.0.0.1:0"])
         .args(extra)
         .arg("--")
@@ -107,6 +118,40 @@ pub(crate) fn listening_proxy_to(
         }
         before.push(line);
     }
+}
+
+/// One POST of `body` to the listener at `address`, its JSON answer (a plain HTTP/1.1 exchange
+/// over one connection, closed after the answer).
+pub(crate) fn post_json(
+    address: &str,
+    body: &Value,
+    headers: &[(String, String)],
+) -> Result<Value, Failed> {
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = TcpStream::connect(address).map_err(|error| error.to_string())?;
+    stream
+        .set_read_timeout(Some(PATIENCE))
+        .map_err(|error| error.to_string())?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|error| error.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .map_err(|error| error.to_string())?;
+    let (_, json) = answer
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("not an HTTP answer: {answer:?}"))?;
+    serde_json::from_str(json).map_err(|error| format!("{error}: {json:?}").into())
 }
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {

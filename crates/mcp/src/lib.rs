@@ -74,6 +74,12 @@ pub struct ProxyConfig {
     pub insecure_no_auth: bool,
     /// What the HTTP listener's clients may hold, and for how long.
     pub listen_limits: ListenLimits,
+    /// Keep refused results (and admitted ones at a sampled rate) in a store.
+    pub retention: Option<toolgate_store::RetentionConfig>,
+    /// Candidate versions decided beside the enforced ones (`vN`, or `TOOL=vN`).
+    pub shadow: Vec<String>,
+    /// Report-only: decide and audit every result, and forward the upstream's own.
+    pub observe: bool,
     /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
     /// environment variable, so a credential never appears on a command line.
     pub upstream_headers: Vec<String>,
@@ -155,8 +161,13 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             "--listen {address}: the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Listen on 127.0.0.1 behind your own authentication (a sidecar, an authenticating proxy), or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
         )));
     }
+    if options.observe && std::env::var("CI").is_ok_and(|value| value == "true") {
+        return Err(UsageError::new(
+            "--mode observe forwards results the contracts would refuse; it is refused under CI=true (enforce in CI, observe only in a deployment you watch)",
+        ));
+    }
     let repository = Repository::open(&options.root)?;
-    let registry = Registry::load(&repository)?;
+    let registry = Registry::load_with_shadows(&repository, &options.shadow)?;
     // Settled before the server starts: a key only the operator may supply and nobody does is
     // a configuration error, not a rule that fails every call.
     let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
@@ -217,6 +228,20 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             (Box::new(link), source)
         }
     };
+    let retainer = options
+        .retention
+        .as_ref()
+        .map(|retention| {
+            retention
+                .start(std::sync::Arc::new(lines::log))
+                .map_err(|why| UsageError::new(format!("--retain {}: {why}", retention.store)))
+        })
+        .transpose()?;
+    if options.observe {
+        lines::log(
+            "OBSERVE MODE (--mode observe): results are decided and audited but NOT enforced; the host receives every upstream result unchanged, refused ones included",
+        );
+    }
     let proxy = std::sync::Arc::new(Proxy::new(
         Setup {
             registry,
@@ -224,6 +249,8 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             timeout: options.timeout,
             audit,
             context,
+            retainer,
+            observe: options.observe,
         },
         link,
     ));

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use toolgate_gate::internals::parse_document;
-use toolgate_gate::{AuditSink, Contract, JsonLinesSink, Request, Response};
+use toolgate_gate::{AuditSink, Contract, Decision, JsonLinesSink, Request, Response};
+use toolgate_store::Retainer;
 
 use super::batch;
 use super::context::OperatorContext;
@@ -115,6 +116,8 @@ enum Waiting {
 /// A `tools/call` in flight.
 struct Call {
     contract: Arc<Contract>,
+    /// A candidate version decided beside the enforced one (`--shadow`).
+    shadow: Option<Arc<Contract>>,
     request: Request,
 }
 
@@ -194,6 +197,10 @@ pub(crate) struct Setup {
     pub audit: Option<AuditLog>,
     /// The operator's trusted context.
     pub context: OperatorContext,
+    /// Where refusals (and sampled admissions) are kept, if anywhere.
+    pub retainer: Option<Retainer>,
+    /// Report-only: every result is decided and audited, and the upstream's own is forwarded.
+    pub observe: bool,
 }
 
 impl Setup {
@@ -207,6 +214,8 @@ impl Setup {
             timeout,
             audit: None,
             context,
+            retainer: None,
+            observe: false,
         })
     }
 }
@@ -218,6 +227,8 @@ pub(crate) struct Proxy {
     timeout: Duration,
     audit: Option<AuditLog>,
     context: OperatorContext,
+    retainer: Option<Retainer>,
+    observe: bool,
     link: Box<dyn Link>,
     state: Mutex<State>,
     next_id: AtomicU64,
@@ -241,6 +252,8 @@ impl Proxy {
             timeout: setup.timeout,
             audit: setup.audit,
             context: setup.context,
+            retainer: setup.retainer,
+            observe: setup.observe,
             link,
             state: Mutex::new(State::default()),
             next_id: AtomicU64::new(0),
@@ -340,7 +353,8 @@ impl Proxy {
     fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Value>, String> {
         let document = parse_document(line, message::MAX_MESSAGE_DEPTH)?;
         let root = document.root();
-        let Some((id, result)) = message::result_in_place(root) else {
+        // Observing forwards the upstream's own result, which the general path has as a value.
+        let Some((id, result)) = message::result_in_place(root).filter(|_| !self.observe) else {
             return Ok(Some(root.to_value()));
         };
         let complete = match result.get("resultType") {
@@ -367,9 +381,9 @@ impl Proxy {
                 None => return Ok(Some(root.to_value())),
             }
         };
-        let decision =
+        let (decision, evidence) =
             tools::decide_in_place(&call.contract, &call.request, result, SystemTime::now());
-        self.record(&decision);
+        let decision = self.judge(&call, decision, &evidence.response());
         host.send(result_line(
             &id,
             &tools::result_json(&decision, modern_host),
@@ -398,6 +412,15 @@ impl Proxy {
             .stop(self.timeout, &|| self.state().pending.is_empty());
         self.upstream_gone(reason);
         self.stopping.store(true, Ordering::Relaxed);
+        // What was chosen for keeping is written before the process ends.
+        if let Some(retainer) = &self.retainer
+            && !retainer.flush(Duration::from_secs(10))
+        {
+            log(&format!(
+                "retention: {} did not take everything within 10 s of stopping; the rest is not kept",
+                retainer.describe()
+            ));
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -704,6 +727,7 @@ impl Proxy {
                 let arguments = params.get("arguments").unwrap_or(&Value::Null);
                 Waiting::Call(Box::new(Call {
                     contract: Arc::clone(&tool.contract),
+                    shadow: tool.shadow.clone(),
                     request: tools::request_for(&id, arguments, tool, self.context.for_tool(name)),
                 }))
             }
@@ -967,16 +991,14 @@ impl Proxy {
                     let mut decision =
                         call.contract
                             .admit_response(Response::body(line), &call.request, now);
+                    let mut response = Response::body(line);
                     if decision.is_admitted() {
                         // Bytes no message correlates with a call never answer it, even if a
                         // contract would admit them.
-                        decision = call.contract.admit_response(
-                            Response::unreachable("a line that answers no request"),
-                            &call.request,
-                            now,
-                        );
+                        response = Response::unreachable("a line that answers no request");
+                        decision = call.contract.admit_response(response, &call.request, now);
                     }
-                    self.record(&decision);
+                    let decision = self.judge(call, decision, &response);
                     host.send(result_line(
                         &pending.id,
                         &tools::result_json(&decision, pending.modern_host),
@@ -1057,10 +1079,27 @@ impl Proxy {
                         Response::incomplete(reason),
                     );
                 }
-                let decision =
+                let (decision, evidence) =
                     tools::decide(&call.contract, &call.request, &result, SystemTime::now());
-                self.record(&decision);
-                result_line(id, &tools::result_json(&decision, modern_host))
+                let decision = self.judge(&call, decision, &evidence.response());
+                if self.observe {
+                    // Report-only: decided and audited; the upstream's result as it came.
+                    value_result_line(
+                        id,
+                        &era::passthrough_result("tools/call", result, modern_host),
+                    )
+                } else {
+                    result_line(id, &tools::result_json(&decision, modern_host))
+                }
+            }
+            (Waiting::Call(call), Err(error)) if self.observe => {
+                let response =
+                    Response::unreachable("the upstream answered the call with a JSON-RPC error");
+                let decision =
+                    call.contract
+                        .admit_response(response, &call.request, SystemTime::now());
+                self.judge(&call, decision, &response);
+                message::error_object_line(id, &error)
             }
             (Waiting::Call(call), Err(error)) => {
                 // What the proxy withholds (a client capability, a revision) is withheld on the
@@ -1199,7 +1238,7 @@ impl Proxy {
 
     /// Every decision is audited; a refusal's operator record goes to stderr as well (the audit
     /// line holds digests, not the reason).
-    fn record(&self, decision: &toolgate_gate::Decision) {
+    fn record(&self, decision: &Decision) {
         if let Some(record) = decision.operator_record() {
             log_refusal(record);
         }
@@ -1228,8 +1267,33 @@ impl Proxy {
         let decision = call
             .contract
             .admit_response(response, &call.request, SystemTime::now());
-        self.record(&decision);
+        let decision = self.judge(call, decision, &response);
         host.send(result_line(id, &tools::result_json(&decision, modern_host)));
+    }
+
+    /// A call's decision, made whole: what a shadow version decides of the same response beside
+    /// it, the observe mark, then audited (and a refusal's reason logged) and offered for
+    /// retention (a disagreement with the shadow always kept).
+    fn judge(&self, call: &Call, decision: Decision, response: &Response<'_>) -> Decision {
+        let mut decision = decision;
+        let mut disagrees = false;
+        if let Some(shadow) = &call.shadow {
+            let shadowed = shadow.admit_response(*response, &call.request, decision.time());
+            disagrees = decision.disagrees_with(&shadowed);
+            decision = decision.with_shadow(&shadowed);
+        }
+        if self.observe {
+            decision = decision.observed();
+        }
+        self.record(&decision);
+        if let Some(retainer) = &self.retainer {
+            if disagrees {
+                retainer.offer_regardless(&decision, response, &call.request);
+            } else {
+                retainer.offer(&decision, response, &call.request);
+            }
+        }
+        decision
     }
 
     fn answer_gone(&self, pending: Pending, reason: &str) {
@@ -1286,22 +1350,18 @@ impl Proxy {
         );
         match (&pending.waiting, &pending.host) {
             (Waiting::Call(call), Some(host)) => {
-                let decision = call.contract.admit_response(
-                    Response::body(prefix),
-                    &call.request,
-                    SystemTime::now(),
-                );
+                let mut response = Response::body(prefix);
+                let mut decision =
+                    call.contract
+                        .admit_response(response, &call.request, SystemTime::now());
                 // Cut short, the bytes never parse; a result is never admitted from a prefix.
-                let decision = if decision.is_admitted() {
-                    call.contract.admit_response(
-                        Response::unreachable("an answer longer than the line cap"),
-                        &call.request,
-                        SystemTime::now(),
-                    )
-                } else {
-                    decision
-                };
-                self.record(&decision);
+                if decision.is_admitted() {
+                    response = Response::unreachable("an answer longer than the line cap");
+                    decision =
+                        call.contract
+                            .admit_response(response, &call.request, SystemTime::now());
+                }
+                let decision = self.judge(call, decision, &response);
                 host.send(result_line(
                     &pending.id,
                     &tools::result_json(&decision, pending.modern_host),

@@ -20,6 +20,8 @@ use toolgate_repo::UsageError;
 pub(crate) struct Tool {
     /// The compiled contract (the newest version).
     pub contract: Arc<Contract>,
+    /// A candidate version decided beside it on every call (`--shadow`), never enforced.
+    pub shadow: Option<Arc<Contract>>,
     /// Its `outputSchema`: what projection emits, or the fixed failure.
     pub output_schema: Value,
     /// How the audit names the upstream of its calls (`mcp tools/call NAME`), shared by every
@@ -38,47 +40,134 @@ pub(crate) struct Registry {
 impl Registry {
     /// Compiles the newest version of every tool with a result contract. A tool whose newest
     /// contract is an action contract is not offered (its contract gates proposals, not results).
+    #[cfg(any(test, feature = "_internals"))]
     pub(crate) fn load(repository: &Repository) -> Result<Registry, UsageError> {
+        Registry::load_with_shadows(repository, &[])
+    }
+
+    /// As [`Registry::load`], and each call of the tools `shadows` name decided with a candidate
+    /// version too (`vN`: every tool that has that version; `TOOL=vN`: that tool's). The
+    /// candidate is never enforced: a tool enforces its newest version other than its shadow,
+    /// so a repository that already holds a bump runs it in shadow, and dropping `--shadow`
+    /// enforces it.
+    pub(crate) fn load_with_shadows(
+        repository: &Repository,
+        shadows: &[String],
+    ) -> Result<Registry, UsageError> {
+        let specs: Vec<(Option<&str>, &str, &String)> = shadows
+            .iter()
+            .map(|spec| match spec.split_once('=') {
+                Some((tool, version)) => (Some(tool.trim()), version.trim(), spec),
+                None => (None, spec.trim(), spec),
+            })
+            .collect();
+        let tools = repository.tools()?;
+        for (only, _, spec) in &specs {
+            if let Some(only) = only
+                && !tools.iter().any(|tool| tool == only)
+            {
+                return Err(UsageError::new(format!(
+                    "--shadow {spec}: no tool {only} has a contract here"
+                )));
+            }
+        }
+        let mut used = vec![false; specs.len()];
         let mut registry = Registry::default();
-        for tool in repository.tools()? {
-            let version = repository.version(&tool, None)?;
-            let contract = repository.compile(&tool, &version)?;
-            if contract.direction() != Direction::Result {
+        for tool in tools {
+            let versions = repository.versions(&tool)?;
+            // The shadow this tool is given, if any: the first spec naming a version it has.
+            let shadow = specs
+                .iter()
+                .enumerate()
+                .find_map(|(index, (only, version, _))| {
+                    if only.is_some_and(|only| only != tool) {
+                        return None;
+                    }
+                    let folder = versions
+                        .iter()
+                        .find(|folder| format!("v{}", folder.number) == *version)?;
+                    Some((index, folder.clone()))
+                });
+            for (index, (only, version, spec)) in specs.iter().enumerate() {
+                if only == &Some(tool.as_str())
+                    && shadow.as_ref().is_none_or(|(used, _)| *used != index)
+                {
+                    return Err(UsageError::new(format!(
+                        "--shadow {spec}: the tool {tool} has no version {version}"
+                    )));
+                }
+            }
+            let enforced = versions.iter().rev().find(|folder| {
+                shadow
+                    .as_ref()
+                    .is_none_or(|(_, shadow)| shadow.number != folder.number)
+            });
+            let Some(enforced) = enforced else {
+                let (index, _) = shadow.as_ref().expect("only a shadow leaves no version");
+                return Err(UsageError::new(format!(
+                    "--shadow {}: {tool} has no other version to enforce beside it",
+                    specs[*index].2
+                )));
+            };
+            let Some(mut entry) = Registry::tool(repository, &tool, enforced)? else {
                 continue;
+            };
+            if let Some((index, folder)) = shadow {
+                let candidate = repository.compile(&tool, &folder)?;
+                if candidate.direction() == Direction::Result {
+                    entry.shadow = Some(Arc::new(candidate));
+                    used[index] = true;
+                }
             }
-            let files = repository.read_files(&version)?;
-            let mut documents = BTreeMap::new();
-            for (name, text) in &files.schemas {
-                let value = parse_strict_json(text.as_bytes(), 100).map_err(|message| {
-                    UsageError::new(format!("{}: {message}", files.folder.join(name).display()))
-                })?;
-                documents.insert(name.clone(), value);
-            }
-            let document = toolgate_gate::internals::contract_document(&files.contract)
-                .map_err(UsageError::new)?;
-            // A derived agent schema is held beside the files it refers into.
-            if let Some(derived) = contract.derived_agent_schema() {
-                documents.insert(DERIVED_AGENT_SCHEMA.to_owned(), derived.clone());
-            }
-            let agent = document["agent_schema"]
-                .as_str()
-                .unwrap_or(DERIVED_AGENT_SCHEMA)
-                .to_owned();
-            let output_schema =
-                schemas::output_schema(&tool, &agent, &documents).map_err(|message| {
-                    UsageError::new(format!("{}: {message}", files.folder.display()))
-                })?;
-            registry.largest_max_bytes = registry.largest_max_bytes.max(contract.max_bytes());
-            registry.tools.insert(
-                tool.clone(),
-                Tool {
-                    contract: Arc::new(contract),
-                    output_schema,
-                    upstream: Arc::from(format!("mcp tools/call {tool}")),
-                },
-            );
+            registry.largest_max_bytes = registry.largest_max_bytes.max(entry.contract.max_bytes());
+            registry.tools.insert(tool.clone(), entry);
+        }
+        if let Some(index) = used.iter().position(|used| !used) {
+            return Err(UsageError::new(format!(
+                "--shadow {}: no tool has a version {} to decide beside the one it enforces",
+                specs[index].2, specs[index].1
+            )));
         }
         Ok(registry)
+    }
+
+    /// The entry for `tool` at `version`: its contract and the output schema of what
+    /// projection emits; `None` for an action contract.
+    fn tool(
+        repository: &Repository,
+        tool: &str,
+        version: &toolgate_repo::VersionDir,
+    ) -> Result<Option<Tool>, UsageError> {
+        let contract = repository.compile(tool, version)?;
+        if contract.direction() != Direction::Result {
+            return Ok(None);
+        }
+        let files = repository.read_files(version)?;
+        let mut documents = BTreeMap::new();
+        for (name, text) in &files.schemas {
+            let value = parse_strict_json(text.as_bytes(), 100).map_err(|message| {
+                UsageError::new(format!("{}: {message}", files.folder.join(name).display()))
+            })?;
+            documents.insert(name.clone(), value);
+        }
+        let document = toolgate_gate::internals::contract_document(&files.contract)
+            .map_err(UsageError::new)?;
+        // A derived agent schema is held beside the files it refers into.
+        if let Some(derived) = contract.derived_agent_schema() {
+            documents.insert(DERIVED_AGENT_SCHEMA.to_owned(), derived.clone());
+        }
+        let agent = document["agent_schema"]
+            .as_str()
+            .unwrap_or(DERIVED_AGENT_SCHEMA)
+            .to_owned();
+        let output_schema = schemas::output_schema(tool, &agent, &documents)
+            .map_err(|message| UsageError::new(format!("{}: {message}", files.folder.display())))?;
+        Ok(Some(Tool {
+            contract: Arc::new(contract),
+            shadow: None,
+            output_schema,
+            upstream: Arc::from(format!("mcp tools/call {tool}")),
+        }))
     }
 
     /// The tool called `name`, if it has a result contract.
@@ -150,13 +239,31 @@ pub(crate) fn request_for(
         .with_upstream(Arc::clone(&tool.upstream))
 }
 
-/// The gate's decision on a `tools/call` result.
+/// What the gate was given for a call's result: the bytes it read, or why there were none.
+pub(crate) enum Evidence {
+    /// `structuredContent` (or the text block), as handed to the gate.
+    Body(Vec<u8>),
+    /// No bytes to read: why.
+    Unreachable(&'static str),
+}
+
+impl Evidence {
+    /// The response the gate decided.
+    pub(crate) fn response(&self) -> Response<'_> {
+        match self {
+            Evidence::Body(raw) => Response::body(raw),
+            Evidence::Unreachable(reason) => Response::unreachable(reason),
+        }
+    }
+}
+
+/// The gate's decision on a `tools/call` result, and what it was given.
 pub(crate) fn decide(
     contract: &Contract,
     request: &Request,
     result: &Value,
     now: SystemTime,
-) -> Decision {
+) -> (Decision, Evidence) {
     decide_on(
         contract,
         request,
@@ -179,7 +286,7 @@ pub(crate) fn decide_in_place(
     request: &Request,
     result: Node<'_>,
     now: SystemTime,
-) -> Decision {
+) -> (Decision, Evidence) {
     decide_on(
         contract,
         request,
@@ -212,31 +319,26 @@ fn decide_on(
     is_error: bool,
     structured: impl FnOnce() -> Option<Vec<u8>>,
     text: impl FnOnce() -> Option<String>,
-) -> Decision {
-    if is_error {
-        return contract.admit_response(
-            Response::unreachable(
-                "the upstream tool reported an error (isError); its text is not passed on",
-            ),
-            request,
-            now,
-        );
-    }
-    let raw = if contract.is_text() {
-        text().map(String::into_bytes)
+) -> (Decision, Evidence) {
+    let evidence = if is_error {
+        Evidence::Unreachable(
+            "the upstream tool reported an error (isError); its text is not passed on",
+        )
     } else {
-        structured().or_else(|| text().map(String::into_bytes))
-    };
-    match raw {
-        Some(raw) => contract.admit_response(Response::body(&raw), request, now),
-        None => contract.admit_response(
-            Response::unreachable(
+        let raw = if contract.is_text() {
+            text().map(String::into_bytes)
+        } else {
+            structured().or_else(|| text().map(String::into_bytes))
+        };
+        match raw {
+            Some(raw) => Evidence::Body(raw),
+            None => Evidence::Unreachable(
                 "the result has neither structuredContent nor a single text block",
             ),
-            request,
-            now,
-        ),
-    }
+        }
+    };
+    let decision = contract.admit_response(evidence.response(), request, now);
+    (decision, evidence)
 }
 
 /// The one text block of a result's `content`, if that is all it holds.

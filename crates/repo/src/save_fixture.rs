@@ -70,6 +70,11 @@ pub struct Observed<'a> {
     pub spec: &'a RequestSpec,
     /// The request file given with `--request`, if any.
     pub request_file: Option<&'a Path>,
+    /// Whether `spec` is itself the request to save (kept with the response in production,
+    /// not read from a file): it is written beside the fixture, `NAME.request.json`.
+    pub save_request: bool,
+    /// The command that captured it, for the sidecar's description (`toolgate check`).
+    pub command: &'a str,
     /// Which fields came from `--request-id`, `--now`, `--upstream-status`.
     pub overridden: (bool, bool, bool),
     /// The decision time used.
@@ -134,7 +139,8 @@ pub fn save(
         sidecar,
         "description: {}",
         yaml_string(&format!(
-            "Captured with `toolgate check --save-fixture`: {} by {tool} {}.",
+            "Captured with `{} --save-fixture`: {} by {tool} {}.",
+            observed.command,
             Expectation::observed(observed.decision),
             observed.version
         ))
@@ -243,6 +249,12 @@ fn request_reference(
 ) -> Result<(Option<String>, Option<RequestCopy>), UsageError> {
     let root = repository.root();
     let tool_folder = Path::new(FIXTURES_DIR).join(tool);
+    if observed.save_request {
+        let mut bytes = serde_json::to_vec_pretty(observed.spec)
+            .map_err(|error| UsageError::new(format!("cannot write the request: {error}")))?;
+        bytes.push(b'\n');
+        return copy_beside(repository, &tool_folder, target, bytes);
+    }
     let Some(file) = observed.request_file else {
         let default = tool_folder.join(DEFAULT_REQUEST_FILE);
         if root.kind(&default).map_err(UsageError::new)? != crate::confine::EntryKind::File {
@@ -270,6 +282,18 @@ fn request_reference(
     }
     let bytes = std::fs::read(file)
         .map_err(|error| UsageError::io(file, "read the request file", &error))?;
+    copy_beside(repository, &tool_folder, target, bytes)
+}
+
+/// The request `bytes`, to be written as `NAME.request.json` in the tool's folder, and the
+/// sidecar line naming it; refused when that file exists.
+fn copy_beside(
+    repository: &Repository,
+    tool_folder: &Path,
+    target: &FixtureTarget,
+    bytes: Vec<u8>,
+) -> Result<(Option<String>, Option<RequestCopy>), UsageError> {
+    let root = repository.root();
     let name = format!("{}.request.json", target.name);
     let copy = tool_folder.join(&name);
     if root.kind(&copy).map_err(UsageError::new)? != crate::confine::EntryKind::Missing {

@@ -9,12 +9,14 @@
 //! public key ([`Seal`]). [`read_retained`] reads one back, for `toolgate reproduce` and
 //! `toolgate diff --replay`.
 
+mod config;
 mod folder;
 mod retainer;
 mod s3;
 mod seal;
 mod store;
 
+pub use config::{RetentionConfig, parse_bytes, parse_rate};
 pub use folder::FolderStore;
 pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats};
 pub use s3::S3Store;

@@ -139,8 +139,18 @@ impl Retainer {
         self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
     }
 
-    /// Keeps `retained` whatever the policy says (a shadow version's disagreement); never
+    /// Keeps `decision` whatever the policy says (a shadow version's disagreement); never
     /// waits. `true` when it was queued.
+    pub fn offer_regardless(
+        &self,
+        decision: &Decision,
+        response: &Response<'_>,
+        request: &Request,
+    ) -> bool {
+        self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
+    }
+
+    /// Keeps `retained` whatever the policy says; never waits. `true` when it was queued.
     pub fn offer_retained(&self, retained: Retained) -> bool {
         match self.sender.try_send(Job::Keep(Box::new(retained))) {
             Ok(()) => true,

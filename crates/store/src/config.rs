@@ -1,0 +1,140 @@
+//! Retention as an operator configures it, the same at every front (`--retain STORE`,
+//! `--retain-admitted RATE`, `--retain-budget BYTES`, `--retain-max-age DURATION`,
+//! `--retain-secret KEY`, `--retain-recipient AGE1…`, `--retain-endpoint URL`; the Python
+//! binding's `Retention(…)`).
+
+use std::time::Duration;
+
+use toolgate_gate::RetentionPolicy;
+
+use crate::retainer::{Log, Retainer, RetentionOptions};
+use crate::seal::Seal;
+use crate::store::StoreSpec;
+
+/// What to keep, where, and within what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetentionConfig {
+    /// A folder's path, or `s3://BUCKET/PREFIX`.
+    pub store: String,
+    /// The share of admissions kept (every refusal is).
+    pub admitted_rate: f64,
+    /// The most bytes the store may hold.
+    pub budget_bytes: u64,
+    /// The oldest an object may be.
+    pub max_age: Duration,
+    /// Context keys kept as their digest only.
+    pub secret_keys: Vec<String>,
+    /// `age` recipients every object is sealed to (none: not sealed).
+    pub recipients: Vec<String>,
+    /// An S3-compatible server's endpoint (default: the environment's, or Amazon's).
+    pub endpoint: Option<String>,
+}
+
+impl RetentionConfig {
+    /// Defaults for `store`: refusals only, 1 GiB, 30 days.
+    pub fn new(store: impl Into<String>) -> RetentionConfig {
+        RetentionConfig {
+            store: store.into(),
+            admitted_rate: 0.0,
+            budget_bytes: 1 << 30,
+            max_age: Duration::from_secs(30 * 24 * 3600),
+            secret_keys: Vec::new(),
+            recipients: Vec::new(),
+            endpoint: None,
+        }
+    }
+
+    /// Opens the store and starts keeping in it; `Err` says what is wrong (a store that cannot
+    /// be opened, a recipient that is not one), for the front to stop at start.
+    pub fn start(&self, log: Log) -> Result<Retainer, String> {
+        let store = StoreSpec::parse(&self.store)?.open(self.endpoint.as_deref())?;
+        let seal = if self.recipients.is_empty() {
+            None
+        } else {
+            Some(Seal::new(&self.recipients)?)
+        };
+        Ok(Retainer::start(
+            store,
+            RetentionOptions {
+                policy: RetentionPolicy::new(self.admitted_rate),
+                budget_bytes: self.budget_bytes,
+                max_age: self.max_age,
+                secret_keys: self.secret_keys.clone(),
+                seal,
+                queue: 1024,
+            },
+            log,
+        ))
+    }
+}
+
+/// A rate from 0 to 1 (`0.01`, `1`, `0`), or a percentage (`1%`).
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(number) => (number, 100.0),
+        None => (text, 1.0),
+    };
+    let rate = number
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("{text:?} is not a rate: write 0.01 or 1%"))?
+        / scale;
+    if (0.0..=1.0).contains(&rate) {
+        Ok(rate)
+    } else {
+        Err(format!("{text:?} is not between 0 and 1 (0 % and 100 %)"))
+    }
+}
+
+/// A size in bytes: a number, with `KiB`, `MiB`, `GiB` (or `KB`, `MB`, `GB`, in thousands).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|ch: char| !ch.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => {
+            return Err(format!(
+                "{text:?}: write a number of bytes, or one with KiB, MiB, GiB"
+            ));
+        }
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|number| number.checked_mul(scale))
+        .filter(|bytes| *bytes > 0)
+        .ok_or_else(|| format!("{text:?} is not a size above zero"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_sizes_read_as_an_operator_writes_them() {
+        assert_eq!(parse_rate("0.01"), Ok(0.01));
+        assert_eq!(parse_rate("1%"), Ok(0.01));
+        assert_eq!(parse_rate("0"), Ok(0.0));
+        assert!(parse_rate("2").is_err());
+        assert!(parse_rate("-1").is_err());
+        assert!(parse_rate("a lot").is_err());
+        assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_bytes("512 MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2000"), Ok(2000));
+        assert_eq!(parse_bytes("3MB"), Ok(3_000_000));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("1 parsec").is_err());
+        assert!(parse_bytes("99999999999999999999GiB").is_err());
+    }
+}
