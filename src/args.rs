@@ -246,6 +246,27 @@ impl RetentionArgs {
     }
 }
 
+/// Rolling a contract version out (`mcp-proxy`, `serve`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RolloutArgs {
+    /// Decide every response with this version too (vN: each tool that has it; TOOL=vN: one
+    /// tool's), never enforced: a tool given one enforces its newest other version. Both outcomes
+    /// are in the audit line; a disagreement is always retained. Repeatable.
+    #[arg(long, value_name = "[TOOL=]vN")]
+    pub(crate) shadow: Vec<String>,
+    /// enforce (the default), or observe: decide and audit, and pass the upstream's responses on
+    /// unchanged (report-only; refused in CI).
+    #[arg(long, value_enum, default_value_t = Mode::Enforce)]
+    pub(crate) mode: Mode,
+}
+
+impl RolloutArgs {
+    /// Whether the front only observes.
+    pub(crate) fn observe(&self) -> bool {
+        self.mode == Mode::Observe
+    }
+}
+
 /// How a front treats what the gate decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Mode {
@@ -253,7 +274,7 @@ pub(crate) enum Mode {
     #[default]
     Enforce,
     /// Report-only: decided and audited, and the upstream's own result passed on unchanged,
-    /// refused ones included. Said loudly at start, refused under CI=true, never a default.
+    /// refused ones included. Said loudly at start, refused in CI, never a default.
     Observe,
 }
 
@@ -325,15 +346,8 @@ pub struct McpProxyArgs {
     upstream_header: Vec<String>,
     #[command(flatten)]
     retention: RetentionArgs,
-    /// Decide every result with this version too (vN: each tool that has it; TOOL=vN: one
-    /// tool's), enforce only the current one, and write both outcomes in the audit line; a
-    /// disagreement is always retained. Repeatable.
-    #[arg(long, value_name = "[TOOL=]vN")]
-    shadow: Vec<String>,
-    /// enforce (the default), or observe: decide and audit, and pass the upstream's results on
-    /// unchanged (report-only).
-    #[arg(long, value_enum, default_value_t = Mode::Enforce)]
-    mode: Mode,
+    #[command(flatten)]
+    rollout: RolloutArgs,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL (http:// or
     /// https://), after `--`.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
@@ -361,8 +375,8 @@ impl From<McpProxyArgs> for ProxyConfig {
             },
             upstream_headers: args.upstream_header,
             retention: args.retention.config(),
-            shadow: args.shadow,
-            observe: args.mode == Mode::Observe,
+            observe: args.rollout.observe(),
+            shadow: args.rollout.shadow,
             command: args.command,
         }
     }

@@ -50,7 +50,7 @@ enum Command {
     /// the server's command, or reaches `toolgate mcp-proxy --listen ADDR …` over HTTP; the
     /// server may be a URL. Exit 0 when the host closes the connection (or the listener is
     /// stopped); 2 when the repository, the server command or the address cannot be used.
-    McpProxy(McpProxyArgs),
+    McpProxy(Box<McpProxyArgs>),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
     ///
@@ -192,7 +192,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Diff(args) => {
             toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
-        Command::McpProxy(args) => toolgate_mcp::run(&args.into()),
+        Command::McpProxy(args) => toolgate_mcp::run(&(*args).into()),
         Command::Lint(args) => {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

@@ -28,7 +28,9 @@ use serde_json::{Map, Value, json};
 use toolgate_gate::internals::parse_strict_json;
 use toolgate_gate::{AuditSink, Contract, Outcome, Response};
 use toolgate_repo::lines::{Line, read_line};
-use toolgate_repo::{Repository, RequestSpec, Status, UsageError, open_audit_log, parse_time};
+use toolgate_repo::{
+    Repository, RequestSpec, ShadowPlan, Status, UsageError, open_audit_log, parse_time,
+};
 
 /// `toolgate serve`'s options.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,29 +49,22 @@ pub(crate) struct ServeOptions {
     max_line_bytes: usize,
     #[command(flatten)]
     retention: crate::args::RetentionArgs,
-    /// Decide every response with this version too (vN: any tool that has it; TOOL=vN: one
-    /// tool's), enforce only the one asked for, and write both outcomes in the audit line and the
-    /// answer; a disagreement is always retained. Repeatable.
-    #[arg(long, value_name = "[TOOL=]vN")]
-    shadow: Vec<String>,
-    /// enforce (the default), or observe: decide and audit, and answer with the raw bytes as
-    /// the agent's (report-only).
-    #[arg(long, value_enum, default_value_t = crate::args::Mode::Enforce)]
-    mode: crate::args::Mode,
+    #[command(flatten)]
+    rollout: crate::args::RolloutArgs,
 }
 
 /// What every decision of a run shares: the repository, the compiled contracts, the audit log,
 /// the retainer, the shadows, the mode.
-struct Server<'a> {
+struct Server {
     repository: Repository,
     contracts: HashMap<(String, Option<String>), Arc<Contract>>,
     audit: Option<toolgate_gate::JsonLinesSink<std::fs::File>>,
     retainer: Option<toolgate_store::Retainer>,
-    shadows: &'a [String],
+    shadows: ShadowPlan,
     observe: bool,
 }
 
-impl Server<'_> {
+impl Server {
     /// The contract of `tool` at `version` (the newest when `None`), compiled once.
     fn contract(&mut self, tool: &str, version: Option<&str>) -> Result<Arc<Contract>, String> {
         let key = (tool.to_owned(), version.map(str::to_owned));
@@ -85,21 +80,19 @@ impl Server<'_> {
         Ok(compiled)
     }
 
-    /// The shadow version `--shadow` names for `tool` (other than `enforced`), if any.
+    /// The version of `tool` to enforce when a line names none: under `--shadow`, the newest
+    /// other than its candidate; otherwise the newest.
+    fn enforced_version(&self, tool: &str) -> Option<String> {
+        self.shadows.of(tool).map(|pair| pair.enforced.name())
+    }
+
+    /// The candidate `--shadow` names for `tool`, unless it is the version enforced.
     fn shadow_of(&mut self, tool: &str, enforced: &str) -> Option<Arc<Contract>> {
-        for spec in self.shadows {
-            let (only, version) = match spec.split_once('=') {
-                Some((only, version)) => (Some(only.trim()), version.trim()),
-                None => (None, spec.trim()),
-            };
-            if only.is_some_and(|only| only != tool) || version == enforced {
-                continue;
-            }
-            if let Ok(contract) = self.contract(tool, Some(version)) {
-                return Some(contract);
-            }
+        let candidate = self.shadows.of(tool)?.candidate.name();
+        if candidate == enforced {
+            return None;
         }
-        None
+        self.contract(tool, Some(&candidate)).ok()
     }
 }
 
@@ -112,11 +105,9 @@ pub(crate) fn run(
     input: impl BufRead,
     output: &mut impl Write,
 ) -> Result<Status, UsageError> {
-    let observe = options.mode == crate::args::Mode::Observe;
-    if observe && std::env::var("CI").is_ok_and(|value| value == "true") {
-        return Err(UsageError::new(
-            "--mode observe answers with responses the contracts would refuse; it is refused under CI=true",
-        ));
+    let observe = options.rollout.observe();
+    if observe {
+        toolgate_repo::refuse_observe_in_ci("toolgate serve")?;
     }
     let retainer = options
         .retention
@@ -132,28 +123,28 @@ pub(crate) fn run(
             "toolgate serve: OBSERVE MODE (--mode observe): decisions are made and audited but NOT enforced; every answer carries the raw bytes as the agent's"
         );
     }
+    let repository = Repository::open(&options.root)?;
+    let shadows = ShadowPlan::resolve(&repository, &options.rollout.shadow)?;
     let mut server = Server {
-        repository: Repository::open(&options.root)?,
+        repository,
         contracts: HashMap::new(),
         audit: options.audit.as_deref().map(open_audit_log).transpose()?,
         retainer,
-        shadows: &options.shadow,
+        shadows,
         observe,
     };
     let status = serve_lines(&mut server, options.max_line_bytes, input, output);
-    if let Some(retainer) = &server.retainer
-        && !retainer.flush(std::time::Duration::from_secs(10))
-    {
+    if let Some(retainer) = &server.retainer {
         eprintln!(
-            "toolgate serve: retention: {} did not take everything within 10 s of the input's end",
-            retainer.describe()
+            "toolgate serve: {}",
+            retainer.finish(std::time::Duration::from_secs(10))
         );
     }
     status
 }
 
 fn serve_lines(
-    server: &mut Server<'_>,
+    server: &mut Server,
     max_line_bytes: usize,
     input: impl BufRead,
     output: &mut impl Write,
@@ -185,7 +176,7 @@ fn serve_lines(
     Ok(Status::Passed)
 }
 
-fn answer(server: &mut Server<'_>, line: &[u8]) -> Value {
+fn answer(server: &mut Server, line: &[u8]) -> Value {
     let message = match parse_strict_json(line, 64) {
         Ok(Value::Object(message)) => message,
         Ok(_) => return error_answer(&Value::Null, "request", "a line is one JSON object"),
@@ -200,7 +191,7 @@ fn answer(server: &mut Server<'_>, line: &[u8]) -> Value {
 
 type Refused = (&'static str, String);
 
-fn decide(server: &mut Server<'_>, message: &Map<String, Value>) -> Result<Value, Refused> {
+fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Refused> {
     let bad = |why: String| ("request", why);
     if let Some(unknown) = message.keys().find(|key| !MEMBERS.contains(&key.as_str())) {
         return Err(bad(format!(
@@ -227,8 +218,12 @@ fn decide(server: &mut Server<'_>, message: &Map<String, Value>) -> Result<Value
             .ok_or_else(|| bad("`request` is required: {\"request_id\": …}".to_owned()))?,
     )
     .map_err(|error| bad(format!("`request`: {error}")))?;
+    let enforced = match version {
+        Some(version) => Some(version.to_owned()),
+        None => server.enforced_version(tool),
+    };
     let contract = server
-        .contract(tool, version)
+        .contract(tool, enforced.as_deref())
         .map_err(|why| ("contract", why))?;
     let missing = spec.missing_context(&contract);
     if !missing.is_empty() {
@@ -254,10 +249,8 @@ fn decide(server: &mut Server<'_>, message: &Map<String, Value>) -> Result<Value
     }
     let request = spec.to_request();
     let mut decision = contract.admit_response(response, &request, now);
-    let mut disagrees = false;
     if let Some(shadow) = server.shadow_of(tool, contract.version()) {
         let shadowed = shadow.admit_response(response, &request, now);
-        disagrees = decision.disagrees_with(&shadowed);
         decision = decision.with_shadow(&shadowed);
     }
     if server.observe {
@@ -270,11 +263,7 @@ fn decide(server: &mut Server<'_>, message: &Map<String, Value>) -> Result<Value
         eprintln!("toolgate serve: cannot write the audit event: {error}");
     }
     if let Some(retainer) = &server.retainer {
-        if disagrees {
-            retainer.offer_regardless(&decision, &response, &request);
-        } else {
-            retainer.offer(&decision, &response, &request);
-        }
+        retainer.offer(&decision, &response, &request);
     }
     // Observed, the caller passes the raw bytes on as they came.
     let agent_bytes: &[u8] = if server.observe {

@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 11] = [
+    let single: [(&str, Test); 14] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -88,6 +88,18 @@ fn main() -> ExitCode {
         (
             "mcp::retention::the_http_proxy_keeps_refusals_and_shadow_disagreements",
             retention::the_http_proxy_keeps_refusals_and_shadow_disagreements,
+        ),
+        (
+            "mcp::retention::serve_keeps_what_reproduce_decides_again",
+            retention::serve_keeps_what_reproduce_decides_again,
+        ),
+        (
+            "mcp::retention::observe_mode_forwards_unchanged_and_says_so",
+            retention::observe_mode_forwards_unchanged_and_says_so,
+        ),
+        (
+            "mcp::retention::a_failing_store_never_costs_a_decision",
+            retention::a_failing_store_never_costs_a_decision,
         ),
         (
             "mcp::new_from_mcp_scaffolds_a_contract_per_tool",
@@ -589,6 +601,9 @@ fn start_proxy_at(root: &Path, scenario: &Path, log: &Path, extra: &[String]) ->
         .arg(std::env::current_exe().unwrap())
         .env(SCENARIO_VARIABLE, scenario)
         .env(LOG_VARIABLE, log)
+        // `--mode observe` runs only outside CI; nothing else the proxy does depends on it.
+        .env_remove("CI")
+        .env_remove("TF_BUILD")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

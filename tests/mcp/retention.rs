@@ -378,3 +378,445 @@ pub(crate) fn the_http_proxy_keeps_refusals_and_shadow_disagreements() -> Result
     }
     Ok(())
 }
+
+/// A `toolgate serve --stdio` run, answered line by line.
+struct Serving {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Serving {
+    fn start(root: &Path, args: &[String]) -> Serving {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["serve", "--stdio"])
+            .args(args)
+            .current_dir(root)
+            .env_remove("CI")
+            .env_remove("TF_BUILD")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        Serving {
+            stdin: child.stdin.take(),
+            child,
+            answers,
+            stderr,
+        }
+    }
+
+    /// Asks for a decision on `raw` (a weather result for Lisbon) and waits for it.
+    fn decide(&mut self, id: u64, raw: &[u8]) -> Result<Value, Failed> {
+        use base64::Engine;
+        let line = json!({
+            "id": id,
+            "tool": "weather",
+            "raw_base64": base64::engine::general_purpose::STANDARD.encode(raw),
+            "request": {"request_id": format!("r{id}"), "context": {"city": "Lisbon"}},
+        });
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let answer = self
+            .answers
+            .recv_timeout(PATIENCE)
+            .map_err(|_| "serve did not answer")?;
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        if answer["id"] != id || answer.get("decision").is_none() {
+            return Err(format!("no decision for line {id}: {answer}").into());
+        }
+        Ok(answer["decision"].clone())
+    }
+
+    /// Ends the input and waits for the exit; its status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        (status, self.stderr.join().unwrap())
+    }
+}
+
+/// The three weather results the scenario answers, as raw bytes.
+fn weather_bodies() -> [Vec<u8>; 3] {
+    [
+        br#"{"city":"Lisbon","temperature_c":21.5,"conditions":"clear"}"#.to_vec(),
+        br#"{"city":"Lisbon","temperature_c":21.5,"conditions":"clear","note":"CANARY: escalate"}"#
+            .to_vec(),
+        br#"{"city":"Lisbon","temperature_c":12,"conditions":"rain"}"#.to_vec(),
+    ]
+}
+
+/// The agent bytes of a `serve` answer.
+fn agent_bytes(decision: &Value) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(decision["agent_base64"].as_str().unwrap())
+        .unwrap()
+}
+
+/// `toolgate serve` keeps the refusal and the call its shadow decides otherwise, and
+/// `reproduce` gives back exactly the agent bytes it answered with and the operator record;
+/// `--save-fixture` makes the refusal a fixture that passes.
+pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
+    for (store, extra) in stores(&tempfile::tempdir().unwrap().keep()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repository_with_bump(dir.path());
+        let audit = dir.path().join("audit.jsonl");
+        let mut args = vec![
+            "--retain".to_owned(),
+            store.clone(),
+            "--audit".to_owned(),
+            audit.display().to_string(),
+            "--shadow".to_owned(),
+            "weather=v2".to_owned(),
+        ];
+        args.extend(extra.iter().cloned());
+        let mut serving = Serving::start(&root, &args);
+        let mut decisions = Vec::new();
+        for (index, raw) in weather_bodies().iter().enumerate() {
+            decisions.push(serving.decide(index as u64 + 1, raw)?);
+        }
+        let (status, stderr) = serving.finish();
+        if !status.success() {
+            return Err(format!("serve failed: {stderr}").into());
+        }
+        let outcomes: Vec<(&Value, &Value)> = decisions
+            .iter()
+            .map(|decision| (&decision["outcome"], &decision["shadow"]["outcome"]))
+            .collect();
+        if outcomes
+            != [
+                (&json!("admitted"), &json!("rejected")),
+                (&json!("rejected"), &json!("rejected")),
+                (&json!("admitted"), &json!("admitted")),
+            ]
+        {
+            return Err(format!("v1 enforced, v2 beside it: {outcomes:?}").into());
+        }
+        let store_args = store_args(&store, &extra);
+        for number in [1, 2] {
+            let target = format!("{}:{number}", audit.display());
+            let mut args = vec!["reproduce", "--audit", &target, "--explain=json"];
+            args.extend(store_args.iter().map(String::as_str));
+            let run = toolgate(&root, &args);
+            let decision = &decisions[number - 1];
+            let mut expected = agent_bytes(decision);
+            expected.push(b'\n');
+            if run.stdout != expected || !text(&run.stderr).contains("reproduced exactly") {
+                return Err(format!(
+                    "line {number}: reproduce printed {:?}, serve answered {:?}\n{}",
+                    text(&run.stdout),
+                    text(&expected),
+                    text(&run.stderr)
+                )
+                .into());
+            }
+            let record = text(&run.stderr)
+                .lines()
+                .find_map(|line| serde_json::from_str::<Value>(line).ok());
+            if decision["operator_record"] != record.unwrap_or(Value::Null) {
+                return Err(format!(
+                    "line {number}: the operator record differs from {}:\n{}",
+                    decision["operator_record"],
+                    text(&run.stderr)
+                )
+                .into());
+            }
+        }
+        let target = format!("{}:2", audit.display());
+        let mut args = vec![
+            "reproduce",
+            "--audit",
+            &target,
+            "--save-fixture",
+            "near-miss/noted_in_production",
+        ];
+        args.extend(store_args.iter().map(String::as_str));
+        let saved = toolgate(&root, &args);
+        // A case under each version (`…@v1`, `…@v2`): both refuse it.
+        let case = "weather::near-miss::noted_in_production@";
+        toolgate(&root, &["test", case, "--accept"]);
+        let checked = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["test", case])
+            .current_dir(&root)
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        if !checked.status.success() || !text(&checked.stdout).contains("2 of 2 cases passed") {
+            return Err(format!(
+                "the saved fixture passes:\n{}\n{}",
+                text(&saved.stderr),
+                text(&checked.stdout)
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// `--mode observe`: the host gets the upstream's result unchanged, refused ones included; the
+/// audit line says the decision was observed, the start says so loudly, and CI refuses it.
+pub(crate) fn observe_mode_forwards_unchanged_and_says_so() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repository(dir.path());
+    let audit = dir.path().join("audit.jsonl");
+    let scenario = scenario(dir.path());
+    let upstream: Value = serde_json::from_str(&fs::read_to_string(&scenario).unwrap()).unwrap();
+    let args = [
+        "--mode".to_owned(),
+        "observe".to_owned(),
+        "--audit".to_owned(),
+        audit.display().to_string(),
+    ];
+    let mut proxy = start_proxy_at(&root, &scenario, &dir.path().join("log"), &args);
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut answers = Vec::new();
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})).unwrap();
+    proxy
+        .lines
+        .recv_timeout(PATIENCE)
+        .map_err(|_| "no answer")?;
+    for id in 1..=3 {
+        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}})).unwrap();
+        stdin.flush().unwrap();
+        let line = proxy
+            .lines
+            .recv_timeout(PATIENCE)
+            .map_err(|_| "no answer")?;
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(stdin);
+    proxy.child.wait().unwrap();
+    let stderr = proxy.stderr.join().unwrap();
+    for (index, answer) in answers.iter().enumerate() {
+        if answer["result"] != upstream["calls"]["weather"][index]["result"] {
+            return Err(format!(
+                "call {}: not the upstream's result unchanged: {answer}",
+                index + 1
+            )
+            .into());
+        }
+    }
+    if !stderr.contains("OBSERVE MODE") {
+        return Err(format!("observe mode is said at start:\n{stderr}").into());
+    }
+    let lines: Vec<Value> = fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let seen: Vec<(&Value, &Value)> = lines
+        .iter()
+        .map(|line| (&line["outcome"], &line["mode"]))
+        .collect();
+    if seen
+        != [
+            (&json!("admitted"), &json!("observe")),
+            (&json!("rejected"), &json!("observe")),
+            (&json!("admitted"), &json!("observe")),
+        ]
+    {
+        return Err(format!("each call decided and marked observed: {seen:?}").into());
+    }
+    // serve answers with the raw bytes, says it did not enforce.
+    let mut serving = Serving::start(&root, &["--mode".to_owned(), "observe".to_owned()]);
+    let refused = &weather_bodies()[1];
+    let decision = serving.decide(1, refused)?;
+    let (_, stderr) = serving.finish();
+    if decision["outcome"] != "rejected"
+        || decision["enforced"] != false
+        || agent_bytes(&decision) != *refused
+    {
+        return Err(format!("serve observes: {decision}").into());
+    }
+    if !stderr.contains("OBSERVE MODE") {
+        return Err(format!("serve says observe mode at start:\n{stderr}").into());
+    }
+    // Never in CI, on either front.
+    for front in [
+        vec!["serve", "--stdio", "--mode", "observe"],
+        vec!["mcp-proxy", "--mode", "observe", "--", "true"],
+    ] {
+        let refused = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(&front)
+            .current_dir(&root)
+            .env("CI", "true")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        if refused.status.code() != Some(2) || !text(&refused.stderr).contains("refused in CI") {
+            return Err(format!("{front:?} under CI=true: {}", text(&refused.stderr)).into());
+        }
+    }
+    Ok(())
+}
+
+/// The size of every file under `folder`, and whether there is one.
+fn files_under(folder: &Path) -> Vec<(PathBuf, u64)> {
+    let mut found = Vec::new();
+    let Ok(entries) = fs::read_dir(folder) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            found.extend(files_under(&entry.path()));
+        } else {
+            found.push((entry.path(), entry.metadata().unwrap().len()));
+        }
+    }
+    found
+}
+
+/// Every call is decided and answered, whatever the store does: a store at its budget (the
+/// oldest go), a record larger than the whole budget, a store that cannot be written, one
+/// replaced by a symbolic link after the start (nothing is written through it), and, with an
+/// S3 server, a bucket that does not exist.
+pub(crate) fn a_failing_store_never_costs_a_decision() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repository(dir.path());
+    let refused = &weather_bodies()[1];
+    // Decides `calls` refusals (each its own bytes) with `args`; every one must be answered.
+    let run = |args: &[String], calls: u64, between: &dyn Fn(u64)| -> Result<String, Failed> {
+        let mut serving = Serving::start(&root, args);
+        for id in 1..=calls {
+            let raw =
+                String::from_utf8_lossy(refused).replace("escalate", &format!("escalate {id}"));
+            let decision = serving.decide(id, raw.as_bytes())?;
+            if decision["outcome"] != "rejected"
+                || decision["agent"]["error"]["code"] != "INVALID_RESPONSE"
+            {
+                return Err(format!("call {id} decided as usual: {decision}").into());
+            }
+            between(id);
+        }
+        let (status, stderr) = serving.finish();
+        if !status.success() {
+            return Err(format!("serve: {stderr}").into());
+        }
+        Ok(stderr)
+    };
+    let retain = |store: &Path, more: &[&str]| -> Vec<String> {
+        let mut args = vec!["--retain".to_owned(), store.display().to_string()];
+        args.extend(more.iter().map(|arg| (*arg).to_owned()));
+        args
+    };
+
+    // At its budget: the oldest go, and the store never holds more than the budget.
+    let full = dir.path().join("full");
+    run(&retain(&full, &["--retain-budget", "2KiB"]), 20, &|_| {})?;
+    let held: u64 = files_under(&full).iter().map(|(_, size)| size).sum();
+    if held > 2048 || held == 0 {
+        return Err(format!("a 2 KiB store holds {held} bytes").into());
+    }
+    // A record larger than the whole budget is not kept, and said so.
+    let tiny = dir.path().join("tiny");
+    let stderr = run(&retain(&tiny, &["--retain-budget", "16"]), 3, &|_| {})?;
+    if !files_under(&tiny).is_empty() || !stderr.contains("larger than the whole budget") {
+        return Err(format!(
+            "a record past the budget: {:?}\n{stderr}",
+            files_under(&tiny)
+        )
+        .into());
+    }
+    // Cannot be written: the tool's folder in it is a file.
+    let blocked = dir.path().join("blocked");
+    fs::create_dir(&blocked).unwrap();
+    fs::write(blocked.join("weather"), "not a folder").unwrap();
+    let stderr = run(&retain(&blocked, &[]), 3, &|_| {})?;
+    if files_under(&blocked).len() != 1
+        || !stderr.contains("kept 0 in")
+        || !stderr.contains("3 failed")
+    {
+        return Err(format!("an unwritable store: {:?}\n{stderr}", files_under(&blocked)).into());
+    }
+    // Read-only (meaningless to root, who may write anyway).
+    #[cfg(unix)]
+    if !nix_is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        let read_only = dir.path().join("read-only");
+        fs::create_dir(&read_only).unwrap();
+        fs::set_permissions(&read_only, fs::Permissions::from_mode(0o500)).unwrap();
+        let stderr = run(&retain(&read_only, &[]), 3, &|_| {})?;
+        fs::set_permissions(&read_only, fs::Permissions::from_mode(0o700)).unwrap();
+        if !files_under(&read_only).is_empty() || !stderr.contains("3 failed") {
+            return Err(format!("a read-only store: {stderr}").into());
+        }
+    }
+    // Replaced by a link once the first record is written: nothing goes through it.
+    let linked = dir.path().join("linked");
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let stderr = run(&retain(&linked, &[]), 4, &|id| {
+        if id == 1 {
+            let deadline = std::time::Instant::now() + PATIENCE;
+            let written = || {
+                files_under(&linked)
+                    .iter()
+                    .any(|(path, _)| !path.file_name().unwrap().to_string_lossy().starts_with('.'))
+            };
+            while !written() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            fs::rename(&linked, dir.path().join("linked-before")).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+        }
+    })?;
+    if files_under(&dir.path().join("linked-before")).len() != 1 {
+        return Err("the first record was kept before the link".into());
+    }
+    if !files_under(&elsewhere).is_empty()
+        || !stderr.contains("symbolic link")
+        || !stderr.contains("kept 1 in")
+        || !stderr.contains("3 failed")
+    {
+        return Err(format!(
+            "written through a link: {:?}\n{stderr}",
+            files_under(&elsewhere)
+        )
+        .into());
+    }
+    // A bucket that does not exist.
+    if let Ok(endpoint) = std::env::var("TOOLGATE_S3_ENDPOINT") {
+        let args = [
+            "--retain".to_owned(),
+            "s3://no-such-bucket-here/evidence".to_owned(),
+            "--retain-endpoint".to_owned(),
+            endpoint,
+        ];
+        let stderr = run(&args, 3, &|_| {})?;
+        if !stderr.contains("kept 0 in") || !stderr.contains("3 failed") {
+            return Err(format!("a missing bucket is logged: {stderr}").into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process runs as root (who may write in a read-only folder).
+fn nix_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| text(&output.stdout).trim() == "0")
+}

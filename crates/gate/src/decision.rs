@@ -153,10 +153,11 @@ impl Decision {
         self.facts.marks.as_ref()?.shadow.as_ref()
     }
 
-    /// Whether `other` (another version's decision of the same call) decided otherwise: another
-    /// outcome, or other bytes for the agent.
-    pub fn disagrees_with(&self, other: &Decision) -> bool {
-        self.outcome != other.outcome || self.agent_bytes() != other.agent_bytes()
+    /// Whether the shadow version [`Decision::with_shadow`] gave decided otherwise: another
+    /// outcome, or other bytes for the agent. `false` without a shadow.
+    pub fn shadow_disagrees(&self) -> bool {
+        self.shadow()
+            .is_some_and(|shadow| shadow.outcome != self.outcome.as_str() || shadow.agent_differs)
     }
 
     fn mark(&mut self, change: impl FnOnce(&mut Marks)) {

@@ -22,8 +22,9 @@ use crate::transport::Response;
 /// The format of [`Retained::to_bytes`].
 pub const RETAINED_FORMAT: u32 = 1;
 
-/// Which decisions are kept: every refusal, and admissions (successes and contract-valid
-/// failures) at `admitted_rate`, chosen by their raw bytes' digest, so the same bytes are always
+/// Which decisions are kept: every refusal, every call a shadow version decided otherwise
+/// ([`Decision::shadow_disagrees`]), and admissions (successes and contract-valid failures) at
+/// `admitted_rate`, chosen by their raw bytes' digest, so the same bytes are always
 /// chosen alike (a sample needs no random state, and replicas sample the same responses).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetentionPolicy {
@@ -45,7 +46,7 @@ impl RetentionPolicy {
 
     /// Whether `decision` is kept.
     pub fn keeps(&self, decision: &Decision) -> bool {
-        if decision.rejection().is_some() {
+        if decision.rejection().is_some() || decision.shadow_disagrees() {
             return true;
         }
         if self.admitted_rate <= 0.0 {

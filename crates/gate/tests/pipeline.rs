@@ -623,7 +623,14 @@ fn a_shadow_outcome_and_an_observed_call_are_in_the_audit_line() {
             if let Some(marked) = decision.shadow() {
                 assert_eq!(line["shadow"]["version"], "v2");
                 assert_eq!(line["shadow"]["outcome"], shadow.outcome().as_str());
-                assert_eq!(marked.agent_differs, enforced.disagrees_with(&shadow));
+                assert_eq!(
+                    marked.agent_differs,
+                    enforced.agent_bytes() != shadow.agent_bytes()
+                );
+                assert_eq!(
+                    decision.shadow_disagrees(),
+                    enforced.outcome() != shadow.outcome() || marked.agent_differs
+                );
             } else {
                 assert!(line.get("shadow").is_none());
             }

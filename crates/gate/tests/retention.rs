@@ -189,3 +189,39 @@ fn the_same_bytes_decided_twice_are_kept_under_two_names_one_digest() {
         assert!(name.starts_with(&format!("job_status/{digest}-")), "{name}");
     }
 }
+
+#[test]
+fn a_call_a_shadow_version_decides_otherwise_is_kept_whatever_the_rate() {
+    let enforced = bundled("review_status");
+    // The candidate no longer admits `approved`.
+    let folder = common::contracts_dir().join("review_status/v1");
+    let read = |name: &str| std::fs::read_to_string(folder.join(name)).unwrap();
+    let candidate = Contract::compile(
+        &toolgate_gate::ContractSource::new(
+            read("contract.yaml").replace("version: 1", "version: 2"),
+        )
+        .with_schema(
+            "envelope.schema.json",
+            read("envelope.schema.json").replace(
+                r#"["approved", "rejected", "pending"]"#,
+                r#"["rejected", "pending"]"#,
+            ),
+        )
+        .with_schema("agent.schema.json", read("agent.schema.json")),
+    )
+    .unwrap();
+    let raw = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1","decision":"approved","reviewed_by":"ana"}}"#;
+    let request = Request::new("req.J7q94MkP");
+    let decision = enforced.admit(raw, &request, now());
+    assert!(decision.is_admitted());
+    let never = RetentionPolicy::new(0.0);
+    assert!(!never.keeps(&decision));
+    // The same version beside it agrees: nothing to keep.
+    let agreed = decision
+        .clone()
+        .with_shadow(&enforced.admit(raw, &request, now()));
+    assert!(!agreed.shadow_disagrees() && !never.keeps(&agreed));
+    let disagreed = decision.with_shadow(&candidate.admit(raw, &request, now()));
+    assert!(disagreed.shadow_disagrees() && never.keeps(&disagreed));
+    assert_eq!(disagreed.shadow().unwrap().outcome, "rejected");
+}

@@ -161,10 +161,8 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             "--listen {address}: the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Listen on 127.0.0.1 behind your own authentication (a sidecar, an authenticating proxy), or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
         )));
     }
-    if options.observe && std::env::var("CI").is_ok_and(|value| value == "true") {
-        return Err(UsageError::new(
-            "--mode observe forwards results the contracts would refuse; it is refused under CI=true (enforce in CI, observe only in a deployment you watch)",
-        ));
+    if options.observe {
+        toolgate_repo::refuse_observe_in_ci("toolgate mcp-proxy")?;
     }
     let repository = Repository::open(&options.root)?;
     let registry = Registry::load_with_shadows(&repository, &options.shadow)?;

@@ -413,13 +413,8 @@ impl Proxy {
         self.upstream_gone(reason);
         self.stopping.store(true, Ordering::Relaxed);
         // What was chosen for keeping is written before the process ends.
-        if let Some(retainer) = &self.retainer
-            && !retainer.flush(Duration::from_secs(10))
-        {
-            log(&format!(
-                "retention: {} did not take everything within 10 s of stopping; the rest is not kept",
-                retainer.describe()
-            ));
+        if let Some(retainer) = &self.retainer {
+            log(&retainer.finish(Duration::from_secs(10)));
         }
     }
 
@@ -1276,10 +1271,8 @@ impl Proxy {
     /// retention (a disagreement with the shadow always kept).
     fn judge(&self, call: &Call, decision: Decision, response: &Response<'_>) -> Decision {
         let mut decision = decision;
-        let mut disagrees = false;
         if let Some(shadow) = &call.shadow {
             let shadowed = shadow.admit_response(*response, &call.request, decision.time());
-            disagrees = decision.disagrees_with(&shadowed);
             decision = decision.with_shadow(&shadowed);
         }
         if self.observe {
@@ -1287,11 +1280,7 @@ impl Proxy {
         }
         self.record(&decision);
         if let Some(retainer) = &self.retainer {
-            if disagrees {
-                retainer.offer_regardless(&decision, response, &call.request);
-            } else {
-                retainer.offer(&decision, response, &call.request);
-            }
+            retainer.offer(&decision, response, &call.request);
         }
         decision
     }

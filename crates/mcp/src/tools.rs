@@ -12,8 +12,8 @@ use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, Node, parse_strict_json, wr
 use toolgate_gate::{Contract, Decision, Direction, Request, Response};
 
 use super::schemas;
-use toolgate_repo::Repository;
 use toolgate_repo::UsageError;
+use toolgate_repo::{Repository, ShadowPlan};
 
 /// One tool with a result contract.
 #[derive(Debug)]
@@ -46,87 +46,32 @@ impl Registry {
     }
 
     /// As [`Registry::load`], and each call of the tools `shadows` name decided with a candidate
-    /// version too (`vN`: every tool that has that version; `TOOL=vN`: that tool's). The
-    /// candidate is never enforced: a tool enforces its newest version other than its shadow,
-    /// so a repository that already holds a bump runs it in shadow, and dropping `--shadow`
-    /// enforces it.
+    /// version too, never enforced ([`ShadowPlan`] says which).
     pub(crate) fn load_with_shadows(
         repository: &Repository,
         shadows: &[String],
     ) -> Result<Registry, UsageError> {
-        let specs: Vec<(Option<&str>, &str, &String)> = shadows
-            .iter()
-            .map(|spec| match spec.split_once('=') {
-                Some((tool, version)) => (Some(tool.trim()), version.trim(), spec),
-                None => (None, spec.trim(), spec),
-            })
-            .collect();
-        let tools = repository.tools()?;
-        for (only, _, spec) in &specs {
-            if let Some(only) = only
-                && !tools.iter().any(|tool| tool == only)
-            {
-                return Err(UsageError::new(format!(
-                    "--shadow {spec}: no tool {only} has a contract here"
-                )));
-            }
-        }
-        let mut used = vec![false; specs.len()];
+        let plan = ShadowPlan::resolve(repository, shadows)?;
         let mut registry = Registry::default();
-        for tool in tools {
-            let versions = repository.versions(&tool)?;
-            // The shadow this tool is given, if any: the first spec naming a version it has.
-            let shadow = specs
-                .iter()
-                .enumerate()
-                .find_map(|(index, (only, version, _))| {
-                    if only.is_some_and(|only| only != tool) {
-                        return None;
-                    }
-                    let folder = versions
-                        .iter()
-                        .find(|folder| format!("v{}", folder.number) == *version)?;
-                    Some((index, folder.clone()))
-                });
-            for (index, (only, version, spec)) in specs.iter().enumerate() {
-                if only == &Some(tool.as_str())
-                    && shadow.as_ref().is_none_or(|(used, _)| *used != index)
-                {
-                    return Err(UsageError::new(format!(
-                        "--shadow {spec}: the tool {tool} has no version {version}"
-                    )));
-                }
-            }
-            let enforced = versions.iter().rev().find(|folder| {
-                shadow
-                    .as_ref()
-                    .is_none_or(|(_, shadow)| shadow.number != folder.number)
-            });
-            let Some(enforced) = enforced else {
-                let (index, _) = shadow.as_ref().expect("only a shadow leaves no version");
-                return Err(UsageError::new(format!(
-                    "--shadow {}: {tool} has no other version to enforce beside it",
-                    specs[*index].2
-                )));
+        for tool in repository.tools()? {
+            let pair = plan.of(&tool);
+            let enforced = match pair {
+                Some(pair) => pair.enforced.clone(),
+                None => repository.version(&tool, None)?,
             };
-            let Some(mut entry) = Registry::tool(repository, &tool, enforced)? else {
+            let Some(mut entry) = Registry::tool(repository, &tool, &enforced)? else {
                 continue;
             };
-            if let Some((index, folder)) = shadow {
-                let candidate = repository.compile(&tool, &folder)?;
+            if let Some(pair) = pair {
+                let candidate = repository.compile(&tool, &pair.candidate)?;
+                // An action contract gates proposals; beside a result contract it has nothing
+                // to decide.
                 if candidate.direction() == Direction::Result {
                     entry.shadow = Some(Arc::new(candidate));
-                    used[index] = true;
                 }
             }
             registry.largest_max_bytes = registry.largest_max_bytes.max(entry.contract.max_bytes());
             registry.tools.insert(tool.clone(), entry);
-        }
-        if let Some(index) = used.iter().position(|used| !used) {
-            return Err(UsageError::new(format!(
-                "--shadow {}: no tool has a version {} to decide beside the one it enforces",
-                specs[index].2, specs[index].1
-            )));
         }
         Ok(registry)
     }
@@ -488,8 +433,8 @@ mod tests {
             for result in &results {
                 let line = serde_json::to_vec(result).unwrap();
                 let document = toolgate_gate::internals::parse_document(&line, 64).unwrap();
-                let by_value = decide(&contract, &request, result, now);
-                let in_place = decide_in_place(&contract, &request, document.root(), now);
+                let (by_value, _) = decide(&contract, &request, result, now);
+                let (in_place, _) = decide_in_place(&contract, &request, document.root(), now);
                 assert_eq!(by_value.outcome(), in_place.outcome(), "{tool}: {result}");
                 assert_eq!(by_value.agent_bytes(), in_place.agent_bytes());
                 assert_eq!(

@@ -27,6 +27,7 @@ pub mod lock;
 mod output_file;
 mod repository;
 mod request;
+mod rollout;
 mod save_fixture;
 mod sidecar;
 mod status;
@@ -55,6 +56,7 @@ pub use repository::{
 pub use request::{
     RequestSpec, SCHEMA as REQUEST_SCHEMA, parse_request_file, parse_time, read_request_file,
 };
+pub use rollout::{ShadowPair, ShadowPlan, refuse_observe_in_ci, running_in_ci};
 pub use save_fixture::{FixtureTarget, Observed, parse_target, save as save_fixture};
 pub use sidecar::{
     Expectation, Expectations, SCHEMA as SIDECAR_SCHEMA, Sidecar, check_versions, retry_words,

@@ -19,6 +19,7 @@ mod test;
 pub use mutate::{MutateConfig, run as mutate};
 pub use report::Summary;
 pub use report::json::SCHEMA as REPORT_SCHEMA;
-pub use snapshot::{SnapshotMode, references_file, running_in_ci};
+pub use snapshot::{SnapshotMode, references_file};
 pub use suite::{Case, CheckKind, RunContext, Scope, Suite, SuiteCheck};
 pub use test::{ReportFile, ReportFormat, TestConfig, run as test};
+pub use toolgate_repo::running_in_ci;

@@ -70,7 +70,7 @@ impl SnapshotMode {
     pub fn from_env() -> Result<SnapshotMode, String> {
         let var = |name: &str| std::env::var(name).ok();
         SnapshotMode::from_settings(
-            is_ci(var("CI").as_deref(), var("TF_BUILD").is_some()),
+            toolgate_repo::running_in_ci(),
             var("INSTA_UPDATE").as_deref(),
             var("INSTA_FORCE_PASS").as_deref(),
         )
@@ -113,26 +113,6 @@ impl SnapshotMode {
     /// Whether the run may write or delete files (never in CI, never with `INSTA_UPDATE=no`).
     pub fn writes(self) -> bool {
         self.accept || self.update != Update::No
-    }
-}
-
-/// Whether this process runs in CI, as insta decides it (`CI` set to anything but `false` or `0`,
-/// else Azure's `TF_BUILD`): snapshots are then never
-/// written, and nothing is drawn for a person at a terminal.
-pub fn running_in_ci() -> bool {
-    is_ci(
-        std::env::var("CI").ok().as_deref(),
-        std::env::var_os("TF_BUILD").is_some(),
-    )
-}
-
-/// Whether this is CI, as insta decides it: `CI` set to anything but `false`, `0` or nothing;
-/// without `CI`, Azure Pipelines' `TF_BUILD`.
-fn is_ci(ci: Option<&str>, tf_build: bool) -> bool {
-    match ci {
-        Some("false" | "0" | "") => false,
-        Some(_) => true,
-        None => tf_build,
     }
 }
 
@@ -660,8 +640,6 @@ mod tests {
         );
         assert!(SnapshotMode::from_settings(false, Some("sometimes"), None).is_err());
         assert!(SnapshotMode::from_settings(false, None, Some("yes")).is_err());
-        assert!(is_ci(Some("true"), false) && is_ci(None, true) && !is_ci(Some("0"), true));
-        assert!(!is_ci(Some("false"), false) && !is_ci(None, false));
     }
 
     #[test]

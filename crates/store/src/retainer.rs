@@ -139,17 +139,6 @@ impl Retainer {
         self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
     }
 
-    /// Keeps `decision` whatever the policy says (a shadow version's disagreement); never
-    /// waits. `true` when it was queued.
-    pub fn offer_regardless(
-        &self,
-        decision: &Decision,
-        response: &Response<'_>,
-        request: &Request,
-    ) -> bool {
-        self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
-    }
-
     /// Keeps `retained` whatever the policy says; never waits. `true` when it was queued.
     pub fn offer_retained(&self, retained: Retained) -> bool {
         match self.sender.try_send(Job::Keep(Box::new(retained))) {
@@ -207,6 +196,24 @@ impl Retainer {
         finished
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .is_ok()
+    }
+
+    /// Writes what is queued (waiting up to `within`), and says, for the front's last line,
+    /// what was kept and what was not.
+    pub fn finish(&self, within: Duration) -> String {
+        let flushed = self.flush(within);
+        let stats = self.stats();
+        let mut line = format!(
+            "retention: kept {} in {}; not kept: {} failed, {} dropped (queue full); {} evicted for the budget or age",
+            stats.kept, self.describe, stats.failed, stats.dropped, stats.evicted
+        );
+        if !flushed {
+            line.push_str(&format!(
+                "; the store did not take everything within {} s, and the rest is not kept",
+                within.as_secs()
+            ));
+        }
+        line
     }
 
     /// What it writes to, for messages.
