@@ -216,7 +216,7 @@ pub(crate) struct RetentionArgs {
     #[arg(long, value_name = "BYTES", default_value = "1GiB", requires = "retain", value_parser = toolgate_store::parse_bytes)]
     retain_budget: u64,
     /// The oldest a kept response may be (e.g. 7d, 30d).
-    #[arg(long, value_name = "DURATION", default_value = "30d", requires = "retain", value_parser = parse_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "30d", requires = "retain", value_parser = toolgate_store::parse_age)]
     retain_max_age: Duration,
     /// A trusted-context key kept as its digest only (a token, a customer's data); repeatable.
     /// `toolgate reproduce` then needs its value, and checks it is the one that decided.

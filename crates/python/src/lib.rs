@@ -29,6 +29,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pyo3::create_exception!(
     _native,
+    RetentionError,
+    pyo3::exceptions::PyException,
+    "A retention store that cannot be used: a folder that cannot be created or is not private\n\
+     enough, a bucket that cannot be reached, a recipient that is not an age public key."
+);
+
+pyo3::create_exception!(
+    _native,
     ContractError,
     pyo3::exceptions::PyException,
     "A contract that cannot be loaded or compiled. `errors` lists each problem as a\n\
@@ -213,20 +221,37 @@ impl Contract {
     /// subprocess's stdout), under `request` (a `Request`, or a dict with `request_id`, and
     /// optionally `context`, `upstream_status`, `upstream`). `now` is the decision time (an
     /// aware `datetime`; the current time by default). The GIL is released while deciding.
-    #[pyo3(signature = (raw, request, now = None))]
+    ///
+    /// `shadow`, another version of the same tool's contract, decides the same call beside
+    /// this one, never enforced: the decision's `shadow` and audit line say what it decided.
+    /// `observe=True` is report-only: decided and audited, but `agent_bytes` is `raw` as it
+    /// came (refused in CI). `retain`, a `Retention`, keeps what its policy chooses.
+    #[pyo3(signature = (raw, request, now = None, *, shadow = None, observe = false, retain = None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own switch
     fn admit(
         &self,
         py: Python<'_>,
         raw: &Bound<'_, PyAny>,
         request: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
+        shadow: Option<&Contract>,
+        observe: bool,
+        retain: Option<&Retention>,
     ) -> PyResult<Decision> {
-        let raw = raw_bytes(raw)?;
+        let given = raw_bytes(raw)?;
         // A body over the limit is decided on its first max_bytes + 1 bytes, as `toolgate check`
         // reads one (so its audit line, length and digest, is the same): the rest cannot change
         // the decision.
-        let raw = &raw[..raw.len().min(self.inner.max_bytes().saturating_add(1))];
+        let raw = &given[..given.len().min(self.inner.max_bytes().saturating_add(1))];
         let now = decision_time(now)?;
+        if let Some(shadow) = shadow {
+            self.check_shadow(shadow)?;
+        }
+        if observe {
+            toolgate_repo::refuse_observe_in_ci("Contract.admit(observe=True)")
+                .map_err(|error| PyValueError::new_err(error.to_string()))?;
+        }
+        let retainer = retain.map(Retention::retainer).transpose()?;
         let typed;
         let converted;
         let (request, status) = match request.cast::<Request>() {
@@ -245,7 +270,19 @@ impl Contract {
             if let Some(status) = status {
                 response = response.with_status(status);
             }
-            contract.admit_response(response, request, now)
+            let mut decision = contract.admit_response(response, request, now);
+            if let Some(shadow) = shadow {
+                decision =
+                    decision.with_shadow(&shadow.inner.admit_response(response, request, now));
+            }
+            if observe {
+                decision = decision.observed();
+            }
+            if let Some(retainer) = retainer.as_ref().and_then(|guard| guard.as_ref()) {
+                // Never waits: a full queue drops the record (counted), not the decision.
+                retainer.offer(&decision, &response, request);
+            }
+            decision
         };
         // Releasing the GIL costs a hand-off each way; for a small body the gate's work is
         // shorter than that, and threads would queue on the GIL instead of deciding.
@@ -254,7 +291,10 @@ impl Contract {
         } else {
             decide()
         };
-        Ok(Decision { inner: decision })
+        Ok(Decision {
+            inner: decision,
+            forwarded: observe.then_some(given),
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -263,6 +303,29 @@ impl Contract {
             self.inner.tool(),
             self.inner.version()
         )
+    }
+}
+
+impl Contract {
+    /// A shadow decides the same tool's calls under another version; anything else would
+    /// compare decisions of different questions.
+    fn check_shadow(&self, shadow: &Contract) -> PyResult<()> {
+        if shadow.inner.tool() != self.inner.tool() {
+            return Err(PyValueError::new_err(format!(
+                "shadow is a contract of {:?}, not of {:?}: a shadow is another version of the same tool's contract",
+                shadow.inner.tool(),
+                self.inner.tool()
+            )));
+        }
+        if shadow.inner.digest() == self.inner.digest() {
+            return Err(PyValueError::new_err(format!(
+                "shadow is {} {} itself: give the candidate version (Contract.load(root, {:?}, \"v2\"))",
+                self.inner.tool(),
+                self.inner.version(),
+                self.inner.tool()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -577,6 +640,9 @@ impl Request {
 #[pyclass(frozen, module = "toolgate_gate")]
 struct Decision {
     inner: toolgate_gate::Decision,
+    /// Observed only (`admit(observe=True)`): the bytes as the tool returned them, which the
+    /// agent is given in place of the gate's.
+    forwarded: Option<PyBackedBytes>,
 }
 
 #[pymethods]
@@ -626,17 +692,51 @@ impl Decision {
         self.inner.shape()
     }
 
-    /// Exactly the bytes the agent sees: the projection, or the fixed failure.
+    /// Exactly the bytes the agent sees: the projection, or the fixed failure; observed only
+    /// (`admit(observe=True)`), the bytes as the tool returned them.
     #[getter]
     fn agent_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, self.inner.agent_bytes())
+        PyBytes::new(py, self.agent())
     }
 
     /// The agent bytes, parsed (a dict; a str for a text contract's projection is inside it).
     fn agent_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let value: Value = serde_json::from_slice(self.inner.agent_bytes())
+        let value: Value = serde_json::from_slice(self.agent())
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
         to_python(py, &value)
+    }
+
+    /// The bytes the gate built (the projection, or the fixed failure), enforced or not.
+    #[getter]
+    fn gate_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.inner.agent_bytes())
+    }
+
+    /// Whether the decision is enforced: `False` when only observed (`admit(observe=True)`).
+    #[getter]
+    fn enforced(&self) -> bool {
+        self.forwarded.is_none()
+    }
+
+    /// What the shadow version (`admit(shadow=…)`) decided of the same call, as a dict
+    /// (`version`, `contract_digest`, `outcome`, `layer`, `code`, `agent_differs`); None
+    /// without one.
+    #[getter]
+    fn shadow<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .shadow()
+            .map(|shadow| {
+                let value = serde_json::to_value(shadow)
+                    .map_err(|error| PyValueError::new_err(error.to_string()))?;
+                to_python(py, &value)
+            })
+            .transpose()
+    }
+
+    /// Whether the shadow version decided otherwise: another outcome, or other agent bytes.
+    #[getter]
+    fn shadow_disagrees(&self) -> bool {
+        self.inner.shadow_disagrees()
     }
 
     /// The operator's account of a rejection, as `toolgate check --explain` prints it (None
@@ -678,14 +778,246 @@ impl Decision {
     }
 
     fn __repr__(&self) -> String {
-        match self.code() {
-            None => "Decision(admitted)".to_owned(),
+        let mut shown = match self.code() {
+            None => "Decision(admitted".to_owned(),
             Some(code) => format!(
-                "Decision({}, code={code}, retryable={})",
+                "Decision({}, code={code}, retryable={}",
                 self.outcome(),
                 if self.retryable() { "True" } else { "False" }
             ),
+        };
+        if let Some(shadow) = self.inner.shadow() {
+            shown.push_str(&format!(", shadow {}={}", shadow.version, shadow.outcome));
         }
+        if !self.enforced() {
+            shown.push_str(", observed only");
+        }
+        shown.push(')');
+        shown
+    }
+}
+
+impl Decision {
+    /// What the agent is given: the gate's bytes, or the tool's when only observed.
+    fn agent(&self) -> &[u8] {
+        self.forwarded
+            .as_deref()
+            .unwrap_or(self.inner.agent_bytes())
+    }
+}
+
+/// Keeps what the gate decided, for `toolgate reproduce` to decide again exactly and for
+/// `toolgate diff --replay` to try a bump on: every refusal, a shadow's every disagreement, and
+/// `admitted` (a rate, 0.01 or "1%") of admissions, in `store` (a folder, created private, or
+/// `s3://BUCKET/PREFIX`, credentials from the environment). Written on a thread of its own:
+/// `admit(retain=…)` never waits for the store, and a store that fails costs no decision.
+#[pyclass(frozen, module = "toolgate_gate")]
+struct Retention {
+    retainer: std::sync::RwLock<Option<toolgate_store::Retainer>>,
+    store: String,
+    /// What it had done when it was closed.
+    closed_with: std::sync::Mutex<toolgate_store::RetentionStats>,
+}
+
+#[pymethods]
+impl Retention {
+    #[new]
+    #[pyo3(signature = (store, *, admitted = None, budget = None, max_age = None, secret_keys = Vec::new(), recipients = Vec::new(), endpoint = None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own setting
+    fn new(
+        py: Python<'_>,
+        store: PathBuf,
+        admitted: Option<&Bound<'_, PyAny>>,
+        budget: Option<&Bound<'_, PyAny>>,
+        max_age: Option<&Bound<'_, PyAny>>,
+        secret_keys: Vec<String>,
+        recipients: Vec<String>,
+        endpoint: Option<String>,
+    ) -> PyResult<Retention> {
+        let store = store
+            .to_str()
+            .ok_or_else(|| PyValueError::new_err("store: the path is not UTF-8"))?
+            .to_owned();
+        let mut config = toolgate_store::RetentionConfig::new(store.clone());
+        if let Some(admitted) = admitted {
+            config.admitted_rate = setting(admitted, "admitted", toolgate_store::parse_rate)?;
+        }
+        if let Some(budget) = budget {
+            config.budget_bytes = setting(budget, "budget", toolgate_store::parse_bytes)?;
+        }
+        if let Some(max_age) = max_age {
+            config.max_age = age_setting(max_age)?;
+        }
+        config.secret_keys = secret_keys;
+        config.recipients = recipients;
+        config.endpoint = endpoint;
+        let log: toolgate_store::Log = Arc::new(log_to_python);
+        let retainer = py
+            .detach(|| config.start(log))
+            .map_err(|why| RetentionError::new_err(format!("Retention({store:?}): {why}")))?;
+        Ok(Retention {
+            retainer: std::sync::RwLock::new(Some(retainer)),
+            store,
+            closed_with: std::sync::Mutex::default(),
+        })
+    }
+
+    /// Waits up to `timeout` seconds for everything kept so far to be written; False if the
+    /// store did not take it in time.
+    #[pyo3(signature = (timeout = 10.0))]
+    fn flush(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
+        let within = seconds(timeout)?;
+        let retainer = self.read();
+        let Some(retainer) = retainer.as_ref() else {
+            return Ok(true);
+        };
+        // Detached: the retainer's thread logs through Python, and must not wait on this one.
+        Ok(py.detach(|| retainer.flush(within)))
+    }
+
+    /// Writes what is queued (waiting up to `timeout` seconds), stops keeping, and returns
+    /// what was kept and what was not (one line, also logged). Later `admit(retain=…)` calls
+    /// with it raise.
+    #[pyo3(signature = (timeout = 10.0))]
+    fn close(&self, py: Python<'_>, timeout: f64) -> PyResult<String> {
+        let within = seconds(timeout)?;
+        let taken = self
+            .retainer
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(retainer) = taken else {
+            return Ok(format!("retention: {} was already closed", self.store));
+        };
+        let line = py.detach(|| retainer.finish(within));
+        *self
+            .closed_with
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = retainer.stats();
+        log_to_python(&line);
+        Ok(line)
+    }
+
+    /// What it has done so far: `kept`, `dropped` (its queue was full), `failed` (the store
+    /// refused), `evicted` (deleted for the budget or the age).
+    #[getter]
+    fn stats(&self) -> BTreeMap<&'static str, u64> {
+        let stats = self
+            .read()
+            .as_ref()
+            .map(toolgate_store::Retainer::stats)
+            .unwrap_or_else(|| {
+                *self
+                    .closed_with
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            });
+        BTreeMap::from([
+            ("kept", stats.kept),
+            ("dropped", stats.dropped),
+            ("failed", stats.failed),
+            ("evicted", stats.evicted),
+        ])
+    }
+
+    /// Where it keeps.
+    #[getter]
+    fn store(&self) -> &str {
+        &self.store
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exception))]
+    fn __exit__(&self, py: Python<'_>, _exception: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py, 10.0)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        match self.read().as_ref() {
+            Some(retainer) => format!("Retention({:?})", retainer.describe()),
+            None => format!("Retention({:?}, closed)", self.store),
+        }
+    }
+}
+
+impl Retention {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Option<toolgate_store::Retainer>> {
+        self.retainer
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The retainer, for one `admit`; a closed one is an error, not a silent loss.
+    fn retainer(
+        &self,
+    ) -> PyResult<std::sync::RwLockReadGuard<'_, Option<toolgate_store::Retainer>>> {
+        let guard = self.read();
+        if guard.is_none() {
+            return Err(PyValueError::new_err(format!(
+                "Retention({:?}) is closed: make a new one to keep more",
+                self.store
+            )));
+        }
+        Ok(guard)
+    }
+}
+
+/// A setting given as a number or as text an operator writes (`"1%"`, `"512MiB"`), read as
+/// the command line reads it.
+fn setting<T>(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    parse: fn(&str) -> Result<T, String>,
+) -> PyResult<T> {
+    let number = value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>();
+    if value.is_instance_of::<PyBool>() || !(number || value.is_instance_of::<PyString>()) {
+        return Err(PyTypeError::new_err(format!("{name} is a number or a str")));
+    }
+    let text = value.str()?.to_string();
+    parse(&text).map_err(|why| PyValueError::new_err(format!("{name}: {why}")))
+}
+
+/// `max_age`: seconds, a `timedelta`, or text (`"7d"`).
+fn age_setting(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    if let Ok(text) = value.extract::<String>() {
+        return toolgate_store::parse_age(&text)
+            .map_err(|why| PyValueError::new_err(format!("max_age: {why}")));
+    }
+    let seconds_given: f64 = match value.call_method0("total_seconds") {
+        Ok(total) => total.extract()?,
+        Err(_) => value.extract().map_err(|_| {
+            PyTypeError::new_err("max_age is seconds, a timedelta, or a str (\"7d\")")
+        })?,
+    };
+    let age = seconds(seconds_given)
+        .map_err(|_| PyValueError::new_err("max_age is a duration above zero"))?;
+    if age.is_zero() {
+        return Err(PyValueError::new_err("max_age is a duration above zero"));
+    }
+    Ok(age)
+}
+
+/// A number of seconds, 0 or more.
+fn seconds(value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| PyValueError::new_err("a timeout is a number of seconds, 0 or more"))
+}
+
+/// The retainer's lines, to the `toolgate_gate` logger at WARNING; to stderr when Python cannot
+/// be reached (the interpreter is shutting down).
+fn log_to_python(line: &str) {
+    let logged = Python::try_attach(|py| {
+        py.import("logging")
+            .and_then(|logging| logging.call_method1("getLogger", ("toolgate_gate",)))
+            .and_then(|logger| logger.call_method1("warning", ("%s", line)))
+            .is_ok()
+    });
+    if logged != Some(true) {
+        eprintln!("toolgate_gate: {line}");
     }
 }
 
@@ -785,6 +1117,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Request>()?;
     module.add_class::<RetryPolicy>()?;
     module.add_class::<ContractProblem>()?;
+    module.add_class::<Retention>()?;
+    module.add("RetentionError", module.py().get_type::<RetentionError>())?;
     module.add("ContractError", module.py().get_type::<ContractError>())?;
     module.add_function(wrap_pyfunction!(gate_version, module)?)?;
     module.add_function(wrap_pyfunction!(_admit_loop, module)?)?;

@@ -86,6 +86,18 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// An age (`30d`, `12h`, `90m`) above zero: how long a kept record may stay.
+pub fn parse_age(text: &str) -> Result<Duration, String> {
+    let age = humantime::parse_duration(text.trim())
+        .map_err(|error| format!("{text:?} is not a duration ({error}): write 7d, 12h or 90m"))?;
+    if age.is_zero() {
+        return Err(format!(
+            "{text:?}: an age of zero would delete every record as it is written"
+        ));
+    }
+    Ok(age)
+}
+
 /// A size in bytes: a number, with `KiB`, `MiB`, `GiB` (or `KB`, `MB`, `GB`, in thousands).
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
@@ -136,5 +148,9 @@ mod tests {
         assert!(parse_bytes("0").is_err());
         assert!(parse_bytes("1 parsec").is_err());
         assert!(parse_bytes("99999999999999999999GiB").is_err());
+        assert_eq!(parse_age("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_age(" 90m "), Ok(Duration::from_secs(5_400)));
+        assert!(parse_age("0s").is_err());
+        assert!(parse_age("soon").is_err());
     }
 }

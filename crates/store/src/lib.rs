@@ -16,7 +16,7 @@ mod s3;
 mod seal;
 mod store;
 
-pub use config::{RetentionConfig, parse_bytes, parse_rate};
+pub use config::{RetentionConfig, parse_age, parse_bytes, parse_rate};
 pub use folder::FolderStore;
 pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats};
 pub use s3::S3Store;

@@ -10,6 +10,13 @@ hide duplicate keys and number spellings the gate checks.
     contract = Contract.load("repo", "job_status")                # compiled once, share it freely
     decision = contract.admit(response.content, {"request_id": "req-1", "context": {...}})
     decision.agent_bytes                                          # what the agent may see
+
+In production, keep what the gate refused, so `toolgate reproduce` can decide it again exactly,
+and try a contract bump on real traffic before enforcing it:
+
+    retention = Retention("/var/lib/toolgate/evidence")          # or "s3://bucket/prefix"
+    decision = contract.admit(raw, request, shadow=candidate, retain=retention)
+    retention.close()                                             # at shutdown: writes the rest
 """
 
 from ._native import (
@@ -18,6 +25,8 @@ from ._native import (
     ContractProblem,
     Decision,
     Request,
+    Retention,
+    RetentionError,
     RetryPolicy,
     gate_version,
 )
@@ -33,6 +42,8 @@ __all__ = [
     "Decision",
     "JsonLinesAudit",
     "Request",
+    "Retention",
+    "RetentionError",
     "RetryPolicy",
     "gate_tool",
     "gate_version",

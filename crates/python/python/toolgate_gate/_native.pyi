@@ -2,7 +2,8 @@
 
 from datetime import datetime
 from os import PathLike
-from typing import Any, Mapping, Optional, Union
+from datetime import timedelta
+from typing import Any, Mapping, Optional, Sequence, Union
 
 RequestLike = Union["Request", Mapping[str, Any]]
 Raw = Union[bytes, bytearray, memoryview]
@@ -57,8 +58,20 @@ class Decision:
     def shape(self) -> Optional[str]: ...
     @property
     def agent_bytes(self) -> bytes:
-        """Exactly the bytes the agent sees."""
+        """Exactly the bytes the agent sees (observed only: the tool's bytes)."""
     def agent_json(self) -> Any: ...
+    @property
+    def gate_bytes(self) -> bytes:
+        """The bytes the gate built, enforced or not."""
+    @property
+    def enforced(self) -> bool:
+        """False when only observed (`admit(observe=True)`)."""
+    @property
+    def shadow(self) -> Optional[dict[str, Any]]:
+        """What the shadow version decided: version, contract_digest, outcome, layer, code,
+        agent_differs."""
+    @property
+    def shadow_disagrees(self) -> bool: ...
     @property
     def operator_text(self) -> Optional[str]: ...
     @property
@@ -67,6 +80,33 @@ class Decision:
     def audit_line(self) -> bytes: ...
     @property
     def audit_event(self) -> dict[str, Any]: ...
+
+class RetentionError(Exception):
+    """A retention store that cannot be used."""
+
+class Retention:
+    """Keeps what the gate refused (and a share of what it admitted) for `toolgate reproduce`."""
+
+    def __init__(
+        self,
+        store: Union[str, "PathLike[str]"],
+        *,
+        admitted: Union[float, str, None] = None,
+        budget: Union[int, str, None] = None,
+        max_age: Union[float, timedelta, str, None] = None,
+        secret_keys: Sequence[str] = (),
+        recipients: Sequence[str] = (),
+        endpoint: Optional[str] = None,
+    ) -> None: ...
+    @property
+    def store(self) -> str: ...
+    @property
+    def stats(self) -> dict[str, int]:
+        """kept, dropped, failed, evicted."""
+    def flush(self, timeout: float = 10.0) -> bool: ...
+    def close(self, timeout: float = 10.0) -> str: ...
+    def __enter__(self) -> "Retention": ...
+    def __exit__(self, *exception: object) -> bool: ...
 
 class RetryPolicy:
     """A contract's retry policy."""
@@ -99,6 +139,15 @@ class Contract:
     def direction(self) -> str: ...
     @property
     def retry_policy(self) -> RetryPolicy: ...
-    def admit(self, raw: Raw, request: RequestLike, now: Optional[datetime] = None) -> Decision: ...
+    def admit(
+        self,
+        raw: Raw,
+        request: RequestLike,
+        now: Optional[datetime] = None,
+        *,
+        shadow: Optional["Contract"] = None,
+        observe: bool = False,
+        retain: Optional[Retention] = None,
+    ) -> Decision: ...
 
 def gate_version() -> str: ...

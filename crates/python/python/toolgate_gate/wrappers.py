@@ -22,7 +22,7 @@ import logging
 import uuid
 from typing import Any, Callable, Mapping, Optional
 
-from ._native import Contract, Decision
+from ._native import Contract, Decision, Retention
 from .audit import AuditSink
 
 _log = logging.getLogger("toolgate_gate")
@@ -35,6 +35,9 @@ def gate_tool(
     audit: Optional[AuditSink] = None,
     logger: Optional[logging.Logger] = None,
     request_id: Optional[Callable[[], str]] = None,
+    retain: Optional[Retention] = None,
+    shadow: Optional[Contract] = None,
+    observe: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., str]]:
     """Gates a function tool's raw result through `contract`.
 
@@ -43,6 +46,10 @@ def gate_tool(
     under a fresh request id (`request_id()` if given), with the call's arguments and
     `context` as trusted context. A rejection is logged at WARNING with the operator record
     (never shown to the agent); every decision is recorded by `audit` if given.
+
+    `retain`, `shadow` and `observe` are `Contract.admit`'s: keep what the gate refused for
+    `toolgate reproduce`, decide each call with a candidate version too, or only observe
+    (the agent gets the tool's bytes; refused in CI).
     """
     log = logger or _log
     operator_context = dict(context or {})
@@ -54,7 +61,13 @@ def gate_tool(
         def decide(raw: Any, arguments: Mapping[str, Any]) -> str:
             raw = getattr(raw, "content", raw)  # an httpx or requests response
             call_context = {**{k: v for k, v in arguments.items() if _is_json(v)}, **operator_context}
-            decision = contract.admit(raw, {"request_id": new_id(), "context": call_context})
+            decision = contract.admit(
+                raw,
+                {"request_id": new_id(), "context": call_context},
+                shadow=shadow,
+                observe=observe,
+                retain=retain,
+            )
             _report(decision, log, audit, contract)
             return decision.agent_bytes.decode("utf-8")
 
@@ -86,11 +99,14 @@ def gate_tool(
 def _report(decision: Decision, log: logging.Logger, audit: Optional[AuditSink], contract: Contract) -> None:
     if not decision.admitted or decision.outcome == "rejected":
         log.warning(
-            "toolgate: %s %s refused a result\n%s",
+            "toolgate: %s %s %s a result\n%s",
             contract.tool,
             contract.version,
+            "refused" if decision.enforced else "would refuse (observed only, passed on)",
             decision.operator_text or "",
         )
+    if decision.shadow_disagrees:
+        log.info("toolgate: %s shadow %s decided otherwise: %s", contract.tool, decision.shadow["version"], decision.shadow)
     if audit is not None:
         audit.record(decision)
 
