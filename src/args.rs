@@ -119,9 +119,25 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_parser = choice::<DiffFormat>(), default_value = "human")]
     format: DiffFormat,
     /// Exit 1 when one of these verdicts is true, or undecided (unknown is not safe):
-    /// breaking, loosened, widened, narrowed (comma-separated).
-    #[arg(long, value_parser = choice::<FailOn>(), value_delimiter = ',', value_name = "LIST")]
+    /// breaking, loosened, widened, narrowed; or, with --replay, when more of production's
+    /// responses than a threshold shift: newly-refused, newly-admitted, output-changed, alone
+    /// (any one) or with a threshold ('newly-refused>25', 'newly-refused>0.5%'). Comma-separated.
+    #[arg(long, value_parser = FailOn::parse, value_delimiter = ',', value_name = "LIST")]
     fail_on: Vec<FailOn>,
+    /// Decide every response production kept of the tool (the folder or s3://BUCKET/PREFIX the
+    /// fronts were given with --retain) under both versions: the blast radius, by layer and
+    /// code, the first few by digest and JSON pointer, never a value.
+    #[arg(long, value_name = "STORE")]
+    replay: Option<String>,
+    /// The endpoint of an S3-compatible server (default: AWS_ENDPOINT_URL, or Amazon's).
+    #[arg(long, value_name = "URL", requires = "replay")]
+    endpoint: Option<String>,
+    /// The age identity file that opens a sealed store (--retain-recipient).
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    identity: Option<PathBuf>,
+    /// Decide at most this many of the newest responses kept.
+    #[arg(long, value_name = "N", default_value_t = toolgate_diff::DEFAULT_LIMIT, requires = "replay", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    replay_limit: usize,
     /// Skip the proof search that runs before an upstream verdict is reported false (responses
     /// mutated toward the other version, run through both contracts within a time budget).
     #[arg(long)]
@@ -140,6 +156,12 @@ impl DiffArgs {
             fail_on: self.fail_on,
             color: terminal.color,
             search: !self.no_search,
+            replay: self.replay.map(|store| toolgate_diff::TrafficSource {
+                store,
+                endpoint: self.endpoint,
+                identity: self.identity,
+                limit: self.replay_limit,
+            }),
         }
     }
 }

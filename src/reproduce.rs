@@ -79,7 +79,7 @@ pub(crate) fn run(
 ) -> Result<bool, UsageError> {
     let wanted = wanted(options)?;
     let store = StoreSpec::parse(&options.store)
-        .and_then(|spec| spec.open(options.endpoint.as_deref()))
+        .and_then(|spec| spec.open_to_read(options.endpoint.as_deref()))
         .map_err(|why| UsageError::new(format!("--store {}: {why}", options.store)))?;
     let opener = options
         .identity

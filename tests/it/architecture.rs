@@ -23,11 +23,12 @@ const LAYERS: [(&str, &str, &[&str]); 13] = [
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
     // Where decisions are kept (a folder, an S3 bucket), for every front and adapter.
     ("toolgate-store", "crates/store", &["toolgate-gate"]),
-    // The gate for Python (PyO3): the gate and its stores, as an adapter links them.
+    // The gate for Python (PyO3): the gate and its stores, as an adapter links them, and the
+    // rollout rules every front shares.
     (
         "toolgate-python",
         "crates/python",
-        &["toolgate-gate", "toolgate-store"],
+        &["toolgate-gate", "toolgate-store", "toolgate-repo"],
     ),
     (
         "toolgate-model",
@@ -47,7 +48,12 @@ const LAYERS: [(&str, &str, &[&str]); 13] = [
     (
         "toolgate-diff",
         "crates/diff",
-        &["toolgate-gate", "toolgate-repo", "toolgate-model"],
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-model",
+            "toolgate-store",
+        ],
     ),
     (
         "toolgate-mcp",

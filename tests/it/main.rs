@@ -12,6 +12,7 @@ mod check;
 mod ci_example;
 mod deploy;
 mod diff;
+mod diff_replay;
 mod diff_soundness;
 mod harness;
 mod hostile;

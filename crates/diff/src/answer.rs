@@ -3,6 +3,7 @@
 
 use super::change::{BumpVerdict, Change};
 use super::replay::Replayed;
+use super::traffic::BlastRadius;
 use super::witness::Witness;
 
 /// A verdict's answer: `Some(true)`, `Some(false)`, or `None` when it cannot be decided.
@@ -35,6 +36,8 @@ pub struct Report {
     pub replayed: usize,
     /// The fixtures the two versions decide differently.
     pub replay: Vec<Replayed>,
+    /// Production's traffic decided under both versions (`--replay`), when asked.
+    pub traffic: Option<BlastRadius>,
 }
 
 impl Report {

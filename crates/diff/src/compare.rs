@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use crate::answer::{Answer, Report};
 use crate::change::{BumpVerdict, Change, Effect};
+use crate::traffic::{BlastRadius, Shift, TrafficSource};
 use crate::witness::{Base, WitnessSearch};
-use crate::{contracts, replay, search, synthesize, witness};
+use crate::{contracts, replay, search, synthesize, traffic, witness};
 use toolgate_model::{Version, load};
 use toolgate_repo::FixtureClass;
 use toolgate_repo::Status;
@@ -33,28 +34,130 @@ toolgate_repo::choices! {
     }
 }
 
-toolgate_repo::choices! {
-    /// A verdict `--fail-on` can name.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum FailOn {
-        /// Some response FROM admits, TO rejects.
-        Breaking = "breaking",
-        /// Some response TO admits, FROM rejects.
-        Loosened = "loosened",
-        /// Some agent-visible output possible under TO is impossible under FROM.
-        Widened = "widened",
-        /// Some output possible under FROM is impossible under TO.
-        Narrowed = "narrowed",
+/// What `--fail-on` can name: a verdict (true or undecided fails), or a shift on real traffic
+/// (`--replay`) above a threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FailOn {
+    /// A verdict: fails when it is true or undecided (unknown is not safe).
+    Verdict(BumpVerdict),
+    /// Fails when more retained responses than `above` would shift this way; a response that
+    /// could not be decided counts as shifting.
+    Traffic {
+        /// Which shift.
+        shift: TrafficShift,
+        /// The most that may shift.
+        above: Threshold,
+    },
+}
+
+/// A way the new version treats production's traffic differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrafficShift {
+    /// FROM admitted it, TO refuses it.
+    NewlyRefused,
+    /// FROM refused it, TO admits it.
+    NewlyAdmitted,
+    /// Both decide alike, the agent would see other bytes.
+    OutputChanged,
+}
+
+/// How much of the traffic may shift before `--fail-on` fails.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// At most this many responses.
+    Count(usize),
+    /// At most this share of the responses replayed (0 to 1).
+    Share(f64),
+}
+
+impl TrafficShift {
+    const ALL: [(&'static str, TrafficShift); 3] = [
+        ("newly-refused", TrafficShift::NewlyRefused),
+        ("newly-admitted", TrafficShift::NewlyAdmitted),
+        ("output-changed", TrafficShift::OutputChanged),
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        TrafficShift::ALL
+            .iter()
+            .find(|(_, shift)| *shift == self)
+            .map_or("", |(name, _)| name)
+    }
+
+    fn of(self, radius: &BlastRadius) -> &Shift {
+        match self {
+            TrafficShift::NewlyRefused => &radius.newly_refused,
+            TrafficShift::NewlyAdmitted => &radius.newly_admitted,
+            TrafficShift::OutputChanged => &radius.output_changed,
+        }
     }
 }
 
+const VERDICTS: [(&str, BumpVerdict); 4] = [
+    ("breaking", BumpVerdict::UpstreamBreaking),
+    ("loosened", BumpVerdict::UpstreamLoosened),
+    ("widened", BumpVerdict::AgentWidened),
+    ("narrowed", BumpVerdict::AgentNarrowed),
+];
+
 impl FailOn {
-    fn verdict(self) -> BumpVerdict {
-        match self {
-            FailOn::Breaking => BumpVerdict::UpstreamBreaking,
-            FailOn::Loosened => BumpVerdict::UpstreamLoosened,
-            FailOn::Widened => BumpVerdict::AgentWidened,
-            FailOn::Narrowed => BumpVerdict::AgentNarrowed,
+    /// One `--fail-on` value: `breaking`, `loosened`, `widened`, `narrowed`; or
+    /// `newly-refused`, `newly-admitted`, `output-changed`, alone (any one fails) or with a
+    /// threshold, `newly-refused>25` (more than 25 responses) or `newly-refused>0.5%`.
+    pub fn parse(text: &str) -> Result<FailOn, String> {
+        let text = text.trim();
+        if let Some((_, verdict)) = VERDICTS.iter().find(|(name, _)| *name == text) {
+            return Ok(FailOn::Verdict(*verdict));
+        }
+        let (name, threshold) = match text.split_once('>') {
+            Some((name, threshold)) => (name.trim(), Some(threshold.trim())),
+            None => (text, None),
+        };
+        let Some((_, shift)) = TrafficShift::ALL.iter().find(|(known, _)| *known == name) else {
+            return Err(format!(
+                "{text:?} is not one of breaking, loosened, widened, narrowed, newly-refused[>N|>N%], newly-admitted[>N|>N%], output-changed[>N|>N%]"
+            ));
+        };
+        let above = match threshold {
+            None => Threshold::Count(0),
+            Some(share) if share.ends_with('%') => {
+                let percent = share
+                    .trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|percent| (0.0..=100.0).contains(percent))
+                    .ok_or_else(|| {
+                        format!("{text:?}: {share:?} is not a percentage from 0% to 100%")
+                    })?;
+                Threshold::Share(percent / 100.0)
+            }
+            Some(count) => Threshold::Count(count.parse::<usize>().map_err(|_| {
+                format!("{text:?}: {count:?} is not a number of responses (or a percentage, 1%)")
+            })?),
+        };
+        Ok(FailOn::Traffic {
+            shift: *shift,
+            above,
+        })
+    }
+
+    /// Whether the report fails this; `None` when it measures traffic and none was replayed.
+    fn fails(&self, report: &Report) -> Option<bool> {
+        match *self {
+            FailOn::Verdict(verdict) => Some(report.answer(verdict).value != Some(false)),
+            FailOn::Traffic { shift, above } => {
+                let radius = report.traffic.as_ref()?;
+                let shifted = radius.at_most_shifted(shift.of(radius));
+                let considered = radius.decided + radius.undecided;
+                Some(match above {
+                    Threshold::Count(most) => shifted > most,
+                    Threshold::Share(share) => {
+                        considered > 0 && shifted as f64 > share * considered as f64
+                    }
+                })
+            }
         }
     }
 }
@@ -78,6 +181,8 @@ pub struct DiffConfig {
     pub color: bool,
     /// Search for a counterexample before reporting an upstream verdict false.
     pub search: bool,
+    /// Decide the traffic production kept under both versions (`--replay STORE`).
+    pub replay: Option<TrafficSource>,
 }
 
 /// Compares two versions of `tool`'s contract under `root`, with the proof search on.
@@ -123,6 +228,7 @@ pub fn compare_with(
         replayed,
         replay,
         changes,
+        traffic: None,
     })
 }
 
@@ -290,20 +396,54 @@ fn answer(
 }
 
 /// Runs `toolgate diff`: passed when the report ran, failed when a `--fail-on` verdict is true
-/// or undecided.
+/// or undecided, or more of the replayed traffic shifts than its threshold allows.
 pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageError> {
-    let report = compare_with(
+    if options.replay.is_none()
+        && let Some(FailOn::Traffic { shift, .. }) = options
+            .fail_on
+            .iter()
+            .find(|fail_on| matches!(fail_on, FailOn::Traffic { .. }))
+    {
+        return Err(UsageError::new(format!(
+            "--fail-on {}: measures production traffic, and none is replayed: give --replay STORE (the folder or s3://BUCKET/PREFIX the fronts keep in with --retain)",
+            shift.name()
+        )));
+    }
+    let mut report = compare_with(
         &options.root,
         &options.tool,
         options.from.as_deref(),
         options.to.as_deref(),
         options.search,
     )?;
+    if let Some(source) = &options.replay {
+        report.traffic = Some(replay_traffic(
+            &options.root,
+            &report.tool,
+            (&report.from, &report.to),
+            source,
+        )?);
+    }
     let text = report.render(options.format, options.color);
     write_output(out, text.as_bytes())?;
     let failing = options
         .fail_on
         .iter()
-        .any(|fail_on| report.answer(fail_on.verdict()).value != Some(false));
+        .any(|fail_on| fail_on.fails(&report) != Some(false));
     Ok(Status::passed_if(!failing))
+}
+
+/// The traffic `source` holds of `tool`, decided under the versions named `from` and `to`.
+pub fn replay_traffic(
+    root: &Path,
+    tool: &str,
+    (from, to): (&str, &str),
+    source: &TrafficSource,
+) -> Result<BlastRadius, UsageError> {
+    let repository = Repository::open(root)?.naming_relative();
+    let published = repository.versions(tool)?;
+    let (from_dir, to_dir) = pick(tool, &published, Some(from), Some(to))?;
+    let from = load(&repository, tool, &from_dir)?;
+    let to = load(&repository, tool, &to_dir)?;
+    traffic::blast_radius(source, tool, &from.contract, &to.contract)
 }

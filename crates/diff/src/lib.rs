@@ -8,7 +8,8 @@
 //! inclusion by DFA in [`toolgate_model::strings`]) or reported as undecidable. A verdict is true only when a
 //! witness built from one of the tool's fixtures (`witness.rs`) is confirmed by both compiled
 //! contracts through the real gate. Every fixture is also replayed through both versions
-//! (`replay.rs`). The report is human, markdown (a pull-request comment) or JSON (`render/`).
+//! (`replay.rs`), and, with `--replay STORE`, every response production kept (`traffic.rs`):
+//! the blast radius. The report is human, markdown (a pull-request comment) or JSON (`render/`).
 
 //!
 //! Architecture invariant: a verdict is `true` only with a witness the real gate decides both
@@ -26,10 +27,15 @@ mod replay;
 mod schemas;
 mod search;
 mod synthesize;
+mod traffic;
 mod witness;
 
 pub use answer::{Answer, Report};
 pub use change::{BumpVerdict, Change, Effect};
-pub use compare::{DiffConfig, DiffFormat, FailOn, compare, compare_with, run};
+pub use compare::{
+    DiffConfig, DiffFormat, FailOn, Threshold, TrafficShift, compare, compare_with, replay_traffic,
+    run,
+};
 pub use render::SCHEMA as DIFF_REPORT_SCHEMA;
+pub use traffic::{BlastRadius, DEFAULT_LIMIT, Example, Shift, TrafficSource};
 pub use witness::{Seen, Witness};

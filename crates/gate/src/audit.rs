@@ -224,12 +224,12 @@ fn write_shadow(out: &mut Vec<u8>, shadow: &ShadowOutcome) {
     write_name(out, shadow.outcome);
     out.extend_from_slice(b",\"layer\":");
     match shadow.layer {
-        Some(layer) => write_name(out, layer.as_str()),
+        Some(layer) => write_name(out, layer),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"code\":");
     match shadow.code {
-        Some(code) => write_name(out, code.as_str()),
+        Some(code) => write_name(out, code),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"agent_differs\":");

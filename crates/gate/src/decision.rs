@@ -133,8 +133,8 @@ impl Decision {
             version: shadow.facts.contract.version.to_string(),
             contract_digest: shadow.facts.contract.digest,
             outcome: shadow.outcome.as_str(),
-            layer: shadow.rejection().map(|rejection| rejection.layer),
-            code: shadow.outcome.code(),
+            layer: shadow.rejection().map(|rejection| rejection.layer.as_str()),
+            code: shadow.outcome.code().map(|code| code.as_str()),
             agent_differs: shadow.agent_bytes() != self.agent_bytes(),
         };
         self.mark(|marks| marks.shadow = Some(outcome));

@@ -119,10 +119,12 @@ pub struct ShadowOutcome {
     pub contract_digest: Sha256Digest,
     /// What it decided: `admitted`, `admitted_failure` or `rejected`.
     pub outcome: &'static str,
-    /// The layer that refused, for a refusal.
-    pub layer: Option<crate::outcome::Layer>,
-    /// The code the agent would have seen, if any.
-    pub code: Option<crate::outcome::ErrorCode>,
+    /// The layer that refused, for a refusal (a [`Layer`](crate::Layer)'s name: this module
+    /// is vocabulary, below the outcome's).
+    pub layer: Option<&'static str>,
+    /// The code the agent would have seen, if any (an [`ErrorCode`](crate::ErrorCode)'s wire
+    /// name).
+    pub code: Option<&'static str>,
     /// Whether the agent would have seen other bytes than the enforced version gave it.
     pub agent_differs: bool,
 }

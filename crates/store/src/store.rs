@@ -106,6 +106,20 @@ impl StoreSpec {
                 .map(|store| Box::new(store) as Box<dyn Store>),
         }
     }
+
+    /// Opens the store to read what a front kept: as [`StoreSpec::open`], but a folder that
+    /// does not exist is an error (a mistyped path is not an empty store).
+    pub fn open_to_read(&self, endpoint: Option<&str>) -> Result<Box<dyn Store>, String> {
+        if let StoreSpec::Folder(path) = self
+            && std::fs::symlink_metadata(path).is_err()
+        {
+            return Err(format!(
+                "{}: no such folder: give the folder a front was run with --retain",
+                path.display()
+            ));
+        }
+        self.open(endpoint)
+    }
 }
 
 #[cfg(test)]

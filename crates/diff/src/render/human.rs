@@ -5,9 +5,13 @@ use std::fmt::Write as _;
 use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::text::{Tone, paint};
 
-use super::{decision_words, effect_word, location, meaning, words, yes_no};
+use super::{
+    cause_words, decision_words, effect_word, example_words, location, meaning, share, shifts,
+    traffic_heading, words, yes_no,
+};
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
+use crate::traffic::BlastRadius;
 use crate::witness::Witness;
 
 /// For a terminal.
@@ -162,7 +166,48 @@ pub(crate) fn human(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "      {line}");
         }
     }
+    if let Some(radius) = &report.traffic {
+        traffic(&mut out, radius, report, color);
+    }
     out
+}
+
+/// The blast radius on production's traffic (`--replay`).
+fn traffic(out: &mut String, radius: &BlastRadius, report: &Report, color: bool) {
+    let paint = |tone: Tone, text: &str| paint(color, tone, text);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint(Tone::Strong, "traffic:"),
+        escape_hidden(&traffic_heading(radius))
+    );
+    for (label, shift) in shifts(radius, &report.to) {
+        let count = share(shift.count, radius);
+        let shown = if shift.count > 0 {
+            paint(Tone::Bad, &count)
+        } else {
+            count
+        };
+        let _ = writeln!(out, "  {label}: {shown}");
+        for (cause, count) in &shift.by_cause {
+            let _ = writeln!(out, "      {}: {count}", cause_words(cause));
+        }
+        for example in &shift.examples {
+            let _ = writeln!(out, "      {}", escape_hidden(&example_words(example)));
+        }
+    }
+    if radius.undecided > 0 {
+        let _ = writeln!(
+            out,
+            "  {}: {} (--fail-on counts them as shifted: unknown is not safe)",
+            paint(Tone::Warn, "could not be decided"),
+            share(radius.undecided, radius)
+        );
+        for reason in &radius.undecided_reasons {
+            let _ = writeln!(out, "      {}", escape_hidden(reason));
+        }
+    }
 }
 
 pub(super) fn witness_lines(witness: &Witness, report: &Report) -> Vec<String> {

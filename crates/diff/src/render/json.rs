@@ -6,6 +6,7 @@ use toolgate_repo::json_report;
 
 use crate::answer::Report;
 use crate::change::BumpVerdict;
+use crate::traffic::{BlastRadius, Shift};
 use crate::witness::Seen;
 
 /// The report's JSON Schema, published by `toolgate schema diff-report`; tests hold every report
@@ -24,6 +25,87 @@ struct JsonReport<'a> {
     witnesses: Vec<JsonWitness<'a>>,
     replayed: usize,
     replay: Vec<JsonReplay<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<JsonTraffic<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonTraffic<'a> {
+    store: &'a str,
+    held: usize,
+    decided: usize,
+    undecided: usize,
+    undecided_reasons: &'a [String],
+    newly_refused: JsonShift<'a>,
+    newly_admitted: JsonShift<'a>,
+    output_changed: JsonShift<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonShift<'a> {
+    count: usize,
+    by_cause: Vec<JsonCause<'a>>,
+    examples: Vec<JsonExample<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCause<'a> {
+    layer: Option<&'a str>,
+    code: Option<&'a str>,
+    count: usize,
+}
+
+#[derive(Serialize)]
+struct JsonExample<'a> {
+    raw_sha256: &'a str,
+    time: &'a str,
+    kept_by: &'a str,
+    layer: Option<&'a str>,
+    rule: Option<&'a str>,
+    code: Option<&'a str>,
+    pointer: Option<&'a str>,
+}
+
+fn json_shift(shift: &Shift) -> JsonShift<'_> {
+    let present = |text: &str| !text.is_empty();
+    JsonShift {
+        count: shift.count,
+        by_cause: shift
+            .by_cause
+            .iter()
+            .map(|((layer, code), count)| JsonCause {
+                layer: present(layer).then_some(layer.as_str()),
+                code: present(code).then_some(code.as_str()),
+                count: *count,
+            })
+            .collect(),
+        examples: shift
+            .examples
+            .iter()
+            .map(|example| JsonExample {
+                raw_sha256: &example.raw_sha256,
+                time: &example.time,
+                kept_by: &example.kept_by,
+                layer: example.layer.as_deref(),
+                rule: example.rule.as_deref(),
+                code: example.code.as_deref(),
+                pointer: example.pointer.as_deref(),
+            })
+            .collect(),
+    }
+}
+
+fn json_traffic(radius: &BlastRadius) -> JsonTraffic<'_> {
+    JsonTraffic {
+        store: &radius.store,
+        held: radius.held,
+        decided: radius.decided,
+        undecided: radius.undecided,
+        undecided_reasons: &radius.undecided_reasons,
+        newly_refused: json_shift(&radius.newly_refused),
+        newly_admitted: json_shift(&radius.newly_admitted),
+        output_changed: json_shift(&radius.output_changed),
+    }
 }
 
 #[derive(Serialize)]
@@ -180,5 +262,6 @@ pub(crate) fn json(report: &Report) -> String {
                 to: json_seen(&row.to),
             })
             .collect(),
+        traffic: report.traffic.as_ref().map(json_traffic),
     })
 }

@@ -5,9 +5,13 @@ use std::fmt::Write as _;
 use toolgate_repo::text::markdown::{code, code_in_table, fenced, html, text};
 
 use super::human::excerpt;
-use super::{decision_words, effect_word, location, meaning, words, yes_no};
+use super::{
+    cause_words, decision_words, effect_word, location, meaning, share, shifts, traffic_heading,
+    words, yes_no,
+};
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
+use crate::traffic::{BlastRadius, Example};
 
 /// Ready to paste as a pull-request comment.
 pub(crate) fn markdown(report: &Report) -> String {
@@ -198,5 +202,85 @@ pub(crate) fn markdown(report: &Report) -> String {
             let _ = writeln!(out, "\n</details>");
         }
     }
+    if let Some(radius) = &report.traffic {
+        traffic(&mut out, radius, report);
+    }
     out
+}
+
+/// The blast radius on production's traffic (`--replay`): counts, causes, and the first few
+/// responses by digest and pointer, never by value (the comment is public to the repository).
+fn traffic(out: &mut String, radius: &BlastRadius, report: &Report) {
+    let _ = writeln!(out);
+    let _ = writeln!(out, "### Production traffic");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}.", text(&traffic_heading(radius)));
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| shift | responses | by layer and code |");
+    let _ = writeln!(out, "| --- | --- | --- |");
+    for (label, shift) in shifts(radius, &report.to) {
+        let causes: Vec<String> = shift
+            .by_cause
+            .iter()
+            .map(|(cause, count)| format!("{}: {count}", cause_words(cause)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            text(&label),
+            share(shift.count, radius),
+            text(&causes.join(", "))
+        );
+    }
+    if radius.undecided > 0 {
+        let _ = writeln!(
+            out,
+            "| could not be decided (counted as shifted by `--fail-on`) | {} | |",
+            share(radius.undecided, radius)
+        );
+    }
+    let examples: Vec<(String, &Example)> = shifts(radius, &report.to)
+        .into_iter()
+        .flat_map(|(label, shift)| {
+            shift
+                .examples
+                .iter()
+                .map(move |example| (label.clone(), example))
+        })
+        .collect();
+    if !examples.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| shift | raw sha256 | refused at | where | kept by |");
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
+        for (label, example) in examples {
+            let refused_at = match (&example.layer, &example.rule) {
+                (Some(layer), Some(rule)) => format!("{layer} ({rule})"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                text(&label),
+                code_in_table(&example.raw_sha256),
+                text(&refused_at),
+                example
+                    .pointer
+                    .as_deref()
+                    .map(|pointer| code_in_table(&toolgate_repo::text::pointer(pointer)))
+                    .unwrap_or_default(),
+                text(&format!("{} at {}", example.kept_by, example.time))
+            );
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "`toolgate reproduce --digest SHA256 --store STORE` decides one again and shows it to whoever holds the store."
+        );
+    }
+    if !radius.undecided_reasons.is_empty() {
+        let _ = writeln!(out);
+        for reason in &radius.undecided_reasons {
+            let _ = writeln!(out, "- {}", text(reason));
+        }
+    }
 }

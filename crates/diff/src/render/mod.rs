@@ -15,6 +15,7 @@ pub use json::SCHEMA;
 use crate::DiffFormat;
 use crate::answer::Report;
 use crate::change::{BumpVerdict, Change, Effect};
+use crate::traffic::{BlastRadius, Example, Shift};
 use crate::witness::{Seen, Witness};
 
 /// What a witness shows: the kind of change that claimed it, or that the proof search found it
@@ -37,6 +38,71 @@ impl Report {
             DiffFormat::Json => json::json(self),
         }
     }
+}
+
+/// The traffic's three shifts, each with its words for `to`.
+pub(super) fn shifts<'r>(radius: &'r BlastRadius, to: &str) -> [(String, &'r Shift); 3] {
+    [
+        (format!("newly refused by {to}"), &radius.newly_refused),
+        (format!("newly admitted by {to}"), &radius.newly_admitted),
+        (
+            format!("shown differently by {to} (same outcome, other agent bytes)"),
+            &radius.output_changed,
+        ),
+    ]
+}
+
+/// `count` as a share of the responses replayed: `12 (3.0 %)`.
+pub(super) fn share(count: usize, radius: &BlastRadius) -> String {
+    let considered = radius.decided + radius.undecided;
+    if considered == 0 {
+        return count.to_string();
+    }
+    format!(
+        "{count} ({:.1} %)",
+        100.0 * count as f64 / considered as f64
+    )
+}
+
+/// A cause as the reports name it: `schema INVALID_RESPONSE`.
+pub(super) fn cause_words((layer, code): &(String, String)) -> String {
+    match (layer.is_empty(), code.is_empty()) {
+        (true, true) => "no refusal (the projection differs)".to_owned(),
+        (false, true) => layer.clone(),
+        (true, false) => code.clone(),
+        (false, false) => format!("{layer} {code}"),
+    }
+}
+
+/// One shifted response as the reports name it: never a value, only digests and a pointer.
+pub(super) fn example_words(example: &Example) -> String {
+    let mut words = format!("sha256 {}", example.raw_sha256);
+    if let (Some(layer), Some(rule)) = (&example.layer, &example.rule) {
+        words.push_str(&format!(", refused at {layer} ({rule})"));
+    }
+    if let Some(pointer) = &example.pointer {
+        words.push_str(&format!(" at {}", toolgate_repo::text::pointer(pointer)));
+    }
+    words.push_str(&format!(
+        "; kept by {} at {}",
+        example.kept_by, example.time
+    ));
+    words
+}
+
+/// The heading line of the traffic section.
+pub(super) fn traffic_heading(radius: &BlastRadius) -> String {
+    let read = radius.decided + radius.undecided;
+    let mut heading = format!(
+        "{read} of the {} responses {} holds of the tool replayed",
+        radius.held, radius.store
+    );
+    let skipped = radius.held - read;
+    if skipped > 0 {
+        heading.push_str(&format!(" (the newest; {skipped} older not read)"));
+    }
+    heading.push_str(&format!(", {} decided under both versions", radius.decided));
+    heading
 }
 
 pub(super) fn words(verdict: BumpVerdict) -> &'static str {

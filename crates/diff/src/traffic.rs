@@ -1,0 +1,258 @@
+//! `--replay STORE`: the bump tried on real traffic. Every response a production front kept of
+//! the tool (`--retain`) is decided again under both versions, with the request and the time it
+//! was first decided under, and the report counts what the new version would newly refuse, newly
+//! admit, or show the agent differently, by layer and code, with the first few as the raw
+//! bytes' digest and a JSON pointer. Never a value: a pull-request comment is public to the
+//! repository, and the responses are production data.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::Map;
+use toolgate_gate::{Contract, Decision, Retained};
+use toolgate_repo::UsageError;
+use toolgate_store::{Opener, SEALED_SUFFIX, Store, StoreSpec, read_retained};
+
+/// Where the traffic is, and how much of it to decide.
+#[derive(Debug, Clone, Default)]
+pub struct TrafficSource {
+    /// The folder, or `s3://BUCKET/PREFIX`, the fronts were given with `--retain`.
+    pub store: String,
+    /// The endpoint of an S3-compatible server.
+    pub endpoint: Option<String>,
+    /// The `age` identity file that opens a sealed store.
+    pub identity: Option<PathBuf>,
+    /// The most records decided, newest first (0: the default, [`DEFAULT_LIMIT`]).
+    pub limit: usize,
+}
+
+/// How many retained responses `--replay` decides when not told.
+pub const DEFAULT_LIMIT: usize = 10_000;
+
+/// How many of each shift the report names one by one.
+const EXAMPLES: usize = 5;
+
+/// The longest pointer a report prints (a response's member names are the upstream's to choose).
+const MAX_POINTER_CHARS: usize = 120;
+
+/// What the new version would do differently on the traffic production kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlastRadius {
+    /// The store, as it describes itself.
+    pub store: String,
+    /// Records of the tool the store holds.
+    pub held: usize,
+    /// Records decided under both versions (the newest, up to the limit).
+    pub decided: usize,
+    /// Records that could not be decided, and why (counted, and the first few reasons).
+    pub undecided: usize,
+    /// The first few reasons a record could not be decided.
+    pub undecided_reasons: Vec<String>,
+    /// FROM admitted (a success or an allowed failure), TO refuses.
+    pub newly_refused: Shift,
+    /// FROM refused, TO admits.
+    pub newly_admitted: Shift,
+    /// Both decide alike, but the agent would see other bytes.
+    pub output_changed: Shift,
+}
+
+/// One kind of difference: how many, by cause, and the first few.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shift {
+    /// How many records.
+    pub count: usize,
+    /// How many by (layer, code) of the refusing version's decision; `("", "")` for a shift
+    /// no refusal explains (an output that changed).
+    pub by_cause: BTreeMap<(String, String), usize>,
+    /// The first few, newest first.
+    pub examples: Vec<Example>,
+}
+
+/// One record that shifts: named by digests and a pointer, never by its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    /// The raw bytes' SHA-256 (the audit line's `raw_sha256`: `toolgate reproduce --digest`).
+    pub raw_sha256: String,
+    /// When production decided it.
+    pub time: String,
+    /// The version that kept it.
+    pub kept_by: String,
+    /// The refusing version's layer and rule (an output change: none).
+    pub layer: Option<String>,
+    /// The rule.
+    pub rule: Option<String>,
+    /// The code the agent is given by the refusing version.
+    pub code: Option<String>,
+    /// Where in the response the refusing version found the fault, when it says.
+    pub pointer: Option<String>,
+}
+
+impl Shift {
+    fn add(&mut self, record: &Retained, refusing: Option<&Decision>) {
+        self.count += 1;
+        let rejection = refusing.and_then(Decision::rejection);
+        let cause = (
+            rejection.map_or("", |rejection| rejection.layer().as_str()),
+            refusing
+                .and_then(|decision| decision.outcome().code())
+                .map_or("", |code| code.as_str()),
+        );
+        *self
+            .by_cause
+            .entry((cause.0.to_owned(), cause.1.to_owned()))
+            .or_default() += 1;
+        if self.examples.len() < EXAMPLES {
+            let record_of = refusing.and_then(Decision::operator_record);
+            self.examples.push(Example {
+                raw_sha256: record.raw_sha256.clone(),
+                time: record.time.clone(),
+                kept_by: record.contract_version.clone(),
+                layer: rejection.map(|rejection| rejection.layer().as_str().to_owned()),
+                rule: refusing.and_then(Decision::rule).map(str::to_owned),
+                code: (!cause.1.is_empty()).then(|| cause.1.to_owned()),
+                pointer: record_of
+                    .and_then(|record| record.instance_path())
+                    .map(capped_pointer),
+            });
+        }
+    }
+}
+
+/// A pointer as a report may print it: at most [`MAX_POINTER_CHARS`] characters.
+fn capped_pointer(pointer: &str) -> String {
+    if pointer.chars().count() <= MAX_POINTER_CHARS {
+        return pointer.to_owned();
+    }
+    let cut: String = pointer.chars().take(MAX_POINTER_CHARS).collect();
+    format!("{cut}…")
+}
+
+/// Decides every retained response of `tool` in `source` under `from` and `to`.
+pub(crate) fn blast_radius(
+    source: &TrafficSource,
+    tool: &str,
+    from: &Contract,
+    to: &Contract,
+) -> Result<BlastRadius, UsageError> {
+    let store = StoreSpec::parse(&source.store)
+        .and_then(|spec| spec.open_to_read(source.endpoint.as_deref()))
+        .map_err(|why| UsageError::new(format!("--replay {}: {why}", source.store)))?;
+    let opener = source
+        .identity
+        .as_deref()
+        .map(Opener::from_file)
+        .transpose()
+        .map_err(UsageError::new)?;
+    let mut entries = store.list(&format!("{tool}/")).map_err(|error| {
+        UsageError::new(format!(
+            "--replay {}: cannot list it: {error}",
+            store.describe()
+        ))
+    })?;
+    if opener.is_none()
+        && let Some(sealed) = entries
+            .iter()
+            .find(|entry| entry.name.ends_with(SEALED_SUFFIX))
+    {
+        return Err(UsageError::new(format!(
+            "--replay {}: {} is sealed (--retain-recipient): give the identity that opens it (--identity FILE)",
+            store.describe(),
+            sealed.name
+        )));
+    }
+    // Newest first: the traffic the bump would meet next.
+    entries.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.name.cmp(&b.name)));
+    let limit = if source.limit == 0 {
+        DEFAULT_LIMIT
+    } else {
+        source.limit
+    };
+    let mut radius = BlastRadius {
+        store: store.describe(),
+        held: entries.len(),
+        ..BlastRadius::default()
+    };
+    for entry in entries.iter().take(limit) {
+        match decide_both(store.as_ref(), &entry.name, opener.as_ref(), tool, from, to) {
+            Ok((record, before, after)) => {
+                radius.decided += 1;
+                radius.count(&record, &before, &after);
+            }
+            Err(why) => {
+                radius.undecided += 1;
+                if radius.undecided_reasons.len() < EXAMPLES {
+                    radius.undecided_reasons.push(why);
+                }
+            }
+        }
+    }
+    Ok(radius)
+}
+
+impl BlastRadius {
+    fn count(&mut self, record: &Retained, before: &Decision, after: &Decision) {
+        match (before.is_admitted(), after.is_admitted()) {
+            (true, false) => self.newly_refused.add(record, Some(after)),
+            (false, true) => self.newly_admitted.add(record, Some(before)),
+            _ if before.agent_bytes() != after.agent_bytes() => {
+                self.output_changed.add(record, None);
+            }
+            _ => {}
+        }
+    }
+
+    /// How many records a `--fail-on` threshold measures for `shift`: those that shift, and
+    /// those that could not be decided (unknown is not safe).
+    pub fn at_most_shifted(&self, shift: &Shift) -> usize {
+        shift.count + self.undecided
+    }
+}
+
+/// One record, decided by both versions as production decided it: its request, its time.
+fn decide_both(
+    store: &dyn Store,
+    name: &str,
+    opener: Option<&Opener>,
+    tool: &str,
+    from: &Contract,
+    to: &Contract,
+) -> Result<(Retained, Decision, Decision), String> {
+    let record = read_retained(store, name, opener)?
+        .ok_or_else(|| format!("{name}: deleted while it was read (the store's budget or age)"))?;
+    if record.tool != tool {
+        return Err(format!(
+            "{name}: holds a response of {:?}, not of {tool:?}",
+            record.tool
+        ));
+    }
+    if !record.context_sha256.is_empty() {
+        let keys: Vec<&str> = record.context_sha256.keys().map(String::as_str).collect();
+        return Err(format!(
+            "{name}: kept `{}` as a digest only (--retain-secret), so it cannot be decided again here (toolgate reproduce --request FILE can, one at a time)",
+            keys.join("`, `")
+        ));
+    }
+    let request = record
+        .request(&Map::new())
+        .map_err(|why| format!("{name}: {why}"))?;
+    for contract in [from, to] {
+        let missing: Vec<&str> = contract
+            .required_context()
+            .into_iter()
+            .filter(|key| !request.context().contains_key(*key))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{name}: its context lacks `{}`, which the rules of {} read: production never supplied it",
+                missing.join("`, `"),
+                contract.version()
+            ));
+        }
+    }
+    let now = record
+        .time()
+        .map_err(|why| format!("{name}: its time: {why}"))?;
+    let before = from.admit_response(record.response(), &request, now);
+    let after = to.admit_response(record.response(), &request, now);
+    Ok((record, before, after))
+}
