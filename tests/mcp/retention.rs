@@ -189,6 +189,55 @@ fn logged_records(stderr: &str) -> Vec<String> {
         .collect()
 }
 
+/// `toolgate reproduce --save-fixture` on each (audit line, CLASS/NAME), then `toolgate test`
+/// on `cases` (the snapshots accepted first, then checked as CI checks them): every case
+/// passes, one per saved fixture and contract version.
+fn saved_fixtures_pass(
+    root: &Path,
+    audit: &Path,
+    saves: &[(usize, &str)],
+    store_args: &[String],
+    cases: &[&str],
+) -> Result<(), String> {
+    let mut notes = String::new();
+    for (line, target) in saves {
+        let line = format!("{}:{line}", audit.display());
+        let mut args = vec!["reproduce", "--audit", &line, "--save-fixture", target];
+        args.extend(store_args.iter().map(String::as_str));
+        let saved = toolgate(root, &args);
+        if !saved.status.success() && saved.status.code() != Some(1) {
+            return Err(format!("--save-fixture {target}: {}", text(&saved.stderr)));
+        }
+        notes.push_str(&text(&saved.stderr));
+    }
+    let accepted = toolgate(root, &[&["test"], cases, &["--accept"]].concat());
+    let checked = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("test")
+        .args(cases)
+        .current_dir(root)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let stdout = text(&checked.stdout);
+    let cases_run = stdout
+        .lines()
+        .find_map(|line| line.split_once(" cases passed"))
+        .map(|(count, _)| count.trim().to_owned());
+    // "… 2 of 2 cases passed": as many passed as ran, and some did.
+    let all_passed = cases_run.as_deref().is_some_and(|count| {
+        let words: Vec<&str> = count.split_whitespace().collect();
+        matches!(words.as_slice(), [.., passed, "of", total] if passed == total && *passed != "0")
+    });
+    if !checked.status.success() || !all_passed {
+        return Err(format!(
+            "the saved fixtures pass:\n{notes}\n{}\n{stdout}\n{}",
+            text(&accepted.stdout),
+            text(&checked.stderr)
+        ));
+    }
+    Ok(())
+}
+
 /// The proxy over stdio keeps the refusal and a sample of admissions; `reproduce` decides the
 /// refusal again from its audit line, byte for byte; `--save-fixture` makes both a fixture that
 /// `toolgate test` passes.
@@ -253,39 +302,28 @@ pub(crate) fn the_stdio_proxy_keeps_what_reproduce_decides_again() -> Result<(),
             None,
         )?;
         // Both become fixtures, and the suite passes on them (the snapshots accepted first).
-        for (outcome, target) in [
-            ("rejected", "near-miss/refused_in_production"),
-            ("admitted", "accepted/admitted_in_production"),
-        ] {
-            let line = format!("{}:{}", audit.display(), line_of(&audit, outcome));
-            let mut args = vec!["reproduce", "--audit", &line, "--save-fixture", target];
-            args.extend(store_args.iter().map(String::as_str));
-            let saved = toolgate(&root, &args);
-            if !saved.status.success() && saved.status.code() != Some(1) {
-                return Err(format!("--save-fixture {target}: {}", text(&saved.stderr)).into());
-            }
-        }
-        // Their cases, that is: the tool's coverage and mutants are the suite's other checks.
-        let cases = [
-            "weather::accepted::admitted_in_production",
-            "weather::near-miss::refused_in_production",
+        let saves = [
+            (
+                line_of(&audit, "rejected"),
+                "near-miss/refused_in_production",
+            ),
+            (
+                line_of(&audit, "admitted"),
+                "accepted/admitted_in_production",
+            ),
         ];
-        let accepted = toolgate(&root, &["test", "--exact", cases[0], cases[1], "--accept"]);
-        let checked = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["test", "--exact", cases[0], cases[1]])
-            .current_dir(&root)
-            .env("CI", "true")
-            .output()
-            .unwrap();
-        if !checked.status.success() || !text(&checked.stdout).contains("2 of 2 cases passed") {
-            return Err(format!(
-                "store {index}: the saved fixtures pass:\n{}\n{}\n{}",
-                text(&accepted.stdout),
-                text(&checked.stdout),
-                text(&checked.stderr)
-            )
-            .into());
-        }
+        saved_fixtures_pass(
+            &root,
+            &audit,
+            &saves,
+            &store_args,
+            &[
+                "--exact",
+                "weather::accepted::admitted_in_production",
+                "weather::near-miss::refused_in_production",
+            ],
+        )
+        .map_err(|why| format!("store {index}: {why}"))?;
     }
     Ok(())
 }
@@ -362,6 +400,14 @@ pub(crate) fn the_http_proxy_keeps_refusals_and_shadow_disagreements() -> Result
             records.first().map(String::as_str),
         )?;
         reproduced(&root, &audit, 1, &store_args, &agents[0], None)?;
+        // The refusal becomes a fixture, a case under each version, and the suite passes on it.
+        saved_fixtures_pass(
+            &root,
+            &audit,
+            &[(2, "near-miss/refused_over_http")],
+            &store_args,
+            &["weather::near-miss::refused_over_http@"],
+        )?;
         // The third, admitted by both, was not kept.
         let target = format!("{audit_path}:3");
         let mut args = vec!["reproduce", "--audit", &target];
@@ -543,33 +589,14 @@ pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
                 .into());
             }
         }
-        let target = format!("{}:2", audit.display());
-        let mut args = vec![
-            "reproduce",
-            "--audit",
-            &target,
-            "--save-fixture",
-            "near-miss/noted_in_production",
-        ];
-        args.extend(store_args.iter().map(String::as_str));
-        let saved = toolgate(&root, &args);
         // A case under each version (`…@v1`, `…@v2`): both refuse it.
-        let case = "weather::near-miss::noted_in_production@";
-        toolgate(&root, &["test", case, "--accept"]);
-        let checked = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["test", case])
-            .current_dir(&root)
-            .env("CI", "true")
-            .output()
-            .unwrap();
-        if !checked.status.success() || !text(&checked.stdout).contains("2 of 2 cases passed") {
-            return Err(format!(
-                "the saved fixture passes:\n{}\n{}",
-                text(&saved.stderr),
-                text(&checked.stdout)
-            )
-            .into());
-        }
+        saved_fixtures_pass(
+            &root,
+            &audit,
+            &[(2, "near-miss/noted_in_production")],
+            &store_args,
+            &["weather::near-miss::noted_in_production@"],
+        )?;
     }
     Ok(())
 }

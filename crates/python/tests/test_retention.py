@@ -6,6 +6,7 @@ gate's own decisions, never written down by hand."""
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import uuid
@@ -245,3 +246,32 @@ def test_the_tool_decorator_retains_and_shadows(tmp_path, v1, v2):
     [record] = kept_records(tmp_path / "evidence")
     assert record["shadow"]["version"] == "v2"
     assert record["raw_sha256"] == v1.admit(raw, REQUEST, NOW).audit_event["raw_sha256"]
+
+
+def test_a_refusal_kept_by_the_binding_becomes_a_fixture_the_suite_passes(toolgate, tmp_path, v2):
+    """From a refused call in production to a regression fixture: `reproduce --save-fixture`
+    on the binding's audit line, then `toolgate test` (as CI runs it) passes the new case under
+    each contract version."""
+    root = tmp_path / "repo"
+    for folder in ("contracts/job_status", "fixtures/job_status"):
+        shutil.copytree(REPO / folder, root / folder)
+    store = tmp_path / "evidence"
+    with tg.Retention(store) as retention:
+        refused = v2.admit(NEAR_MISSES[0].read_bytes(), REQUEST, NOW, retain=retention)
+    audit = tmp_path / "audit.jsonl"
+    audit.write_bytes(refused.audit_line)
+    saved = subprocess.run(
+        [toolgate, "reproduce", "--audit", str(audit), "--store", str(store), "--root", str(root),
+         "--save-fixture", "near-miss/refused_in_python"],
+        capture_output=True, timeout=120,
+    )
+    assert saved.returncode == 1, saved.stderr.decode()
+    assert (root / "fixtures/job_status/near-miss/refused_in_python.json").read_bytes() == NEAR_MISSES[0].read_bytes()
+    case = "job_status::near-miss::refused_in_python@"
+    environment = {key: value for key, value in os.environ.items() if key not in ("CI", "TF_BUILD")}
+    subprocess.run([toolgate, "test", case, "--accept"], cwd=root, env=environment, capture_output=True, timeout=300)
+    checked = subprocess.run([toolgate, "test", case], cwd=root, env={**environment, "CI": "true"},
+                             capture_output=True, timeout=300)
+    out = checked.stdout.decode()
+    assert checked.returncode == 0, out + checked.stderr.decode()
+    assert "2 of 2 cases passed" in out, out
