@@ -137,7 +137,8 @@ pub(crate) fn run(
         ));
     }
     match (options.explain, decision.operator_record()) {
-        (Some(Explain::Text), Some(record)) => say(&record.to_string()),
+        // Line by line: the record's own lines stay lines, and each is escaped for the terminal.
+        (Some(Explain::Text), Some(record)) => record.to_string().lines().for_each(&mut say),
         (Some(Explain::Json), Some(record)) => {
             let _ = writeln!(
                 stderr,

@@ -589,6 +589,18 @@ pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
                 .into());
             }
         }
+        // `--explain` in text: the record as `toolgate check --explain` prints it, a line each.
+        let target = format!("{}:2", audit.display());
+        let mut args = vec!["reproduce", "--audit", &target, "--explain"];
+        args.extend(store_args.iter().map(String::as_str));
+        let explained = text(&toolgate(&root, &args).stderr);
+        let lines: Vec<&str> = explained.lines().collect();
+        if !lines.iter().any(|line| line.starts_with("rejected by weather"))
+            || !lines.iter().any(|line| line.starts_with("  what:"))
+            || explained.contains("\\u{")
+        {
+            return Err(format!("reproduce --explain, a line each:\n{explained}").into());
+        }
         // A case under each version (`…@v1`, `…@v2`): both refuse it.
         saved_fixtures_pass(
             &root,
