@@ -16,7 +16,7 @@ use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
 use super::http::{listening_proxy_at, modern, post_json};
-use super::{LOG_VARIABLE, PATIENCE, SCENARIO_VARIABLE, here, start_proxy_at};
+use super::{LOG_VARIABLE, PATIENCE, Proxy, SCENARIO_VARIABLE, here, start_proxy_at};
 
 /// A repository with the proxy tests' contracts, in a folder of its own that fixtures can be
 /// saved into.
@@ -189,6 +189,35 @@ fn logged_records(stderr: &str) -> Vec<String> {
         .collect()
 }
 
+/// The handshake-era `initialize` a host sends first.
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+}
+
+/// A `tools/call` of the scripted weather tool.
+fn weather_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}})
+}
+
+/// A stdio session: each message sent and its answer read, then the host's input closed and
+/// the proxy waited for. The answers, and what the proxy wrote on stderr.
+fn stdio_session(mut proxy: Proxy, messages: &[Value]) -> Result<(Vec<Value>, String), Failed> {
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut answers = Vec::new();
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        let line = proxy
+            .lines
+            .recv_timeout(PATIENCE)
+            .map_err(|_| format!("no answer to {message}"))?;
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(stdin);
+    proxy.child.wait().unwrap();
+    Ok((answers, proxy.stderr.join().unwrap()))
+}
+
 /// `toolgate reproduce --save-fixture` on each (audit line, CLASS/NAME), then `toolgate test`
 /// on `cases` (the snapshots accepted first, then checked as CI checks them): every case
 /// passes, one per saved fixture and contract version.
@@ -258,27 +287,9 @@ pub(crate) fn the_stdio_proxy_keeps_what_reproduce_decides_again() -> Result<(),
             audit.display().to_string(),
         ];
         args.extend(extra.iter().cloned());
-        let mut proxy =
-            start_proxy_at(&root, &scenario(dir.path()), &dir.path().join("log"), &args);
-        let mut stdin = proxy.child.stdin.take().unwrap();
-        let mut answers = Vec::new();
-        let messages = [
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}}),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}}),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}}),
-        ];
-        for message in messages {
-            writeln!(stdin, "{message}").unwrap();
-            stdin.flush().unwrap();
-            let line = proxy
-                .lines
-                .recv_timeout(PATIENCE)
-                .map_err(|_| "no answer")?;
-            answers.push(serde_json::from_str::<Value>(&line).unwrap());
-        }
-        drop(stdin);
-        proxy.child.wait().unwrap();
-        let stderr = proxy.stderr.join().unwrap();
+        let proxy = start_proxy_at(&root, &scenario(dir.path()), &dir.path().join("log"), &args);
+        let (answers, stderr) =
+            stdio_session(proxy, &[initialize(), weather_call(1), weather_call(2)])?;
         let agent = |answer: &Value| answer["result"]["structuredContent"].clone();
         let records = logged_records(&stderr);
         if records.len() != 1 {
@@ -595,7 +606,9 @@ pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
         args.extend(store_args.iter().map(String::as_str));
         let explained = text(&toolgate(&root, &args).stderr);
         let lines: Vec<&str> = explained.lines().collect();
-        if !lines.iter().any(|line| line.starts_with("rejected by weather"))
+        if !lines
+            .iter()
+            .any(|line| line.starts_with("rejected by weather"))
             || !lines.iter().any(|line| line.starts_with("  what:"))
             || explained.contains("\\u{")
         {
@@ -627,26 +640,15 @@ pub(crate) fn observe_mode_forwards_unchanged_and_says_so() -> Result<(), Failed
         "--audit".to_owned(),
         audit.display().to_string(),
     ];
-    let mut proxy = start_proxy_at(&root, &scenario, &dir.path().join("log"), &args);
-    let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut answers = Vec::new();
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})).unwrap();
-    proxy
-        .lines
-        .recv_timeout(PATIENCE)
-        .map_err(|_| "no answer")?;
-    for id in 1..=3 {
-        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}})).unwrap();
-        stdin.flush().unwrap();
-        let line = proxy
-            .lines
-            .recv_timeout(PATIENCE)
-            .map_err(|_| "no answer")?;
-        answers.push(serde_json::from_str::<Value>(&line).unwrap());
-    }
-    drop(stdin);
-    proxy.child.wait().unwrap();
-    let stderr = proxy.stderr.join().unwrap();
+    let proxy = start_proxy_at(&root, &scenario, &dir.path().join("log"), &args);
+    let messages = [
+        initialize(),
+        weather_call(1),
+        weather_call(2),
+        weather_call(3),
+    ];
+    let (mut answers, stderr) = stdio_session(proxy, &messages)?;
+    answers.remove(0);
     for (index, answer) in answers.iter().enumerate() {
         if answer["result"] != upstream["calls"]["weather"][index]["result"] {
             return Err(format!(

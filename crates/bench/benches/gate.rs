@@ -79,6 +79,54 @@ fn bench_small_mix(criterion: &mut Criterion) {
             }
         })
     });
+    // What retention adds on a front's call path (`--retain`), where every decision is audited
+    // anyway: the policy's choice and, for what it keeps, the call captured (the raw bytes and
+    // the context copied) and handed over, here to a vector emptied each round, in place of the
+    // retainer's queue. The retainer's own thread then names and serializes each record:
+    // `retention/write_one_record` below, measured on its own, because on a machine of two
+    // shared cores a busy second thread slows the first whatever it does.
+    for (function, admitted_rate) in [
+        ("admit_audit_and_retain_refusals", 0.0),
+        ("admit_audit_and_retain_sampled", 0.01),
+    ] {
+        let policy = toolgate_gate::RetentionPolicy::new(admitted_rate);
+        let mut queue: Vec<toolgate_gate::Captured> = Vec::with_capacity(mix.len());
+        group.bench_function(function, |bench| {
+            bench.iter(|| {
+                for (_, raw) in &mix {
+                    let response = toolgate_gate::Response::body(black_box(raw));
+                    let decision = contract.admit_response(response, &request, now);
+                    black_box(sink.record_decision(&decision)).unwrap();
+                    if policy.keeps(&decision) {
+                        queue.push(toolgate_gate::Captured::of(&decision, &response, &request));
+                    }
+                }
+                black_box(queue.len());
+                queue.clear();
+            })
+        });
+    }
+    group.finish();
+}
+
+/// The retainer's own work per record, off the call path: the record made from what the call
+/// captured, its name and its bytes (the facts' line and the raw bytes), for one refused ~250 B
+/// response.
+fn bench_retention_write(criterion: &mut Criterion) {
+    let contract = job_status();
+    let request = request();
+    let raw = small(Kind::ExtraProperty, 7);
+    let response = toolgate_gate::Response::body(&raw);
+    let decision = contract.admit_response(response, &request, now());
+    let captured = toolgate_gate::Captured::of(&decision, &response, &request);
+    let mut group = criterion.benchmark_group("retention");
+    group.bench_function("write_one_record", |bench| {
+        bench.iter(|| {
+            let record = black_box(&captured).clone().into_retained(&[]);
+            black_box(record.name());
+            black_box(record.to_bytes());
+        })
+    });
     group.finish();
 }
 
@@ -212,6 +260,19 @@ fn print_ratios(output: &Path) {
                 println!("    {words:20} / parse-only = {value:.2}x");
             }
         }
+        for (function, words) in [
+            ("admit_audit_and_retain_refusals", "refusals kept"),
+            ("admit_audit_and_retain_sampled", "refusals + 1 % kept"),
+        ] {
+            if let Some(value) = ratio(group, function, "admit_and_audit_line") {
+                println!("    admit + audit line + {words:20} / admit + audit line = {value:.3}x");
+            }
+        }
+        if group == "small_mix"
+            && let Some(write) = mean_ns(output, "retention", "write_one_record")
+        {
+            println!("    the retainer's thread, per record kept: {write:.0} ns (name and bytes)");
+        }
     }
     if let Some(success) = mean_ns(output, "paths", "success") {
         println!("admission path (a valid success): {success:.0} ns on this machine");
@@ -261,6 +322,7 @@ fn main() {
         .output_directory(&output)
         .configure_from_args();
     bench_small_mix(&mut criterion);
+    bench_retention_write(&mut criterion);
     bench_sized(&mut criterion, "medium_64k", 64 * 1024);
     bench_sized(&mut criterion, "large_8m", 8 * 1024 * 1024);
     bench_stages(&mut criterion);

@@ -108,6 +108,7 @@ pub fn print_paired_ratios() {
             per_input(audit.candidate),
         );
     }
+    print_retention_ratios(&sink);
     let history_contract = run_history();
     let request = request();
     let now = now();
@@ -149,6 +150,57 @@ pub fn print_paired_ratios() {
             "rejection path {:16} / admission path = {:.2}x",
             kind.name(),
             result.ratio
+        );
+    }
+}
+
+/// What retention adds to a front's call path on the small mix, where every decision is audited
+/// anyway: the policy's choice and, for each record kept, building it (the raw bytes and the
+/// context copied) and handing it over (here to a vector emptied each round, in place of the
+/// retainer's queue, whose thread names and writes it off the call path).
+fn print_retention_ratios(sink: &JsonLinesSink<std::io::Sink>) {
+    let workload = Workload::named("small_mix", 1000).expect("a known workload");
+    let audited = || {
+        for raw in &workload.inputs {
+            let decision = workload
+                .contract
+                .admit(black_box(raw), &workload.request, workload.now);
+            black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+        }
+    };
+    for (label, rate) in [
+        ("refusals kept", 0.0),
+        ("refusals + 1 % of admissions", 0.01),
+    ] {
+        let policy = toolgate_gate::RetentionPolicy::new(rate);
+        let queue = std::cell::RefCell::new(Vec::with_capacity(workload.inputs.len()));
+        let kept = std::cell::Cell::new(0usize);
+        let retained = || {
+            let mut queue = queue.borrow_mut();
+            for raw in &workload.inputs {
+                let response = toolgate_gate::Response::body(black_box(raw));
+                let decision =
+                    workload
+                        .contract
+                        .admit_response(response, &workload.request, workload.now);
+                black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+                if policy.keeps(&decision) {
+                    queue.push(toolgate_gate::Captured::of(
+                        &decision,
+                        &response,
+                        &workload.request,
+                    ));
+                }
+            }
+            kept.set(queue.len());
+            queue.clear();
+        };
+        let result = paired(301, audited, retained);
+        println!(
+            "small_mix       admit + audit line + retention ({label}, {} of 1000 kept) / admit + audit line = {:.3}x, fastest round {:.3}x",
+            kept.get(),
+            result.ratio,
+            result.fastest
         );
     }
 }

@@ -450,6 +450,7 @@ impl Contract {
             facts,
             detail,
             audit: OnceLock::new(),
+            agent_digest: OnceLock::new(),
         }
     }
 

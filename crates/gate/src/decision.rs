@@ -24,6 +24,9 @@ pub struct Decision {
     pub(crate) facts: Facts,
     pub(crate) detail: Option<Detail>,
     pub(crate) audit: OnceLock<AuditEvent>,
+    /// The agent bytes' SHA-256, computed once: the audit line, the audit event and retention
+    /// all name it.
+    pub(crate) agent_digest: OnceLock<Sha256Digest>,
 }
 
 /// A rejection's operator detail, turned into an [`OperatorRecord`] only when someone reads it.
@@ -183,6 +186,18 @@ impl Decision {
         self.facts.contract.digest
     }
 
+    /// What the decision knew of its call.
+    pub(crate) fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// The SHA-256 of the agent bytes, computed when first needed.
+    pub(crate) fn agent_sha256(&self) -> Sha256Digest {
+        *self
+            .agent_digest
+            .get_or_init(|| Sha256Digest::of(self.agent_bytes.as_slice()))
+    }
+
     /// The audit event of this decision (every decision has one).
     pub fn audit_event(&self) -> &AuditEvent {
         self.audit.get_or_init(|| {
@@ -190,7 +205,7 @@ impl Decision {
                 &self.facts,
                 &self.outcome,
                 self.known_rule().cloned(),
-                Sha256Digest::of(self.agent_bytes.as_slice()),
+                self.agent_sha256(),
             )
         })
     }
@@ -206,7 +221,7 @@ impl Decision {
                 &self.facts,
                 &self.outcome,
                 self.known_rule().map(|rule| &**rule),
-                Sha256Digest::of(self.agent_bytes.as_slice()),
+                self.agent_sha256(),
             )
             .write(out),
         }
@@ -214,7 +229,7 @@ impl Decision {
 
     /// The rejecting rule when it is known without explaining the rejection. The schema keyword
     /// is operator detail: the audit event names the layer and code, and this rule only.
-    fn known_rule(&self) -> Option<&Cow<'static, str>> {
+    pub(crate) fn known_rule(&self) -> Option<&Cow<'static, str>> {
         self.detail.as_ref()?.known_rule.as_ref()
     }
 }

@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 /// response or the model's proposal being checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    // Shared rather than copied: every decision records them.
+    // Shared rather than copied: every decision records them, and retention keeps the context.
     id: Arc<str>,
-    context: Map<String, Value>,
+    context: Arc<Map<String, Value>>,
     upstream: Option<Arc<str>>,
 }
 
@@ -22,20 +22,20 @@ impl Request {
     pub fn new(id: impl Into<String>) -> Request {
         Request {
             id: Arc::from(id.into()),
-            context: Map::new(),
+            context: Arc::new(Map::new()),
             upstream: None,
         }
     }
 
     /// Adds one trusted context value (e.g. `project_id`, `runs`, `tenant`, `tickets`).
     pub fn with_context(mut self, key: impl Into<String>, value: impl Into<Value>) -> Request {
-        self.context.insert(key.into(), value.into());
+        Arc::make_mut(&mut self.context).insert(key.into(), value.into());
         self
     }
 
     /// Replaces the whole trusted context.
     pub fn with_context_map(mut self, context: Map<String, Value>) -> Request {
-        self.context = context;
+        self.context = Arc::new(context);
         self
     }
 
@@ -54,6 +54,16 @@ impl Request {
     /// The trusted context.
     pub fn context(&self) -> &Map<String, Value> {
         &self.context
+    }
+
+    /// The trusted context, shared rather than copied.
+    pub(crate) fn shared_context(&self) -> Arc<Map<String, Value>> {
+        Arc::clone(&self.context)
+    }
+
+    /// The upstream, shared rather than copied.
+    pub(crate) fn upstream_shared(&self) -> Option<Arc<str>> {
+        self.upstream.clone()
     }
 
     /// The upstream endpoint or command, if the adapter named one.

@@ -125,6 +125,97 @@ pub struct Retained {
     pub raw: Vec<u8>,
 }
 
+/// What a front keeps of one call, taken on the call's path at the least cost (the raw bytes
+/// and the context copied, everything else shared or a digest already computed), and made a
+/// [`Retained`] later, off the path ([`Captured::into_retained`]: the digests written in hex,
+/// the time formatted, the secret keys hashed).
+#[derive(Debug, Clone)]
+pub struct Captured {
+    contract: std::sync::Arc<crate::facts::ContractIdentity>,
+    request_id: std::sync::Arc<str>,
+    upstream: Option<std::sync::Arc<str>>,
+    time: SystemTime,
+    upstream_status: Option<u16>,
+    unreachable: Option<String>,
+    incomplete: Option<String>,
+    context: std::sync::Arc<Map<String, Value>>,
+    raw: Vec<u8>,
+    raw_sha256: Sha256Digest,
+    agent_sha256: Sha256Digest,
+    outcome: &'static str,
+    layer: Option<&'static str>,
+    rule: Option<std::borrow::Cow<'static, str>>,
+    code: Option<&'static str>,
+    shadow: Option<crate::facts::ShadowOutcome>,
+}
+
+impl Captured {
+    /// What `decision` keeps of its call: the response and request it was made on.
+    pub fn of(decision: &Decision, response: &Response<'_>, request: &Request) -> Captured {
+        Captured {
+            contract: std::sync::Arc::clone(&decision.facts().contract),
+            request_id: std::sync::Arc::clone(&decision.facts().request_id),
+            upstream: request.upstream_shared(),
+            time: decision.time(),
+            upstream_status: response.status(),
+            unreachable: response.unreachable_reason().map(str::to_owned),
+            incomplete: response.incomplete_reason().map(str::to_owned),
+            context: request.shared_context(),
+            raw: response.bytes().to_vec(),
+            // Computed once per decision, and already by an audit line written before.
+            raw_sha256: decision.raw_sha256(),
+            agent_sha256: decision.agent_sha256(),
+            outcome: decision.outcome().as_str(),
+            layer: decision
+                .rejection()
+                .map(|rejection| rejection.layer().as_str()),
+            // The rule as the audit line names it: a schema rejection's keyword would build the
+            // whole operator record on the call's path, and `reproduce` decides it again anyway.
+            rule: decision.known_rule().cloned(),
+            code: decision.outcome().code().map(|code| code.as_str()),
+            shadow: decision.shadow().cloned(),
+        }
+    }
+
+    /// The record, with the context keys named in `secret` kept as digests only.
+    pub fn into_retained(self, secret: &[String]) -> Retained {
+        let mut context = std::sync::Arc::unwrap_or_clone(self.context);
+        let mut context_sha256 = BTreeMap::new();
+        for key in secret {
+            if let Some(value) = context.remove(key) {
+                let text = serde_json::to_vec(&value).unwrap_or_default();
+                context_sha256.insert(key.clone(), Sha256Digest::of(&text).to_hex());
+            }
+        }
+        Retained {
+            format_version: RETAINED_FORMAT,
+            tool: self.contract.tool.to_string(),
+            contract_version: self.contract.version.to_string(),
+            contract_digest: self.contract.digest.to_hex(),
+            gate_version: crate::GATE_VERSION.to_owned(),
+            request_id: self.request_id.to_string(),
+            time: timestamp::format_utc(timestamp::unix_nanos(self.time)).unwrap_or_default(),
+            upstream: self.upstream.map(|upstream| upstream.to_string()),
+            upstream_status: self.upstream_status,
+            unreachable: self.unreachable,
+            incomplete: self.incomplete,
+            context,
+            context_sha256,
+            raw_len: self.raw.len(),
+            raw_sha256: self.raw_sha256.to_hex(),
+            outcome: self.outcome.to_owned(),
+            layer: self.layer.map(str::to_owned),
+            rule: self.rule.map(|rule| rule.into_owned()),
+            code: self.code.map(str::to_owned),
+            agent_sha256: self.agent_sha256.to_hex(),
+            shadow: self
+                .shadow
+                .and_then(|shadow| serde_json::to_value(shadow).ok()),
+            raw: self.raw,
+        }
+    }
+}
+
 impl Retained {
     /// What `decision` keeps of its call: the response and request it was made on, with the
     /// context keys named in `secret` kept as digests only.
@@ -134,46 +225,7 @@ impl Retained {
         request: &Request,
         secret: &[String],
     ) -> Retained {
-        let mut context = request.context().clone();
-        let mut context_sha256 = BTreeMap::new();
-        for key in secret {
-            if let Some(value) = context.remove(key) {
-                let text = serde_json::to_vec(&value).unwrap_or_default();
-                context_sha256.insert(key.clone(), Sha256Digest::of(&text).to_hex());
-            }
-        }
-        let event = decision.audit_event();
-        Retained {
-            format_version: RETAINED_FORMAT,
-            tool: event.tool().to_owned(),
-            contract_version: event.contract_version().to_owned(),
-            contract_digest: decision.contract_digest().to_hex(),
-            gate_version: crate::GATE_VERSION.to_owned(),
-            request_id: request.id().to_owned(),
-            time: timestamp::format_utc(timestamp::unix_nanos(decision.time())).unwrap_or_default(),
-            upstream: request.upstream().map(str::to_owned),
-            upstream_status: response.status(),
-            unreachable: response.unreachable_reason().map(str::to_owned),
-            incomplete: response.incomplete_reason().map(str::to_owned),
-            context,
-            context_sha256,
-            raw_len: response.bytes().len(),
-            raw_sha256: decision.raw_sha256().to_hex(),
-            outcome: decision.outcome().as_str().to_owned(),
-            layer: decision
-                .rejection()
-                .map(|rejection| rejection.layer().as_str().to_owned()),
-            rule: decision.rule().map(str::to_owned),
-            code: decision
-                .outcome()
-                .code()
-                .map(|code| code.as_str().to_owned()),
-            agent_sha256: Sha256Digest::of(decision.agent_bytes()).to_hex(),
-            shadow: decision
-                .shadow()
-                .and_then(|shadow| serde_json::to_value(shadow).ok()),
-            raw: response.bytes().to_vec(),
-        }
+        Captured::of(decision, response, request).into_retained(secret)
     }
 
     /// The response to decide again: the raw bytes, with the status and failure the adapter

@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use toolgate_gate::{Decision, Request, Response, Retained, RetentionPolicy};
+use toolgate_gate::{Captured, Decision, Request, Response, Retained, RetentionPolicy};
 
 use crate::seal::{SEALED_SUFFIX, Seal};
 use crate::store::{Entry, Store};
@@ -73,7 +73,8 @@ struct Counters {
 }
 
 enum Job {
-    Keep(Box<Retained>),
+    /// Taken on the call's path; made a record on the retainer's thread.
+    Keep(Box<Captured>),
     /// Answered once everything before it is written.
     Flush(std::sync::mpsc::Sender<()>),
 }
@@ -86,7 +87,6 @@ pub struct Retainer {
     sender: SyncSender<Job>,
     counters: Arc<Counters>,
     policy: RetentionPolicy,
-    secret_keys: Vec<String>,
     log: Log,
     full_logged: Mutex<Option<Instant>>,
     describe: String,
@@ -106,6 +106,7 @@ impl Retainer {
         let describe = store.describe();
         let worker = Worker {
             store,
+            secret_keys: options.secret_keys,
             budget: options.budget_bytes,
             max_age: options.max_age,
             seal: options.seal,
@@ -123,7 +124,6 @@ impl Retainer {
             sender,
             counters,
             policy: options.policy,
-            secret_keys: options.secret_keys,
             log,
             full_logged: Mutex::new(None),
             describe,
@@ -131,17 +131,14 @@ impl Retainer {
     }
 
     /// Keeps `decision` (made on `response` for `request`) if the policy chooses it; never
-    /// waits. `true` when it was queued.
+    /// waits. `true` when it was queued. The call pays for copying the raw bytes and the
+    /// context; the record is made and written on the retainer's thread.
     pub fn offer(&self, decision: &Decision, response: &Response<'_>, request: &Request) -> bool {
         if !self.policy.keeps(decision) {
             return false;
         }
-        self.offer_retained(Retained::of(decision, response, request, &self.secret_keys))
-    }
-
-    /// Keeps `retained` whatever the policy says; never waits. `true` when it was queued.
-    pub fn offer_retained(&self, retained: Retained) -> bool {
-        match self.sender.try_send(Job::Keep(Box::new(retained))) {
+        let captured = Captured::of(decision, response, request);
+        match self.sender.try_send(Job::Keep(Box::new(captured))) {
             Ok(()) => true,
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
@@ -225,6 +222,8 @@ impl Retainer {
 /// The retainer's thread: writes, and keeps the store within its bounds.
 struct Worker {
     store: Box<dyn Store>,
+    /// Context keys kept as their digest only (hashed here, off the call's path).
+    secret_keys: Vec<String>,
     budget: u64,
     max_age: Duration,
     seal: Option<Seal>,
@@ -255,7 +254,10 @@ impl Worker {
                 Err(RecvTimeoutError::Disconnected) => return,
             };
             match job {
-                Job::Keep(retained) => self.keep(&retained),
+                Job::Keep(captured) => {
+                    let retained = captured.into_retained(&self.secret_keys);
+                    self.keep(&retained);
+                }
                 Job::Flush(done) => {
                     let _ = done.send(());
                 }

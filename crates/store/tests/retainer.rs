@@ -42,6 +42,16 @@ fn lines() -> (toolgate_store::Log, Arc<Mutex<Vec<String>>>) {
     )
 }
 
+/// A retainer writing to the folder `store` under `dir`, its lines dropped.
+fn folder_retainer(dir: &std::path::Path, options: RetentionOptions) -> Retainer {
+    let (log, _) = lines();
+    Retainer::start(
+        Box::new(FolderStore::open(&dir.join("store")).unwrap()),
+        options,
+        log,
+    )
+}
+
 #[test]
 fn what_is_kept_reads_back_as_the_decision_and_the_budget_keeps_the_newest() {
     let dir = tempfile::tempdir().unwrap();
@@ -91,14 +101,12 @@ fn what_is_kept_reads_back_as_the_decision_and_the_budget_keeps_the_newest() {
 fn admissions_are_kept_at_their_rate_only() {
     let dir = tempfile::tempdir().unwrap();
     let contract = contract();
-    let (log, _) = lines();
-    let retainer = Retainer::start(
-        Box::new(FolderStore::open(&dir.path().join("store")).unwrap()),
+    let retainer = folder_retainer(
+        dir.path(),
         RetentionOptions {
             policy: RetentionPolicy::new(0.0),
             ..RetentionOptions::default()
         },
-        log,
     );
     let raw = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1","decision":"approved","reviewed_by":"ana"}}"#;
     let decision = contract.admit(raw, &request(), now());
@@ -203,14 +211,12 @@ fn a_full_queue_or_a_failing_store_drops_records_counted_and_never_waits() {
 fn objects_older_than_the_age_limit_are_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let contract = contract();
-    let (log, _) = lines();
-    let retainer = Retainer::start(
-        Box::new(FolderStore::open(&dir.path().join("store")).unwrap()),
+    let retainer = folder_retainer(
+        dir.path(),
         RetentionOptions {
             max_age: Duration::from_millis(300),
             ..RetentionOptions::default()
         },
-        log,
     );
     let (raw, decision) = refused(&contract, 1);
     retainer.offer(&decision, &Response::body(&raw), &request());
@@ -231,14 +237,12 @@ fn a_sealed_store_holds_nothing_readable_without_the_identity() {
     let dir = tempfile::tempdir().unwrap();
     let identity = age::x25519::Identity::generate();
     let contract = contract();
-    let (log, _) = lines();
-    let retainer = Retainer::start(
-        Box::new(FolderStore::open(&dir.path().join("store")).unwrap()),
+    let retainer = folder_retainer(
+        dir.path(),
         RetentionOptions {
             seal: Some(Seal::new(&[identity.to_public().to_string()]).unwrap()),
             ..RetentionOptions::default()
         },
-        log,
     );
     let (raw, decision) = refused(&contract, 7);
     retainer.offer(&decision, &Response::body(&raw), &request());
