@@ -2,7 +2,7 @@
 //! decision exactly and for a reviewer to try a contract bump on real traffic.
 //!
 //! [`Retainer`] keeps what a [`RetentionPolicy`](toolgate_gate::RetentionPolicy) chooses (every
-//! refusal, admissions at a sampled rate) as [`Retained`](toolgate_gate::Retained) records, on a
+//! refusal, admissions at a sampled rate) as [`Retained`] records, on a
 //! thread of its own, never in a call's way, bounded by a byte budget and an age; in a
 //! [`Store`]: a local folder ([`FolderStore`], private, written atomically, never through a
 //! link) or an S3-compatible bucket ([`S3Store`]), optionally sealed to an operator's `age`

@@ -43,7 +43,7 @@ fn lines() -> (toolgate_store::Log, Arc<Mutex<Vec<String>>>) {
 }
 
 /// A retainer writing to the folder `store` under `dir`, its lines dropped.
-fn folder_retainer(dir: &std::path::Path, options: RetentionOptions) -> Retainer {
+fn folder_retainer(dir: &Path, options: RetentionOptions) -> Retainer {
     let (log, _) = lines();
     Retainer::start(
         Box::new(FolderStore::open(&dir.join("store")).unwrap()),
