@@ -386,3 +386,113 @@ fn the_blast_radius_is_measured_on_an_s3_store_too() {
         sent.len(),
     );
 }
+
+#[test]
+fn a_sealed_store_is_read_with_its_identity_only() {
+    use age::secrecy::ExposeSecret;
+    let folder = tempfile::tempdir().unwrap();
+    let identity = age::x25519::Identity::generate();
+    let identity_file = folder.path().join("identity.txt");
+    std::fs::write(&identity_file, identity.to_string().expose_secret()).unwrap();
+    let recipient = identity.to_public().to_string();
+    let store_path = folder.path().join("evidence");
+    let store_arg = store_path.to_str().unwrap();
+    let sent: Vec<_> = responses().into_iter().take(4).collect();
+    serve_into(
+        store_arg,
+        &["--retain-recipient", &recipient],
+        &sent,
+        |_| {},
+    );
+
+    // What the front kept, it cannot read back: every object sealed, no response in the clear.
+    let kept: Vec<PathBuf> = walk(&store_path);
+    assert_eq!(kept.len(), sent.len(), "{kept:?}");
+    let request = request();
+    let run_id = request["context"]["runs"][0].as_str().unwrap();
+    for path in &kept {
+        assert!(
+            path.to_string_lossy().ends_with(".age"),
+            "{}",
+            path.display()
+        );
+        let bytes = std::fs::read(path).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(run_id),
+            "{}",
+            path.display()
+        );
+    }
+
+    let without = diff(&["--replay", store_arg]);
+    assert_eq!(without.code, 2, "{}", without.stdout);
+    assert!(
+        without.stderr.contains("--identity FILE"),
+        "{}",
+        without.stderr
+    );
+    let identity_arg = identity_file.to_str().unwrap();
+    let with = diff(&[
+        "--replay",
+        store_arg,
+        "--identity",
+        identity_arg,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    let report: Value = serde_json::from_str(&with.stdout).unwrap();
+    assert_eq!(report["traffic"]["held"], json!(sent.len()));
+    assert_eq!(
+        report["traffic"]["decided"],
+        json!(sent.len()),
+        "{report:#}"
+    );
+
+    // And reproduce opens one with the same identity, and says what it needs without it.
+    let digest = toolgate_gate::Sha256Digest::of(&std::fs::read(&sent[0].0).unwrap()).to_hex();
+    let reproduce = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command
+            .args([
+                "reproduce",
+                "--digest",
+                &digest,
+                "--store",
+                store_arg,
+                "--root",
+            ])
+            .arg(repo_root())
+            .args(extra);
+        run(command, b"")
+    };
+    let refused = reproduce(&[]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("--identity FILE"),
+        "{}",
+        refused.stderr
+    );
+    let opened = reproduce(&["--identity", identity_arg]);
+    assert!(matches!(opened.code, 0 | 1), "{}", opened.stderr);
+    assert!(
+        opened.stderr.contains("reproduced exactly"),
+        "{}",
+        opened.stderr
+    );
+}
+
+/// Every file under `folder`.
+fn walk(folder: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
