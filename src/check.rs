@@ -12,8 +12,8 @@ use toolgate_repo::{parse_target, save_fixture};
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
 use toolgate_repo::Repository;
+use toolgate_repo::open_audit_log;
 use toolgate_repo::{FixtureTarget, Observed};
-use toolgate_repo::{OutputMode, create_output_folder, open_audit_log, open_output_file};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
 use toolgate_repo::{UsageError, write_output};
 
@@ -48,7 +48,9 @@ pub(crate) struct CheckOptions {
     /// Append the decision's audit event (one JSON line) to this file.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
-    /// Keep the raw bytes in this folder, named by their SHA-256.
+    /// Keep the decision in this folder as a production front does with --retain (the raw
+    /// bytes and what decided them, under their SHA-256): `toolgate reproduce --store DIR`
+    /// decides it again.
     #[arg(long, value_name = "DIR")]
     pub retain: Option<PathBuf>,
     /// Save the response as a regression fixture, fixtures/TOOL/CLASS/NAME, with a sidecar that
@@ -98,9 +100,11 @@ pub(crate) fn run(
     let request = spec.to_request();
     let decision = contract.admit_response(response, &request, now);
 
-    if let Some(folder) = &options.retain {
-        retain(folder, &raw, &decision)?;
-    }
+    let retained = options
+        .retain
+        .as_deref()
+        .map(|folder| retain(folder, &response, &request, &decision))
+        .transpose()?;
     if let Some(sink) = audit.as_mut() {
         sink.record_decision(&decision).map_err(|error| {
             UsageError::io(
@@ -148,7 +152,7 @@ pub(crate) fn run(
                 &decision,
                 contract.tool(),
                 contract.version(),
-                options.retain.as_deref()
+                retained.as_deref()
             )
         );
     }
@@ -200,12 +204,25 @@ fn read_raw(
     }
 }
 
-fn retain(folder: &Path, raw: &[u8], decision: &Decision) -> Result<(), UsageError> {
-    create_output_folder(folder, "the retention folder")?;
-    let path = folder.join(decision.audit_event().raw_sha256().to_hex());
-    open_output_file(&path, OutputMode::Replace, "the retained raw bytes")?
-        .write_all(raw)
-        .map_err(|error| UsageError::io(&path, "retain the raw bytes", &error))
+/// Keeps the decision as a production front does (`--retain`): a record `toolgate reproduce
+/// --store FOLDER` decides again, in a private folder, written atomically. Its path.
+fn retain(
+    folder: &Path,
+    response: &Response<'_>,
+    request: &toolgate_gate::Request,
+    decision: &Decision,
+) -> Result<PathBuf, UsageError> {
+    let store = toolgate_store::FolderStore::open(folder)
+        .map_err(|error| UsageError::new(format!("--retain {}: {error}", folder.display())))?;
+    let record = toolgate_gate::Retained::of(decision, response, request, &[]);
+    let name = record.name();
+    toolgate_store::Store::put(&store, &name, &record.to_bytes()).map_err(|error| {
+        UsageError::new(format!(
+            "--retain {}: cannot keep {name}: {error}",
+            folder.display()
+        ))
+    })?;
+    Ok(folder.join(name))
 }
 
 fn explain(decision: &Decision, tool: &str, version: &str, retained: Option<&Path>) -> String {
@@ -228,8 +245,7 @@ fn explain(decision: &Decision, tool: &str, version: &str, retained: Option<&Pat
             decision.agent_bytes().len()
         ),
     };
-    if let Some(folder) = retained {
-        let path = folder.join(decision.audit_event().raw_sha256().to_hex());
+    if let Some(path) = retained {
         text.push_str(&format!("\n  retained: {}", path.display()));
     }
     text

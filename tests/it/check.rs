@@ -301,10 +301,39 @@ fn audit_events_are_appended_one_line_each_and_raw_bytes_retained_by_digest() {
     assert_eq!(events[1]["outcome"], "rejected");
     assert_eq!(events[1]["rule"], "ticket_closable");
     assert_eq!(events[1]["upstream"], "model proposal, turn 3");
+    // Kept as a production front keeps it: the record `toolgate reproduce` decides again.
     let digest = events[1]["raw_sha256"].as_str().unwrap();
-    assert_eq!(
-        std::fs::read_to_string(retained.join(digest)).unwrap(),
-        eight
+    let store = toolgate_store::FolderStore::open(&retained).unwrap();
+    let names: Vec<String> = toolgate_store::Store::list(&store, "close_ticket/")
+        .unwrap()
+        .into_iter()
+        .map(|entry| entry.name)
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let name = names
+        .iter()
+        .find(|name| name.starts_with(&format!("close_ticket/{digest}-")))
+        .unwrap();
+    let record = toolgate_store::read_retained(&store, name, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.raw, eight.as_bytes());
+    assert_eq!(record.request_id, events[1]["request_id"].as_str().unwrap());
+    let again = toolgate(
+        &[
+            "reproduce",
+            "--digest",
+            digest,
+            "--store",
+            retained.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("reproduced exactly"),
+        "{}",
+        again.stderr
     );
 }
 
