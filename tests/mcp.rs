@@ -587,6 +587,29 @@ struct Proxy {
     stderr: std::thread::JoinHandle<String>,
 }
 
+/// A child's stdout, a line at a time on a channel, and its whole stderr when it exits.
+fn read_output(
+    child: &mut std::process::Child,
+) -> (mpsc::Receiver<String>, std::thread::JoinHandle<String>) {
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    (lines, stderr)
+}
+
 fn start_proxy(scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
     start_proxy_at(&here(), scenario, log, extra)
 }
@@ -609,22 +632,7 @@ fn start_proxy_at(root: &Path, scenario: &Path, log: &Path, extra: &[String]) ->
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (sender, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
-    });
+    let (lines, stderr) = read_output(&mut child);
     Proxy {
         child,
         lines,

@@ -16,7 +16,7 @@ use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
 use super::http::{listening_proxy_at, modern, post_json};
-use super::{LOG_VARIABLE, PATIENCE, Proxy, SCENARIO_VARIABLE, here, start_proxy_at};
+use super::{LOG_VARIABLE, PATIENCE, Proxy, SCENARIO_VARIABLE, here, read_output, start_proxy_at};
 
 /// A repository with the proxy tests' contracts, in a folder of its own that fixtures can be
 /// saved into.
@@ -457,23 +457,7 @@ impl Serving {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, answers) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
+        let (answers, stderr) = read_output(&mut child);
         Serving {
             stdin: child.stdin.take(),
             child,

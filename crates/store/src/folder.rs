@@ -205,33 +205,6 @@ impl Store for FolderStore {
 mod tests {
     use super::*;
 
-    #[test]
-    fn objects_are_written_whole_read_back_listed_and_deleted() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = FolderStore::open(&dir.path().join("store")).unwrap();
-        store.put("job_status/a", b"first").unwrap();
-        store.put("job_status/a", b"second").unwrap();
-        store.put("review_status/b", b"x").unwrap();
-        assert_eq!(store.get("job_status/a").unwrap().unwrap(), b"second");
-        assert_eq!(store.get("job_status/none").unwrap(), None);
-        let names: Vec<String> = store
-            .list("")
-            .unwrap()
-            .into_iter()
-            .map(|entry| entry.name)
-            .collect();
-        assert_eq!(names.len(), 2);
-        assert_eq!(store.list("review_status/").unwrap()[0].size, 1);
-        store.delete("job_status/a").unwrap();
-        store.delete("job_status/a").unwrap();
-        assert_eq!(store.get("job_status/a").unwrap(), None);
-        // No temporary file is left behind.
-        let left: Vec<_> = fs::read_dir(dir.path().join("store/job_status"))
-            .unwrap()
-            .collect();
-        assert!(left.is_empty(), "{left:?}");
-    }
-
     #[cfg(unix)]
     #[test]
     fn the_folder_is_created_private() {

@@ -3,6 +3,8 @@
 //! `evidence`, already made); `cargo test` alone skips this, saying so, unless
 //! `TOOLGATE_REQUIRE_S3=1` makes a missing server a failure (as `.ci/run` does).
 
+mod common;
+
 use std::time::{Duration, SystemTime};
 
 use toolgate_gate::{Contract, ContractSource, Request, Response};
@@ -43,24 +45,7 @@ fn objects_go_to_the_bucket_under_the_prefix_and_come_back() {
             .unwrap()
             .as_nanos()
     );
-    let store = store(&endpoint, &bucket, &prefix);
-    store.put("job_status/a", b"first").unwrap();
-    store.put("job_status/a", b"second").unwrap();
-    store.put("review_status/b", b"x").unwrap();
-    assert_eq!(store.get("job_status/a").unwrap().unwrap(), b"second");
-    assert_eq!(store.get("job_status/none").unwrap(), None);
-    let names: Vec<String> = store
-        .list("")
-        .unwrap()
-        .into_iter()
-        .map(|entry| entry.name)
-        .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
-    assert_eq!(store.list("review_status/").unwrap().len(), 1);
-    store.delete("job_status/a").unwrap();
-    store.delete("job_status/a").unwrap();
-    assert_eq!(store.get("job_status/a").unwrap(), None);
-    assert!(store.put("../escape/x", b"no").is_err());
+    common::behaves_as_a_store(&store(&endpoint, &bucket, &prefix));
 }
 
 #[test]
