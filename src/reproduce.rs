@@ -13,7 +13,7 @@ use toolgate_repo::{
     FixtureTarget, Observed, Repository, RequestSpec, UsageError, parse_target, save_fixture,
     write_output,
 };
-use toolgate_store::{Opener, Store, StoreSpec, read_retained};
+use toolgate_store::{Opener, Store, read_retained};
 
 /// What `toolgate reproduce` was asked to do.
 #[derive(Debug, Clone, clap::Args)]
@@ -78,15 +78,13 @@ pub(crate) fn run(
     stderr: &mut impl Write,
 ) -> Result<bool, UsageError> {
     let wanted = wanted(options)?;
-    let store = StoreSpec::parse(&options.store)
-        .and_then(|spec| spec.open_to_read(options.endpoint.as_deref()))
-        .map_err(|why| UsageError::new(format!("--store {}: {why}", options.store)))?;
-    let opener = options
-        .identity
-        .as_deref()
-        .map(Opener::from_file)
-        .transpose()
-        .map_err(UsageError::new)?;
+    let (store, opener) = toolgate_store::open_kept(
+        "--store",
+        &options.store,
+        options.endpoint.as_deref(),
+        options.identity.as_deref(),
+    )
+    .map_err(UsageError::new)?;
     let retained = find(store.as_ref(), &wanted, opener.as_ref(), stderr)?;
     let repository = Repository::open(&options.root)?;
     let (contract, changed) = contract_for(&repository, &retained)?;

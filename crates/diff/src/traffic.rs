@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::Map;
 use toolgate_gate::{Contract, Decision, Retained};
 use toolgate_repo::UsageError;
-use toolgate_store::{Opener, SEALED_SUFFIX, Store, StoreSpec, read_retained};
+use toolgate_store::{Opener, SEALED_SUFFIX, Store, read_retained};
 
 /// Where the traffic is, and how much of it to decide.
 #[derive(Debug, Clone, Default)]
@@ -134,15 +134,13 @@ pub(crate) fn blast_radius(
     from: &Contract,
     to: &Contract,
 ) -> Result<BlastRadius, UsageError> {
-    let store = StoreSpec::parse(&source.store)
-        .and_then(|spec| spec.open_to_read(source.endpoint.as_deref()))
-        .map_err(|why| UsageError::new(format!("--replay {}: {why}", source.store)))?;
-    let opener = source
-        .identity
-        .as_deref()
-        .map(Opener::from_file)
-        .transpose()
-        .map_err(UsageError::new)?;
+    let (store, opener) = toolgate_store::open_kept(
+        "--replay",
+        &source.store,
+        source.endpoint.as_deref(),
+        source.identity.as_deref(),
+    )
+    .map_err(UsageError::new)?;
     let mut entries = store.list(&format!("{tool}/")).map_err(|error| {
         UsageError::new(format!(
             "--replay {}: cannot list it: {error}",

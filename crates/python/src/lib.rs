@@ -542,6 +542,16 @@ fn to_json(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     )))
 }
 
+/// A value the gate serializes (an operator record, a shadow's outcome) as a Python dict.
+fn serialized_to_python<'py>(
+    py: Python<'py>,
+    value: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value =
+        serde_json::to_value(value).map_err(|error| PyValueError::new_err(error.to_string()))?;
+    to_python(py, &value)
+}
+
 /// JSON as a Python value.
 fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -725,11 +735,7 @@ impl Decision {
     fn shadow<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.inner
             .shadow()
-            .map(|shadow| {
-                let value = serde_json::to_value(shadow)
-                    .map_err(|error| PyValueError::new_err(error.to_string()))?;
-                to_python(py, &value)
-            })
+            .map(|shadow| serialized_to_python(py, shadow))
             .transpose()
     }
 
@@ -752,11 +758,7 @@ impl Decision {
     fn operator_record<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.inner
             .operator_record()
-            .map(|record| {
-                let value = serde_json::to_value(record)
-                    .map_err(|error| PyValueError::new_err(error.to_string()))?;
-                to_python(py, &value)
-            })
+            .map(|record| serialized_to_python(py, record))
             .transpose()
     }
 

@@ -25,6 +25,23 @@ pub use store::{Entry, MAX_OBJECT_BYTES, Store, StoreSpec, check_name};
 
 use toolgate_gate::Retained;
 
+/// The store a front kept its records in, opened to read them (`toolgate reproduce --store`,
+/// `toolgate diff --replay`: `flag` names the option in messages), and the opener of its sealed
+/// records when `identity` names an age identity file. A folder that does not exist is an error,
+/// not an empty store.
+pub fn open_kept(
+    flag: &str,
+    store: &str,
+    endpoint: Option<&str>,
+    identity: Option<&std::path::Path>,
+) -> Result<(Box<dyn Store>, Option<Opener>), String> {
+    let opened = StoreSpec::parse(store)
+        .and_then(|spec| spec.open_to_read(endpoint))
+        .map_err(|why| format!("{flag} {store}: {why}"))?;
+    let opener = identity.map(Opener::from_file).transpose()?;
+    Ok((opened, opener))
+}
+
 /// The retained record kept under `name` (opened with `opener` when it is sealed).
 pub fn read_retained(
     store: &dyn Store,
