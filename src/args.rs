@@ -341,8 +341,18 @@ pub struct McpProxyArgs {
     /// credential, so whoever reaches the port calls the upstream's tools as you. Give it only
     /// where something else decides who reaches the port (a network policy, an authenticating
     /// proxy in front).
-    #[arg(long, requires = "listen")]
+    #[arg(long, requires = "listen", conflicts_with = "auth")]
     insecure_no_auth: bool,
+    /// Make the HTTP listener an OAuth 2.1 resource server: a YAML file naming the resource,
+    /// the authorization server, its JWKS (a file or an https URL) and which scopes may call
+    /// which tool (README, "Who may call"). Every POST then needs a bearer token; the
+    /// protected resource metadata is served at /.well-known/oauth-protected-resource.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    auth: Option<PathBuf>,
+    /// Each caller's request rate (a token bucket: N/s, N/m or N/h, bursts of N): its token's
+    /// subject with --auth, its address otherwise. Past it, 429 with Retry-After.
+    #[arg(long, value_name = "RATE", requires = "listen", value_parser = toolgate_mcp::parse_caller_rate)]
+    caller_rate: Option<toolgate_mcp::RateLimit>,
     /// The most connections the HTTP listener holds at once; one more is answered 503 and
     /// closed.
     #[arg(long, value_name = "N", default_value_t = ListenLimits::default().max_connections, requires = "listen", value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
@@ -388,6 +398,8 @@ impl From<McpProxyArgs> for ProxyConfig {
             listen: args.listen,
             allow_origins: args.allow_origin,
             insecure_no_auth: args.insecure_no_auth,
+            auth: args.auth,
+            caller_rate: args.caller_rate,
             listen_limits: ListenLimits {
                 max_connections: args.max_connections,
                 max_requests_in_flight: args.max_requests_in_flight,

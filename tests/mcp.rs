@@ -20,6 +20,8 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 
+#[path = "mcp/auth.rs"]
+mod auth;
 #[path = "mcp/http.rs"]
 mod http;
 #[path = "mcp/listener.rs"]
@@ -64,7 +66,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 14] = [
+    let single: [(&str, Test); 18] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -112,6 +114,22 @@ fn main() -> ExitCode {
         (
             "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",
             scaffold::new_stops_at_a_listing_too_large_to_hold,
+        ),
+        (
+            "mcp::auth::bad_tokens_are_refused_and_the_right_one_served",
+            auth::bad_tokens_are_refused_and_the_right_one_served,
+        ),
+        (
+            "mcp::auth::keys_from_a_url_rotate",
+            auth::keys_from_a_url_rotate,
+        ),
+        (
+            "mcp::auth::the_upstream_never_sees_the_callers_token",
+            auth::the_upstream_never_sees_the_callers_token,
+        ),
+        (
+            "mcp::auth::bad_auth_files_are_configuration_errors",
+            auth::bad_auth_files_are_configuration_errors,
         ),
         (
             "mcp::many_calls_in_one_write_are_each_answered_once",

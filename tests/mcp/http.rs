@@ -72,7 +72,11 @@ pub(crate) fn listening_proxy_at(
         .arg("mcp-proxy")
         .arg("--root")
         .arg(root)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(if extra.contains(&"--listen") {
+            &[][..]
+        } else {
+            &["--listen", "127.0.0.1:0"][..]
+        })
         .args(extra)
         .arg("--")
         .args(upstream)
@@ -127,16 +131,30 @@ pub(crate) fn post_json(
     body: &Value,
     headers: &[(String, String)],
 ) -> Result<Value, Failed> {
-    let body = body.to_string();
+    let (_, _, json) = http_exchange(address, "POST", "/mcp", &body.to_string(), headers)?;
+    serde_json::from_str(&json).map_err(|error| format!("{error}: {json:?}").into())
+}
+
+/// An HTTP answer: its status, its header lines (names lowercased) and its body.
+pub(crate) type Answer = (u16, Vec<(String, String)>, String);
+
+/// One plain HTTP/1.1 exchange over its own connection.
+pub(crate) fn http_exchange(
+    address: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+    headers: &[(String, String)],
+) -> Result<Answer, Failed> {
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    request.push_str(&body);
+    request.push_str(body);
     let mut stream = TcpStream::connect(address).map_err(|error| error.to_string())?;
     stream
         .set_read_timeout(Some(PATIENCE))
@@ -148,10 +166,20 @@ pub(crate) fn post_json(
     stream
         .read_to_string(&mut answer)
         .map_err(|error| error.to_string())?;
-    let (_, json) = answer
+    let (head, body) = answer
         .split_once("\r\n\r\n")
         .ok_or_else(|| format!("not an HTTP answer: {answer:?}"))?;
-    serde_json::from_str(json).map_err(|error| format!("{error}: {json:?}").into())
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("no status line: {head:?}"))?;
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    Ok((status, headers, body.to_owned()))
 }
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {

@@ -26,6 +26,9 @@ pub struct AuditEvent {
     pub(crate) contract: Arc<ContractIdentity>,
     pub(crate) gate_version: &'static str,
     pub(crate) upstream: Option<Arc<str>>,
+    /// Who asked for the call, when the front authenticated them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) caller: Option<Arc<str>>,
     pub(crate) outcome: &'static str,
     /// `current`, or the name of the legacy shape that admitted the bytes.
     pub(crate) shape: Option<Arc<str>>,
@@ -70,6 +73,7 @@ pub(crate) struct AuditLine<'a> {
     pub request_id: &'a str,
     pub contract: &'a ContractIdentity,
     pub upstream: Option<&'a str>,
+    pub caller: Option<&'a str>,
     pub verdict: Verdict,
     pub shape: Option<&'a str>,
     pub rule: Option<&'a str>,
@@ -121,6 +125,7 @@ impl AuditLine<'_> {
             request_id: &facts.request_id,
             contract: &facts.contract,
             upstream: facts.upstream.as_deref(),
+            caller: facts.caller.as_deref(),
             verdict: Verdict::of(outcome),
             shape: facts.shape.as_deref(),
             rule,
@@ -145,6 +150,7 @@ impl AuditLine<'_> {
                 + self.contract.tool.len()
                 + self.contract.version.len()
                 + self.upstream.map_or(0, str::len)
+                + self.caller.map_or(0, |caller| caller.len() + 12)
                 + self.shape.map_or(0, str::len)
                 + self.rule.map_or(0, str::len),
         );
@@ -170,6 +176,10 @@ impl AuditLine<'_> {
         write_name(out, GATE_VERSION);
         out.extend_from_slice(b",\"upstream\":");
         write_optional(out, self.upstream);
+        if let Some(caller) = self.caller {
+            out.extend_from_slice(b",\"caller\":");
+            write_string(out, caller);
+        }
         out.extend_from_slice(b",\"outcome\":");
         write_name(out, self.verdict.outcome);
         out.extend_from_slice(b",\"shape\":");
@@ -255,6 +265,7 @@ impl AuditEvent {
             contract: Arc::clone(&facts.contract),
             gate_version: GATE_VERSION,
             upstream: facts.upstream.clone(),
+            caller: facts.caller.clone(),
             outcome: verdict.outcome,
             shape: facts.shape.clone(),
             layer: verdict.layer,
@@ -281,6 +292,7 @@ impl AuditEvent {
             request_id: &self.request_id,
             contract: &self.contract,
             upstream: self.upstream.as_deref(),
+            caller: self.caller.as_deref(),
             verdict: Verdict {
                 outcome: self.outcome,
                 layer: self.layer,
@@ -417,6 +429,8 @@ mod tests {
                 digest: Sha256Digest::of(tool.as_bytes()),
             }),
             upstream: upstream.map(Arc::from),
+            // A caller wherever an upstream is named, with the upstream's escapes.
+            caller: upstream.map(|upstream| Arc::from(format!("issuer sub {upstream}"))),
             upstream_status: None,
             shape: shape.map(Arc::from),
             raw: RawEvidence::hashed(raw_len, Sha256Digest::of(b"raw")),

@@ -426,6 +426,7 @@ impl Contract {
             request_id: request.shared_id(),
             contract: Arc::clone(&self.identity),
             upstream: request.shared_upstream(),
+            caller: request.shared_caller(),
             upstream_status: response.status,
             shape: None,
             raw,

@@ -92,6 +92,8 @@ pub(crate) struct Facts {
     pub request_id: Arc<str>,
     pub contract: Arc<ContractIdentity>,
     pub upstream: Option<Arc<str>>,
+    /// Who asked for the call, when the front authenticated them.
+    pub caller: Option<Arc<str>>,
     pub upstream_status: Option<u16>,
     pub shape: Option<Arc<str>>,
     pub raw: RawEvidence,

@@ -15,6 +15,7 @@ pub struct Request {
     id: Arc<str>,
     context: Arc<Map<String, Value>>,
     upstream: Option<Arc<str>>,
+    caller: Option<Arc<str>>,
 }
 
 impl Request {
@@ -24,6 +25,7 @@ impl Request {
             id: Arc::from(id.into()),
             context: Arc::new(Map::new()),
             upstream: None,
+            caller: None,
         }
     }
 
@@ -44,6 +46,22 @@ impl Request {
     pub fn with_upstream(mut self, upstream: impl Into<Arc<str>>) -> Request {
         self.upstream = Some(upstream.into());
         self
+    }
+
+    /// Names who asked for the call (an authenticated caller's identity: a token's issuer and
+    /// subject), for the audit event.
+    pub fn with_caller(mut self, caller: impl Into<Arc<str>>) -> Request {
+        self.caller = Some(caller.into());
+        self
+    }
+
+    /// Who asked for the call, if the adapter named them.
+    pub fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
+    }
+
+    pub(crate) fn shared_caller(&self) -> Option<Arc<str>> {
+        self.caller.clone()
     }
 
     /// The request id the adapter minted.

@@ -75,6 +75,8 @@ impl Listener {
             loopback: true,
             body_cap: 256 * 1024,
             limits,
+            auth: None,
+            rate: None,
         };
         runtime.spawn(listen::serve(
             proxy,

@@ -11,6 +11,7 @@
 //! API boundary: [`run`] with a [`ProxyConfig`], the [`Route`]s it can open, and the failure
 //! branch its output schemas carry (for tests that validate what the host sees).
 
+mod auth;
 mod batch;
 mod context;
 mod era;
@@ -69,9 +70,14 @@ pub struct ProxyConfig {
     pub listen: Option<std::net::SocketAddr>,
     /// The `Origin` values the HTTP listener accepts (a browser page's; none by default).
     pub allow_origins: Vec<String>,
+    /// The listener as an OAuth resource server: the file naming the authorization server, its
+    /// keys, and which scopes may call which tool (README, "Who may call").
+    pub auth: Option<PathBuf>,
     /// Serve on an address other than loopback although the listener authenticates no host:
     /// anyone who reaches it calls the upstream's tools with the operator's credential.
     pub insecure_no_auth: bool,
+    /// Each caller's request rate over HTTP (its token's subject; its address without `--auth`).
+    pub caller_rate: Option<RateLimit>,
     /// What the HTTP listener's clients may hold, and for how long.
     pub listen_limits: ListenLimits,
     /// Keep refused results (and admitted ones at a sampled rate) in a store.
@@ -87,6 +93,7 @@ pub struct ProxyConfig {
     pub command: Vec<OsString>,
 }
 
+pub use auth::{RateLimit, parse_caller_rate};
 pub use listen::{Limits as ListenLimits, parse_address};
 
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
@@ -155,11 +162,22 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     if let Some(address) = options.listen
         && !address.ip().is_loopback()
+        && options.auth.is_none()
         && !options.insecure_no_auth
     {
         return Err(UsageError::new(format!(
-            "--listen {address}: the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Listen on 127.0.0.1 behind your own authentication (a sidecar, an authenticating proxy), or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
+            "--listen {address}: without --auth the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Name your authorization server with --auth FILE (README, \"Who may call\"), listen on 127.0.0.1 behind your own authentication, or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
         )));
+    }
+    if options.listen.is_none() && (options.auth.is_some() || options.caller_rate.is_some()) {
+        return Err(UsageError::new(
+            "--auth and --caller-rate are for the HTTP listener (--listen ADDR): a stdio host is the process that launched the proxy",
+        ));
+    }
+    if options.auth.is_some() && options.insecure_no_auth {
+        return Err(UsageError::new(
+            "--auth and --insecure-no-auth contradict each other: with --auth every caller is authenticated",
+        ));
     }
     if options.observe {
         toolgate_repo::refuse_observe_in_ci("toolgate mcp-proxy")?;
@@ -192,6 +210,17 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         )
     } else {
         None
+    };
+    // Read before anything starts: a file that is wrong, or keys that cannot be had, are a
+    // configuration error, not a listener that refuses every call.
+    let authorizer = match (&options.auth, &runtime) {
+        (Some(path), Some(runtime)) => {
+            let tools = registry.iter().map(|(name, _)| name.to_owned()).collect();
+            Some(std::sync::Arc::new(
+                runtime.block_on(auth::Authorizer::load(path, &tools))?,
+            ))
+        }
+        _ => None,
     };
     // Bound before anything starts, so a taken port is a configuration error, not a late one.
     let listener = options
@@ -282,6 +311,11 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                                 .is_some_and(|address| address.ip().is_loopback()),
                             body_cap: line_cap,
                             limits: options.listen_limits.clone(),
+                            auth: authorizer.clone(),
+                            rate: options
+                                .caller_rate
+                                .as_ref()
+                                .map(|rate| std::sync::Arc::new(auth::CallerRate::new(rate))),
                         },
                         stop_signal(),
                     )

@@ -43,11 +43,12 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
+use super::auth::{Authorizer, CallerRate, Denied};
 use super::era::{self, RequestEra, modern_codes};
 use super::lines::log;
 use super::lock;
 use super::message::{self, Message, codes};
-use super::proxy::{Host, Proxy, refusal_line};
+use super::proxy::{Grant, Host, Proxy, refusal_line};
 
 /// The MCP endpoint's path.
 pub(crate) const ENDPOINT: &str = "/mcp";
@@ -64,6 +65,10 @@ pub(crate) struct Listen {
     pub body_cap: usize,
     /// What one client, or many, may hold.
     pub limits: Limits,
+    /// The resource server (`--auth`): who may call, and what.
+    pub auth: Option<Arc<Authorizer>>,
+    /// The per-caller rate limit (`--caller-rate`).
+    pub rate: Option<Arc<CallerRate>>,
 }
 
 /// The listener's bounds: what connections, requests and their bodies may hold, and for how
@@ -151,6 +156,12 @@ pub(crate) async fn serve(
     options: Listen,
     shutdown: impl Future<Output = ()>,
 ) {
+    if let Some(auth) = &options.auth {
+        tokio::spawn(Arc::clone(auth).refresh_periodically());
+    }
+    if let Some(rate) = &options.rate {
+        tokio::spawn(Arc::clone(rate).forget_idle_periodically());
+    }
     let connections = Arc::new(Semaphore::new(options.limits.max_connections));
     let requests = Arc::new(Semaphore::new(options.limits.max_requests_in_flight));
     let options = Arc::new(options);
@@ -161,10 +172,10 @@ pub(crate) async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => return,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => {
+        let (stream, peer) = match accepted {
+            Ok(accepted) => {
                 backoff = Duration::ZERO;
-                stream
+                accepted
             }
             Err(error) => {
                 // Out of descriptors, say: accepting again at once would spin. Waits that grow
@@ -185,7 +196,7 @@ pub(crate) async fn serve(
         let proxy = Arc::clone(&proxy);
         let options = Arc::clone(&options);
         let requests = Arc::clone(&requests);
-        tokio::spawn(connection(stream, permit, proxy, options, requests));
+        tokio::spawn(connection(stream, peer, permit, proxy, options, requests));
     }
 }
 
@@ -200,6 +211,7 @@ async fn refuse_connection(mut stream: tokio::net::TcpStream) {
 /// too slowly.
 async fn connection(
     stream: tokio::net::TcpStream,
+    peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
     proxy: Arc<Proxy>,
     options: Arc<Listen>,
@@ -219,7 +231,7 @@ async fn connection(
             let requests = Arc::clone(&requests);
             let busy = Busy::begin(&activity);
             async move {
-                let response = handle(proxy, &options, &requests, request).await;
+                let response = handle(proxy, &options, &requests, peer, request).await;
                 Ok::<_, Infallible>(response.map(|body| tracked(body, busy)))
             }
         })
@@ -401,8 +413,21 @@ async fn handle(
     proxy: Arc<Proxy>,
     options: &Listen,
     requests: &Arc<Semaphore>,
+    peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Response<Body> {
+    if request.method() == Method::GET
+        && let Some(metadata) = options
+            .auth
+            .as_ref()
+            .and_then(|auth| auth.metadata(request.uri().path()))
+    {
+        // RFC 9728 §3.2: the metadata, as JSON, to anyone (it is what a client reads first).
+        return json(
+            StatusCode::OK,
+            serde_json::to_vec(metadata).unwrap_or_default(),
+        );
+    }
     match (request.method(), request.uri().path()) {
         (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
         (&Method::GET, "/readyz") if proxy.ready() => text(StatusCode::OK, "ready\n"),
@@ -410,7 +435,7 @@ async fn handle(
             StatusCode::SERVICE_UNAVAILABLE,
             "not ready: the upstream's era is not settled, or it is gone or not answering\n",
         ),
-        (&Method::POST, ENDPOINT) => post(proxy, options, requests, request).await,
+        (&Method::POST, ENDPOINT) => post(proxy, options, requests, peer, request).await,
         (_, ENDPOINT) => {
             let mut response = text(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -432,6 +457,7 @@ async fn post(
     proxy: Arc<Proxy>,
     options: &Listen,
     requests: &Arc<Semaphore>,
+    peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Response<Body> {
     if let Err(refused) = check_origin(request.headers(), options) {
@@ -441,6 +467,43 @@ async fn post(
             codes::INVALID_REQUEST,
             refused,
         );
+    }
+    // Who asks, before anything of theirs is read: a token that does not verify costs the
+    // listener no body.
+    let grant = match &options.auth {
+        Some(auth) => {
+            let verified = match auth.authenticate(request.headers()).await {
+                Ok(caller) => auth.admits(&caller).map(|()| caller),
+                Err(denied) => Err(denied),
+            };
+            match verified {
+                Ok(caller) => Some(Grant {
+                    caller,
+                    authorizer: Arc::clone(auth),
+                }),
+                Err(denied) => return unauthorized(auth, &denied),
+            }
+        }
+        None => None,
+    };
+    if let Some(rate) = &options.rate {
+        let key = match &grant {
+            Some(grant) => format!("caller {}", grant.caller.subject),
+            None => format!("address {}", peer.ip()),
+        };
+        if let Err(wait) = rate.check(&key) {
+            let mut response = json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                &Value::Null,
+                codes::INTERNAL_ERROR,
+                "this caller is over its request rate (--caller-rate); try again after Retry-After seconds",
+            );
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+            return response;
+        }
     }
     // A request is read and answered holding one of the permits, which bounds the bodies and
     // answers held at once; its turn is waited for no longer than a body may take.
@@ -508,7 +571,7 @@ async fn post(
             );
         }
     };
-    let peer = session_of(&headers);
+    let session = session_of(&headers);
     let (id, method, params) = match parsed {
         Message::Response { .. } => {
             return json_error(
@@ -527,7 +590,7 @@ async fn post(
                     &mismatch,
                 );
             }
-            let host = Host::with_peer(Arc::new(|_| {}), false, peer);
+            let host = Host::with_peer(Arc::new(|_| {}), false, session, grant);
             forward(&proxy, &host, body).await;
             return empty(StatusCode::ACCEPTED);
         }
@@ -541,6 +604,14 @@ async fn post(
             &mismatch,
         );
     }
+    // A tool the caller may not call is refused here, with the scope it needs, and never
+    // reaches the upstream.
+    if let (Some(grant), "tools/call") = (&grant, method.as_str())
+        && let Some(name) = params.get("name").and_then(Value::as_str)
+        && let Err(denied) = grant.authorizer.may_call(&grant.caller, name)
+    {
+        return unauthorized(&grant.authorizer, &denied);
+    }
     let modern = matches!(era::request_era(&params), Ok(RequestEra::Modern { .. }));
     let streams = wants_stream
         && params
@@ -548,7 +619,7 @@ async fn post(
             .and_then(|meta| meta.get("progressToken"))
             .is_some();
     let (reply, progressed, answered) = answer_channels();
-    let host = Host::with_peer(reply, false, peer);
+    let host = Host::with_peer(reply, false, session, grant);
     // Until the answer is had, a modern host that goes away (its stream closed: the future
     // dropped) has cancelled the request.
     let waiting = Waiting {
@@ -648,6 +719,26 @@ fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
         && value.len() <= 128
         && value.bytes().all(|byte| (0x21..=0x7e).contains(&byte)))
     .then(|| Arc::from(value))
+}
+
+/// `401` (no valid token) or `403` (a scope or claim missing), with the challenge that names
+/// the resource's metadata and what is needed.
+fn unauthorized(auth: &Authorizer, denied: &Denied) -> Response<Body> {
+    let (status, message) = match denied {
+        Denied::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "this endpoint needs a bearer token (Authorization: Bearer …) from its authorization server".to_owned(),
+        ),
+        Denied::Invalid(why) => (StatusCode::UNAUTHORIZED, format!("the bearer token was refused: {why}")),
+        Denied::Insufficient { why, .. } => (StatusCode::FORBIDDEN, format!("not permitted: {why}")),
+    };
+    let mut response = json_error(status, &Value::Null, codes::INVALID_REQUEST, &message);
+    if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(denied)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// A new session id: 128 bits from the operating system's generator, in hex.
@@ -1023,6 +1114,8 @@ mod tests {
             loopback: true,
             body_cap: 1024,
             limits: Limits::default(),
+            auth: None,
+            rate: None,
         };
         let headers = |host: &'static str, origin: Option<&'static str>| {
             let mut headers = HeaderMap::new();

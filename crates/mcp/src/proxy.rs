@@ -25,6 +25,7 @@ use toolgate_gate::internals::parse_document;
 use toolgate_gate::{AuditSink, Contract, Decision, JsonLinesSink, Request, Response};
 use toolgate_store::Retainer;
 
+use super::auth::{Authorizer, Caller};
 use super::batch;
 use super::context::OperatorContext;
 use super::era::{
@@ -58,6 +59,16 @@ pub(crate) struct Host {
     /// A legacy host's handshake on this connection: the revision agreed and the capabilities
     /// it declared (already stripped to the opened routes).
     session: Mutex<Option<Session>>,
+    /// The caller an HTTP listener with `--auth` authenticated, and what it may call; `None`
+    /// where the listener authenticates nobody (stdio, `--insecure-no-auth`, loopback).
+    grant: Option<Grant>,
+}
+
+/// An authenticated caller and the rules that say which tools it may call.
+#[derive(Debug, Clone)]
+pub(crate) struct Grant {
+    pub caller: Arc<Caller>,
+    pub authorizer: Arc<Authorizer>,
 }
 
 #[derive(Debug, Clone)]
@@ -68,17 +79,39 @@ struct Session {
 impl Host {
     /// A host whose answers go to `reply`.
     pub(crate) fn new(reply: Reply, duplex: bool) -> Arc<Host> {
-        Host::with_peer(reply, duplex, None)
+        Host::with_peer(reply, duplex, None, None)
     }
 
-    /// A host whose answers go to `reply`, in the handshake-era session `peer`.
-    pub(crate) fn with_peer(reply: Reply, duplex: bool, peer: Option<Arc<str>>) -> Arc<Host> {
+    /// A host whose answers go to `reply`, in the handshake-era session `peer`, as the caller
+    /// `grant` names.
+    pub(crate) fn with_peer(
+        reply: Reply,
+        duplex: bool,
+        peer: Option<Arc<str>>,
+        grant: Option<Grant>,
+    ) -> Arc<Host> {
         Arc::new(Host {
             reply,
             peer,
             duplex,
             session: Mutex::new(None),
+            grant,
         })
+    }
+
+    /// Whether this host's caller may call `tool` (every host may, where nobody is
+    /// authenticated).
+    fn may_call(&self, tool: &str) -> bool {
+        self.grant
+            .as_ref()
+            .is_none_or(|grant| grant.authorizer.may_call(&grant.caller, tool).is_ok())
+    }
+
+    /// Who this host's caller is, for the audit.
+    fn caller(&self) -> Option<Arc<str>> {
+        self.grant
+            .as_ref()
+            .map(|grant| Arc::clone(&grant.caller.subject))
     }
 
     /// Whether `other` is this host, or an HTTP host in the same handshake-era session.
@@ -719,11 +752,24 @@ impl Proxy {
                         ),
                     ));
                 };
+                if !host.may_call(name) {
+                    // The listener answers 403 before this; a host reaching here is refused
+                    // all the same.
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        &format!("tool {name:?} is not available to this caller"),
+                    ));
+                }
                 let arguments = params.get("arguments").unwrap_or(&Value::Null);
+                let mut request =
+                    tools::request_for(&id, arguments, tool, self.context.for_tool(name));
+                if let Some(caller) = host.caller() {
+                    request = request.with_caller(caller);
+                }
                 Waiting::Call(Box::new(Call {
                     contract: Arc::clone(&tool.contract),
                     shadow: tool.shadow.clone(),
-                    request: tools::request_for(&id, arguments, tool, self.context.for_tool(name)),
+                    request,
                 }))
             }
             "subscriptions/listen" => {
@@ -1038,7 +1084,9 @@ impl Proxy {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
-                let listed = self.registry.list(&upstream_tools);
+                let listed = self
+                    .registry
+                    .list(&upstream_tools, |name, _| host.may_call(name));
                 let listed = if modern_host {
                     era::modern_result("tools/list", listed, Some(&result))
                 } else {

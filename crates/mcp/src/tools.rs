@@ -128,7 +128,12 @@ impl Registry {
     /// `tools/list`'s entries: the upstream's tools that have a contract, each described by its
     /// contract, with the upstream's input schema stripped to its structure and the output schema
     /// of what projection emits. Nothing else the upstream wrote is kept.
-    pub(crate) fn list(&self, upstream_tools: &[Value]) -> Value {
+    /// Only the tools `offers` (given each name and the upstream's descriptor) are listed.
+    pub(crate) fn list(
+        &self,
+        upstream_tools: &[Value],
+        offers: impl Fn(&str, &Value) -> bool,
+    ) -> Value {
         // A tool the upstream lists twice is listed once: the first listing's input schema is
         // shown; every call to the name is gated by its one contract either way.
         let mut seen = std::collections::BTreeSet::new();
@@ -137,7 +142,7 @@ impl Registry {
             .filter_map(|tool| {
                 let name = tool.get("name")?.as_str()?;
                 let offered = self.tools.get(name)?;
-                if !seen.insert(name) {
+                if !offers(name, tool) || !seen.insert(name) {
                     return None;
                 }
                 let mut entry = json!({

@@ -1,0 +1,990 @@
+//! The HTTP listener as an OAuth 2.1 resource server (`--auth FILE`), as the MCP
+//! specification's authorization part makes an HTTP MCP server: every request to `/mcp` carries
+//! a bearer token, a JWT the proxy verifies against the authorization server's JWKS (a file or
+//! a URL, cached, refreshed, re-fetched when a token names a key it does not hold: key
+//! rotation), its issuer, its audience (this resource: RFC 8707's audience binding, so a token
+//! minted for another server is refused), its lifetime (clock skew bounded) and its algorithm
+//! (an allowlist of asymmetric ones: never `none`, never HMAC, never a key the token itself
+//! names). The protected resource metadata (RFC 9728) is served at its well-known path; a
+//! request without a valid token gets `401` with a `WWW-Authenticate` naming it, one without a
+//! scope it needs gets `403` naming the scope. Which scopes (and claims) may call which tool is
+//! the file's `tools`; `tools/list` shows a caller only those. The caller's token is never sent
+//! upstream (the upstream's credential is the operator's, `--upstream-header`), and the
+//! caller's identity goes into every audit line.
+//!
+//! Verifying a signature costs tens of microseconds; a verified token is cached (by its
+//! SHA-256, until it expires, dropped when the key set changes), so the calls an agent makes
+//! with one token pay for one verification (BENCHMARKS.md, "Authorization").
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use toolgate_gate::internals::{parse_duration, read_strict_yaml};
+use toolgate_repo::UsageError;
+
+use super::lines::log;
+use super::lock;
+
+/// The largest `--auth` file, and the largest JWKS document, read.
+const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+/// The longest bearer token read; a JWT with a few dozen claims is a kilobyte or two.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// The most verified tokens remembered at once.
+const CACHED_TOKENS: usize = 4096;
+/// The least time between two fetches of the JWKS for a key it did not hold: a token naming
+/// keys at random cannot make the proxy hammer the authorization server.
+const REFETCH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+/// How long a JWKS fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The widest clock skew the operator may allow.
+const MAX_LEEWAY: Duration = Duration::from_secs(300);
+
+/// The algorithms accepted when the file names none: every asymmetric one jsonwebtoken
+/// verifies.
+const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The `--auth` file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthFile {
+    resource: String,
+    authorization_servers: Vec<String>,
+    #[serde(default)]
+    issuer: Option<String>,
+    jwks: String,
+    #[serde(default)]
+    algorithms: Option<Vec<String>>,
+    #[serde(default)]
+    leeway: Option<String>,
+    #[serde(default)]
+    jwks_refresh: Option<String>,
+    #[serde(default)]
+    identity_claim: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(default)]
+    tools: BTreeMap<String, ToolRule>,
+    #[serde(default)]
+    other_tools: Option<ToolRule>,
+    #[serde(default)]
+    resource_name: Option<String>,
+    #[serde(default)]
+    resource_documentation: Option<String>,
+}
+
+/// Who may call one tool: a caller holding every scope, and every claim with its value.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolRule {
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(default)]
+    claims: BTreeMap<String, String>,
+}
+
+/// Where the signing keys come from.
+#[derive(Debug, Clone)]
+enum KeySource {
+    File(PathBuf),
+    Url(String),
+}
+
+impl std::fmt::Display for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::File(path) => write!(f, "{}", path.display()),
+            KeySource::Url(url) => f.write_str(url),
+        }
+    }
+}
+
+/// One verification key from the JWKS.
+struct VerifyKey {
+    kid: Option<String>,
+    /// The algorithm the key is for, when the JWKS says (`alg`): then no other.
+    algorithm: Option<Algorithm>,
+    family: AlgorithmFamily,
+    key: DecodingKey,
+}
+
+/// The JWKS as last read, and what it was read from (a file's modification time).
+struct KeySet {
+    keys: Vec<VerifyKey>,
+    /// A digest of the document, to tell a change from a re-read.
+    digest: [u8; 32],
+    modified: Option<SystemTime>,
+}
+
+/// An authenticated caller.
+#[derive(Debug)]
+pub(crate) struct Caller {
+    /// The token's identity claim (`sub` unless the file says otherwise).
+    pub subject: Arc<str>,
+    scopes: BTreeSet<String>,
+    claims: Map<String, Value>,
+}
+
+/// A verified token, remembered until it expires.
+struct Cached {
+    caller: Arc<Caller>,
+    expires: u64,
+    not_before: Option<u64>,
+}
+
+/// Why a request is refused before it reaches the proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Denied {
+    /// No bearer token: `401`, the challenge alone.
+    Missing,
+    /// A token that does not verify: `401` with `error="invalid_token"`.
+    Invalid(String),
+    /// A valid token without what the request needs: `403` with `error="insufficient_scope"`
+    /// and the scopes it needs.
+    Insufficient { scopes: Vec<String>, why: String },
+}
+
+/// The listener's resource server: the verified configuration and the keys.
+pub(crate) struct Authorizer {
+    resource: String,
+    metadata: Value,
+    metadata_url: String,
+    /// The path the metadata is served at (RFC 9728 §3.1: the well-known prefix, then the
+    /// resource's path), and the bare well-known path beside it.
+    metadata_paths: [String; 2],
+    issuer: String,
+    algorithms: Vec<Algorithm>,
+    leeway: Duration,
+    identity_claim: String,
+    scopes: Vec<String>,
+    tools: BTreeMap<String, ToolRule>,
+    other_tools: Option<ToolRule>,
+    source: KeySource,
+    refresh: Duration,
+    keys: RwLock<Arc<KeySet>>,
+    /// When the JWKS was last fetched again (not counting the read at start).
+    last_fetch: Mutex<Option<Instant>>,
+    fetching: tokio::sync::Mutex<()>,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    client: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("resource", &self.resource)
+            .field("issuer", &self.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `--auth FILE: message`.
+fn config_error(path: &Path, message: impl std::fmt::Display) -> UsageError {
+    UsageError::new(format!("--auth {}: {message}", path.display()))
+}
+
+/// Whether `url` is `https`, or `http` on a loopback host (a development authorization server,
+/// as the MCP specification allows).
+fn secure_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|error| format!("{text:?} is not a URL: {error}"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(domain)) => domain == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => {
+            return Err(format!(
+                "{text:?}: write an https URL (http is for a loopback host only)"
+            ));
+        }
+    }
+    if url.fragment().is_some() {
+        return Err(format!(
+            "{text:?}: a URL with a fragment (#…) names no resource"
+        ));
+    }
+    Ok(url)
+}
+
+impl Authorizer {
+    /// Reads and checks the `--auth` file, and the JWKS it names (a configuration error if it
+    /// cannot be had: a proxy that starts unable to verify any token would refuse every call).
+    /// `tools` are the tools with contracts: a rule for any other is a typo.
+    pub(crate) async fn load(
+        path: &Path,
+        tools: &BTreeSet<String>,
+    ) -> Result<Authorizer, UsageError> {
+        let bytes = read_capped_file(path, "read the --auth file")?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| config_error(path, "not UTF-8 text: write YAML (or JSON)"))?;
+        let file: AuthFile = read_strict_yaml(&text).map_err(|error| config_error(path, error))?;
+        let resource = secure_url(&file.resource)
+            .map_err(|why| config_error(path, format!("resource: {why}")))?;
+        if file.authorization_servers.is_empty() {
+            return Err(config_error(
+                path,
+                "authorization_servers: name at least one (the issuer of the tokens a caller brings)",
+            ));
+        }
+        for server in &file.authorization_servers {
+            secure_url(server)
+                .map_err(|why| config_error(path, format!("authorization_servers: {why}")))?;
+        }
+        let issuer = match (&file.issuer, file.authorization_servers.as_slice()) {
+            (Some(issuer), _) => issuer.clone(),
+            (None, [only]) => only.clone(),
+            (None, _) => {
+                return Err(config_error(
+                    path,
+                    "issuer: name the tokens' issuer (`iss`): with several authorization servers it cannot be guessed",
+                ));
+            }
+        };
+        let algorithms = match &file.algorithms {
+            None => DEFAULT_ALGORITHMS.to_vec(),
+            Some(names) => names
+                .iter()
+                .map(|name| parse_algorithm(name).map_err(|why| config_error(path, why)))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        if algorithms.is_empty() {
+            return Err(config_error(path, "algorithms: name at least one"));
+        }
+        let leeway = duration_field(
+            path,
+            "leeway",
+            file.leeway.as_deref(),
+            Duration::from_secs(60),
+        )?;
+        if leeway > MAX_LEEWAY {
+            return Err(config_error(
+                path,
+                format!("leeway: at most {MAX_LEEWAY:?}; a wider skew keeps expired tokens alive"),
+            ));
+        }
+        let refresh = duration_field(
+            path,
+            "jwks_refresh",
+            file.jwks_refresh.as_deref(),
+            Duration::from_secs(300),
+        )?;
+        if refresh < Duration::from_secs(10) {
+            return Err(config_error(path, "jwks_refresh: at least 10s"));
+        }
+        for name in file.tools.keys() {
+            if !tools.contains(name) {
+                return Err(config_error(
+                    path,
+                    format!(
+                        "tools: {name:?} has no contract in this repository (the tools are {}); fix the name or remove its rule",
+                        tools.iter().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
+        for tool in tools {
+            if !file.tools.contains_key(tool) && file.other_tools.is_none() {
+                log(&format!(
+                    "--auth: tool {tool:?} has no rule in tools (and there is no other_tools), so no caller may call it"
+                ));
+            }
+        }
+        let source = if file.jwks.starts_with("https://") || file.jwks.starts_with("http://") {
+            secure_url(&file.jwks).map_err(|why| config_error(path, format!("jwks: {why}")))?;
+            KeySource::Url(file.jwks.clone())
+        } else {
+            let relative = Path::new(&file.jwks);
+            KeySource::File(match path.parent() {
+                Some(folder) if relative.is_relative() => folder.join(relative),
+                _ => relative.to_path_buf(),
+            })
+        };
+        let client = match &source {
+            KeySource::Url(_) => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                Some(
+                    reqwest::Client::builder()
+                        .timeout(FETCH_TIMEOUT)
+                        .redirect(reqwest::redirect::Policy::none())
+                        .build()
+                        .map_err(|error| {
+                            config_error(path, format!("cannot make an HTTP client: {error}"))
+                        })?,
+                )
+            }
+            KeySource::File(_) => None,
+        };
+        let mut scopes_supported: BTreeSet<String> = file.scopes.iter().cloned().collect();
+        for rule in file.tools.values().chain(file.other_tools.as_ref()) {
+            scopes_supported.extend(rule.scopes.iter().cloned());
+        }
+        let metadata_path = format!(
+            "/.well-known/oauth-protected-resource{}",
+            resource.path().trim_end_matches('/')
+        );
+        let mut origin = resource.clone();
+        origin.set_path(&metadata_path);
+        origin.set_query(None);
+        let mut metadata = json!({
+            "resource": file.resource,
+            "authorization_servers": file.authorization_servers,
+            "scopes_supported": scopes_supported,
+            "bearer_methods_supported": ["header"],
+            "resource_signing_alg_values_supported": algorithms.iter().map(|alg| format!("{alg:?}")).collect::<Vec<_>>(),
+            "resource_name": file.resource_name.clone().unwrap_or_else(|| "toolgate mcp-proxy".to_owned()),
+        });
+        if let Some(documentation) = &file.resource_documentation {
+            metadata["resource_documentation"] = json!(documentation);
+        }
+        let mut authorizer = Authorizer {
+            resource: file.resource.clone(),
+            metadata,
+            metadata_url: origin.to_string(),
+            metadata_paths: [
+                metadata_path,
+                "/.well-known/oauth-protected-resource".to_owned(),
+            ],
+            issuer,
+            algorithms,
+            leeway,
+            identity_claim: file
+                .identity_claim
+                .clone()
+                .unwrap_or_else(|| "sub".to_owned()),
+            scopes: file.scopes.clone(),
+            tools: file.tools,
+            other_tools: file.other_tools,
+            source,
+            refresh,
+            keys: RwLock::new(Arc::new(KeySet {
+                keys: Vec::new(),
+                digest: [0; 32],
+                modified: None,
+            })),
+            last_fetch: Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
+            cache: Mutex::new(HashMap::new()),
+            client,
+        };
+        let keys = authorizer
+            .read_keys()
+            .await
+            .map_err(|why| config_error(path, format!("jwks: {why}")))?;
+        authorizer.keys = RwLock::new(Arc::new(keys));
+        Ok(authorizer)
+    }
+
+    /// The protected resource metadata, and the paths it is served at.
+    pub(crate) fn metadata(&self, path: &str) -> Option<&Value> {
+        self.metadata_paths
+            .iter()
+            .any(|served| served == path)
+            .then_some(&self.metadata)
+    }
+
+    /// The `WWW-Authenticate` value for a refusal.
+    pub(crate) fn challenge(&self, denied: &Denied) -> String {
+        let mut challenge = format!(
+            "Bearer resource_metadata=\"{}\"",
+            quoted(&self.metadata_url)
+        );
+        let scope = |scopes: &[String]| format!(", scope=\"{}\"", quoted(&scopes.join(" ")));
+        match denied {
+            Denied::Missing => {
+                if !self.scopes.is_empty() {
+                    challenge.push_str(&scope(&self.scopes));
+                }
+            }
+            Denied::Invalid(why) => {
+                challenge.push_str(&format!(
+                    ", error=\"invalid_token\", error_description=\"{}\"",
+                    quoted(why)
+                ));
+            }
+            Denied::Insufficient { scopes, why } => {
+                challenge.push_str(&format!(
+                    ", error=\"insufficient_scope\"{}, error_description=\"{}\"",
+                    scope(scopes),
+                    quoted(why)
+                ));
+            }
+        }
+        challenge
+    }
+
+    /// The caller a request's `Authorization` header names, verified.
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &hyper::HeaderMap,
+    ) -> Result<Arc<Caller>, Denied> {
+        let mut values = headers.get_all(hyper::header::AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return Err(if headers.contains_key(hyper::header::AUTHORIZATION) {
+                Denied::Invalid("more than one Authorization header".to_owned())
+            } else {
+                Denied::Missing
+            });
+        };
+        let value = value.to_str().map_err(|_| Denied::Missing)?;
+        let Some((scheme, token)) = value.split_once(' ') else {
+            return Err(Denied::Missing);
+        };
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(Denied::Missing);
+        }
+        let token = token.trim();
+        if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
+            return Err(Denied::Invalid(format!(
+                "a bearer token of 1 to {MAX_TOKEN_BYTES} bytes"
+            )));
+        }
+        self.verify(token).await
+    }
+
+    /// Verifies `token`: from the cache, or by its signature and claims.
+    pub(crate) async fn verify(&self, token: &str) -> Result<Arc<Caller>, Denied> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = jsonwebtoken::get_current_timestamp();
+        let leeway = self.leeway.as_secs();
+        if let Some(cached) = lock(&self.cache).get(&digest) {
+            if now > cached.expires.saturating_add(leeway) {
+                return Err(Denied::Invalid("the token has expired".to_owned()));
+            }
+            if cached
+                .not_before
+                .is_none_or(|not_before| now.saturating_add(leeway) >= not_before)
+            {
+                return Ok(Arc::clone(&cached.caller));
+            }
+        }
+        let header = jsonwebtoken::decode_header(token).map_err(|error| {
+            Denied::Invalid(match error.kind() {
+                ErrorKind::InvalidAlgorithmName => {
+                    "the token's alg is not one this proxy accepts (never `none`)".to_owned()
+                }
+                _ => "not a JWT (header.payload.signature, base64url)".to_owned(),
+            })
+        })?;
+        if !self.algorithms.contains(&header.alg) {
+            return Err(Denied::Invalid(format!(
+                "the token is signed with {:?}, which this proxy does not accept",
+                header.alg
+            )));
+        }
+        let key = match self.key_for(&header) {
+            Some(key) => key,
+            None => {
+                // Perhaps the keys rotated: fetched again (at most every 30 s), then looked up
+                // once more.
+                self.refetch_for_unknown_key().await;
+                self.key_for(&header).ok_or_else(|| {
+                    Denied::Invalid(
+                        "the token is signed by a key the authorization server's JWKS does not hold"
+                            .to_owned(),
+                    )
+                })?
+            }
+        };
+        let mut validation = Validation::new(header.alg);
+        validation.algorithms = vec![header.alg];
+        validation.set_audience(&[&self.resource]);
+        validation.set_issuer(&[&self.issuer]);
+        validation.leeway = leeway;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|error| Denied::Invalid(describe(error.kind())))?;
+        let claims = data.claims;
+        let subject = claims
+            .get(&self.identity_claim)
+            .and_then(Value::as_str)
+            .filter(|subject| !subject.is_empty())
+            .ok_or_else(|| {
+                Denied::Invalid(format!(
+                    "the token has no `{}` claim naming its caller",
+                    self.identity_claim
+                ))
+            })?;
+        let caller = Arc::new(Caller {
+            subject: Arc::from(subject),
+            scopes: scopes_of(&claims),
+            claims: claims.clone(),
+        });
+        let expires = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        let not_before = claims.get("nbf").and_then(Value::as_u64);
+        let mut cache = lock(&self.cache);
+        if cache.len() >= CACHED_TOKENS {
+            cache.retain(|_, cached| now <= cached.expires.saturating_add(leeway));
+            if cache.len() >= CACHED_TOKENS {
+                cache.clear();
+            }
+        }
+        cache.insert(
+            digest,
+            Cached {
+                caller: Arc::clone(&caller),
+                expires,
+                not_before,
+            },
+        );
+        Ok(caller)
+    }
+
+    /// The key that verifies a token with `header`: the one its `kid` names, fit for its
+    /// algorithm; without a `kid`, the one key of the algorithm's family.
+    fn key_for(&self, header: &jsonwebtoken::Header) -> Option<DecodingKey> {
+        let keys = Arc::clone(&self.keys.read().unwrap_or_else(|p| p.into_inner()));
+        let fits = |key: &&VerifyKey| {
+            key.family == header.alg.family()
+                && key
+                    .algorithm
+                    .is_none_or(|algorithm| algorithm == header.alg)
+        };
+        let mut candidates = keys
+            .keys
+            .iter()
+            .filter(fits)
+            .filter(|key| match &header.kid {
+                Some(kid) => key.kid.as_deref() == Some(kid.as_str()),
+                None => true,
+            });
+        let found = candidates.next()?;
+        // Without a `kid`, two keys of one family are ambiguous: neither is tried.
+        if header.kid.is_none() && candidates.next().is_some() {
+            return None;
+        }
+        Some(found.key.clone())
+    }
+
+    /// Whether `caller` may use the endpoint at all (the file's top-level `scopes`).
+    pub(crate) fn admits(&self, caller: &Caller) -> Result<(), Denied> {
+        let missing: Vec<String> = self
+            .scopes
+            .iter()
+            .filter(|scope| !caller.scopes.contains(*scope))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Denied::Insufficient {
+                why: format!("this endpoint needs the scope {}", missing.join(" ")),
+                scopes: self.scopes.clone(),
+            })
+        }
+    }
+
+    /// Whether `caller` may call `tool`.
+    pub(crate) fn may_call(&self, caller: &Caller, tool: &str) -> Result<(), Denied> {
+        let Some(rule) = self.tools.get(tool).or(self.other_tools.as_ref()) else {
+            return Err(Denied::Insufficient {
+                scopes: Vec::new(),
+                why: format!(
+                    "no caller may call {tool:?}: the proxy's --auth file gives it no rule"
+                ),
+            });
+        };
+        let missing: Vec<&String> = rule
+            .scopes
+            .iter()
+            .filter(|scope| !caller.scopes.contains(*scope))
+            .collect();
+        if !missing.is_empty() {
+            let mut scopes = self.scopes.clone();
+            scopes.extend(rule.scopes.iter().cloned());
+            return Err(Denied::Insufficient {
+                why: format!(
+                    "calling {tool:?} needs the scope {}",
+                    missing
+                        .iter()
+                        .map(|scope| scope.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                scopes,
+            });
+        }
+        for (claim, wanted) in &rule.claims {
+            let holds = match caller.claims.get(claim) {
+                Some(Value::String(value)) => value == wanted,
+                Some(Value::Array(values)) => values.iter().any(|value| value == wanted),
+                _ => false,
+            };
+            if !holds {
+                return Err(Denied::Insufficient {
+                    scopes: Vec::new(),
+                    why: format!("calling {tool:?} needs the claim {claim} = {wanted:?}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-reads the JWKS every `jwks_refresh` (a file only when it changed), until the
+    /// process ends. A failed read keeps the keys held.
+    pub(crate) async fn refresh_periodically(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(self.refresh).await;
+            self.refetch().await;
+        }
+    }
+
+    async fn refetch_for_unknown_key(&self) {
+        if lock(&self.last_fetch).is_some_and(|last| last.elapsed() < REFETCH_AT_MOST_EVERY) {
+            return;
+        }
+        self.refetch().await;
+    }
+
+    /// Reads the JWKS again (one reader at a time) and, when it changed, holds the new keys
+    /// and forgets every cached token (a key withdrawn must stop admitting its tokens).
+    async fn refetch(&self) {
+        let _one_at_a_time = self.fetching.lock().await;
+        *lock(&self.last_fetch) = Some(Instant::now());
+        let held = Arc::clone(&self.keys.read().unwrap_or_else(|p| p.into_inner()));
+        if let KeySource::File(path) = &self.source
+            && held.modified.is_some()
+            && std::fs::metadata(path)
+                .and_then(|meta| meta.modified())
+                .ok()
+                == held.modified
+        {
+            return;
+        }
+        match self.read_keys().await {
+            Ok(keys) if keys.digest != held.digest => {
+                log(&format!(
+                    "--auth: the JWKS at {} changed: {} key(s) now",
+                    self.source,
+                    keys.keys.len()
+                ));
+                *self.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
+                lock(&self.cache).clear();
+            }
+            Ok(_) => {}
+            Err(why) => log(&format!(
+                "--auth: cannot refresh the JWKS ({why}); the keys held stay"
+            )),
+        }
+    }
+
+    async fn read_keys(&self) -> Result<KeySet, String> {
+        let (bytes, modified) = match &self.source {
+            KeySource::File(path) => {
+                let modified = std::fs::metadata(path)
+                    .and_then(|meta| meta.modified())
+                    .ok();
+                let bytes =
+                    read_capped_file(path, "read the JWKS").map_err(|error| error.to_string())?;
+                (bytes, modified)
+            }
+            KeySource::Url(url) => {
+                let client = self.client.as_ref().ok_or("no HTTP client")?;
+                let mut response = client
+                    .get(url)
+                    .header("accept", "application/json")
+                    .send()
+                    .await
+                    .map_err(|error| format!("cannot fetch {url}: {error}"))?;
+                if !response.status().is_success() {
+                    return Err(format!("{url} answered {}", response.status()));
+                }
+                let mut bytes = Vec::new();
+                while let Some(chunk) = response
+                    .chunk()
+                    .await
+                    .map_err(|error| format!("cannot read {url}: {error}"))?
+                {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() > MAX_DOCUMENT_BYTES {
+                        return Err(format!("{url}: longer than {MAX_DOCUMENT_BYTES} bytes"));
+                    }
+                }
+                (bytes, None)
+            }
+        };
+        parse_jwks(&bytes).map(|keys| KeySet {
+            keys,
+            digest: Sha256::digest(&bytes).into(),
+            modified,
+        })
+    }
+}
+
+/// The verification keys of a JWKS document: every signing key jsonwebtoken can use. Keys it
+/// cannot (another type, `use: enc`) are skipped; a set with none is an error.
+fn parse_jwks(bytes: &[u8]) -> Result<Vec<VerifyKey>, String> {
+    let document = toolgate_gate::internals::parse_strict_json(bytes, 16)
+        .map_err(|why| format!("not a JWKS document: {why}"))?;
+    let entries = document
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or("not a JWKS document: no `keys` array")?;
+    let mut keys = Vec::new();
+    for entry in entries {
+        if entry.get("use").and_then(Value::as_str) == Some("enc") {
+            continue;
+        }
+        let Ok(jwk) = serde_json::from_value::<Jwk>(entry.clone()) else {
+            continue;
+        };
+        let Ok(key) = DecodingKey::from_jwk(&jwk) else {
+            continue;
+        };
+        if key.family() == AlgorithmFamily::Hmac {
+            // A shared secret in a public key set verifies tokens anyone holding it can mint.
+            continue;
+        }
+        let algorithm = jwk
+            .common
+            .key_algorithm
+            .and_then(|algorithm| algorithm.to_string().parse::<Algorithm>().ok());
+        keys.push(VerifyKey {
+            kid: jwk.common.key_id.clone(),
+            algorithm,
+            family: key.family(),
+            key,
+        });
+    }
+    if keys.is_empty() {
+        return Err(
+            "it holds no signing key toolgate can verify with (RSA, EC P-256/P-384, Ed25519)"
+                .to_owned(),
+        );
+    }
+    Ok(keys)
+}
+
+/// An algorithm the operator named: asymmetric ones only.
+fn parse_algorithm(name: &str) -> Result<Algorithm, String> {
+    if name.eq_ignore_ascii_case("none") {
+        return Err("algorithms: `none` accepts unsigned tokens; it is never allowed".to_owned());
+    }
+    let algorithm: Algorithm = name.parse().map_err(|_| {
+        format!(
+            "algorithms: {name:?} is not a JWS algorithm (RS256, PS256, ES256, ES384, EdDSA, …)"
+        )
+    })?;
+    if algorithm.family() == AlgorithmFamily::Hmac {
+        return Err(format!(
+            "algorithms: {name} is symmetric: whoever verifies could mint tokens; a resource server verifies with the authorization server's public keys"
+        ));
+    }
+    Ok(algorithm)
+}
+
+fn duration_field(
+    path: &Path,
+    field: &str,
+    text: Option<&str>,
+    default: Duration,
+) -> Result<Duration, UsageError> {
+    match text {
+        None => Ok(default),
+        Some(text) => parse_duration(text).map_err(|why| {
+            config_error(
+                path,
+                format!("{field}: {text:?} is not a duration ({why}): write 30s or 5m"),
+            )
+        }),
+    }
+}
+
+/// A file the operator named, read to at most [`MAX_DOCUMENT_BYTES`].
+fn read_capped_file(path: &Path, doing: &str) -> Result<Vec<u8>, UsageError> {
+    let file = std::fs::File::open(path).map_err(|error| UsageError::io(path, doing, &error))?;
+    toolgate_gate::read_capped(file, MAX_DOCUMENT_BYTES)
+        .map_err(|error| UsageError::io(path, doing, &error))
+}
+
+/// The scopes a token grants: its `scope` (RFC 9068: space-separated), or `scp` (a string or
+/// an array, as some issuers write it).
+fn scopes_of(claims: &Map<String, Value>) -> BTreeSet<String> {
+    let mut scopes = BTreeSet::new();
+    for claim in ["scope", "scp"] {
+        match claims.get(claim) {
+            Some(Value::String(text)) => {
+                scopes.extend(text.split_ascii_whitespace().map(str::to_owned));
+            }
+            Some(Value::Array(values)) => {
+                scopes.extend(values.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            _ => {}
+        }
+    }
+    scopes
+}
+
+/// Why jsonwebtoken refused a token, in the caller's terms (no claim values repeated).
+fn describe(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
+        ErrorKind::InvalidAudience => {
+            "the token is for another audience: its aud does not name this resource".to_owned()
+        }
+        ErrorKind::InvalidIssuer => "the token is from another issuer".to_owned(),
+        ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
+        ErrorKind::InvalidAlgorithm => "the token's alg does not fit its key".to_owned(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
+        _ => "the token does not verify".to_owned(),
+    }
+}
+
+/// `text` for a quoted-string in a header (RFC 9110): no quotes, backslashes or controls.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c == '"' || c == '\\' || c.is_control() {
+                '\''
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The per-caller rate limit (`--caller-rate`): a token bucket for each caller (its token's
+/// subject, or its address where the listener authenticates nobody).
+pub(crate) struct CallerRate {
+    limiter: governor::DefaultKeyedRateLimiter<String>,
+}
+
+impl std::fmt::Debug for CallerRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallerRate").finish_non_exhaustive()
+    }
+}
+
+impl CallerRate {
+    pub(crate) fn new(rate: &RateLimit) -> CallerRate {
+        let quota = governor::Quota::with_period(rate.period)
+            .unwrap_or_else(|| governor::Quota::per_second(std::num::NonZeroU32::MIN))
+            .allow_burst(rate.burst);
+        CallerRate {
+            limiter: governor::RateLimiter::keyed(quota),
+        }
+    }
+
+    /// `Ok`, or how long `caller` must wait for its next request.
+    pub(crate) fn check(&self, caller: &str) -> Result<(), Duration> {
+        use governor::clock::Clock;
+        self.limiter
+            .check_key(&caller.to_owned())
+            .map_err(|not_until| {
+                not_until.wait_time_from(governor::clock::DefaultClock::default().now())
+            })
+    }
+
+    /// Forgets the callers whose buckets are full again (run every minute), so distinct
+    /// callers cannot grow the table without bound.
+    pub(crate) async fn forget_idle_periodically(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
+    }
+}
+
+/// A `--caller-rate`: `N/s`, `N/m` or `N/h`, with a burst of `N` (at least one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateLimit {
+    /// The time one request's token takes to come back.
+    pub period: Duration,
+    /// The most requests at once.
+    pub burst: std::num::NonZeroU32,
+}
+
+/// Reads a `--caller-rate` value.
+pub fn parse_caller_rate(text: &str) -> Result<RateLimit, String> {
+    let wrong = || format!("{text:?} is not a rate: write N/s, N/m or N/h (e.g. 20/s)");
+    let (count, unit) = text.split_once('/').ok_or_else(wrong)?;
+    let count: u32 = count.trim().parse().map_err(|_| wrong())?;
+    let burst =
+        std::num::NonZeroU32::new(count).ok_or("a rate of zero would refuse every request")?;
+    let window = match unit.trim() {
+        "s" => Duration::from_secs(1),
+        "m" => Duration::from_secs(60),
+        "h" => Duration::from_secs(3600),
+        _ => return Err(wrong()),
+    };
+    Ok(RateLimit {
+        period: window / count,
+        burst,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_as_buckets() {
+        assert_eq!(
+            parse_caller_rate("20/s"),
+            Ok(RateLimit {
+                period: Duration::from_millis(50),
+                burst: std::num::NonZeroU32::new(20).unwrap()
+            })
+        );
+        assert_eq!(
+            parse_caller_rate("60/m").unwrap().period,
+            Duration::from_secs(1)
+        );
+        assert!(parse_caller_rate("0/s").is_err());
+        assert!(parse_caller_rate("5").is_err());
+        assert!(parse_caller_rate("5/d").is_err());
+    }
+
+    #[test]
+    fn symmetric_and_unsigned_algorithms_are_refused() {
+        assert!(parse_algorithm("none").unwrap_err().contains("never"));
+        assert!(parse_algorithm("HS256").unwrap_err().contains("symmetric"));
+        assert!(parse_algorithm("XX1").is_err());
+        assert_eq!(parse_algorithm("ES256"), Ok(Algorithm::ES256));
+    }
+
+    #[test]
+    fn only_https_or_loopback_http() {
+        assert!(secure_url("https://auth.example.com").is_ok());
+        assert!(secure_url("http://127.0.0.1:9000/").is_ok());
+        assert!(secure_url("http://localhost/").is_ok());
+        assert!(secure_url("http://auth.example.com").is_err());
+        assert!(secure_url("https://x/#frag").is_err());
+    }
+
+    #[test]
+    fn challenges_carry_nothing_that_breaks_the_header() {
+        assert_eq!(quoted("a\"b\\c\nd"), "a'b'c'd");
+    }
+
+    #[test]
+    fn a_jwks_without_a_signing_key_is_refused() {
+        let secret = br#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#;
+        assert!(parse_jwks(secret).is_err());
+        assert!(parse_jwks(b"{}").is_err());
+        assert!(parse_jwks(b"not json").is_err());
+    }
+}
