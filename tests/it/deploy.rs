@@ -12,13 +12,33 @@ fn root() -> &'static Path {
 }
 
 /// Runs `toolgate` with `args` (the contracts folder pointed at the test contracts, the
-/// address at a free port) without the credential's variable: it must get as far as reading it.
+/// address at a free port, the auth file at the ConfigMap's with its JWKS from a file: the one
+/// change, since the example authorization server is not reachable) without the credential's
+/// variable: it must get as far as reading it.
 fn accepted_up_to_the_credential(args: &[String]) {
+    let dir = tempfile::tempdir().unwrap();
+    let map: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("deploy/kubernetes/auth.yaml")).unwrap(),
+    )
+    .unwrap();
+    let shipped = map["data"]["auth.yaml"].as_str().unwrap();
+    let jwks_url = shipped
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("jwks: "))
+        .unwrap();
+    let auth = dir.path().join("auth.yaml");
+    std::fs::write(&auth, shipped.replace(jwks_url, "jwks.json")).unwrap();
+    std::fs::write(
+        dir.path().join("jwks.json"),
+        r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#,
+    )
+    .unwrap();
     let args: Vec<String> = args
         .iter()
         .map(|arg| match arg.as_str() {
             "/contracts" => root().join("tests/mcp").display().to_string(),
             "0.0.0.0:8080" => "127.0.0.1:0".to_owned(),
+            "/etc/toolgate/auth.yaml" => auth.display().to_string(),
             _ => arg.clone(),
         })
         .collect();
@@ -63,23 +83,60 @@ fn the_kubernetes_deployment_runs_the_proxy_with_probes_it_serves() {
     );
 }
 
-/// The Deployment listens on 0.0.0.0 with the upstream's credential, and nothing in the proxy
-/// authenticates a host: it says so (`--insecure-no-auth`, without which the proxy refuses), and
-/// ships beside a NetworkPolicy that admits only the labelled client pods, on the MCP port.
+/// The Deployment listens on 0.0.0.0 with the upstream's credential, so every caller is
+/// authenticated (`--auth`, never `--insecure-no-auth`) against the auth.yaml its ConfigMap
+/// mounts, each held to a rate; a NetworkPolicy that admits only the labelled client pods, on
+/// the MCP port, stands beside it.
 #[test]
-fn the_public_listener_ships_with_a_network_policy_that_admits_only_its_clients() {
+fn the_public_listener_authenticates_every_caller_and_ships_with_a_network_policy() {
     let deployment: Value = serde_saphyr::from_str(
         &std::fs::read_to_string(root().join("deploy/kubernetes/deployment.yaml")).unwrap(),
     )
     .unwrap();
-    let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
-    assert!(
-        args.as_array()
-            .unwrap()
-            .iter()
-            .any(|arg| arg == "--insecure-no-auth"),
-        "{args}"
-    );
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    assert!(!args.contains(&"--insecure-no-auth"), "{args:?}");
+    let after = |flag: &str| {
+        args.iter()
+            .position(|arg| *arg == flag)
+            .map(|at| args[at + 1])
+    };
+    assert_eq!(after("--auth"), Some("/etc/toolgate/auth.yaml"));
+    assert!(after("--caller-rate").is_some());
+    // The file the flag names is the ConfigMap's, mounted where it says.
+    let mounts = container["volumeMounts"].as_array().unwrap();
+    let mount = mounts
+        .iter()
+        .find(|mount| mount["mountPath"] == "/etc/toolgate")
+        .expect("auth.yaml's folder is mounted");
+    let volume = deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == mount["name"])
+        .unwrap();
+    let map: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("deploy/kubernetes/auth.yaml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(map["kind"], "ConfigMap");
+    assert_eq!(volume["configMap"]["name"], map["metadata"]["name"]);
+    let auth: Value = serde_saphyr::from_str(map["data"]["auth.yaml"].as_str().unwrap()).unwrap();
+    for field in [
+        "resource",
+        "authorization_servers",
+        "jwks",
+        "scopes",
+        "other_tools",
+    ] {
+        assert!(!auth[field].is_null(), "auth.yaml names {field}");
+    }
+    assert!(auth["jwks"].as_str().unwrap().starts_with("https://"));
     let text =
         std::fs::read_to_string(root().join("deploy/kubernetes/networkpolicy.yaml")).unwrap();
     assert!(
