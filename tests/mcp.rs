@@ -30,6 +30,8 @@ mod listener;
 mod retention;
 #[path = "mcp/scaffold.rs"]
 mod scaffold;
+#[path = "mcp/surface.rs"]
+mod surface;
 
 const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
 const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
@@ -66,7 +68,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 18] = [
+    let single: [(&str, Test); 19] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -130,6 +132,10 @@ fn main() -> ExitCode {
         (
             "mcp::auth::bad_auth_files_are_configuration_errors",
             auth::bad_auth_files_are_configuration_errors,
+        ),
+        (
+            "mcp::surface::a_refused_argument_makes_no_upstream_call",
+            surface::a_refused_argument_makes_no_upstream_call,
         ),
         (
             "mcp::many_calls_in_one_write_are_each_answered_once",

@@ -20,7 +20,7 @@ use super::{LOG_VARIABLE, PATIENCE, Proxy, SCENARIO_VARIABLE, here, read_output,
 
 /// A repository with the proxy tests' contracts, in a folder of its own that fixtures can be
 /// saved into.
-fn repository(dir: &Path) -> PathBuf {
+pub(crate) fn repository(dir: &Path) -> PathBuf {
     let root = dir.join("repo");
     copy_tree(&here().join("contracts"), &root.join("contracts"));
     root
@@ -190,7 +190,7 @@ fn logged_records(stderr: &str) -> Vec<String> {
 }
 
 /// The handshake-era `initialize` a host sends first.
-fn initialize() -> Value {
+pub(crate) fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
 }
 
@@ -201,7 +201,10 @@ fn weather_call(id: u64) -> Value {
 
 /// A stdio session: each message sent and its answer read, then the host's input closed and
 /// the proxy waited for. The answers, and what the proxy wrote on stderr.
-fn stdio_session(mut proxy: Proxy, messages: &[Value]) -> Result<(Vec<Value>, String), Failed> {
+pub(crate) fn stdio_session(
+    mut proxy: Proxy,
+    messages: &[Value],
+) -> Result<(Vec<Value>, String), Failed> {
     let mut stdin = proxy.child.stdin.take().unwrap();
     let mut answers = Vec::new();
     for message in messages {

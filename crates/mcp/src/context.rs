@@ -40,10 +40,9 @@ impl OperatorContext {
     /// operator; a key it lacks (or no file where one is needed) is a configuration error.
     pub(crate) fn load(path: Option<&Path>, registry: &Registry) -> Result<Self, UsageError> {
         let needed: Vec<(String, Vec<String>)> = registry
-            .iter()
-            .map(|(name, tool)| {
-                let keys = tool
-                    .contract
+            .contracts()
+            .map(|(name, contract)| {
+                let keys = contract
                     .context_from_operator()
                     .into_iter()
                     .map(str::to_owned)

@@ -693,8 +693,10 @@ impl Proxy {
         ));
     }
 
-    fn host_request(&self, host: &Arc<Host>, id: Value, method: &str, params: Value) {
+    fn host_request(&self, host: &Arc<Host>, id: Value, method: &str, mut params: Value) {
         let refuse = |refusal: Refusal| host.send(refusal_line(&id, &refusal));
+        // A call's arguments as its argument contract rebuilt them, when it has one.
+        let mut gated_arguments: Option<Value> = None;
         let request_era = match era::request_era(&params) {
             Ok(request_era) => request_era,
             Err(refusal) => return refuse(refusal),
@@ -760,7 +762,18 @@ impl Proxy {
                         &format!("tool {name:?} is not available to this caller"),
                     ));
                 }
-                let arguments = params.get("arguments").unwrap_or(&Value::Null);
+                let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+                if let Some(gate) = &tool.arguments {
+                    // What the upstream receives is what the argument contract's projection
+                    // built, or nothing.
+                    match self.gate_arguments(host, &id, modern_host, tool, gate, arguments) {
+                        Some(projected) => {
+                            gated_arguments = Some(projected);
+                            arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
+                        }
+                        None => return,
+                    }
+                }
                 let mut request =
                     tools::request_for(&id, arguments, tool, self.context.for_tool(name));
                 if let Some(caller) = host.caller() {
@@ -797,6 +810,9 @@ impl Proxy {
                 }
             },
         };
+        if let Some(arguments) = gated_arguments {
+            params["arguments"] = arguments;
+        }
         // The client capabilities the upstream hears of: this request's (modern), or the
         // handshake's on this connection (legacy), stripped either way.
         let capabilities = match &request_era {
@@ -864,6 +880,51 @@ impl Proxy {
         {
             self.answer_gone(pending, "the upstream is not running");
         }
+    }
+
+    /// Decides a call's arguments by the tool's argument contract, audited (and offered for
+    /// retention) like any decision: the arguments its projection rebuilt, or, refused, `None`
+    /// after answering the host with the tool's fixed failure (no upstream call is made). In
+    /// observe mode a refusal is recorded and the arguments go on as they came.
+    fn gate_arguments(
+        &self,
+        host: &Host,
+        id: &Value,
+        modern_host: bool,
+        tool: &tools::Tool,
+        gate: &tools::ArgumentContract,
+        arguments: &Value,
+    ) -> Option<Value> {
+        let raw = serde_json::to_vec(arguments).unwrap_or_default();
+        let mut request = tools::arguments_request(id, gate, self.context.for_tool(&gate.folder));
+        if let Some(caller) = host.caller() {
+            request = request.with_caller(caller);
+        }
+        let response = Response::body(&raw);
+        let now = SystemTime::now();
+        let mut decision = gate.contract.admit_response(response, &request, now);
+        if self.observe {
+            decision = decision.observed();
+        }
+        self.record(&decision);
+        if let Some(retainer) = &self.retainer {
+            retainer.offer(&decision, &response, &request);
+        }
+        if decision.is_admitted() {
+            return serde_json::from_slice(decision.agent_bytes()).ok();
+        }
+        if self.observe {
+            return Some(arguments.clone());
+        }
+        // The host hears the tool's own fixed failure (its output schema's failure branch);
+        // the refusal's reason is the operator's, in the record above.
+        let failure = tool.contract.admit_response(
+            Response::incomplete("the call's arguments were refused by its argument contract"),
+            &tools::request_for(id, &Value::Null, tool, serde_json::Map::new()),
+            now,
+        );
+        host.send(result_line(id, &tools::result_json(&failure, modern_host)));
+        None
     }
 
     /// A legacy host's handshake, answered by the proxy (it opened the upstream's session, or

@@ -27,6 +27,25 @@ pub(crate) struct Tool {
     /// How the audit names the upstream of its calls (`mcp tools/call NAME`), shared by every
     /// call's request rather than formatted for each.
     pub upstream: Arc<str>,
+    /// The contract its calls' arguments are decided by before they are forwarded (the tool
+    /// folder `NAME.arguments`), if it has one.
+    pub arguments: Option<ArgumentContract>,
+}
+
+/// The suffix of the tool folder holding a tool's argument contract: `contracts/weather.arguments/`
+/// gates the arguments of `weather`'s calls. An action contract is never offered as a tool of
+/// its own, so the name cannot shadow an upstream tool that is offered.
+pub(crate) const ARGUMENTS_SUFFIX: &str = ".arguments";
+
+/// A tool's argument contract: an action contract over the call's `arguments` object, whose
+/// projection is what the upstream receives.
+#[derive(Debug)]
+pub(crate) struct ArgumentContract {
+    pub contract: Arc<Contract>,
+    /// Its folder's name (`NAME.arguments`): the key of its trusted context.
+    pub folder: String,
+    /// How the audit names what its decisions guard (`mcp tools/call NAME arguments`).
+    pub upstream: Arc<str>,
 }
 
 /// Every tool the proxy offers, by name.
@@ -73,7 +92,43 @@ impl Registry {
             registry.largest_max_bytes = registry.largest_max_bytes.max(entry.contract.max_bytes());
             registry.tools.insert(tool.clone(), entry);
         }
+        for folder in repository.tools()? {
+            let Some(gated) = folder.strip_suffix(ARGUMENTS_SUFFIX) else {
+                continue;
+            };
+            let contract = repository.compile(&folder, &repository.version(&folder, None)?)?;
+            let place = std::path::Path::new("contracts").join(&folder);
+            if contract.direction() != Direction::Action {
+                return Err(UsageError::new(format!(
+                    "{}: a tool's argument contract is an action contract (direction: action), over the call's arguments object",
+                    place.display()
+                )));
+            }
+            let Some(tool) = registry.tools.get_mut(gated) else {
+                return Err(UsageError::new(format!(
+                    "{}: gates the arguments of {gated:?}, which has no result contract here: a call's result must be gated too, so the tool would not be offered (write contracts/{gated}/, or rename the folder)",
+                    place.display()
+                )));
+            };
+            tool.arguments = Some(ArgumentContract {
+                contract: Arc::new(contract),
+                folder: folder.clone(),
+                upstream: Arc::from(format!("mcp tools/call {gated} arguments")),
+            });
+        }
         Ok(registry)
+    }
+
+    /// Every contract the proxy decides with, by the name its trusted context is kept under:
+    /// each tool's result contract, and its argument contract.
+    pub(crate) fn contracts(&self) -> impl Iterator<Item = (&str, &Contract)> {
+        self.tools.iter().flat_map(|(name, tool)| {
+            std::iter::once((name.as_str(), &*tool.contract)).chain(
+                tool.arguments
+                    .as_ref()
+                    .map(|arguments| (arguments.folder.as_str(), &*arguments.contract)),
+            )
+        })
     }
 
     /// The entry for `tool` at `version`: its contract and the output schema of what
@@ -112,6 +167,7 @@ impl Registry {
             shadow: None,
             output_schema,
             upstream: Arc::from(format!("mcp tools/call {tool}")),
+            arguments: None,
         }))
     }
 
@@ -172,10 +228,6 @@ pub(crate) fn request_for(
     tool: &Tool,
     operator: Map<String, Value>,
 ) -> Request {
-    let id_text = match id {
-        Value::String(text) => text.clone(),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    };
     let mut context = operator;
     if let Value::Object(members) = arguments {
         for key in tool.contract.context_from_arguments() {
@@ -184,9 +236,29 @@ pub(crate) fn request_for(
             }
         }
     }
-    Request::new(id_text)
+    Request::new(request_id(id))
         .with_context_map(context)
         .with_upstream(Arc::clone(&tool.upstream))
+}
+
+/// A JSON-RPC id as a request id: a string as it is, a number as its digits.
+fn request_id(id: &Value) -> String {
+    match id {
+        Value::String(text) => text.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// The request a call's arguments are decided under: the JSON-RPC id, and the operator's
+/// context for the argument contract (a model's proposal supplies none of its own context).
+pub(crate) fn arguments_request(
+    id: &Value,
+    arguments: &ArgumentContract,
+    operator: Map<String, Value>,
+) -> Request {
+    Request::new(request_id(id))
+        .with_context_map(operator)
+        .with_upstream(Arc::clone(&arguments.upstream))
 }
 
 /// What the gate was given for a call's result: the bytes it read, or why there were none.
