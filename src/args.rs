@@ -59,6 +59,55 @@ pub(crate) struct TestArgs {
     /// versions (a locked version is never rewritten).
     #[arg(long)]
     accept: bool,
+    /// Also check a live MCP server's tools against their pins (contracts/TOOL/upstream.pin.json,
+    /// written by `toolgate pin`): its command or URL after `--`. A pinned tool whose descriptor
+    /// changed, or that the server no longer lists, fails the run.
+    #[arg(long, requires = "server")]
+    check_pins: bool,
+    /// How long the server of --check-pins has to list its tools.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout, requires = "check_pins")]
+    pins_timeout: Duration,
+    /// The MCP server of --check-pins: its command and arguments, or its URL.
+    #[arg(
+        last = true,
+        value_name = "SERVER COMMAND OR URL",
+        requires = "check_pins"
+    )]
+    server: Vec<OsString>,
+}
+
+/// `toolgate pin`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PinArgs {
+    /// The repository root, holding contracts/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+    /// Compare the server's tools with their pins instead of writing them: exit 1 when a
+    /// pinned tool changed or is no longer listed.
+    #[arg(long)]
+    check: bool,
+    /// How long the server has to list its tools (e.g. 30s).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// A header for a server reached over HTTP, as NAME=VARIABLE (the value from the
+    /// environment variable); repeatable.
+    #[arg(long, value_name = "NAME=VARIABLE")]
+    upstream_header: Vec<String>,
+    /// The MCP server's command and its arguments, or its Streamable HTTP URL, after `--`.
+    #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
+    command: Vec<OsString>,
+}
+
+impl PinArgs {
+    pub(crate) fn into_config(self) -> toolgate_mcp::PinConfig {
+        toolgate_mcp::PinConfig {
+            root: self.root,
+            check: self.check,
+            timeout: self.timeout,
+            upstream_headers: self.upstream_header,
+            command: self.command,
+        }
+    }
 }
 
 fn parse_report(text: &str) -> Result<ReportFile, String> {
@@ -86,6 +135,17 @@ impl Terminal {
 }
 
 impl TestArgs {
+    /// The pin check `--check-pins` asks for, if it does.
+    pub(crate) fn pin_check(&self) -> Option<toolgate_mcp::PinConfig> {
+        self.check_pins.then(|| toolgate_mcp::PinConfig {
+            root: self.root.clone(),
+            check: true,
+            timeout: self.pins_timeout,
+            upstream_headers: Vec::new(),
+            command: self.server.clone(),
+        })
+    }
+
     /// The runner's configuration, with colour and progress as the terminal allows.
     pub(crate) fn into_config(self, terminal: Terminal) -> TestConfig {
         TestConfig {

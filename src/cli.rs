@@ -11,7 +11,9 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
-use crate::args::{DiffArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, Terminal, TestArgs};
+use crate::args::{
+    DiffArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, PinArgs, Terminal, TestArgs,
+};
 use crate::check::{self, CheckOptions};
 use crate::schema::{self, SchemaOptions};
 
@@ -67,6 +69,15 @@ enum Command {
     /// Exit 0 when nothing is left to decide, 1 when the printed to-do list is not empty, 2 on
     /// usage or configuration errors.
     New(NewArgs),
+    /// Pin an MCP server's tools as they were reviewed: each tool with a result contract gets
+    /// contracts/TOOL/upstream.pin.json (its title, description, input and output schemas and
+    /// annotations, and their SHA-256). `toolgate mcp-proxy` then withholds a pinned tool whose
+    /// descriptor changed (a "rug pull") and fails every call to it.
+    ///
+    /// `toolgate pin -- SERVER COMMAND` (or URL) writes the pins; `--check` compares instead.
+    /// Exit 0 written or unchanged, 1 a pinned tool changed or is gone (--check), 2 on usage or
+    /// configuration errors.
+    Pin(PinArgs),
     /// Decide again, exactly, a response a front kept (--retain): from its audit line (or the
     /// raw bytes' digest) and the store, under the same contract digest, request and time; print
     /// exactly what the agent saw, and say whether it is what the audit line names.
@@ -204,20 +215,51 @@ pub(crate) fn main() -> ExitCode {
         Command::Mutate(args) => {
             toolgate_runner::mutate(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
+        Command::Pin(args) => toolgate_mcp::pin(&args.into_config()).and_then(|report| {
+            print_surface(&report)?;
+            Ok(if report.drifted() {
+                Status::Failed
+            } else {
+                Status::Passed
+            })
+        }),
         Command::Test(args) => {
+            let pins = args.pin_check();
             // Unlocked handles: a worker (or a library it calls) may write to stderr while the
             // run is in progress, and must never wait on a lock this thread holds.
-            toolgate_runner::test(
+            let suite = toolgate_runner::test(
                 &args.into_config(Terminal::detect()),
                 &mut io::stdout(),
                 &mut io::stderr(),
-            )
+            );
+            match (suite, pins) {
+                (Ok(status), Some(pins)) => toolgate_mcp::pin(&pins).and_then(|report| {
+                    print_surface(&report)?;
+                    Ok(if report.drifted() {
+                        Status::Failed
+                    } else {
+                        status
+                    })
+                }),
+                (suite, _) => suite,
+            }
         }
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),
         Err(error) => report(&error),
     }
+}
+
+/// How a server's tools stand against their pins, one line per tool (names from a server
+/// nobody vetted, escaped).
+fn print_surface(report: &toolgate_mcp::SurfaceReport) -> Result<(), UsageError> {
+    let mut text = String::new();
+    for line in report.lines() {
+        text.push_str(&escape_hidden(&line));
+        text.push('\n');
+    }
+    toolgate_repo::write_output(&mut io::stdout().lock(), text.as_bytes())
 }
 
 fn report(error: &UsageError) -> ExitCode {

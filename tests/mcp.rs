@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 19] = [
+    let single: [(&str, Test); 20] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -132,6 +132,10 @@ fn main() -> ExitCode {
         (
             "mcp::auth::bad_auth_files_are_configuration_errors",
             auth::bad_auth_files_are_configuration_errors,
+        ),
+        (
+            "mcp::surface::a_rug_pulled_tool_is_withheld",
+            surface::a_rug_pulled_tool_is_withheld,
         ),
         (
             "mcp::surface::a_refused_argument_makes_no_upstream_call",

@@ -241,7 +241,7 @@ fn a_folder_that_is_not_a_version() {
     fs::create_dir_all(dir.path().join("contracts/job_status/draft")).unwrap();
     assert_usage_error(
         &check_job(dir.path(), &[]),
-        "contracts/job_status/draft: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder) and lint.yaml",
+        "contracts/job_status/draft: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder), lint.yaml and upstream.pin.json",
     );
 }
 

@@ -19,6 +19,7 @@ mod lines;
 mod listen;
 mod listing;
 mod message;
+mod pins;
 mod proxy;
 mod remote;
 mod route;
@@ -95,6 +96,7 @@ pub struct ProxyConfig {
 
 pub use auth::{RateLimit, parse_caller_rate};
 pub use listen::{Limits as ListenLimits, parse_address};
+pub use pins::SurfaceReport;
 
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
 /// a proxy serving over HTTP leaves free (a container's log).
@@ -147,6 +149,95 @@ async fn stop_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// The upstream `command` names: a child over stdio, or a server at its URL (over `runtime`).
+fn connect(
+    command: &[OsString],
+    upstream_headers: &[String],
+    line_cap: usize,
+    timeout: Duration,
+    runtime: Option<&tokio::runtime::Runtime>,
+    who: &str,
+) -> Result<(Box<dyn upstream::Link>, upstream::Source), UsageError> {
+    match (upstream_url(command), runtime) {
+        (Some(url), Some(runtime)) => {
+            let (incoming, received) = std::sync::mpsc::channel();
+            let link = remote::Remote::connect(
+                &url,
+                upstream_headers,
+                line_cap,
+                timeout,
+                incoming,
+                runtime.handle().clone(),
+            )?;
+            Ok((Box::new(link), upstream::Source::Channel(received)))
+        }
+        _ => {
+            if !upstream_headers.is_empty() {
+                return Err(UsageError::new(
+                    "--upstream-header is for an upstream reached over HTTP; a command's credentials come from its own environment",
+                ));
+            }
+            let (link, source) = upstream::Stdio::spawn(command, line_cap, who)?;
+            Ok((Box::new(link), source))
+        }
+    }
+}
+
+/// What `toolgate pin` was asked to do.
+#[derive(Debug, Clone)]
+pub struct PinConfig {
+    /// The repository root, holding contracts/.
+    pub root: PathBuf,
+    /// Compare the server's tools with the pins instead of writing them.
+    pub check: bool,
+    /// How long the server has to list its tools.
+    pub timeout: Duration,
+    /// Headers for an HTTP server, each `NAME=VARIABLE`.
+    pub upstream_headers: Vec<String>,
+    /// The MCP server's command and its arguments, or its Streamable HTTP URL.
+    pub command: Vec<OsString>,
+}
+
+/// Lists the server's tools and pins each one with a result contract (`contracts/TOOL/
+/// upstream.pin.json`), or, with `check`, compares them with their pins.
+pub fn pin(config: &PinConfig) -> Result<SurfaceReport, UsageError> {
+    let repository = Repository::open(&config.root)?;
+    let registry = Registry::load_with_shadows(&repository, &[])?;
+    let tools: Vec<String> = registry.iter().map(|(name, _)| name.to_owned()).collect();
+    if tools.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: no tool has a result contract to pin",
+            config.root.display()
+        )));
+    }
+    let runtime = match upstream_url(&config.command) {
+        Some(_) => Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|error| {
+                    UsageError::new(format!("cannot start the HTTP runtime: {error}"))
+                })?,
+        ),
+        None => None,
+    };
+    let (link, source) = connect(
+        &config.command,
+        &config.upstream_headers,
+        listing::LISTING_LINE_CAP,
+        config.timeout,
+        runtime.as_ref(),
+        "toolgate pin",
+    )?;
+    let shown = config
+        .command
+        .first()
+        .map(|program| program.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let listed = listing::list_over(link, source, &shown, config.timeout)?;
+    pins::survey(&repository, &tools, &listed, !config.check)
 }
 
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
@@ -231,30 +322,15 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                 .map_err(|error| UsageError::new(format!("cannot listen on {address}: {error}")))
         })
         .transpose()?;
-    let (link, source): (Box<dyn upstream::Link>, upstream::Source) = match (&remote, &runtime) {
-        (Some(url), Some(runtime)) => {
-            let (incoming, received) = std::sync::mpsc::channel();
-            let link = remote::Remote::connect(
-                url,
-                &options.upstream_headers,
-                line_cap,
-                options.timeout,
-                incoming,
-                runtime.handle().clone(),
-            )?;
-            (Box::new(link), upstream::Source::Channel(received))
-        }
-        _ => {
-            if !options.upstream_headers.is_empty() {
-                return Err(UsageError::new(
-                    "--upstream-header is for an upstream reached over HTTP; a command's credentials come from its own environment",
-                ));
-            }
-            let (link, source) =
-                upstream::Stdio::spawn(&options.command, line_cap, "toolgate mcp-proxy")?;
-            (Box::new(link), source)
-        }
-    };
+    let pins = pins::read_pins(&repository, registry.iter().map(|(name, _)| name))?;
+    let (link, source) = connect(
+        &options.command,
+        &options.upstream_headers,
+        line_cap,
+        options.timeout,
+        runtime.as_ref(),
+        "toolgate mcp-proxy",
+    )?;
     let retainer = options
         .retention
         .as_ref()
@@ -278,14 +354,18 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             context,
             retainer,
             observe: options.observe,
+            pins,
         },
         link,
     ));
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
         scope.spawn(|| proxy.watch_timeouts());
-        // No host request is read, let alone forwarded, before the upstream's era is settled.
+        // No host request is read, let alone forwarded, before the upstream's era is settled
+        // and its pinned tools are checked.
         proxy.settle();
+        proxy.refresh_surface();
+        scope.spawn(|| proxy.watch_surface());
         match (listener, &runtime) {
             (Some(listener), Some(runtime)) => {
                 runtime.block_on(async {

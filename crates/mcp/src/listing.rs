@@ -15,7 +15,7 @@ use crate::tools::Registry;
 use crate::upstream;
 
 /// The longest line read from the server while listing (a large catalogue of tools).
-const LISTING_LINE_CAP: usize = 8 << 20;
+pub(crate) const LISTING_LINE_CAP: usize = 8 << 20;
 /// The most pages of tools followed.
 const MOST_PAGES: usize = 100;
 /// The most a whole listing may hold, every page together (as JSON): a server that lists more
@@ -42,26 +42,52 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
         .map(|program| program.to_string_lossy().into_owned())
         .unwrap_or_default();
     let (link, source) = upstream::Stdio::spawn(command, LISTING_LINE_CAP, "toolgate new")?;
-    let proxy = Proxy::new(Setup::closed(Registry::default(), timeout)?, Box::new(link));
+    let listed = list_over(Box::new(link), source, &shown, timeout)?;
+    Ok(listed
+        .iter()
+        .filter_map(|tool| {
+            Some(ListedTool {
+                name: tool.get("name")?.as_str()?.to_owned(),
+                description: tool
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                output_schema: tool.get("outputSchema").cloned(),
+            })
+        })
+        .collect())
+}
+
+/// Every tool the server at the end of `link` lists: its era settled as the proxy settles it,
+/// then listed, then stopped.
+pub(crate) fn list_over(
+    link: Box<dyn upstream::Link>,
+    source: upstream::Source,
+    shown: &str,
+    timeout: Duration,
+) -> Result<Vec<Value>, UsageError> {
+    let proxy = Proxy::new(Setup::closed(Registry::default(), timeout)?, link);
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
-        let listed = list_through(&proxy, &shown, timeout);
+        let listed = match proxy.settle() {
+            Settled::Unusable(reason) => Err(UsageError::new(format!(
+                "the MCP server `{shown}` cannot be listed: {reason}"
+            ))),
+            _ => list_through(&proxy, shown, timeout),
+        };
         proxy.shut_down("the listing is done");
         listed
     })
 }
 
-fn list_through(
+/// Every tool the upstream behind `proxy` (its era settled) lists, page after page, as it lists
+/// them (each with a `name`), within `timeout` for the whole listing.
+pub(crate) fn list_through(
     proxy: &Proxy,
     shown: &str,
     timeout: Duration,
-) -> Result<Vec<ListedTool>, UsageError> {
+) -> Result<Vec<Value>, UsageError> {
     let deadline = Instant::now() + timeout;
-    if let Settled::Unusable(reason) = proxy.settle() {
-        return Err(UsageError::new(format!(
-            "the MCP server `{shown}` cannot be listed: {reason}"
-        )));
-    }
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut listed_bytes = 0usize;
@@ -91,24 +117,17 @@ fn list_through(
             .into_iter()
             .flatten()
         {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            if tool.get("name").and_then(Value::as_str).is_none() {
                 continue;
-            };
+            }
             listed_bytes += tool.to_string().len();
             if listed_bytes > LISTING_TOTAL_CAP || tools.len() >= MOST_TOOLS {
                 return Err(UsageError::new(format!(
-                    "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; `toolgate new --from-mcp` stops there rather than hold them all",
+                    "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; toolgate stops there rather than hold them all",
                     LISTING_TOTAL_CAP >> 20
                 )));
             }
-            tools.push(ListedTool {
-                name: name.to_owned(),
-                description: tool
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                output_schema: tool.get("outputSchema").cloned(),
-            });
+            tools.push(tool.clone());
         }
         cursor = result
             .get("nextCursor")

@@ -14,10 +14,10 @@
 //! reaches the upstream in the upstream's era under an id the proxy assigns (hosts on different
 //! HTTP requests may reuse ids), and every answer reaches the host in the host's era.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
@@ -32,9 +32,11 @@ use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
 use super::lines::{log, log_refusal};
+use super::lock;
 use super::message::{
     self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
 };
+use super::pins::{self, Pin};
 use super::route::Route;
 use super::tools::{self, Registry};
 use super::upstream::{Incoming, Link, Outgoing, Source};
@@ -234,7 +236,21 @@ pub(crate) struct Setup {
     pub retainer: Option<Retainer>,
     /// Report-only: every result is decided and audited, and the upstream's own is forwarded.
     pub observe: bool,
+    /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
+    pub pins: BTreeMap<String, Pin>,
 }
+
+/// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
+/// listed (`None` where the listing did not hold it), and whether a change was announced since.
+#[derive(Default)]
+struct Surface {
+    listed: Option<BTreeMap<String, Option<String>>>,
+    stale: bool,
+}
+
+/// How often the proxy lists the upstream's tools again on its own, for an upstream that does
+/// not announce changes (`notifications/tools/list_changed`).
+const SURFACE_REFRESH: Duration = Duration::from_secs(60);
 
 impl Setup {
     /// A proxy that opens no route and audits nothing (listing a server's tools, the fuzzers'
@@ -249,6 +265,7 @@ impl Setup {
             context,
             retainer: None,
             observe: false,
+            pins: BTreeMap::new(),
         })
     }
 }
@@ -262,6 +279,9 @@ pub(crate) struct Proxy {
     context: OperatorContext,
     retainer: Option<Retainer>,
     observe: bool,
+    pins: BTreeMap<String, Pin>,
+    surface: Mutex<Surface>,
+    surface_changed: Condvar,
     link: Box<dyn Link>,
     state: Mutex<State>,
     next_id: AtomicU64,
@@ -287,6 +307,9 @@ impl Proxy {
             context: setup.context,
             retainer: setup.retainer,
             observe: setup.observe,
+            pins: setup.pins,
+            surface: Mutex::new(Surface::default()),
+            surface_changed: Condvar::new(),
             link,
             state: Mutex::new(State::default()),
             next_id: AtomicU64::new(0),
@@ -437,6 +460,112 @@ impl Proxy {
         }
     }
 
+    /// Lists the upstream's tools again whenever a change is announced, and every minute,
+    /// until the proxy stops (run on a thread of its own, only where tools are pinned).
+    pub(crate) fn watch_surface(&self) {
+        let mut surface = lock(&self.surface);
+        while !self.stopping.load(Ordering::Relaxed) {
+            if !surface.stale {
+                surface = self
+                    .surface_changed
+                    .wait_timeout(surface, SURFACE_REFRESH)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0;
+            }
+            if self.stopping.load(Ordering::Relaxed) {
+                return;
+            }
+            surface.stale = false;
+            drop(surface);
+            self.refresh_surface();
+            surface = lock(&self.surface);
+        }
+    }
+
+    /// Lists the upstream's tools (every page) and holds what it says of the pinned ones. A
+    /// listing that fails leaves every pinned tool withheld until one succeeds: a surface
+    /// nobody could check is not the reviewed one.
+    pub(crate) fn refresh_surface(&self) {
+        if self.pins.is_empty() {
+            return;
+        }
+        match super::listing::list_through(self, "upstream", self.timeout) {
+            Ok(tools) => self.note_surface(&tools, true),
+            Err(error) => {
+                log(&format!(
+                    "cannot list the upstream's tools to check them against their pins ({error}); the pinned tools are withheld"
+                ));
+                lock(&self.surface).listed = Some(BTreeMap::new());
+            }
+        }
+    }
+
+    /// Holds what a listing (`complete`: every page) says of the pinned tools, and logs each
+    /// one whose standing changed: withheld (naming what differs from its pin) or served again.
+    fn note_surface(&self, tools: &[Value], complete: bool) {
+        if self.pins.is_empty() {
+            return;
+        }
+        let mut surface = lock(&self.surface);
+        let mut listed = surface.listed.clone().unwrap_or_default();
+        for (name, pin) in &self.pins {
+            let found = tools
+                .iter()
+                .find(|tool| tool.get("name").and_then(Value::as_str) == Some(name.as_str()));
+            let now = match found {
+                Some(tool) => Some(pins::sha256(&pins::descriptor(tool))),
+                None if complete => None,
+                // A page of a paged listing says nothing of the tools it does not hold.
+                None => continue,
+            };
+            let before = listed.get(name).cloned();
+            let was_served = before
+                .as_ref()
+                .is_some_and(|digest| digest.as_deref() == Some(pin.sha256.as_str()));
+            let served = now.as_deref() == Some(pin.sha256.as_str());
+            if before.is_none() || was_served != served {
+                match (found, served) {
+                    (_, true) if before.is_some() => log(&format!(
+                        "the upstream's tool {name:?} matches its pin again; it is served"
+                    )),
+                    (_, true) => {}
+                    (Some(tool), false) => log(&format!(
+                        "the upstream's tool {name:?} changed since it was pinned ({} differ); it is withheld from tools/list and every call to it gets the fixed failure until it is reviewed and pinned again (toolgate pin)",
+                        pins::changed(&pin.descriptor, &pins::descriptor(tool)).join(", ")
+                    )),
+                    (None, false) => log(&format!(
+                        "the upstream no longer lists the pinned tool {name:?}; calls to it get the fixed failure"
+                    )),
+                }
+            }
+            listed.insert(name.clone(), now);
+        }
+        surface.listed = Some(listed);
+    }
+
+    /// Why a call to `name` may not be forwarded: its pin and the upstream's tool disagree (or
+    /// the upstream's tools could not be listed).
+    fn surface_refusal(&self, name: &str) -> Option<&'static str> {
+        let pin = self.pins.get(name)?;
+        let surface = lock(&self.surface);
+        let current = surface.listed.as_ref().and_then(|listed| listed.get(name));
+        match current {
+            Some(Some(digest)) if *digest == pin.sha256 => None,
+            Some(Some(_)) => {
+                Some("the upstream's descriptor of the tool changed since it was pinned")
+            }
+            Some(None) => Some("the upstream no longer lists the pinned tool"),
+            None => Some("the upstream's tools could not be listed to check the tool's pin"),
+        }
+    }
+
+    /// Whether a listed tool is the one pinned (a tool without a pin always is).
+    fn matches_pin(&self, name: &str, tool: &Value) -> bool {
+        self.pins
+            .get(name)
+            .is_none_or(|pin| pins::sha256(&pins::descriptor(tool)) == pin.sha256)
+    }
+
     /// Ends the run: the upstream's input closed, the time to finish what is in flight, then
     /// the upstream stopped and every request still pending answered.
     pub(crate) fn shut_down(&self, reason: &str) {
@@ -445,6 +574,7 @@ impl Proxy {
             .stop(self.timeout, &|| self.state().pending.is_empty());
         self.upstream_gone(reason);
         self.stopping.store(true, Ordering::Relaxed);
+        self.surface_changed.notify_all();
         // What was chosen for keeping is written before the process ends.
         if let Some(retainer) = &self.retainer {
             log(&retainer.finish(Duration::from_secs(10)));
@@ -763,6 +893,27 @@ impl Proxy {
                     ));
                 }
                 let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+                if let Some(reason) = self.surface_refusal(name) {
+                    // Not the tool that was reviewed: nothing is forwarded, and the refusal is
+                    // decided and audited like an unusable answer.
+                    let mut request =
+                        tools::request_for(&id, arguments, tool, self.context.for_tool(name));
+                    if let Some(caller) = host.caller() {
+                        request = request.with_caller(caller);
+                    }
+                    let call = Call {
+                        contract: Arc::clone(&tool.contract),
+                        shadow: None,
+                        request,
+                    };
+                    return self.decide_failure(
+                        host,
+                        &id,
+                        &call,
+                        modern_host,
+                        Response::incomplete(reason),
+                    );
+                }
                 if let Some(gate) = &tool.arguments {
                     // What the upstream receives is what the argument contract's projection
                     // built, or nothing.
@@ -1145,9 +1296,10 @@ impl Proxy {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
-                let listed = self
-                    .registry
-                    .list(&upstream_tools, |name, _| host.may_call(name));
+                self.note_surface(&upstream_tools, result.get("nextCursor").is_none());
+                let listed = self.registry.list(&upstream_tools, |name, tool| {
+                    host.may_call(name) && self.matches_pin(name, tool)
+                });
                 let listed = if modern_host {
                     era::modern_result("tools/list", listed, Some(&result))
                 } else {
@@ -1316,6 +1468,17 @@ impl Proxy {
                     .unwrap_or("info");
                 let data = params.get("data").map(Value::to_string).unwrap_or_default();
                 log(&format!("upstream log ({level}): {data}"));
+            }
+            "notifications/tools/list_changed" if !self.pins.is_empty() => {
+                // Listed again on the watcher's thread; until then the last listing stands.
+                lock(&self.surface).stale = true;
+                self.surface_changed.notify_all();
+                if let Some(host) = duplex_host() {
+                    host.send(
+                        br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+                            .to_vec(),
+                    );
+                }
             }
             "notifications/tools/list_changed" => match duplex_host() {
                 Some(host) => host.send(

@@ -22,6 +22,10 @@ pub const CONTRACTS_DIR: &str = "contracts";
 /// ```
 pub const LINT_FILE: &str = "lint.yaml";
 
+/// The file beside a tool's versions that pins the upstream's descriptor of the tool as it was
+/// reviewed (`toolgate pin`; `toolgate mcp-proxy` withholds the tool when it changes).
+pub const PIN_FILE: &str = "upstream.pin.json";
+
 /// A repository root: the folder holding `contracts/` (and, for the harness, `fixtures/` and
 /// `snapshots/`). Everything under it is read through [`RepoRoot`], inside the root only.
 #[derive(Debug, Clone)]
@@ -191,9 +195,12 @@ impl Repository {
                 // Lint findings accepted with a reason: beside the versions, never inside one,
                 // so accepting a finding does not change a published, locked version.
                 None if entry.name == LINT_FILE && kind == EntryKind::File => {}
+                // The upstream's tool as it was reviewed: beside the versions too, since a
+                // server's change is not a contract's.
+                None if entry.name == PIN_FILE && kind == EntryKind::File => {}
                 _ => {
                     return Err(UsageError::new(format!(
-                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder) and lint.yaml",
+                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder), lint.yaml and upstream.pin.json",
                         self.root.shown(&entry.path).display()
                     )));
                 }
