@@ -370,6 +370,10 @@ pub struct McpProxyArgs {
     /// when serving over HTTP (--listen), e.g. a container's log.
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
+    /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
+    /// keygen`); `toolgate audit verify --public-key` then proves no line was rewritten.
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    audit_key: Option<PathBuf>,
     /// How long a request may wait for the upstream before it is answered with the fixed failure
     /// (e.g. 30s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
@@ -451,6 +455,7 @@ impl From<McpProxyArgs> for ProxyConfig {
         ProxyConfig {
             root: args.root,
             audit: args.audit,
+            audit_key: args.audit_key,
             timeout: args.timeout,
             max_line_bytes: args.max_line_bytes,
             allow: args.allow,

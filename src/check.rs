@@ -90,7 +90,11 @@ pub(crate) fn run(
             contract.version()
         )));
     }
-    let mut audit = options.audit.as_deref().map(open_audit_log).transpose()?;
+    let audit = options
+        .audit
+        .as_deref()
+        .map(|path| open_audit_log(path, None))
+        .transpose()?;
 
     let raw = read_raw(options.raw.as_deref(), stdin, contract.max_bytes())?;
     let mut response = Response::body(&raw);
@@ -105,7 +109,7 @@ pub(crate) fn run(
         .as_deref()
         .map(|folder| retain(folder, &response, &request, &decision))
         .transpose()?;
-    if let Some(sink) = audit.as_mut() {
+    if let Some(sink) = &audit {
         sink.record_decision(&decision).map_err(|error| {
             UsageError::io(
                 options.audit.as_deref().unwrap_or(Path::new("")),

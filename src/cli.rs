@@ -32,6 +32,13 @@ enum Command {
     /// stdout holds the agent-visible bytes, one line. Exit 0 admitted, 1 rejected, 2 usage or
     /// configuration error.
     Check(CheckOptions),
+    /// The audit log as evidence: `verify FILE [--public-key KEY]` follows its hash chains (and
+    /// signatures) and names the first line edited, deleted, reordered or cut; `keygen FILE`
+    /// makes the signing key for --audit-key.
+    ///
+    /// Exit 0 intact (or the key written), 1 a broken line, 2 on usage or I/O errors.
+    #[command(subcommand)]
+    Audit(crate::audit::AuditCommand),
     /// Review a contract bump: every change between two versions, four verdicts each proven by a
     /// witness the gate confirms, and every fixture replayed through both.
     ///
@@ -200,6 +207,7 @@ pub(crate) fn main() -> ExitCode {
             })
             .map(|()| Status::Passed)
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
+        Command::Audit(command) => crate::audit::run(&command, &mut io::stdout().lock()),
         Command::Diff(args) => {
             toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

@@ -8,6 +8,7 @@
 //! [`Status`]: toolgate_repo::Status
 
 mod args;
+mod audit;
 mod check;
 mod cli;
 mod new;

@@ -41,9 +41,13 @@ pub(crate) struct ServeOptions {
     /// The repository root, holding contracts/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// Append every decision's audit event (one JSON line each) to this file.
+    /// Append every decision's audit event (one JSON line each, hash-chained) to this file.
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
+    /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
+    /// keygen`); `toolgate audit verify --public-key` then proves no line was rewritten.
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    audit_key: Option<PathBuf>,
     /// The longest request line read (default 16 MiB); a longer one is answered with an error.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_line_bytes: usize,
@@ -58,7 +62,7 @@ pub(crate) struct ServeOptions {
 struct Server {
     repository: Repository,
     contracts: HashMap<(String, Option<String>), Arc<Contract>>,
-    audit: Option<toolgate_gate::JsonLinesSink<std::fs::File>>,
+    audit: Option<toolgate_repo::ChainedAuditLog>,
     retainer: Option<toolgate_store::Retainer>,
     shadows: ShadowPlan,
     observe: bool,
@@ -128,7 +132,11 @@ pub(crate) fn run(
     let mut server = Server {
         repository,
         contracts: HashMap::new(),
-        audit: options.audit.as_deref().map(open_audit_log).transpose()?,
+        audit: options
+            .audit
+            .as_deref()
+            .map(|path| open_audit_log(path, options.audit_key.as_deref()))
+            .transpose()?,
         retainer,
         shadows,
         observe,
@@ -258,7 +266,7 @@ fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Re
     }
     // The event is built either way (the answer carries its line), so the sink is handed it.
     if let Some(sink) = &server.audit
-        && let Err(error) = sink.record(decision.audit_event())
+        && let Err(error) = sink.record_decision(&decision)
     {
         eprintln!("toolgate serve: cannot write the audit event: {error}");
     }

@@ -20,6 +20,8 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 
+#[path = "mcp/audit.rs"]
+mod audit;
 #[path = "mcp/auth.rs"]
 mod auth;
 #[path = "mcp/http.rs"]
@@ -68,7 +70,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 20] = [
+    let single: [(&str, Test); 21] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -132,6 +134,10 @@ fn main() -> ExitCode {
         (
             "mcp::auth::bad_auth_files_are_configuration_errors",
             auth::bad_auth_files_are_configuration_errors,
+        ),
+        (
+            "mcp::audit::tampering_with_the_audit_log_is_found",
+            audit::tampering_with_the_audit_log_is_found,
         ),
         (
             "mcp::surface::a_rug_pulled_tool_is_withheld",

@@ -55,8 +55,10 @@ pub struct ProxyConfig {
     /// The repository root, holding contracts/ (one per tool the host may call).
     pub root: PathBuf,
     /// Append every decision's audit event (one JSON line each) to this file (`-`: stdout,
-    /// when serving over HTTP).
+    /// when serving over HTTP), each line hash-chained to the one before.
     pub audit: Option<PathBuf>,
+    /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM).
+    pub audit_key: Option<PathBuf>,
     /// How long a request may wait for the upstream before it is answered with the fixed failure.
     pub timeout: Duration,
     /// The longest message read from either side (default: twice the largest contract's
@@ -108,20 +110,20 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn open_audit(path: &std::path::Path, listening: bool) -> Result<proxy::AuditLog, UsageError> {
+fn open_audit(
+    path: &std::path::Path,
+    listening: bool,
+    key: Option<&std::path::Path>,
+) -> Result<proxy::AuditLog, UsageError> {
     if path.as_os_str() == "-" {
         if !listening {
             return Err(UsageError::new(
                 "--audit -: stdout carries the host's messages over stdio; audit to a file, or serve over HTTP (--listen)",
             ));
         }
-        return Ok(toolgate_gate::JsonLinesSink::new(Box::new(
-            std::io::stdout(),
-        )));
+        return toolgate_repo::chained_audit_stream(Box::new(std::io::stdout()), key);
     }
-    let file =
-        toolgate_repo::open_output_file(path, toolgate_repo::OutputMode::Append, "the audit log")?;
-    Ok(toolgate_gate::JsonLinesSink::new(Box::new(file)))
+    toolgate_repo::open_audit_log(path, key)
 }
 
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).
@@ -284,7 +286,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     let audit = options
         .audit
         .as_deref()
-        .map(|path| open_audit(path, options.listen.is_some()))
+        .map(|path| open_audit(path, options.listen.is_some(), options.audit_key.as_deref()))
         .transpose()?;
     let remote = upstream_url(&options.command);
     let runtime = if options.listen.is_some() || remote.is_some() {

@@ -5,9 +5,9 @@
 //! stopped, never waited on.
 
 use std::ffi::OsString;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolgate_repo::UsageError;
 
 use crate::proxy::{Proxy, Settled, Setup};
@@ -16,13 +16,6 @@ use crate::upstream;
 
 /// The longest line read from the server while listing (a large catalogue of tools).
 pub(crate) const LISTING_LINE_CAP: usize = 8 << 20;
-/// The most pages of tools followed.
-const MOST_PAGES: usize = 100;
-/// The most a whole listing may hold, every page together (as JSON): a server that lists more
-/// is refused rather than held in memory. A large real catalogue is a few hundred kilobytes.
-const LISTING_TOTAL_CAP: usize = 16 << 20;
-/// The most tools a listing may hold.
-const MOST_TOOLS: usize = 2000;
 
 /// One tool as the server describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,71 +66,9 @@ pub(crate) fn list_over(
             Settled::Unusable(reason) => Err(UsageError::new(format!(
                 "the MCP server `{shown}` cannot be listed: {reason}"
             ))),
-            _ => list_through(&proxy, shown, timeout),
+            _ => proxy.list_all_tools(shown, timeout),
         };
         proxy.shut_down("the listing is done");
         listed
     })
-}
-
-/// Every tool the upstream behind `proxy` (its era settled) lists, page after page, as it lists
-/// them (each with a `name`), within `timeout` for the whole listing.
-pub(crate) fn list_through(
-    proxy: &Proxy,
-    shown: &str,
-    timeout: Duration,
-) -> Result<Vec<Value>, UsageError> {
-    let deadline = Instant::now() + timeout;
-    let mut tools = Vec::new();
-    let mut cursor: Option<Value> = None;
-    let mut listed_bytes = 0usize;
-    for _ in 0..MOST_PAGES {
-        let params = match &cursor {
-            Some(cursor) => json!({ "cursor": cursor }),
-            None => json!({}),
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        let result = match proxy.request("tools/list", &params, left) {
-            Some(Ok(result)) => result,
-            Some(Err(error)) => {
-                return Err(UsageError::new(format!(
-                    "the MCP server `{shown}` refused tools/list: {error}"
-                )));
-            }
-            None => {
-                return Err(UsageError::new(format!(
-                    "the MCP server `{shown}` did not answer within {}s",
-                    timeout.as_secs()
-                )));
-            }
-        };
-        for tool in result
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if tool.get("name").and_then(Value::as_str).is_none() {
-                continue;
-            }
-            listed_bytes += tool.to_string().len();
-            if listed_bytes > LISTING_TOTAL_CAP || tools.len() >= MOST_TOOLS {
-                return Err(UsageError::new(format!(
-                    "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; toolgate stops there rather than hold them all",
-                    LISTING_TOTAL_CAP >> 20
-                )));
-            }
-            tools.push(tool.clone());
-        }
-        cursor = result
-            .get("nextCursor")
-            .filter(|cursor| !cursor.is_null())
-            .cloned();
-        if cursor.is_none() {
-            return Ok(tools);
-        }
-    }
-    Err(UsageError::new(format!(
-        "the MCP server `{shown}` kept paging past {MOST_PAGES} pages of tools"
-    )))
 }

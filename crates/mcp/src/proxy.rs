@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use toolgate_gate::internals::parse_document;
-use toolgate_gate::{AuditSink, Contract, Decision, JsonLinesSink, Request, Response};
+use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
 use toolgate_store::Retainer;
 
 use super::auth::{Authorizer, Caller};
@@ -43,7 +43,7 @@ use super::upstream::{Incoming, Link, Outgoing, Source};
 use toolgate_repo::UsageError;
 
 /// Where decisions are audited: a file, or stdout when it is free.
-pub(crate) type AuditLog = JsonLinesSink<Box<dyn std::io::Write + Send>>;
+pub(crate) type AuditLog = toolgate_repo::ChainedAuditLog;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
 pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
@@ -251,6 +251,16 @@ struct Surface {
 /// How often the proxy lists the upstream's tools again on its own, for an upstream that does
 /// not announce changes (`notifications/tools/list_changed`).
 const SURFACE_REFRESH: Duration = Duration::from_secs(60);
+
+/// The most pages of tools followed.
+const MOST_PAGES: usize = 100;
+
+/// The most a whole listing may hold, every page together (as JSON): a server that lists more
+/// is refused rather than held in memory. A large real catalogue is a few hundred kilobytes.
+const LISTING_TOTAL_CAP: usize = 16 << 20;
+
+/// The most tools a listing may hold.
+const MOST_TOOLS: usize = 2000;
 
 impl Setup {
     /// A proxy that opens no route and audits nothing (listing a server's tools, the fuzzers'
@@ -489,7 +499,7 @@ impl Proxy {
         if self.pins.is_empty() {
             return;
         }
-        match super::listing::list_through(self, "upstream", self.timeout) {
+        match self.list_all_tools("upstream", self.timeout) {
             Ok(tools) => self.note_surface(&tools, true),
             Err(error) => {
                 log(&format!(
@@ -564,6 +574,68 @@ impl Proxy {
         self.pins
             .get(name)
             .is_none_or(|pin| pins::sha256(&pins::descriptor(tool)) == pin.sha256)
+    }
+
+    /// Every tool the upstream (its era settled) lists, page after page, as it lists
+    /// them (each with a `name`), within `timeout` for the whole listing.
+    pub(crate) fn list_all_tools(
+        &self,
+        shown: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, UsageError> {
+        let deadline = Instant::now() + timeout;
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut listed_bytes = 0usize;
+        for _ in 0..MOST_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let result = match self.request("tools/list", &params, left) {
+                Some(Ok(result)) => result,
+                Some(Err(error)) => {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` refused tools/list: {error}"
+                    )));
+                }
+                None => {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` did not answer within {}s",
+                        timeout.as_secs()
+                    )));
+                }
+            };
+            for tool in result
+                .get("tools")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if tool.get("name").and_then(Value::as_str).is_none() {
+                    continue;
+                }
+                listed_bytes += tool.to_string().len();
+                if listed_bytes > LISTING_TOTAL_CAP || tools.len() >= MOST_TOOLS {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; toolgate stops there rather than hold them all",
+                        LISTING_TOTAL_CAP >> 20
+                    )));
+                }
+                tools.push(tool.clone());
+            }
+            cursor = result
+                .get("nextCursor")
+                .filter(|cursor| !cursor.is_null())
+                .cloned();
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        Err(UsageError::new(format!(
+            "the MCP server `{shown}` kept paging past {MOST_PAGES} pages of tools"
+        )))
     }
 
     /// Ends the run: the upstream's input closed, the time to finish what is in flight, then

@@ -14,6 +14,7 @@
 
 mod acceptance;
 mod admission;
+mod audit_log;
 mod case_result;
 mod choice;
 mod confine;
@@ -38,6 +39,10 @@ pub use acceptance::{Acceptance, Acceptances, Checked, EntryFile, check_pointer}
 pub use admission::{
     Admitted, Prepared, RequestFiles, admit_fixture, prepare, reproduce_command, shell_command,
 };
+pub use audit_log::{
+    ChainSummary, ChainedAuditLog, Verified, chained_audit_stream, generate_key_pair,
+    open_audit_log, read_verifying_key, verify_audit_log,
+};
 pub use case_result::{CaseResult, Problem, ProblemKind};
 pub use choice::Choice;
 pub use confine::{Entry, EntryKind, MAX_FILE_BYTES, RepoError, RepoProblem, RepoRoot};
@@ -49,7 +54,7 @@ pub use fixture::{
 };
 pub use invariants::{agent_view_problems, reference_disagreements};
 pub use leak::{allowed_strings, leaks, raw_strings};
-pub use output_file::{OutputMode, create_output_folder, open_audit_log, open_output_file};
+pub use output_file::{OutputMode, create_output_folder, open_output_file};
 pub use repository::{
     CONTRACTS_DIR, LINT_FILE, PIN_FILE, Repository, VersionDir, VersionFiles, parse_version,
 };

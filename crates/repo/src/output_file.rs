@@ -9,8 +9,6 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use toolgate_gate::JsonLinesSink;
-
 use crate::error::UsageError;
 
 /// How an output file is opened.
@@ -34,12 +32,6 @@ pub fn open_output_file(path: &Path, mode: OutputMode, what: &str) -> Result<Fil
     options
         .open(path)
         .map_err(|error| UsageError::io(path, &format!("open {what} for writing"), &error))
-}
-
-/// Opens (creating it if needed) the audit log `--audit FILE` names, for appending: several
-/// processes may share one log, and each line is written whole.
-pub fn open_audit_log(path: &Path) -> Result<JsonLinesSink<File>, UsageError> {
-    open_output_file(path, OutputMode::Append, "the audit log").map(JsonLinesSink::new)
 }
 
 /// Creates the folder `path` names (and its parents) unless it exists, refusing symlinks as

@@ -1,0 +1,183 @@
+//! The audit trail as evidence, end to end: the proxy writes hash-chained lines signed with a
+//! key `toolgate audit keygen` made; `toolgate audit verify` finds them intact, and finds an
+//! edited, a deleted and a reordered line, and a line signed by no one; a log rotated under the
+//! proxy goes on in the new file, marked.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use libtest_mimic::Failed;
+use serde_json::{Value, json};
+
+use super::retention::initialize;
+use super::{PATIENCE, here, start_proxy_at};
+
+fn verify(log: &Path, key: Option<&Path>) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["audit", "verify"]).arg(log);
+    if let Some(key) = key {
+        command.arg("--public-key").arg(key);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
+fn call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Oslo"}}})
+}
+
+/// Signed, chained, verified; then each tampering found at its line; then a rotation.
+pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let key = dir.path().join("audit.pem");
+    let public = dir.path().join("audit.pub");
+    let made = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["audit", "keygen"])
+        .arg(&key)
+        .output()?;
+    fs::write(&public, &made.stdout)?;
+    if !made.status.success() || !String::from_utf8_lossy(&made.stdout).contains("BEGIN PUBLIC KEY")
+    {
+        return Err("audit keygen printed no public key".into());
+    }
+    let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
+    let scenario = dir.path().join("scenario.json");
+    fs::write(
+        &scenario,
+        json!({"server": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]
+        }, "calls": {"weather": vec![answer; 6]}})
+        .to_string(),
+    )?;
+    let log = dir.path().join("audit.jsonl");
+    let mut proxy = start_proxy_at(
+        &here(),
+        &scenario,
+        &dir.path().join("upstream.log"),
+        &[
+            "--audit".to_owned(),
+            log.display().to_string(),
+            "--audit-key".to_owned(),
+            key.display().to_string(),
+        ],
+    );
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut ask = |message: Value| -> Result<(), Failed> {
+        writeln!(stdin, "{message}")?;
+        stdin.flush()?;
+        proxy
+            .lines
+            .recv_timeout(PATIENCE)
+            .map_err(|_| format!("no answer to {message}"))?;
+        Ok(())
+    };
+    ask(initialize())?;
+    for id in 1..=4 {
+        ask(call(id))?;
+    }
+    // logrotate's `create` mode: the file is renamed away, the next line goes to a new one.
+    let rotated = dir.path().join("audit.jsonl.1");
+    fs::rename(&log, &rotated)?;
+    for id in 5..=6 {
+        ask(call(id))?;
+    }
+    drop(stdin);
+    proxy.child.wait()?;
+
+    let (code, said) = verify(&rotated, Some(&public));
+    if code != Some(0) || !said.contains("4 line(s), 1 chain(s), intact, every line signed") {
+        return Err(format!("the intact log: {code:?} {said}").into());
+    }
+    let (code, said) = verify(&log, Some(&public));
+    if code != Some(0) || !said.contains("continued from a rotated file") {
+        return Err(format!("the log rotated into: {code:?} {said}").into());
+    }
+    // The rotated file's first line continues the old file's last.
+    let old = fs::read_to_string(&rotated)?;
+    let new = fs::read_to_string(&log)?;
+    let first: Value = serde_json::from_str(new.lines().next().unwrap())?;
+    if first["chain"]["seq"] != 4 || first["chain"]["rotated"] != true {
+        return Err(format!("the new file's first line: {first}").into());
+    }
+    let lines: Vec<&str> = old.lines().collect();
+    let tampered = |name: &str, lines: Vec<String>| -> std::path::PathBuf {
+        let path = dir.path().join(name);
+        fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let owned = |picked: &[usize]| {
+        picked
+            .iter()
+            .map(|at| lines[*at].to_owned())
+            .collect::<Vec<_>>()
+    };
+    let mut edited = owned(&[0, 1, 2, 3]);
+    edited[1] = edited[1].replacen("\"outcome\":\"admitted\"", "\"outcome\":\"rejected\"", 1);
+    for (what, path, key, line, needle) in [
+        (
+            "an edited line",
+            tampered("edited", edited.clone()),
+            None,
+            3,
+            "line 2",
+        ),
+        (
+            "an edited line, signed",
+            tampered("edited", edited),
+            Some(&public),
+            2,
+            "signature",
+        ),
+        (
+            "a deleted line",
+            tampered("deleted", owned(&[0, 1, 3])),
+            None,
+            3,
+            "missing",
+        ),
+        (
+            "reordered lines",
+            tampered("reordered", owned(&[0, 2, 1, 3])),
+            None,
+            2,
+            "missing",
+        ),
+        (
+            "a deleted head",
+            tampered("headless", owned(&[1, 2, 3])),
+            None,
+            1,
+            "deleted",
+        ),
+    ] {
+        let (code, said) = verify(&path, key.map(|key| key.as_path()));
+        let wanted = format!("{}:{line}: ", path.display());
+        if code != Some(1) || !said.contains(&wanted) || !said.contains(needle) {
+            return Err(format!(
+                "{what}: wanted exit 1 at line {line} ({needle}); got {code:?} {said}"
+            )
+            .into());
+        }
+    }
+    // Another key's public half: nothing verifies.
+    let other = dir.path().join("other.pem");
+    let made = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["audit", "keygen"])
+        .arg(&other)
+        .output()?;
+    let other_public = dir.path().join("other.pub");
+    fs::write(&other_public, made.stdout)?;
+    let (code, said) = verify(&rotated, Some(&other_public));
+    if code != Some(1) || !said.contains(":1: the signature does not verify") {
+        return Err(format!("another key: {code:?} {said}").into());
+    }
+    Ok(())
+}
