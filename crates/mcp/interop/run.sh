@@ -4,7 +4,8 @@
 # proxy's Streamable HTTP listener, in front of @modelcontextprotocol/server-everything (over
 # stdio, and over its own Streamable HTTP transport); the official conformance suite's server
 # scenarios against the proxy's listener (its by-design refusals listed in
-# conformance-expected-failures.yaml); `toolgate new --from-mcp` against the same server. Everything it installs goes to target/interop/ (pinned versions); `cargo test` does
+# conformance-expected-failures.yaml); the listener as an OAuth resource server with the Python
+# SDK's OAuth client (python_oauth.py); `toolgate new --from-mcp` against the same server. Everything it installs goes to target/interop/ (pinned versions); `cargo test` does
 # not depend on it. `.ci/run` runs it.
 #
 #   crates/mcp/interop/run.sh
@@ -73,6 +74,9 @@ status=0
 node "$work/node/ts_clients.mjs" "$toolgate" "$contracts" "$everything" "$proxy_url" \
   "http://127.0.0.1:$port/mcp" || status=1
 "$work/venv/bin/python" "$here/python_client.py" "$toolgate" "$contracts" "$everything" "$proxy_url" || status=1
+# The listener as an OAuth resource server (--auth), with the Python SDK's own OAuth client and
+# an authorization server the script starts.
+"$work/venv/bin/python" "$here/python_oauth.py" "$toolgate" "$contracts" "$everything" "$PWD/$work" || status=1
 
 # The conformance suite, against the listener: no failure outside the baseline.
 if "$work/node22/node_modules/.bin/node" \

@@ -174,6 +174,9 @@ pub(crate) struct Authorizer {
     leeway: Duration,
     identity_claim: String,
     scopes: Vec<String>,
+    /// Every scope the file names: what a 401's challenge asks a client to request, since
+    /// which tools it sees depends on them (MCP's scope selection takes the challenge's first).
+    scopes_supported: Vec<String>,
     tools: BTreeMap<String, ToolRule>,
     other_tools: Option<ToolRule>,
     source: KeySource,
@@ -373,6 +376,7 @@ impl Authorizer {
                 .clone()
                 .unwrap_or_else(|| "sub".to_owned()),
             scopes: file.scopes.clone(),
+            scopes_supported: scopes_supported.iter().cloned().collect(),
             tools: file.tools,
             other_tools: file.other_tools,
             source,
@@ -412,11 +416,14 @@ impl Authorizer {
         let scope = |scopes: &[String]| format!(", scope=\"{}\"", quoted(&scopes.join(" ")));
         match denied {
             Denied::Missing => {
-                if !self.scopes.is_empty() {
-                    challenge.push_str(&scope(&self.scopes));
+                if !self.scopes_supported.is_empty() {
+                    challenge.push_str(&scope(&self.scopes_supported));
                 }
             }
             Denied::Invalid(why) => {
+                if !self.scopes_supported.is_empty() {
+                    challenge.push_str(&scope(&self.scopes_supported));
+                }
                 challenge.push_str(&format!(
                     ", error=\"invalid_token\", error_description=\"{}\"",
                     quoted(why)
