@@ -558,6 +558,12 @@ impl Authorizer {
         Ok(caller)
     }
 
+    /// Forgets every verified token (the benchmark's first-call path).
+    #[cfg(feature = "_internals")]
+    pub(crate) fn forget_verified(&self) {
+        lock(&self.cache).clear();
+    }
+
     /// The key that verifies a token with `header`: the one its `kid` names, fit for its
     /// algorithm; without a `kid`, the one key of the algorithm's family.
     fn key_for(&self, header: &jsonwebtoken::Header) -> Option<DecodingKey> {

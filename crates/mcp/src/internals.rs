@@ -184,3 +184,41 @@ impl Link for Memory {
         true
     }
 }
+
+/// The listener's bearer-token check alone (`--auth`), for the authorization benchmark: the
+/// `--auth` file read and its keys loaded, then tokens verified as a request's are.
+pub struct BearerCheck {
+    authorizer: crate::auth::Authorizer,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl BearerCheck {
+    /// The check `auth_file` describes, for a repository whose tools are `tools`.
+    pub fn load(auth_file: &Path, tools: &[&str]) -> Result<BearerCheck, UsageError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| UsageError::new(format!("cannot start the runtime: {error}")))?;
+        let tools = tools.iter().map(|tool| (*tool).to_owned()).collect();
+        let authorizer = runtime.block_on(crate::auth::Authorizer::load(auth_file, &tools))?;
+        Ok(BearerCheck {
+            authorizer,
+            runtime,
+        })
+    }
+
+    /// Whether `token` verifies (from the cache of verified tokens when it is there), and its
+    /// caller may call `tool`.
+    pub fn admits(&self, token: &str, tool: &str) -> bool {
+        self.runtime
+            .block_on(self.authorizer.verify(token))
+            .is_ok_and(|caller| self.authorizer.may_call(&caller, tool).is_ok())
+    }
+
+    /// As [`BearerCheck::admits`], with the cache of verified tokens emptied first: a token's
+    /// first call, its signature verified.
+    pub fn admits_uncached(&self, token: &str, tool: &str) -> bool {
+        self.authorizer.forget_verified();
+        self.admits(token, tool)
+    }
+}

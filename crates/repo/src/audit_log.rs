@@ -171,12 +171,12 @@ impl ChainedAuditLog {
         line.extend_from_slice(b",\"chain\":{\"id\":\"");
         line.extend_from_slice(state.id.as_bytes());
         line.extend_from_slice(b"\",\"seq\":");
-        line.extend_from_slice(state.next_seq.to_string().as_bytes());
+        let _ = write!(line, "{}", state.next_seq);
         line.extend_from_slice(b",\"prev\":");
         match &state.prev {
             Some(prev) => {
                 line.push(b'"');
-                line.extend_from_slice(hex(prev).as_bytes());
+                push_hex(line, prev);
                 line.push(b'"');
             }
             None => line.extend_from_slice(b"null"),
@@ -260,8 +260,19 @@ impl AuditSink for ChainedAuditLog {
     }
 }
 
+/// `bytes` in lowercase hex, appended to `out` (no allocation on the write path).
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 0x0f)]);
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    push_hex(&mut out, bytes);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn read_key_text(path: &Path, what: &str) -> Result<String, UsageError> {
