@@ -242,81 +242,11 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
     }
 
     let good = claims("agent-1", "mcp weather:read", |_| {});
-    refused(&address, &log, "no token", &[], 401, "resource_metadata")?;
-    refused(
-        &address,
-        &log,
-        "another scheme",
-        &[("Authorization".to_owned(), "Basic YTpi".to_owned())],
-        401,
-        "resource_metadata",
-    )?;
-    refused(
-        &address,
-        &log,
-        "not a JWT",
-        &bearer("abc.def"),
-        401,
-        "invalid_token",
-    )?;
-    let expired = claims("agent-1", "mcp weather:read", |claims| {
-        claims["exp"] = json!(now() - 120);
-    });
-    refused(
-        &address,
-        &log,
-        "an expired token",
-        &bearer(&GOOD.sign(&expired, Some("k1"), None)),
-        401,
-        "expired",
-    )?;
-    let elsewhere = claims("agent-1", "mcp weather:read", |claims| {
-        claims["aud"] = json!("https://another.test/mcp");
-    });
-    refused(
-        &address,
-        &log,
-        "a token for another audience",
-        &bearer(&GOOD.sign(&elsewhere, Some("k1"), None)),
-        401,
-        "another audience",
-    )?;
-    let foreign = claims("agent-1", "mcp weather:read", |claims| {
-        claims["iss"] = json!("https://evil.test");
-    });
-    refused(
-        &address,
-        &log,
-        "a token from another issuer",
-        &bearer(&GOOD.sign(&foreign, Some("k1"), None)),
-        401,
-        "another issuer",
-    )?;
-    refused(
-        &address,
-        &log,
-        "a token signed by an unknown key under a known kid",
-        &bearer(&STRANGER.sign(&good, Some("k1"), None)),
-        401,
-        "signature",
-    )?;
-    refused(
-        &address,
-        &log,
-        "a token signed by an unknown key",
-        &bearer(&ROTATED.sign(&good, Some("k2"), None)),
-        401,
-        "does not hold",
-    )?;
-    // The token names its own key: it is never used.
-    refused(
-        &address,
-        &log,
-        "a token carrying its own key",
-        &bearer(&STRANGER.sign(&good, None, Some(("jwk", STRANGER.jwk())))),
-        401,
-        "invalid_token",
-    )?;
+    let signed = |edit: fn(&mut Value)| {
+        let mut claims = good.clone();
+        edit(&mut claims);
+        bearer(&GOOD.sign(&claims, Some("k1"), None))
+    };
     let unsigned = {
         let encode = |value: Value| {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
@@ -327,32 +257,70 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
             encode(good.clone())
         )
     };
-    refused(
-        &address,
-        &log,
-        "alg: none",
-        &bearer(&unsigned),
-        401,
-        "invalid_token",
-    )?;
     let no_scope = claims("agent-2", "mcp", |_| {});
-    refused(
-        &address,
-        &log,
-        "a token without the tool's scope",
-        &bearer(&GOOD.sign(&no_scope, Some("k1"), None)),
-        403,
-        "error=\"insufficient_scope\", scope=\"mcp weather:read\"",
-    )?;
-    let no_endpoint_scope = claims("agent-3", "weather:read", |_| {});
-    refused(
-        &address,
-        &log,
-        "a token without the endpoint's scope",
-        &bearer(&GOOD.sign(&no_endpoint_scope, Some("k1"), None)),
-        403,
-        "scope=\"mcp\"",
-    )?;
+    let cases: Vec<(&str, Vec<(String, String)>, u16, &str)> = vec![
+        ("no token", Vec::new(), 401, "resource_metadata"),
+        (
+            "another scheme",
+            vec![("Authorization".to_owned(), "Basic YTpi".to_owned())],
+            401,
+            "resource_metadata",
+        ),
+        ("not a JWT", bearer("abc.def"), 401, "invalid_token"),
+        (
+            "an expired token",
+            signed(|claims| claims["exp"] = json!(now() - 120)),
+            401,
+            "expired",
+        ),
+        (
+            "a token for another audience",
+            signed(|claims| claims["aud"] = json!("https://another.test/mcp")),
+            401,
+            "another audience",
+        ),
+        (
+            "a token from another issuer",
+            signed(|claims| claims["iss"] = json!("https://evil.test")),
+            401,
+            "another issuer",
+        ),
+        (
+            "a token signed by an unknown key under a known kid",
+            bearer(&STRANGER.sign(&good, Some("k1"), None)),
+            401,
+            "signature",
+        ),
+        (
+            "a token signed by an unknown key",
+            bearer(&ROTATED.sign(&good, Some("k2"), None)),
+            401,
+            "does not hold",
+        ),
+        // The token names its own key: it is never used.
+        (
+            "a token carrying its own key",
+            bearer(&STRANGER.sign(&good, None, Some(("jwk", STRANGER.jwk())))),
+            401,
+            "invalid_token",
+        ),
+        ("alg: none", bearer(&unsigned), 401, "invalid_token"),
+        (
+            "a token without the tool's scope",
+            bearer(&GOOD.sign(&no_scope, Some("k1"), None)),
+            403,
+            "error=\"insufficient_scope\", scope=\"mcp weather:read\"",
+        ),
+        (
+            "a token without the endpoint's scope",
+            bearer(&GOOD.sign(&claims("agent-3", "weather:read", |_| {}), Some("k1"), None)),
+            403,
+            "scope=\"mcp\"",
+        ),
+    ];
+    for (what, headers, status, needle) in &cases {
+        refused(&address, &log, what, headers, *status, needle)?;
+    }
 
     // The right token: served, twice (the second from the cache), and listed.
     let token = GOOD.sign(&good, Some("k1"), None);

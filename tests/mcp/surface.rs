@@ -36,8 +36,19 @@ fn argument_contract(root: &Path) {
 }
 
 fn scenario(dir: &Path) -> std::path::PathBuf {
+    weather_server(
+        dir,
+        "scenario.json",
+        json!({"name": "weather", "description": "Weather.", "inputSchema": {"type": "object"}}),
+        2,
+    )
+}
+
+/// A handshake-era server listing `tool` (the weather tool, as it describes it), answering
+/// `calls` weather calls with Oslo's weather.
+fn weather_server(dir: &Path, name: &str, tool: Value, calls: usize) -> std::path::PathBuf {
     let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
-    let path = dir.join("scenario.json");
+    let path = dir.join(name);
     fs::write(
         &path,
         json!({
@@ -45,9 +56,9 @@ fn scenario(dir: &Path) -> std::path::PathBuf {
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "s", "version": "1"},
-                "tools": [{"name": "weather", "description": "Weather.", "inputSchema": {"type": "object"}}]
+                "tools": [tool]
             },
-            "calls": {"weather": [answer.clone(), answer]}
+            "calls": {"weather": vec![answer; calls]}
         })
         .to_string(),
     )
@@ -157,23 +168,12 @@ pub(crate) fn a_refused_argument_makes_no_upstream_call() -> Result<(), Failed> 
 
 /// A server listing the weather tool described as `description`.
 fn described(dir: &Path, name: &str, description: &str) -> std::path::PathBuf {
-    let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
-    let path = dir.join(name);
-    fs::write(
-        &path,
-        json!({
-            "server": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "s", "version": "1"},
-                "tools": [{"name": "weather", "description": description, "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
-            },
-            "calls": {"weather": [answer]}
-        })
-        .to_string(),
+    weather_server(
+        dir,
+        name,
+        json!({"name": "weather", "description": description, "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}),
+        1,
     )
-    .unwrap();
-    path
 }
 
 /// `toolgate` with `args` against the fake server replaying `scenario`: exit code and stdout.
