@@ -58,6 +58,8 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
     let root = RepoRoot::open(&config.root)
         .map_err(|error| UsageError::io(&config.root, "open the repository root", &error))?
         .naming_relative();
+    // The MCP server's tools as listed, by name (with --from-mcp).
+    let mut listings: std::collections::BTreeMap<String, Value> = Default::default();
     let parts: Vec<Parts> = match &config.source {
         Source::OpenApi { spec, operation } => {
             let tool = required_tool(config)?;
@@ -104,6 +106,12 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                     "the MCP server `{server}` offers no tool"
                 )));
             }
+            // Each contract is written against the tool as listed now: that listing is pinned
+            // beside it, so the proxy withholds the tool if the server changes it later.
+            listings = listed
+                .iter()
+                .map(|tool| (tool.name.clone(), tool.listing.clone()))
+                .collect();
             listed
                 .iter()
                 .map(|tool| {
@@ -175,6 +183,15 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
         };
         if !plan.free_text.is_empty() {
             accept_free_text(&root, &config.root, &plan)?;
+        }
+        let mut written = written;
+        if let Some(listing) = listings.get(&plan.tool) {
+            toolgate_mcp::write_pin(&root, &plan.tool, listing)?;
+            written.push(
+                Path::new(toolgate_repo::CONTRACTS_DIR)
+                    .join(&plan.tool)
+                    .join(toolgate_repo::PIN_FILE),
+            );
         }
         let mut todo = plan.todo.clone();
         if let Some(source) = mcp_name

@@ -117,6 +117,25 @@ pub(crate) fn new_from_mcp() -> Result<(), Failed> {
             return Err(failure(&format!("the report lacks {expected:?}"), &output));
         }
     }
+    // Each contract is pinned to the tool as listed: the same server checks clean.
+    if !root
+        .path()
+        .join("contracts/get-forecast/upstream.pin.json")
+        .is_file()
+    {
+        return Err(failure("get-forecast is not pinned", &output));
+    }
+    let check = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["pin", "--check", "--root"])
+        .arg(root.path())
+        .arg("--")
+        .arg(std::env::current_exe().map_err(|error| error.to_string())?)
+        .env(SCENARIO_VARIABLE, here().join("new/tools.json"))
+        .output()
+        .map_err(|error| error.to_string())?;
+    if check.status.code() != Some(0) {
+        return Err(failure("pin --check after new --from-mcp", &check));
+    }
     // The scaffold is a repository the harness reads: every contract compiles and lints clean.
     lints_clean(root.path())
 }

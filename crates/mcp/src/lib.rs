@@ -98,7 +98,7 @@ pub struct ProxyConfig {
 
 pub use auth::{RateLimit, parse_caller_rate};
 pub use listen::{Limits as ListenLimits, parse_address};
-pub use pins::SurfaceReport;
+pub use pins::{SurfaceReport, write_pin};
 
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
 /// a proxy serving over HTTP leaves free (a container's log).

@@ -26,6 +26,8 @@ pub struct ListedTool {
     pub description: Option<String>,
     /// Its `outputSchema`, if it declares one.
     pub output_schema: Option<Value>,
+    /// The tool as the server listed it, whole: what `toolgate new` pins beside its contract.
+    pub listing: Value,
 }
 
 /// The tools the server started by `command` offers, within `timeout` for the whole listing.
@@ -46,6 +48,7 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 output_schema: tool.get("outputSchema").cloned(),
+                listing: tool.clone(),
             })
         })
         .collect())

@@ -128,14 +128,28 @@ pub(crate) fn read_pins<'a>(
     Ok(pins)
 }
 
+/// Pins `listing` (a tool as its server listed it) as the tool `tool` of the repository at
+/// `root`: `contracts/TOOL/upstream.pin.json`, written as `toolgate pin` writes it.
+pub fn write_pin(
+    root: &toolgate_repo::RepoRoot,
+    tool: &str,
+    listing: &Value,
+) -> Result<(), UsageError> {
+    root.write(&pin_path(tool), &pin_document(tool, &descriptor(listing)))?;
+    Ok(())
+}
+
 /// The pin file's bytes for `tool`'s descriptor.
 fn pin_document(tool: &str, descriptor: &Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(&json!({
+    let text = serde_json::to_string_pretty(&json!({
         "tool": tool,
         "sha256": sha256(descriptor),
         "descriptor": descriptor,
     }))
     .unwrap_or_default();
+    // A server's words may hide bidi controls and zero-width characters: a reviewer reading
+    // the pin sees each as its `\u` escape (the same JSON value, the same digest).
+    let mut bytes = toolgate_gate::internals::escape_json_hidden(&text).into_bytes();
     bytes.push(b'\n');
     bytes
 }
@@ -213,9 +227,7 @@ pub(crate) fn survey(
         };
         let now = descriptor(upstream);
         if write {
-            repository
-                .root()
-                .write(&pin_path(tool), &pin_document(tool, &now))?;
+            write_pin(repository.root(), tool, upstream)?;
             report.written.push(tool.clone());
             continue;
         }

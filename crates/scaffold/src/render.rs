@@ -11,7 +11,9 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_gate::internals::{escape_hidden, is_hidden, parse_strict_json, read_strict_yaml};
+use toolgate_gate::internals::{
+    escape_hidden, escape_json_hidden, is_hidden, parse_strict_json, read_strict_yaml,
+};
 
 /// A file to write: its bytes, and what they must read back as.
 #[derive(Debug, Clone)]
@@ -96,27 +98,6 @@ pub fn raw_json(text: &str) -> Rendered {
         bytes: escape_json_hidden(text).into_bytes(),
         meant: Meant::Raw,
     }
-}
-
-/// Every hidden character of serialized JSON as a `\u` escape. Outside strings JSON text is
-/// ASCII, and serde_json escapes the ASCII controls inside them, so what is left hidden can only
-/// be inside a string, where the escape means the same character.
-fn escape_json_hidden(text: &str) -> String {
-    if !text.chars().any(|ch| !ch.is_ascii() && is_hidden(ch)) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for ch in text.chars() {
-        if !ch.is_ascii() && is_hidden(ch) {
-            let mut units = [0u16; 2];
-            for unit in ch.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 /// Whether `rendered` reads back as meant and holds nothing hidden; `Err` says what is wrong
