@@ -258,7 +258,9 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
         )
     };
     let no_scope = claims("agent-2", "mcp", |_| {});
-    let cases: Vec<(&str, Vec<(String, String)>, u16, &str)> = vec![
+    // What is sent, its headers, the status wanted and what the challenge must say.
+    type Case<'a> = (&'a str, Vec<(String, String)>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         ("no token", Vec::new(), 401, "resource_metadata"),
         (
             "another scheme",
