@@ -122,6 +122,27 @@ pub fn is_hidden(ch: char) -> bool {
     !matches!(ch, ' '..='~') && HIDDEN.is_match(ch.encode_utf8(&mut [0; 4]))
 }
 
+/// Every hidden character of serialized JSON as a `\u` escape. Outside strings JSON text is
+/// ASCII, and serde_json escapes the ASCII controls inside them, so what is left hidden can only
+/// be inside a string, where the escape means the same character.
+pub fn escape_json_hidden(text: &str) -> String {
+    if !text.chars().any(|ch| !ch.is_ascii() && is_hidden(ch)) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        if !ch.is_ascii() && is_hidden(ch) {
+            let mut units = [0u16; 2];
+            for unit in ch.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,25 +253,4 @@ mod tests {
             assert!(matches!(escape_hidden(plain), Cow::Borrowed(_)), "{plain}");
         }
     }
-}
-
-/// Every hidden character of serialized JSON as a `\u` escape. Outside strings JSON text is
-/// ASCII, and serde_json escapes the ASCII controls inside them, so what is left hidden can only
-/// be inside a string, where the escape means the same character.
-pub fn escape_json_hidden(text: &str) -> String {
-    if !text.chars().any(|ch| !ch.is_ascii() && is_hidden(ch)) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for ch in text.chars() {
-        if !ch.is_ascii() && is_hidden(ch) {
-            let mut units = [0u16; 2];
-            for unit in ch.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(ch);
-        }
-    }
-    out
 }
