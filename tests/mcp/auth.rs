@@ -479,6 +479,21 @@ pub(crate) fn the_upstream_never_sees_the_callers_token() -> Result<(), Failed> 
     if http_exchange(&address, "POST", "/mcp", &call(5), &bearer(&other))?.0 != 200 {
         return Err("another caller shares the first one's bucket".into());
     }
+    // Refused tokens cost a signature check each: their address is held to the rate too.
+    let forged = STRANGER.sign(
+        &claims("agent-9", "mcp weather:read", |_| {}),
+        Some("k1"),
+        None,
+    );
+    let statuses: Vec<u16> = (0..5)
+        .map(|id| {
+            http_exchange(&address, "POST", "/mcp", &call(10 + id), &bearer(&forged))
+                .map(|answer| answer.0)
+        })
+        .collect::<Result<_, _>>()?;
+    if statuses != [401, 401, 401, 429, 429] {
+        return Err(format!("forged tokens from one address: {statuses:?}").into());
+    }
     let mut seen = String::new();
     std::fs::File::open(&log)?.read_to_string(&mut seen)?;
     if !seen.contains("# authorization: Bearer operator-credential") {

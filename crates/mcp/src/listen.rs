@@ -481,7 +481,16 @@ async fn post(
                     caller,
                     authorizer: Arc::clone(auth),
                 }),
-                Err(denied) => return unauthorized(auth, &denied),
+                Err(denied) => {
+                    // A refused token costs a signature check: an address that keeps sending
+                    // them is held to the caller rate like a caller.
+                    if let (Denied::Invalid(_), Some(rate)) = (&denied, &options.rate)
+                        && let Err(wait) = rate.check(&format!("address {}", peer.ip()))
+                    {
+                        return too_many(wait);
+                    }
+                    return unauthorized(auth, &denied);
+                }
             }
         }
         None => None,
@@ -492,17 +501,7 @@ async fn post(
             None => format!("address {}", peer.ip()),
         };
         if let Err(wait) = rate.check(&key) {
-            let mut response = json_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                &Value::Null,
-                codes::INTERNAL_ERROR,
-                "this caller is over its request rate (--caller-rate); try again after Retry-After seconds",
-            );
-            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
-            return response;
+            return too_many(wait);
         }
     }
     // A request is read and answered holding one of the permits, which bounds the bodies and
@@ -719,6 +718,21 @@ fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
         && value.len() <= 128
         && value.bytes().all(|byte| (0x21..=0x7e).contains(&byte)))
     .then(|| Arc::from(value))
+}
+
+/// `429`: over the caller rate, to be tried again after `wait` (in whole seconds, at least one).
+fn too_many(wait: Duration) -> Response<Body> {
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        &Value::Null,
+        codes::INTERNAL_ERROR,
+        "this caller is over its request rate (--caller-rate); try again after Retry-After seconds",
+    );
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+    response
 }
 
 /// `401` (no valid token) or `403` (a scope or claim missing), with the challenge that names
