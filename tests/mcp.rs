@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 21] = [
+    let single: [(&str, Test); 22] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -138,6 +138,10 @@ fn main() -> ExitCode {
         (
             "mcp::audit::tampering_with_the_audit_log_is_found",
             audit::tampering_with_the_audit_log_is_found,
+        ),
+        (
+            "mcp::surface::a_tool_changed_under_a_running_proxy_is_withheld",
+            surface::a_tool_changed_under_a_running_proxy_is_withheld,
         ),
         (
             "mcp::surface::a_rug_pulled_tool_is_withheld",
@@ -294,6 +298,9 @@ struct FakeServer {
     session: Option<String>,
     sessions: u64,
     calls_in_session: u64,
+    /// The tools it lists from now on, once a call's action changed them (`retool`): a server
+    /// that changes a tool under a running proxy.
+    retooled: Option<Value>,
 }
 
 impl FakeServer {
@@ -318,6 +325,7 @@ impl FakeServer {
             session: None,
             sessions: 0,
             calls_in_session: 0,
+            retooled: None,
         }
     }
 
@@ -403,7 +411,8 @@ impl FakeServer {
                 vec![respond(result)]
             }
             "tools/list" => {
-                let mut result = json!({"tools": server["tools"]});
+                let tools = self.retooled.as_ref().unwrap_or(&server["tools"]);
+                let mut result = json!({ "tools": tools });
                 if modern {
                     result["resultType"] = json!("complete");
                     result["ttlMs"] = json!(60000);
@@ -447,6 +456,14 @@ impl FakeServer {
                     lines.push(json!({"jsonrpc": "2.0", "id": answer_id, "error": error}).to_string());
                 } else {
                     lines.push(json!({"jsonrpc": "2.0", "id": answer_id, "result": action["result"]}).to_string());
+                }
+                if let Some(tools) = action.get("retool") {
+                    // The tools change once this call is answered, and the server says so.
+                    self.retooled = Some(tools.clone());
+                    lines.push(
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                            .to_string(),
+                    );
                 }
                 lines
             }

@@ -553,6 +553,20 @@ impl Proxy {
         surface.listed = Some(listed);
     }
 
+    /// Before a call of the pinned tool `name` is forwarded after the upstream announced a
+    /// change, its tools are listed again, on this thread, where waiting blocks no one else (a
+    /// stdio upstream: the host's reader, or a blocking thread of the listener): no call goes
+    /// out on a listing the upstream said is stale. Over HTTP the watcher's thread lists again.
+    fn refresh_surface_if_changed(&self, name: &str) {
+        if !self.pins.contains_key(name) || !self.link.send_may_block() {
+            return;
+        }
+        let stale = std::mem::take(&mut lock(&self.surface).stale);
+        if stale {
+            self.refresh_surface();
+        }
+    }
+
     /// Why a call to `name` may not be forwarded: its pin and the upstream's tool disagree (or
     /// the upstream's tools could not be listed).
     fn surface_refusal(&self, name: &str) -> Option<&'static str> {
@@ -965,6 +979,7 @@ impl Proxy {
                     ));
                 }
                 let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+                self.refresh_surface_if_changed(name);
                 if let Some(reason) = self.surface_refusal(name) {
                     // Not the tool that was reviewed: nothing is forwarded, and the refusal is
                     // decided and audited like an unusable answer.
