@@ -362,7 +362,6 @@ pub(crate) fn a_tool_changed_under_a_running_proxy_is_withheld() -> Result<(), F
     let refused = next("answer to the second call")?;
     send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}}))?;
     let listed = next("answer to tools/list")?;
-    drop(send);
     drop(stdin);
     proxy.child.wait()?;
     let stderr = proxy.stderr.join().unwrap_or_default();
