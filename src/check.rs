@@ -45,9 +45,12 @@ pub(crate) struct CheckOptions {
     /// Explain the decision on stderr: layer, rule, where, the validator's message, how to fix it.
     #[arg(long)]
     pub explain: bool,
-    /// Append the decision's audit event (one JSON line) to this file.
+    /// Append the decision's audit event (one JSON line, hash-chained) to this file.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
+    /// Sign the audit line with this Ed25519 private key (PKCS#8 PEM), as the fronts do.
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    pub audit_key: Option<PathBuf>,
     /// Keep the decision in this folder as a production front does with --retain (the raw
     /// bytes and what decided them, under their SHA-256): `toolgate reproduce --store DIR`
     /// decides it again.
@@ -93,7 +96,7 @@ pub(crate) fn run(
     let audit = options
         .audit
         .as_deref()
-        .map(|path| open_audit_log(path, None))
+        .map(|path| open_audit_log(path, options.audit_key.as_deref()))
         .transpose()?;
 
     let raw = read_raw(options.raw.as_deref(), stdin, contract.max_bytes())?;

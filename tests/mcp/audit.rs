@@ -167,6 +167,26 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             .into());
         }
     }
+    // `toolgate check --audit-key` signs as the fronts do: the line verifies.
+    let checked = dir.path().join("check.jsonl");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/job_status");
+    let status = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["check", "job_status"])
+        .arg(fixtures.join("accepted/failed_run.json"))
+        .arg("--root")
+        .arg(env!("CARGO_MANIFEST_DIR"))
+        .arg("--request")
+        .arg(fixtures.join("request.json"))
+        .arg("--audit")
+        .arg(&checked)
+        .arg("--audit-key")
+        .arg(&key)
+        .output()?
+        .status;
+    let (code, said) = verify(&checked, Some(&public));
+    if status.code() != Some(0) || code != Some(0) || !said.contains("every line signed") {
+        return Err(format!("check --audit-key: {status:?} {code:?} {said}").into());
+    }
     // Another key's public half: nothing verifies.
     let other = dir.path().join("other.pem");
     let made = Command::new(env!("CARGO_BIN_EXE_toolgate"))
