@@ -31,6 +31,10 @@ pub(crate) enum SchemaKind {
     Survivors,
     /// `contracts/<tool>/lint.yaml`.
     LintAcceptances,
+    /// `toolgate mcp-proxy --auth FILE`.
+    Auth,
+    /// `contracts/<tool>/upstream.pin.json`.
+    Pin,
 }
 
 /// `toolgate schema`'s options.
@@ -53,6 +57,8 @@ pub(crate) fn text(kind: SchemaKind) -> &'static str {
         SchemaKind::MutateReport => toolgate_analyze::mutants::MUTATE_REPORT_SCHEMA,
         SchemaKind::Survivors => toolgate_analyze::mutants::SURVIVORS_SCHEMA,
         SchemaKind::LintAcceptances => toolgate_analyze::lint::LINT_ACCEPTANCES_SCHEMA,
+        SchemaKind::Auth => toolgate_mcp::AUTH_SCHEMA,
+        SchemaKind::Pin => toolgate_mcp::PIN_SCHEMA,
     }
 }
 

@@ -31,7 +31,7 @@ fn files(dir: &Path, suffix: &str, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// Every kind `toolgate schema` prints, in the order its help lists them.
-const KINDS: [&str; 9] = [
+const KINDS: [&str; 11] = [
     "report",
     "contract",
     "sidecar",
@@ -41,6 +41,8 @@ const KINDS: [&str; 9] = [
     "mutate-report",
     "survivors",
     "lint-acceptances",
+    "auth",
+    "pin",
 ];
 
 #[test]
@@ -358,4 +360,52 @@ fn the_acceptance_schemas_and_their_readers_agree() {
             );
         }
     }
+}
+
+/// The `--auth` file's schema admits the shipped and documented files and refuses what the
+/// reader refuses for its form (`mcp::auth::bad_auth_files_are_configuration_errors` runs the
+/// reader on the same mistakes); a pin toolgate writes is one its schema admits.
+#[test]
+fn the_auth_and_pin_schemas_hold_what_their_readers_hold() {
+    let auth = standalone_validator(&schema("auth")).unwrap();
+    let shipped: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(repo_root().join("deploy/kubernetes/auth.yaml")).unwrap(),
+    )
+    .unwrap();
+    let shipped: Value =
+        serde_saphyr::from_str(shipped["data"]["auth.yaml"].as_str().unwrap()).unwrap();
+    assert!(auth.is_valid(&shipped), "{shipped}");
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let documented = readme
+        .split("```yaml\nresource: ")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README documents the --auth file");
+    let documented: Value = serde_saphyr::from_str(&format!("resource: {documented}")).unwrap();
+    assert!(auth.is_valid(&documented), "{documented}");
+    let base = "resource: https://x.test/mcp\nauthorization_servers: [https://auth.test]\njwks: jwks.json\n";
+    for wrong in [
+        format!("{base}algorithms: [HS256]\n"),
+        format!("{base}algorithms: [none]\n"),
+        format!("{base}surprise: 1\n"),
+        base.replace("https://x.test/mcp", "http://x.test/mcp"),
+        base.replace("[https://auth.test]", "[]"),
+        format!("{base}tools:\n  weather: {{scopes: [a], roles: [b]}}\n"),
+    ] {
+        let document: Value = serde_saphyr::from_str(&wrong).unwrap();
+        assert!(!auth.is_valid(&document), "{wrong}");
+    }
+
+    let pin = standalone_validator(&schema("pin")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("contracts/weather")).unwrap();
+    let root = toolgate_repo::RepoRoot::open(dir.path()).unwrap();
+    let listing = serde_json::json!({"name": "weather", "description": "The weather\u{202e}.", "inputSchema": {"type": "object"}, "icons": []});
+    toolgate_mcp::write_pin(&root, "weather", &listing).unwrap();
+    let written: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("contracts/weather/upstream.pin.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(pin.is_valid(&written), "{written}");
+    assert_eq!(written["descriptor"]["description"], "The weather\u{202e}.");
 }

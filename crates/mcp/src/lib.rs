@@ -100,6 +100,11 @@ pub use auth::{RateLimit, parse_caller_rate};
 pub use listen::{Limits as ListenLimits, parse_address};
 pub use pins::{SurfaceReport, write_pin};
 
+/// The JSON Schema of an `--auth` file (`toolgate schema auth`).
+pub const AUTH_SCHEMA: &str = include_str!("auth.schema.json");
+/// The JSON Schema of a pin, `contracts/<tool>/upstream.pin.json` (`toolgate schema pin`).
+pub const PIN_SCHEMA: &str = include_str!("pin.schema.json");
+
 /// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
 /// a proxy serving over HTTP leaves free (a container's log).
 /// Locks `mutex`, going on past a panic on another thread that held it: the proxy keeps
