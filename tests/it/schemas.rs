@@ -369,13 +369,13 @@ fn the_acceptance_schemas_and_their_readers_agree() {
 fn the_auth_and_pin_schemas_hold_what_their_readers_hold() {
     let auth = standalone_validator(&schema("auth")).unwrap();
     let shipped: Value = serde_saphyr::from_str(
-        &std::fs::read_to_string(repo_root().join("deploy/kubernetes/auth.yaml")).unwrap(),
+        &fs::read_to_string(repo_root().join("deploy/kubernetes/auth.yaml")).unwrap(),
     )
     .unwrap();
     let shipped: Value =
         serde_saphyr::from_str(shipped["data"]["auth.yaml"].as_str().unwrap()).unwrap();
     assert!(auth.is_valid(&shipped), "{shipped}");
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let readme = fs::read_to_string(repo_root().join("README.md")).unwrap();
     let documented = readme
         .split("```yaml\nresource: ")
         .nth(1)
@@ -398,12 +398,12 @@ fn the_auth_and_pin_schemas_hold_what_their_readers_hold() {
 
     let pin = standalone_validator(&schema("pin")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("contracts/weather")).unwrap();
+    fs::create_dir_all(dir.path().join("contracts/weather")).unwrap();
     let root = toolgate_repo::RepoRoot::open(dir.path()).unwrap();
     let listing = serde_json::json!({"name": "weather", "description": "The weather\u{202e}.", "inputSchema": {"type": "object"}, "icons": []});
     toolgate_mcp::write_pin(&root, "weather", &listing).unwrap();
     let written: Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("contracts/weather/upstream.pin.json")).unwrap(),
+        &fs::read(dir.path().join("contracts/weather/upstream.pin.json")).unwrap(),
     )
     .unwrap();
     assert!(pin.is_valid(&written), "{written}");
