@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 22] = [
+    let single: [(&str, Test); 23] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -130,6 +130,10 @@ fn main() -> ExitCode {
         (
             "mcp::auth::the_upstream_never_sees_the_callers_token",
             auth::the_upstream_never_sees_the_callers_token,
+        ),
+        (
+            "mcp::auth::a_session_cancels_only_its_own_callers_calls",
+            auth::a_session_cancels_only_its_own_callers_calls,
         ),
         (
             "mcp::auth::bad_auth_files_are_configuration_errors",

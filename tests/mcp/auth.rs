@@ -572,3 +572,89 @@ pub(crate) fn bad_auth_files_are_configuration_errors() -> Result<(), Failed> {
     )?;
     Ok(())
 }
+
+/// A handshake-era session belongs to its caller: another caller that learned the session id
+/// cancels nothing of it; the caller's own cancellation reaches the upstream.
+pub(crate) fn a_session_cancels_only_its_own_callers_calls() -> Result<(), Failed> {
+    use super::listener::{answer_of, log_holds, post_text};
+    use std::time::Duration;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("jwks.json"), jwks(&[&GOOD]))?;
+    let auth = auth_file(dir.path(), "jwks.json");
+    let log = dir.path().join("upstream.log");
+    let scenario = dir.path().join("scenario.json");
+    std::fs::write(
+        &scenario,
+        json!({"server": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]
+        }, "calls": {"weather": [{"stall": true}]}})
+        .to_string(),
+    )?;
+    let (_proxy, address, _stderr) = listening_proxy(
+        &["--auth", &auth, "--timeout", "60s"],
+        &[std::env::current_exe().unwrap().display().to_string()],
+        &[
+            (SCENARIO_VARIABLE, scenario.to_str().unwrap()),
+            (LOG_VARIABLE, log.to_str().unwrap()),
+        ],
+    )?;
+    let token = |subject: &str| {
+        format!(
+            "Bearer {}",
+            GOOD.sign(
+                &claims(subject, "mcp weather:read", |_| {}),
+                Some("k1"),
+                None
+            )
+        )
+    };
+    let (owner, intruder) = (token("agent-1"), token("agent-2"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}}});
+    let answer = answer_of(
+        &address,
+        &post_text(
+            &initialize.to_string(),
+            &[("Authorization".to_owned(), owner.clone())],
+        ),
+    );
+    let session = answer
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| line.split_once(':').unwrap().1.trim().to_owned())
+        })
+        .ok_or_else(|| format!("initialize answered with a session: {answer}"))?;
+    let headers = |bearer: &str| {
+        vec![
+            ("Authorization".to_owned(), bearer.to_owned()),
+            ("Mcp-Session-Id".to_owned(), session.clone()),
+        ]
+    };
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Oslo"}}});
+    let call = post_text(&call.to_string(), &headers(&owner));
+    let address_for_call = address.clone();
+    let pending = std::thread::spawn(move || answer_of(&address_for_call, &call));
+    if !log_holds(&log, "\"tools/call\"", Duration::from_secs(10)) {
+        return Err("the call never reached the upstream".into());
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "not yours"}});
+    let answer = answer_of(
+        &address,
+        &post_text(&cancel.to_string(), &headers(&intruder)),
+    );
+    if !answer.starts_with("HTTP/1.1 202") {
+        return Err(format!("a notification is accepted: {answer}").into());
+    }
+    if log_holds(&log, "notifications/cancelled", Duration::from_millis(500)) {
+        return Err("another caller's cancellation, in the session, reached the upstream".into());
+    }
+    answer_of(&address, &post_text(&cancel.to_string(), &headers(&owner)));
+    if !log_holds(&log, "notifications/cancelled", Duration::from_secs(10)) {
+        return Err("the caller's own cancellation does not reach the upstream".into());
+    }
+    let _ = pending.join();
+    Ok(())
+}

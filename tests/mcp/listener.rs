@@ -52,7 +52,7 @@ fn proxy(
 }
 
 /// A raw HTTP/1.1 POST of `body` to `/mcp` with `headers`, as bytes.
-fn post_text(body: &str, headers: &[(String, String)]) -> String {
+pub(crate) fn post_text(body: &str, headers: &[(String, String)]) -> String {
     let mut text = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
@@ -100,7 +100,7 @@ fn status_of(stream: &mut TcpStream, request: &[u8]) -> Option<u16> {
 
 /// The whole response on `stream` to `request` (the connection is closed by the proxy or by
 /// `Connection: close`).
-fn answer_of(address: &str, request: &str) -> String {
+pub(crate) fn answer_of(address: &str, request: &str) -> String {
     let mut stream = connect(address);
     let request = request.replacen("\r\n\r\n", "\r\nConnection: close\r\n\r\n", 1);
     stream.write_all(request.as_bytes()).unwrap();
@@ -163,7 +163,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 /// Waits up to `within` for `log` to hold `text`.
-fn log_holds(log: &Path, text: &str, within: Duration) -> bool {
+pub(crate) fn log_holds(log: &Path, text: &str, within: Duration) -> bool {
     eventually(within, || {
         std::fs::read_to_string(log)
             .unwrap_or_default()

@@ -116,13 +116,16 @@ impl Host {
             .map(|grant| Arc::clone(&grant.caller.subject))
     }
 
-    /// Whether `other` is this host, or an HTTP host in the same handshake-era session.
+    /// Whether `other` is this host, or an HTTP host in the same handshake-era session and, with
+    /// `--auth`, of the same caller: a session id another caller learned cancels nothing of
+    /// this one's.
     fn is(&self, other: &Arc<Host>) -> bool {
         std::ptr::eq(self, Arc::as_ptr(other))
-            || self
+            || (self
                 .peer
                 .as_ref()
                 .is_some_and(|peer| other.peer.as_ref() == Some(peer))
+                && self.caller() == other.caller())
     }
 
     fn send(&self, line: Vec<u8>) {
