@@ -244,11 +244,20 @@ pub(crate) struct Setup {
 }
 
 /// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
-/// listed (`None` where the listing did not hold it), and whether a change was announced since.
+/// listed (`None` where the listing did not hold it), and how many changes the upstream has
+/// announced against how many a finished listing has seen: a listing in progress when a change
+/// is announced does not count for it, so no call goes out on it.
 #[derive(Default)]
 struct Surface {
     listed: Option<BTreeMap<String, Option<String>>>,
-    stale: bool,
+    announced: u64,
+    seen: u64,
+}
+
+impl Surface {
+    fn stale(&self) -> bool {
+        self.announced > self.seen
+    }
 }
 
 /// How often the proxy lists the upstream's tools again on its own, for an upstream that does
@@ -478,7 +487,7 @@ impl Proxy {
     pub(crate) fn watch_surface(&self) {
         let mut surface = lock(&self.surface);
         while !self.stopping.load(Ordering::Relaxed) {
-            if !surface.stale {
+            if !surface.stale() {
                 surface = self
                     .surface_changed
                     .wait_timeout(surface, SURFACE_REFRESH)
@@ -488,7 +497,6 @@ impl Proxy {
             if self.stopping.load(Ordering::Relaxed) {
                 return;
             }
-            surface.stale = false;
             drop(surface);
             self.refresh_surface();
             surface = lock(&self.surface);
@@ -502,6 +510,8 @@ impl Proxy {
         if self.pins.is_empty() {
             return;
         }
+        // The changes announced before this listing was asked for are the ones it sees.
+        let covers = lock(&self.surface).announced;
         match self.list_all_tools("upstream", self.timeout) {
             Ok(tools) => self.note_surface(&tools, true),
             Err(error) => {
@@ -511,6 +521,8 @@ impl Proxy {
                 lock(&self.surface).listed = Some(BTreeMap::new());
             }
         }
+        let mut surface = lock(&self.surface);
+        surface.seen = surface.seen.max(covers);
     }
 
     /// Holds what a listing (`complete`: every page) says of the pinned tools, and logs each
@@ -564,7 +576,7 @@ impl Proxy {
         if !self.pins.contains_key(name) || !self.link.send_may_block() {
             return;
         }
-        let stale = std::mem::take(&mut lock(&self.surface).stale);
+        let stale = lock(&self.surface).stale();
         if stale {
             self.refresh_surface();
         }
@@ -1561,7 +1573,7 @@ impl Proxy {
             }
             "notifications/tools/list_changed" if !self.pins.is_empty() => {
                 // Listed again on the watcher's thread; until then the last listing stands.
-                lock(&self.surface).stale = true;
+                lock(&self.surface).announced += 1;
                 self.surface_changed.notify_all();
                 if let Some(host) = duplex_host() {
                     host.send(
