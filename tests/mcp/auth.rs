@@ -576,7 +576,7 @@ pub(crate) fn bad_auth_files_are_configuration_errors() -> Result<(), Failed> {
 /// A handshake-era session belongs to its caller: another caller that learned the session id
 /// cancels nothing of it; the caller's own cancellation reaches the upstream.
 pub(crate) fn a_session_cancels_only_its_own_callers_calls() -> Result<(), Failed> {
-    use super::listener::{answer_of, log_holds, post_text};
+    use super::listener::{answer_of, log_holds, post_text, session_id};
     use std::time::Duration;
     let dir = tempfile::tempdir()?;
     std::fs::write(dir.path().join("jwks.json"), jwks(&[&GOOD]))?;
@@ -619,14 +619,7 @@ pub(crate) fn a_session_cancels_only_its_own_callers_calls() -> Result<(), Faile
             &[("Authorization".to_owned(), owner.clone())],
         ),
     );
-    let session = answer
-        .lines()
-        .find_map(|line| {
-            line.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| line.split_once(':').unwrap().1.trim().to_owned())
-        })
-        .ok_or_else(|| format!("initialize answered with a session: {answer}"))?;
+    let session = session_id(&answer)?;
     let headers = |bearer: &str| {
         vec![
             ("Authorization".to_owned(), bearer.to_owned()),

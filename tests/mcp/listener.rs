@@ -100,6 +100,18 @@ fn status_of(stream: &mut TcpStream, request: &[u8]) -> Option<u16> {
 
 /// The whole response on `stream` to `request` (the connection is closed by the proxy or by
 /// `Connection: close`).
+/// The `Mcp-Session-Id` an answer to a handshake-era `initialize` carries.
+pub(crate) fn session_id(answer: &str) -> Result<String, Failed> {
+    answer
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| line.split_once(':').unwrap().1.trim().to_owned())
+        })
+        .ok_or_else(|| format!("initialize answered with a session: {answer}").into())
+}
+
 pub(crate) fn answer_of(address: &str, request: &str) -> String {
     let mut stream = connect(address);
     let request = request.replacen("\r\n\r\n", "\r\nConnection: close\r\n\r\n", 1);
@@ -534,14 +546,7 @@ pub(crate) fn a_handshake_era_host_cancels_through_its_session() -> Result<(), F
     let (_proxy, address, _) = proxy(&["--timeout", "60s"], &scenario, &log)?;
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}}});
     let answer = answer_of(&address, &post_text(&initialize.to_string(), &[]));
-    let session = answer
-        .lines()
-        .find_map(|line| {
-            line.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| line.split_once(':').unwrap().1.trim().to_owned())
-        })
-        .ok_or_else(|| format!("initialize answered with a session: {answer}"))?;
+    let session = session_id(&answer)?;
     let with_session = vec![("Mcp-Session-Id".to_owned(), session.clone())];
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}});
     let call = post_text(&call.to_string(), &with_session);
