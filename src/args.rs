@@ -11,7 +11,7 @@ use toolgate_analyze::Format;
 use toolgate_analyze::lint::LintConfig;
 use toolgate_diff::{DiffConfig, DiffFormat, FailOn};
 use toolgate_mcp::{ListenLimits, ProxyConfig, Route, parse_timeout};
-use toolgate_repo::Choice;
+use toolgate_repo::{Choice, UsageError};
 use toolgate_runner::MutateConfig;
 use toolgate_runner::{ReportFile, ReportFormat, TestConfig};
 
@@ -360,6 +360,62 @@ pub(crate) enum Mode {
     Observe,
 }
 
+/// What a front reports of itself: Prometheus metrics, and OpenTelemetry over OTLP.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TelemetryArgs {
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464; port 0: any free
+    /// port, printed). The HTTP listener serves them at its own /metrics without this; with it,
+    /// they move to ADDR.
+    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
+    metrics: Option<std::net::SocketAddr>,
+    /// Trace every tool call and export it, with every audit event as a log record, over
+    /// OTLP/HTTP to this collector: its base URL (e.g. http://127.0.0.1:4318; /v1/traces and
+    /// /v1/logs are added). Default: OTEL_EXPORTER_OTLP_ENDPOINT; off when neither is set.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// http/protobuf or http/json (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf).
+    #[arg(long, value_name = "PROTOCOL", value_parser = toolgate_telemetry::OtlpProtocol::parse)]
+    otlp_protocol: Option<toolgate_telemetry::OtlpProtocol>,
+    /// The share of calls traced when the host sent no trace context (0.1 or 10%); a host's
+    /// own `traceparent` decides for its calls.
+    #[arg(long, value_name = "RATIO", default_value = "1", value_parser = toolgate_store::parse_rate)]
+    trace_sample: f64,
+    /// Export traces only, not the audit events as log records.
+    #[arg(long)]
+    otlp_no_audit_logs: bool,
+}
+
+impl TelemetryArgs {
+    /// Where traces go, if anywhere: the flag, else the OpenTelemetry environment variables.
+    fn tracing(
+        &self,
+        service: &str,
+    ) -> Result<Option<toolgate_telemetry::TracingConfig>, UsageError> {
+        let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let Some(endpoint) = self
+            .otlp_endpoint
+            .clone()
+            .or_else(|| variable("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        else {
+            return Ok(None);
+        };
+        let protocol = match (self.otlp_protocol, variable("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+            (Some(protocol), _) => protocol,
+            (None, Some(text)) => toolgate_telemetry::OtlpProtocol::parse(&text)
+                .map_err(|why| UsageError::new(format!("OTEL_EXPORTER_OTLP_PROTOCOL: {why}")))?,
+            (None, None) => toolgate_telemetry::OtlpProtocol::default(),
+        };
+        Ok(Some(toolgate_telemetry::TracingConfig {
+            endpoint,
+            protocol,
+            sample_ratio: self.trace_sample,
+            audit_logs: !self.otlp_no_audit_logs,
+            service_name: variable("OTEL_SERVICE_NAME").unwrap_or_else(|| service.to_owned()),
+            timeout: Duration::from_secs(10),
+        }))
+    }
+}
+
 /// `toolgate mcp-proxy`'s options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct McpProxyArgs {
@@ -444,15 +500,19 @@ pub struct McpProxyArgs {
     retention: RetentionArgs,
     #[command(flatten)]
     rollout: RolloutArgs,
+    #[command(flatten)]
+    telemetry: TelemetryArgs,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL (http:// or
     /// https://), after `--`.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
     command: Vec<OsString>,
 }
 
-impl From<McpProxyArgs> for ProxyConfig {
-    fn from(args: McpProxyArgs) -> ProxyConfig {
-        ProxyConfig {
+impl TryFrom<McpProxyArgs> for ProxyConfig {
+    type Error = UsageError;
+
+    fn try_from(args: McpProxyArgs) -> Result<ProxyConfig, UsageError> {
+        Ok(ProxyConfig {
             root: args.root,
             audit: args.audit,
             audit_key: args.audit_key,
@@ -476,8 +536,10 @@ impl From<McpProxyArgs> for ProxyConfig {
             retention: args.retention.config(),
             observe: args.rollout.observe(),
             shadow: args.rollout.shadow,
+            metrics: args.telemetry.metrics,
+            tracing: args.telemetry.tracing("toolgate-mcp-proxy")?,
             command: args.command,
-        }
+        })
     }
 }
 

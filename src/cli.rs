@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use toolgate_gate::internals::escape_hidden;
 
+use toolgate_mcp::ProxyConfig;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
@@ -211,7 +212,9 @@ pub(crate) fn main() -> ExitCode {
         Command::Diff(args) => {
             toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
-        Command::McpProxy(args) => toolgate_mcp::run(&(*args).into()),
+        Command::McpProxy(args) => {
+            ProxyConfig::try_from(*args).and_then(|config| toolgate_mcp::run(&config))
+        }
         Command::Lint(args) => {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

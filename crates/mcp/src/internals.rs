@@ -77,6 +77,8 @@ impl Listener {
             limits,
             auth: None,
             rate: None,
+            metrics: Some(Arc::new(toolgate_telemetry::Metrics::new())),
+            serve_metrics: true,
         };
         runtime.spawn(listen::serve(
             proxy,

@@ -92,6 +92,11 @@ pub struct ProxyConfig {
     /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
     /// environment variable, so a credential never appears on a command line.
     pub upstream_headers: Vec<String>,
+    /// Serve Prometheus metrics at `/metrics` on this address: the stdio proxy's only scrape
+    /// endpoint; with `--listen`, it moves them off the listener's port.
+    pub metrics: Option<std::net::SocketAddr>,
+    /// Trace every tool call and export it, with every audit event as a log record, over OTLP.
+    pub tracing: Option<toolgate_telemetry::TracingConfig>,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL.
     pub command: Vec<OsString>,
 }
@@ -294,6 +299,38 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         .map(|path| open_audit(path, options.listen.is_some(), options.audit_key.as_deref()))
         .transpose()?;
     let remote = upstream_url(&options.command);
+    // Metrics are kept where someone can read them: the listener serves them, or --metrics.
+    let metrics = (options.listen.is_some() || options.metrics.is_some()).then(|| {
+        let metrics = std::sync::Arc::new(toolgate_telemetry::Metrics::new());
+        for (_, tool) in registry.iter() {
+            metrics.contract_loaded(&tool.contract);
+            if let Some(arguments) = &tool.arguments {
+                metrics.contract_loaded(&arguments.contract);
+            }
+        }
+        metrics
+    });
+    let endpoint = match (options.metrics, &metrics) {
+        (Some(address), Some(metrics)) => Some(
+            toolgate_telemetry::MetricsEndpoint::start(address, std::sync::Arc::clone(metrics))
+                .map_err(UsageError::new)?,
+        ),
+        _ => None,
+    };
+    if let Some(endpoint) = &endpoint {
+        eprintln!(
+            "toolgate mcp-proxy: metrics on http://{}{}",
+            endpoint.address(),
+            toolgate_telemetry::METRICS_PATH
+        );
+    }
+    // Built before any runtime: the exporter's blocking HTTP client may not be made on one.
+    let tracing = options
+        .tracing
+        .as_ref()
+        .map(|config| toolgate_telemetry::Tracing::start(config).map(std::sync::Arc::new))
+        .transpose()
+        .map_err(UsageError::new)?;
     let runtime = if options.listen.is_some() || remote.is_some() {
         Some(
             tokio::runtime::Builder::new_multi_thread()
@@ -362,9 +399,25 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             retainer,
             observe: options.observe,
             pins,
+            metrics: metrics.clone(),
+            tracing: tracing.clone(),
         },
         link,
     ));
+    if let Some(metrics) = &metrics {
+        // Read at each scrape; weak, so the metrics keep no proxy alive.
+        let watched = std::sync::Arc::downgrade(&proxy);
+        metrics.watch_upstream(move || watched.upgrade().is_some_and(|proxy| proxy.ready()));
+        if options.retention.is_some() {
+            let watched = std::sync::Arc::downgrade(&proxy);
+            metrics.watch_retention(move || {
+                watched
+                    .upgrade()
+                    .and_then(|proxy| proxy.retention_counts())
+                    .unwrap_or_default()
+            });
+        }
+    }
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
         scope.spawn(|| proxy.watch_timeouts());
@@ -403,6 +456,8 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                                 .caller_rate
                                 .as_ref()
                                 .map(|rate| std::sync::Arc::new(auth::CallerRate::new(rate))),
+                            metrics: metrics.clone(),
+                            serve_metrics: options.metrics.is_none(),
                         },
                         stop_signal(),
                     )
@@ -413,5 +468,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             _ => stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap),
         }
     });
+    if let Some(tracing) = &tracing {
+        // What is queued is exported before the process ends.
+        tracing.shutdown(Duration::from_secs(5));
+    }
     Ok(Status::Passed)
 }

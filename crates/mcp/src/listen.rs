@@ -49,6 +49,7 @@ use super::lines::log;
 use super::lock;
 use super::message::{self, Message, codes};
 use super::proxy::{Grant, Host, Proxy, refusal_line};
+use toolgate_telemetry::{CallerRefusal, Metrics};
 
 /// The MCP endpoint's path.
 pub(crate) const ENDPOINT: &str = "/mcp";
@@ -69,6 +70,10 @@ pub(crate) struct Listen {
     pub auth: Option<Arc<Authorizer>>,
     /// The per-caller rate limit (`--caller-rate`).
     pub rate: Option<Arc<CallerRate>>,
+    /// Where callers turned away are counted, if anywhere.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Whether `GET /metrics` is served here (not when `--metrics ADDR` moves it elsewhere).
+    pub serve_metrics: bool,
 }
 
 /// The listener's bounds: what connections, requests and their bodies may hold, and for how
@@ -428,6 +433,15 @@ async fn handle(
             serde_json::to_vec(metadata).unwrap_or_default(),
         );
     }
+    if options.serve_metrics
+        && request.uri().path() == toolgate_telemetry::METRICS_PATH
+        && let Some(metrics) = &options.metrics
+    {
+        // Like /healthz, without a token: a scraper holds none. `--metrics ADDR` serves it on
+        // a port of the operator's choosing instead.
+        return toolgate_telemetry::scrape_response(metrics, &request)
+            .map(|body| body.map_err(|never| match never {}).boxed());
+    }
     match (request.method(), request.uri().path()) {
         (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
         (&Method::GET, "/readyz") if proxy.ready() => text(StatusCode::OK, "ready\n"),
@@ -460,7 +474,13 @@ async fn post(
     peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Response<Body> {
+    let refused_caller = |refusal: CallerRefusal| {
+        if let Some(metrics) = &options.metrics {
+            metrics.caller_refused(refusal);
+        }
+    };
     if let Err(refused) = check_origin(request.headers(), options) {
+        refused_caller(CallerRefusal::Origin);
         return json_error(
             StatusCode::FORBIDDEN,
             &Value::Null,
@@ -487,8 +507,10 @@ async fn post(
                     if let (Denied::Invalid(_), Some(rate)) = (&denied, &options.rate)
                         && let Err(wait) = rate.check(&format!("address {}", peer.ip()))
                     {
+                        refused_caller(CallerRefusal::Rate);
                         return too_many(wait);
                     }
+                    refused_caller(refusal_of(&denied));
                     return unauthorized(auth, &denied);
                 }
             }
@@ -501,6 +523,7 @@ async fn post(
             None => format!("address {}", peer.ip()),
         };
         if let Err(wait) = rate.check(&key) {
+            refused_caller(CallerRefusal::Rate);
             return too_many(wait);
         }
     }
@@ -529,6 +552,11 @@ async fn post(
     };
     let wants_stream = accepts(request.headers(), "text/event-stream");
     let headers = request.headers().clone();
+    let traceparent = headers
+        .get("traceparent")
+        .and_then(|value| value.to_str().ok())
+        .filter(|value| value.len() <= 128)
+        .map(str::to_owned);
     let body = match tokio::time::timeout(
         options.limits.body_timeout,
         Limited::new(request.into_body(), options.body_cap).collect(),
@@ -589,7 +617,7 @@ async fn post(
                     &mismatch,
                 );
             }
-            let host = Host::with_peer(Arc::new(|_| {}), false, session, grant);
+            let host = Host::with_peer(Arc::new(|_| {}), false, session, grant, None);
             forward(&proxy, &host, body).await;
             return empty(StatusCode::ACCEPTED);
         }
@@ -609,6 +637,7 @@ async fn post(
         && let Some(name) = params.get("name").and_then(Value::as_str)
         && let Err(denied) = grant.authorizer.may_call(&grant.caller, name)
     {
+        refused_caller(refusal_of(&denied));
         return unauthorized(&grant.authorizer, &denied);
     }
     let modern = matches!(era::request_era(&params), Ok(RequestEra::Modern { .. }));
@@ -618,7 +647,7 @@ async fn post(
             .and_then(|meta| meta.get("progressToken"))
             .is_some();
     let (reply, progressed, answered) = answer_channels();
-    let host = Host::with_peer(reply, false, session, grant);
+    let host = Host::with_peer(reply, false, session, grant, traceparent);
     // Until the answer is had, a modern host that goes away (its stream closed: the future
     // dropped) has cancelled the request.
     let waiting = Waiting {
@@ -733,6 +762,15 @@ fn too_many(wait: Duration) -> Response<Body> {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
     response
+}
+
+/// How the metrics name a refused token.
+fn refusal_of(denied: &Denied) -> CallerRefusal {
+    match denied {
+        Denied::Missing => CallerRefusal::Missing,
+        Denied::Invalid(_) => CallerRefusal::Invalid,
+        Denied::Insufficient { .. } => CallerRefusal::Insufficient,
+    }
 }
 
 /// `401` (no valid token) or `403` (a scope or claim missing), with the challenge that names
@@ -1130,6 +1168,8 @@ mod tests {
             limits: Limits::default(),
             auth: None,
             rate: None,
+            metrics: Some(Arc::new(Metrics::new())),
+            serve_metrics: true,
         };
         let headers = |host: &'static str, origin: Option<&'static str>| {
             let mut headers = HeaderMap::new();

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use toolgate_gate::internals::parse_document;
 use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
 use toolgate_store::Retainer;
+use toolgate_telemetry::{CallAttributes, CallSpan, InFlight, Metrics, Tracing, UpstreamFailure};
 
 use super::auth::{Authorizer, Caller};
 use super::batch;
@@ -64,6 +65,9 @@ pub(crate) struct Host {
     /// The caller an HTTP listener with `--auth` authenticated, and what it may call; `None`
     /// where the listener authenticates nobody (stdio, `--insecure-no-auth`, loopback).
     grant: Option<Grant>,
+    /// The W3C trace context an HTTP host sent as its `traceparent` header (a request's
+    /// `params._meta.traceparent` comes first).
+    traceparent: Option<String>,
 }
 
 /// An authenticated caller and the rules that say which tools it may call.
@@ -81,16 +85,17 @@ struct Session {
 impl Host {
     /// A host whose answers go to `reply`.
     pub(crate) fn new(reply: Reply, duplex: bool) -> Arc<Host> {
-        Host::with_peer(reply, duplex, None, None)
+        Host::with_peer(reply, duplex, None, None, None)
     }
 
     /// A host whose answers go to `reply`, in the handshake-era session `peer`, as the caller
-    /// `grant` names.
+    /// `grant` names, in the trace `traceparent` names.
     pub(crate) fn with_peer(
         reply: Reply,
         duplex: bool,
         peer: Option<Arc<str>>,
         grant: Option<Grant>,
+        traceparent: Option<String>,
     ) -> Arc<Host> {
         Arc::new(Host {
             reply,
@@ -98,6 +103,7 @@ impl Host {
             duplex,
             session: Mutex::new(None),
             grant,
+            traceparent,
         })
     }
 
@@ -157,6 +163,10 @@ struct Call {
     /// A candidate version decided beside the enforced one (`--shadow`).
     shadow: Option<Arc<Contract>>,
     request: Request,
+    /// Its trace, when the proxy exports one (`--otlp-endpoint`): ended when the call is.
+    trace: Option<CallSpan>,
+    /// It counts in `toolgate_in_flight_calls` until it is dropped, whichever way it ends.
+    _in_flight: Option<InFlight>,
 }
 
 struct Pending {
@@ -241,6 +251,10 @@ pub(crate) struct Setup {
     pub observe: bool,
     /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
     pub pins: BTreeMap<String, Pin>,
+    /// Where decisions, latencies and failures are counted (`/metrics`), if anywhere.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Where calls are traced and audit events exported (`--otlp-endpoint`), if anywhere.
+    pub tracing: Option<Arc<Tracing>>,
 }
 
 /// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
@@ -288,6 +302,8 @@ impl Setup {
             retainer: None,
             observe: false,
             pins: BTreeMap::new(),
+            metrics: None,
+            tracing: None,
         })
     }
 }
@@ -302,6 +318,8 @@ pub(crate) struct Proxy {
     retainer: Option<Retainer>,
     observe: bool,
     pins: BTreeMap<String, Pin>,
+    metrics: Option<Arc<Metrics>>,
+    tracing: Option<Arc<Tracing>>,
     surface: Mutex<Surface>,
     surface_changed: Condvar,
     link: Box<dyn Link>,
@@ -330,6 +348,8 @@ impl Proxy {
             retainer: setup.retainer,
             observe: setup.observe,
             pins: setup.pins,
+            metrics: setup.metrics,
+            tracing: setup.tracing,
             surface: Mutex::new(Surface::default()),
             surface_changed: Condvar::new(),
             link,
@@ -364,6 +384,17 @@ impl Proxy {
     /// upstream stopped reading).
     pub(crate) fn forwarding_may_block(&self) -> bool {
         self.link.send_may_block()
+    }
+
+    /// What the retainer did so far, where there is one.
+    pub(crate) fn retention_counts(&self) -> Option<toolgate_telemetry::RetentionCounts> {
+        let stats = self.retainer.as_ref()?.stats();
+        Some(toolgate_telemetry::RetentionCounts {
+            kept: stats.kept,
+            dropped: stats.dropped,
+            failed: stats.failed,
+            evicted: stats.evicted,
+        })
     }
 
     /// Whether the proxy can serve: settled on a usable upstream that is still there.
@@ -440,7 +471,7 @@ impl Proxy {
             Some(kind) => kind.as_str() == Some("complete"),
         };
         let key = id_key(&id);
-        let (host, id, modern_host, call) = {
+        let (host, id, modern_host, call, since) = {
             let mut state = self.state();
             match state.pending.remove(&key) {
                 Some(Pending {
@@ -448,8 +479,9 @@ impl Proxy {
                     id,
                     modern_host,
                     waiting: Waiting::Call(call),
+                    since,
                     ..
-                }) if complete && result.is_object() => (host, id, modern_host, call),
+                }) if complete && result.is_object() => (host, id, modern_host, call, since),
                 // Anything else (a listing, an opened route, the proxy's own request, a result
                 // that is not complete) takes the general path, as it is.
                 Some(other) => {
@@ -459,9 +491,17 @@ impl Proxy {
                 None => return Ok(Some(root.to_value())),
             }
         };
+        let started = Instant::now();
+        let now = SystemTime::now();
         let (decision, evidence) =
-            tools::decide_in_place(&call.contract, &call.request, result, SystemTime::now());
-        let decision = self.judge(&call, decision, &evidence.response());
+            tools::decide_in_place(&call.contract, &call.request, result, now);
+        self.upstream_over(
+            &call,
+            Some(started.saturating_duration_since(since)),
+            evidence.upstream_failure(),
+            now,
+        );
+        let decision = self.judge(&call, started, decision, &evidence.response());
         host.send(result_line(
             &id,
             &tools::result_json(&decision, modern_host),
@@ -790,6 +830,7 @@ impl Proxy {
                     id: None,
                     method: Some("notifications/initialized".to_owned()),
                     name: None,
+                    traceparent: None,
                 });
                 Settled::Legacy {
                     version: chosen.to_owned(),
@@ -841,6 +882,7 @@ impl Proxy {
             id: Some(id),
             method: Some(method.to_owned()),
             name: None,
+            traceparent: None,
         });
         let outcome = if sent {
             answered.recv_timeout(window).ok()
@@ -994,6 +1036,30 @@ impl Proxy {
                     ));
                 }
                 let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+                let trace = self.tracing.as_ref().map(|tracing| {
+                    tracing.call(&CallAttributes {
+                        tool: name,
+                        request_id: &match &id {
+                            Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        },
+                        transport: if host.duplex { "pipe" } else { "tcp" },
+                        session: host.peer.as_deref(),
+                        protocol_version: match &request_era {
+                            RequestEra::Modern { version, .. } => Some(version.as_str()),
+                            RequestEra::Legacy => None,
+                        },
+                        traceparent: params
+                            .get("_meta")
+                            .and_then(|meta| meta.get("traceparent"))
+                            .and_then(Value::as_str)
+                            .or(host.traceparent.as_deref()),
+                    })
+                });
+                let in_flight = self
+                    .metrics
+                    .as_ref()
+                    .map(|metrics| metrics.call_started(name));
                 self.refresh_surface_if_changed(name);
                 if let Some(reason) = self.surface_refusal(name) {
                     // Not the tool that was reviewed: nothing is forwarded, and the refusal is
@@ -1007,6 +1073,8 @@ impl Proxy {
                         contract: Arc::clone(&tool.contract),
                         shadow: None,
                         request,
+                        trace,
+                        _in_flight: in_flight,
                     };
                     return self.decide_failure(
                         host,
@@ -1014,12 +1082,21 @@ impl Proxy {
                         &call,
                         modern_host,
                         Response::incomplete(reason),
+                        (None, UpstreamFailure::Changed),
                     );
                 }
                 if let Some(gate) = &tool.arguments {
                     // What the upstream receives is what the argument contract's projection
                     // built, or nothing.
-                    match self.gate_arguments(host, &id, modern_host, tool, gate, arguments) {
+                    match self.gate_arguments(
+                        host,
+                        &id,
+                        modern_host,
+                        tool,
+                        gate,
+                        arguments,
+                        trace.as_ref(),
+                    ) {
                         Some(projected) => {
                             gated_arguments = Some(projected);
                             arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
@@ -1036,6 +1113,8 @@ impl Proxy {
                     contract: Arc::clone(&tool.contract),
                     shadow: tool.shadow.clone(),
                     request,
+                    trace,
+                    _in_flight: in_flight,
                 }))
             }
             "subscriptions/listen" => {
@@ -1094,6 +1173,17 @@ impl Proxy {
         if progress_token.is_some() {
             upstream_params["_meta"]["progressToken"] = upstream_id.clone();
         }
+        // A traced call's upstream continues its trace, under the client span.
+        let traceparent = match (&waiting, &name) {
+            (Waiting::Call(call), Some(tool)) => call
+                .trace
+                .as_ref()
+                .map(|trace| trace.upstream_started(tool, self.upstream_transport())),
+            _ => None,
+        };
+        if let Some(traceparent) = &traceparent {
+            upstream_params["_meta"]["traceparent"] = Value::from(traceparent.as_str());
+        }
         let pending = Pending {
             host: Some(Arc::clone(host)),
             upstream_id: upstream_id.clone(),
@@ -1112,13 +1202,14 @@ impl Proxy {
                     call,
                     modern_host,
                     Response::incomplete(reason),
+                    (None, UpstreamFailure::Unavailable),
                 ),
-                _ => self.answer_gone(pending, reason),
+                _ => self.answer_gone(pending, reason, UpstreamFailure::Unavailable),
             };
         }
         let gone = self.state().gone.clone();
         if let Some(reason) = gone {
-            return self.answer_gone(pending, &reason);
+            return self.answer_gone(pending, &reason, UpstreamFailure::Unavailable);
         }
         let key = id_key(&upstream_id);
         self.state().pending.insert(key.clone(), pending);
@@ -1127,11 +1218,16 @@ impl Proxy {
             id: Some(upstream_id),
             method: Some(method.to_owned()),
             name,
+            traceparent,
         };
         if !self.link.send(outgoing)
             && let Some(pending) = self.state().pending.remove(&key)
         {
-            self.answer_gone(pending, "the upstream is not running");
+            self.answer_gone(
+                pending,
+                "the upstream is not running",
+                UpstreamFailure::Unavailable,
+            );
         }
     }
 
@@ -1139,6 +1235,7 @@ impl Proxy {
     /// retention) like any decision: the arguments its projection rebuilt, or, refused, `None`
     /// after answering the host with the tool's fixed failure (no upstream call is made). In
     /// observe mode a refusal is recorded and the arguments go on as they came.
+    #[allow(clippy::too_many_arguments)]
     fn gate_arguments(
         &self,
         host: &Host,
@@ -1147,6 +1244,7 @@ impl Proxy {
         tool: &tools::Tool,
         gate: &tools::ArgumentContract,
         arguments: &Value,
+        trace: Option<&CallSpan>,
     ) -> Option<Value> {
         let raw = serde_json::to_vec(arguments).unwrap_or_default();
         let mut request = tools::arguments_request(id, gate, self.context.for_tool(&gate.folder));
@@ -1154,12 +1252,13 @@ impl Proxy {
             request = request.with_caller(caller);
         }
         let response = Response::body(&raw);
+        let started = Instant::now();
         let now = SystemTime::now();
         let mut decision = gate.contract.admit_response(response, &request, now);
         if self.observe {
             decision = decision.observed();
         }
-        self.record(&decision);
+        self.record(&gate.contract, &decision, started, trace);
         if let Some(retainer) = &self.retainer {
             retainer.offer(&decision, &response, &request);
         }
@@ -1326,6 +1425,7 @@ impl Proxy {
             id: None,
             method: Some(method.to_owned()),
             name: None,
+            traceparent: None,
         });
     }
 
@@ -1342,7 +1442,9 @@ impl Proxy {
         for pending in self.take_pending() {
             match (&pending.waiting, &pending.host) {
                 (Waiting::Call(call), Some(host)) => {
+                    let started = Instant::now();
                     let now = SystemTime::now();
+                    self.upstream_over(call, None, Some(UpstreamFailure::Unreadable), now);
                     let mut decision =
                         call.contract
                             .admit_response(Response::body(line), &call.request, now);
@@ -1353,13 +1455,17 @@ impl Proxy {
                         response = Response::unreachable("a line that answers no request");
                         decision = call.contract.admit_response(response, &call.request, now);
                     }
-                    let decision = self.judge(call, decision, &response);
+                    let decision = self.judge(call, started, decision, &response);
                     host.send(result_line(
                         &pending.id,
                         &tools::result_json(&decision, pending.modern_host),
                     ));
                 }
-                _ => self.answer_gone(pending, "it wrote an unreadable line"),
+                _ => self.answer_gone(
+                    pending,
+                    "it wrote an unreadable line",
+                    UpstreamFailure::Unreadable,
+                ),
             }
         }
     }
@@ -1379,6 +1485,8 @@ impl Proxy {
         };
         let id = &pending.id;
         let modern_host = pending.modern_host;
+        let started = Instant::now();
+        let waited = Some(started.saturating_duration_since(pending.since));
         let line = match (pending.waiting, outcome) {
             (Waiting::Own(_), _) => return,
             (Waiting::Passthrough(method), Ok(result)) => {
@@ -1435,11 +1543,14 @@ impl Proxy {
                         &call,
                         modern_host,
                         Response::incomplete(reason),
+                        (waited, UpstreamFailure::Unusable),
                     );
                 }
+                let now = SystemTime::now();
                 let (decision, evidence) =
-                    tools::decide(&call.contract, &call.request, &result, SystemTime::now());
-                let decision = self.judge(&call, decision, &evidence.response());
+                    tools::decide(&call.contract, &call.request, &result, now);
+                self.upstream_over(&call, waited, evidence.upstream_failure(), now);
+                let decision = self.judge(&call, started, decision, &evidence.response());
                 if self.observe {
                     // Report-only: decided and audited; the upstream's result as it came.
                     value_result_line(
@@ -1453,10 +1564,10 @@ impl Proxy {
             (Waiting::Call(call), Err(error)) if self.observe => {
                 let response =
                     Response::unreachable("the upstream answered the call with a JSON-RPC error");
-                let decision =
-                    call.contract
-                        .admit_response(response, &call.request, SystemTime::now());
-                self.judge(&call, decision, &response);
+                let now = SystemTime::now();
+                self.upstream_over(&call, waited, Some(UpstreamFailure::Error), now);
+                let decision = call.contract.admit_response(response, &call.request, now);
+                self.judge(&call, started, decision, &response);
                 message::error_object_line(id, &error)
             }
             (Waiting::Call(call), Err(error)) => {
@@ -1482,14 +1593,18 @@ impl Proxy {
                             &call,
                             modern_host,
                             Response::incomplete(reason),
+                            (waited, UpstreamFailure::Unusable),
                         )
                     }
-                    None => self.call_failed(
+                    None => self.decide_failure(
                         &host,
                         id,
                         &call,
                         modern_host,
-                        "the upstream answered the call with a JSON-RPC error",
+                        Response::unreachable(
+                            "the upstream answered the call with a JSON-RPC error",
+                        ),
+                        (waited, UpstreamFailure::Error),
                     ),
                 };
             }
@@ -1605,9 +1720,22 @@ impl Proxy {
         }
     }
 
-    /// Every decision is audited; a refusal's operator record goes to stderr as well (the audit
-    /// line holds digests, not the reason).
-    fn record(&self, decision: &Decision) {
+    /// Every decision is counted, traced and audited (begun at `started`, in the call's trace
+    /// `trace`); a refusal's operator record goes to stderr as well (the audit line holds
+    /// digests, not the reason).
+    fn record(
+        &self,
+        contract: &Contract,
+        decision: &Decision,
+        started: Instant,
+        trace: Option<&CallSpan>,
+    ) {
+        if let Some(metrics) = &self.metrics {
+            metrics.decided(contract, decision, started.elapsed());
+        }
+        if let Some(trace) = trace {
+            trace.decided(contract, decision, decision.time());
+        }
         if let Some(record) = decision.operator_record() {
             log_refusal(record);
         }
@@ -1616,15 +1744,46 @@ impl Proxy {
         {
             log(&format!("cannot write the audit event: {error}"));
         }
+        if let Some(tracing) = &self.tracing {
+            tracing.audit(decision, trace);
+        }
     }
 
-    /// A call that ended without a result the gate can read: the fixed failure, decided and
-    /// audited by the gate like any other.
-    fn call_failed(&self, host: &Host, id: &Value, call: &Call, modern_host: bool, reason: &str) {
-        self.decide_failure(host, id, call, modern_host, Response::unreachable(reason));
+    /// The upstream's part of `call` is over at `at`: it answered after `waited` (`None`: it
+    /// did not answer), and `failure` says what went wrong, if anything.
+    fn upstream_over(
+        &self,
+        call: &Call,
+        waited: Option<Duration>,
+        failure: Option<UpstreamFailure>,
+        at: SystemTime,
+    ) {
+        if let Some(metrics) = &self.metrics {
+            let tool = call.contract.tool();
+            if let Some(waited) = waited {
+                metrics.upstream_answered(tool, waited);
+            }
+            if let Some(failure) = failure {
+                metrics.upstream_failed(tool, failure);
+            }
+        }
+        if let Some(trace) = &call.trace {
+            trace.upstream_ended(failure.map(UpstreamFailure::as_str), at);
+        }
     }
 
-    /// The gate's decision on a call that has no result to read, audited and answered.
+    /// How the upstream is reached, as `network.transport` names it.
+    fn upstream_transport(&self) -> &'static str {
+        if self.link.send_may_block() {
+            "pipe"
+        } else {
+            "tcp"
+        }
+    }
+
+    /// The gate's decision on a call that has no result to read (the upstream's part `ended`
+    /// as it says: how long it took to answer, if it did, and what went wrong), audited and
+    /// answered.
     fn decide_failure(
         &self,
         host: &Host,
@@ -1632,18 +1791,27 @@ impl Proxy {
         call: &Call,
         modern_host: bool,
         response: Response<'_>,
+        ended: (Option<Duration>, UpstreamFailure),
     ) {
-        let decision = call
-            .contract
-            .admit_response(response, &call.request, SystemTime::now());
-        let decision = self.judge(call, decision, &response);
+        let started = Instant::now();
+        let now = SystemTime::now();
+        self.upstream_over(call, ended.0, Some(ended.1), now);
+        let decision = call.contract.admit_response(response, &call.request, now);
+        let decision = self.judge(call, started, decision, &response);
         host.send(result_line(id, &tools::result_json(&decision, modern_host)));
     }
 
-    /// A call's decision, made whole: what a shadow version decides of the same response beside
-    /// it, the observe mark, then audited (and a refusal's reason logged) and offered for
-    /// retention (a disagreement with the shadow always kept).
-    fn judge(&self, call: &Call, decision: Decision, response: &Response<'_>) -> Decision {
+    /// A call's decision (begun at `started`), made whole: what a shadow version decides of the
+    /// same response beside it, the observe mark, then counted, traced and audited (and a
+    /// refusal's reason logged) and offered for retention (a disagreement with the shadow
+    /// always kept).
+    fn judge(
+        &self,
+        call: &Call,
+        started: Instant,
+        decision: Decision,
+        response: &Response<'_>,
+    ) -> Decision {
         let mut decision = decision;
         if let Some(shadow) = &call.shadow {
             let shadowed = shadow.admit_response(*response, &call.request, decision.time());
@@ -1652,18 +1820,24 @@ impl Proxy {
         if self.observe {
             decision = decision.observed();
         }
-        self.record(&decision);
+        self.record(&call.contract, &decision, started, call.trace.as_ref());
         if let Some(retainer) = &self.retainer {
             retainer.offer(&decision, response, &call.request);
         }
         decision
     }
 
-    fn answer_gone(&self, pending: Pending, reason: &str) {
+    /// A request the upstream will not answer (`failure` says why, for a call).
+    fn answer_gone(&self, pending: Pending, reason: &str, failure: UpstreamFailure) {
         match (&pending.waiting, &pending.host) {
-            (Waiting::Call(call), Some(host)) => {
-                self.call_failed(host, &pending.id, call, pending.modern_host, reason)
-            }
+            (Waiting::Call(call), Some(host)) => self.decide_failure(
+                host,
+                &pending.id,
+                call,
+                pending.modern_host,
+                Response::unreachable(reason),
+                (None, failure),
+            ),
             (_, Some(host)) => host.send(error_line(
                 &pending.id,
                 codes::INTERNAL_ERROR,
@@ -1713,10 +1887,16 @@ impl Proxy {
         );
         match (&pending.waiting, &pending.host) {
             (Waiting::Call(call), Some(host)) => {
+                let started = Instant::now();
+                let now = SystemTime::now();
+                self.upstream_over(
+                    call,
+                    Some(started.saturating_duration_since(pending.since)),
+                    Some(UpstreamFailure::TooLong),
+                    now,
+                );
                 let mut response = Response::body(prefix);
-                let mut decision =
-                    call.contract
-                        .admit_response(response, &call.request, SystemTime::now());
+                let mut decision = call.contract.admit_response(response, &call.request, now);
                 // Cut short, the bytes never parse; a result is never admitted from a prefix.
                 if decision.is_admitted() {
                     response = Response::unreachable("an answer longer than the line cap");
@@ -1724,13 +1904,17 @@ impl Proxy {
                         call.contract
                             .admit_response(response, &call.request, SystemTime::now());
                 }
-                let decision = self.judge(call, decision, &response);
+                let decision = self.judge(call, started, decision, &response);
                 host.send(result_line(
                     &pending.id,
                     &tools::result_json(&decision, pending.modern_host),
                 ));
             }
-            _ => self.answer_gone(pending, "its answer was longer than the line cap"),
+            _ => self.answer_gone(
+                pending,
+                "its answer was longer than the line cap",
+                UpstreamFailure::TooLong,
+            ),
         }
     }
 
@@ -1755,7 +1939,7 @@ impl Proxy {
             }
         }
         for pending in self.take_pending() {
-            self.answer_gone(pending, reason);
+            self.answer_gone(pending, reason, UpstreamFailure::Unavailable);
         }
     }
 
@@ -1785,7 +1969,11 @@ impl Proxy {
             );
             self.link
                 .cancel(&pending.upstream_id, "no answer within the proxy's timeout");
-            self.answer_gone(pending, &format!("no answer within {:?}", self.timeout));
+            self.answer_gone(
+                pending,
+                &format!("no answer within {:?}", self.timeout),
+                UpstreamFailure::Timeout,
+            );
         }
     }
 }

@@ -241,6 +241,7 @@ impl Link for Remote {
             id: None,
             method: Some("notifications/cancelled".to_owned()),
             name: None,
+            traceparent: None,
         });
     }
 }
@@ -298,6 +299,9 @@ impl Shared {
         }
         if let Some(name) = &message.name {
             put("mcp-name", &encode_header_value(name));
+        }
+        if let Some(traceparent) = &message.traceparent {
+            put("traceparent", traceparent);
         }
         if message.method.as_deref() == Some("tools/call")
             && let Some(tool) = &message.name
@@ -448,6 +452,7 @@ impl Shared {
             id: None,
             method: Some("notifications/initialized".to_owned()),
             name: None,
+            traceparent: None,
         };
         self.send_once(&initialized).await.is_ok()
     }
@@ -475,6 +480,7 @@ impl Shared {
             id: Some(id),
             method: Some(method.to_owned()),
             name: None,
+            traceparent: None,
         };
         let mut sent = self.send_once(&probe).await;
         if let Ok((response, Some(generation))) = &sent
@@ -595,6 +601,7 @@ impl Shared {
                 id: Some(id),
                 method: Some("tools/list".to_owned()),
                 name: None,
+                traceparent: None,
             };
             let Ok(response) = self
                 .client

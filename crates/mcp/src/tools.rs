@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 use toolgate_gate::internals::{DERIVED_AGENT_SCHEMA, Node, parse_strict_json, write_json};
 use toolgate_gate::{Contract, Decision, Direction, Request, Response};
+use toolgate_telemetry::UpstreamFailure;
 
 use super::schemas;
 use toolgate_repo::UsageError;
@@ -269,7 +270,20 @@ pub(crate) enum Evidence {
     Unreachable(&'static str),
 }
 
+/// Why a result has no bytes for the gate when the upstream tool reported an error.
+const TOOL_ERROR: &str = "the upstream tool reported an error (isError); its text is not passed on";
+
 impl Evidence {
+    /// What the upstream did wrong, when the gate got no bytes from its answer: reported an
+    /// error (`isError`), or answered with nothing the gate can read.
+    pub(crate) fn upstream_failure(&self) -> Option<UpstreamFailure> {
+        match self {
+            Evidence::Body(_) => None,
+            Evidence::Unreachable(TOOL_ERROR) => Some(UpstreamFailure::Error),
+            Evidence::Unreachable(_) => Some(UpstreamFailure::Unusable),
+        }
+    }
+
     /// The response the gate decided.
     pub(crate) fn response(&self) -> Response<'_> {
         match self {
@@ -343,9 +357,7 @@ fn decide_on(
     text: impl FnOnce() -> Option<String>,
 ) -> (Decision, Evidence) {
     let evidence = if is_error {
-        Evidence::Unreachable(
-            "the upstream tool reported an error (isError); its text is not passed on",
-        )
+        Evidence::Unreachable(TOOL_ERROR)
     } else {
         let raw = if contract.is_text() {
             text().map(String::into_bytes)

@@ -28,6 +28,9 @@ pub(crate) struct Outgoing {
     pub method: Option<String>,
     /// The tool's name (`tools/call`, `prompts/get`) or the resource's URI (`resources/read`).
     pub name: Option<String>,
+    /// The W3C trace context of a traced call (`--otlp-endpoint`): an HTTP upstream gets it as
+    /// the `traceparent` header too (it is in the message's `_meta` for either transport).
+    pub traceparent: Option<String>,
 }
 
 impl Outgoing {
@@ -38,6 +41,7 @@ impl Outgoing {
             id: None,
             method: None,
             name: None,
+            traceparent: None,
         }
     }
 }
@@ -88,6 +92,7 @@ pub(crate) trait Link: Send + Sync {
             id: None,
             method: Some("notifications/cancelled".to_owned()),
             name: None,
+            traceparent: None,
         });
     }
 }

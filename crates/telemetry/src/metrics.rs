@@ -1,0 +1,497 @@
+//! The Prometheus metrics every production front keeps (the MCP proxy, `toolgate serve`, the
+//! Python binding): what was decided and how long it took, what the upstream did, who was
+//! refused at the door, what is in flight.
+//!
+//! Every label is bounded by configuration, never by a request: a tool and a version come from
+//! a compiled contract (a front records a decision only after it found the contract), and every
+//! other label is one of a finite set of words the gate or the front defines. So an attacker
+//! who sends a million tool names adds no series.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::{Registry, Unit};
+use toolgate_gate::{Contract, Decision, Direction};
+
+/// The media type of the Prometheus text format (version 0.0.4), which every scraper reads.
+pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+/// The media type of the OpenMetrics text format, which Prometheus asks for first.
+pub const OPENMETRICS_TEXT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Why a call's upstream did not answer it with a result the gate could read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpstreamFailure {
+    /// It answered with a JSON-RPC error, or `isError`.
+    Error,
+    /// It was gone, or not running, or its era could not be settled.
+    Unavailable,
+    /// It did not answer within the proxy's timeout.
+    Timeout,
+    /// Its answer was longer than the line cap.
+    TooLong,
+    /// It wrote a line nobody can read.
+    Unreadable,
+    /// It asked for something the proxy does not pass on (input, a capability, a revision).
+    Unusable,
+    /// Its tool is not the one pinned: changed, or no longer listed.
+    Changed,
+}
+
+impl UpstreamFailure {
+    /// Every reason, in a stable order.
+    pub const ALL: [UpstreamFailure; 7] = [
+        UpstreamFailure::Error,
+        UpstreamFailure::Unavailable,
+        UpstreamFailure::Timeout,
+        UpstreamFailure::TooLong,
+        UpstreamFailure::Unreadable,
+        UpstreamFailure::Unusable,
+        UpstreamFailure::Changed,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamFailure::Error => "error",
+            UpstreamFailure::Unavailable => "unavailable",
+            UpstreamFailure::Timeout => "timeout",
+            UpstreamFailure::TooLong => "too_long",
+            UpstreamFailure::Unreadable => "unreadable",
+            UpstreamFailure::Unusable => "unusable",
+            UpstreamFailure::Changed => "changed",
+        }
+    }
+}
+
+/// Why the HTTP listener turned a caller away before anything was read or forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallerRefusal {
+    /// No bearer token (401).
+    Missing,
+    /// A token that did not verify (401).
+    Invalid,
+    /// A valid token without the scope or claim a tool needs (403).
+    Insufficient,
+    /// Over `--caller-rate` (429).
+    Rate,
+    /// An `Origin` the operator did not allow (403).
+    Origin,
+}
+
+impl CallerRefusal {
+    /// The HTTP status the caller got.
+    pub fn status(self) -> &'static str {
+        match self {
+            CallerRefusal::Missing | CallerRefusal::Invalid => "401",
+            CallerRefusal::Insufficient | CallerRefusal::Origin => "403",
+            CallerRefusal::Rate => "429",
+        }
+    }
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallerRefusal::Missing => "missing_token",
+            CallerRefusal::Invalid => "invalid_token",
+            CallerRefusal::Insufficient => "insufficient_scope",
+            CallerRefusal::Rate => "rate_limited",
+            CallerRefusal::Origin => "origin",
+        }
+    }
+}
+
+/// What a retainer reports of itself: records kept, dropped (its queue full), failed (the
+/// store refused them), evicted (for the budget or age). Read at each scrape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetentionCounts {
+    /// Records written to the store.
+    pub kept: u64,
+    /// Records not kept because the retainer's queue was full.
+    pub dropped: u64,
+    /// Records the store refused.
+    pub failed: u64,
+    /// Records removed for the budget or the age.
+    pub evicted: u64,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DecisionLabels {
+    tool: Arc<str>,
+    contract_version: Arc<str>,
+    direction: &'static str,
+    outcome: &'static str,
+    layer: &'static str,
+    code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolLabels {
+    tool: Arc<str>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DurationLabels {
+    tool: Arc<str>,
+    direction: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    tool: Arc<str>,
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ShadowLabels {
+    tool: Arc<str>,
+    contract_version: Arc<str>,
+    shadow_version: Arc<str>,
+    agreement: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusalLabels {
+    status: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ContractLabels {
+    tool: Arc<str>,
+    contract_version: Arc<str>,
+    contract_digest: Arc<str>,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// A decision takes microseconds: buckets from 1 µs, doubling, to half a second.
+fn decision_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(1e-6, 2.0, 20))
+}
+
+/// An upstream takes milliseconds to minutes: from 0.5 ms, doubling, to about 65 s (past the
+/// default timeout of 60 s).
+fn upstream_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(5e-4, 2.0, 18))
+}
+
+/// What a front knows only when it is scraped: whether its upstream is there, what its
+/// retainer did.
+#[derive(Default)]
+struct Probes {
+    upstream_up: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    retention: Option<Box<dyn Fn() -> RetentionCounts + Send + Sync>>,
+}
+
+#[derive(Default)]
+struct ProbeCollector {
+    probes: Mutex<Probes>,
+}
+
+impl std::fmt::Debug for ProbeCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProbeCollector")
+    }
+}
+
+impl Collector for ProbeCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let probes = self
+            .probes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(up) = &probes.upstream_up {
+            let gauge = ConstGauge::new(i64::from(up()));
+            let metric = encoder.encode_descriptor(
+                "toolgate_upstream_up",
+                "Whether the upstream is settled, still there and answering (1), or not (0): what /readyz says",
+                None,
+                gauge.metric_type(),
+            )?;
+            gauge.encode(metric)?;
+        }
+        if let Some(retention) = &probes.retention {
+            let counts = retention();
+            let mut family = encoder.encode_descriptor(
+                "toolgate_retention_records",
+                "What the retainer did with the records it was handed (--retain): kept, dropped (its queue full), failed (the store refused), evicted (budget or age)",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (result, value) in [
+                ("kept", counts.kept),
+                ("dropped", counts.dropped),
+                ("failed", counts.failed),
+                ("evicted", counts.evicted),
+            ] {
+                let labels = [("result", result)];
+                ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every metric a front keeps, registered once; recording is a few atomic operations behind a
+/// read lock (a new label set, seen once per tool and outcome, takes the write lock).
+pub struct Metrics {
+    registry: Registry,
+    decisions: Family<DecisionLabels, Counter>,
+    decision_seconds: HistogramFamily<DurationLabels>,
+    upstream_seconds: HistogramFamily<ToolLabels>,
+    upstream_failures: Family<FailureLabels, Counter>,
+    shadow: Family<ShadowLabels, Counter>,
+    refusals: Family<RefusalLabels, Counter>,
+    in_flight: Family<ToolLabels, Gauge>,
+    contracts: Family<ContractLabels, Gauge>,
+    probes: Arc<ProbeCollector>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric, at zero.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let decisions = Family::<DecisionLabels, Counter>::default();
+        registry.register(
+            "toolgate_decisions",
+            "Decisions the gate made, by the contract that decided (tool, version, direction: result or action), the outcome (admitted, admitted_failure, rejected), the refusing layer and the code the agent saw (none where there is none)",
+            decisions.clone(),
+        );
+        let decision_seconds: HistogramFamily<DurationLabels> =
+            Family::new_with_constructor(decision_histogram);
+        registry.register_with_unit(
+            "toolgate_decision_duration",
+            "How long the gate took to decide, by tool and direction (a shadow version's decision included)",
+            Unit::Seconds,
+            decision_seconds.clone(),
+        );
+        let upstream_seconds: HistogramFamily<ToolLabels> =
+            Family::new_with_constructor(upstream_histogram);
+        registry.register_with_unit(
+            "toolgate_upstream_duration",
+            "How long the upstream took to answer a tool call, from forwarding it to reading its answer",
+            Unit::Seconds,
+            upstream_seconds.clone(),
+        );
+        let upstream_failures = Family::<FailureLabels, Counter>::default();
+        registry.register(
+            "toolgate_upstream_failures",
+            "Tool calls the upstream did not answer with a readable result, by reason (error, unavailable, timeout, too_long, unreadable, unusable, changed); each is also a decision with code UPSTREAM_UNAVAILABLE or INVALID_RESPONSE",
+            upstream_failures.clone(),
+        );
+        let shadow = Family::<ShadowLabels, Counter>::default();
+        registry.register(
+            "toolgate_shadow_decisions",
+            "Decisions a shadow version (--shadow) made beside the enforced one, by whether it agreed (same outcome and agent bytes) or disagreed",
+            shadow.clone(),
+        );
+        let refusals = Family::<RefusalLabels, Counter>::default();
+        registry.register(
+            "toolgate_caller_refusals",
+            "Requests the HTTP listener refused before reading them, by status (401, 403, 429) and reason",
+            refusals.clone(),
+        );
+        let in_flight = Family::<ToolLabels, Gauge>::default();
+        registry.register(
+            "toolgate_in_flight_calls",
+            "Tool calls forwarded and not yet answered, by tool",
+            in_flight.clone(),
+        );
+        let contracts = Family::<ContractLabels, Gauge>::default();
+        registry.register(
+            "toolgate_contract_info",
+            "The contracts a front has loaded (1 each): tool, version and the SHA-256 of the contract's bytes",
+            contracts.clone(),
+        );
+        let build = Family::<[(&'static str, &'static str); 1], Gauge>::default();
+        build
+            .get_or_create(&[("version", env!("CARGO_PKG_VERSION"))])
+            .set(1);
+        registry.register(
+            "toolgate_build_info",
+            "The toolgate build serving (1)",
+            build,
+        );
+        let probes = Arc::new(ProbeCollector::default());
+        registry.register_collector(Box::new(Arc::clone(&probes)));
+        Metrics {
+            registry,
+            decisions,
+            decision_seconds,
+            upstream_seconds,
+            upstream_failures,
+            shadow,
+            refusals,
+            in_flight,
+            contracts,
+            probes,
+        }
+    }
+
+    /// A decision `contract` made, which took `took` (a shadow version's decision too, when
+    /// the decision carries one).
+    pub fn decided(&self, contract: &Contract, decision: &Decision, took: Duration) {
+        let tool: Arc<str> = Arc::from(contract.tool());
+        let version: Arc<str> = Arc::from(contract.version());
+        let direction = direction(contract);
+        let outcome = decision.outcome();
+        self.decisions
+            .get_or_create(&DecisionLabels {
+                tool: Arc::clone(&tool),
+                contract_version: Arc::clone(&version),
+                direction,
+                outcome: outcome.as_str(),
+                layer: decision
+                    .rejection()
+                    .map_or("none", |rejection| rejection.layer().as_str()),
+                code: outcome.code().map_or("none", |code| code.as_str()),
+            })
+            .inc();
+        if let Some(shadow) = decision.shadow() {
+            self.shadow
+                .get_or_create(&ShadowLabels {
+                    tool: Arc::clone(&tool),
+                    contract_version: version,
+                    shadow_version: Arc::from(shadow.version.as_str()),
+                    agreement: if decision.shadow_disagrees() {
+                        "disagree"
+                    } else {
+                        "agree"
+                    },
+                })
+                .inc();
+        }
+        self.decision_seconds
+            .get_or_create(&DurationLabels { tool, direction })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The upstream answered a call of `tool` after `took`.
+    pub fn upstream_answered(&self, tool: &str, took: Duration) {
+        self.upstream_seconds
+            .get_or_create(&ToolLabels {
+                tool: Arc::from(tool),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// A call of `tool` got no readable result from the upstream.
+    pub fn upstream_failed(&self, tool: &str, reason: UpstreamFailure) {
+        self.upstream_failures
+            .get_or_create(&FailureLabels {
+                tool: Arc::from(tool),
+                reason: reason.as_str(),
+            })
+            .inc();
+    }
+
+    /// The HTTP listener turned a caller away.
+    pub fn caller_refused(&self, refusal: CallerRefusal) {
+        self.refusals
+            .get_or_create(&RefusalLabels {
+                status: refusal.status(),
+                reason: refusal.as_str(),
+            })
+            .inc();
+    }
+
+    /// A call of `tool` is in flight until the guard is dropped, whichever way it ends.
+    pub fn call_started(&self, tool: &str) -> InFlight {
+        let gauge = self.in_flight.get_or_create_owned(&ToolLabels {
+            tool: Arc::from(tool),
+        });
+        gauge.inc();
+        InFlight { gauge }
+    }
+
+    /// A contract the front loaded, named with its digest in `toolgate_contract_info`.
+    pub fn contract_loaded(&self, contract: &Contract) {
+        self.contracts
+            .get_or_create(&ContractLabels {
+                tool: Arc::from(contract.tool()),
+                contract_version: Arc::from(contract.version()),
+                contract_digest: Arc::from(contract.digest().to_hex()),
+            })
+            .set(1);
+    }
+
+    /// Reports `toolgate_upstream_up` from `probe` at each scrape.
+    pub fn watch_upstream(&self, probe: impl Fn() -> bool + Send + Sync + 'static) {
+        self.probes().upstream_up = Some(Box::new(probe));
+    }
+
+    /// Reports `toolgate_retention_records_total` from `probe` at each scrape.
+    pub fn watch_retention(&self, probe: impl Fn() -> RetentionCounts + Send + Sync + 'static) {
+        self.probes().retention = Some(Box::new(probe));
+    }
+
+    fn probes(&self) -> std::sync::MutexGuard<'_, Probes> {
+        self.probes
+            .probes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The exposition in the Prometheus text format (version 0.0.4), [`PROMETHEUS_TEXT`].
+    pub fn prometheus_text(&self) -> String {
+        let mut text = String::with_capacity(4096);
+        // Writing to a String cannot fail; a collector's error would leave what it wrote.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &self.registry);
+        text
+    }
+
+    /// The exposition in the OpenMetrics text format, [`OPENMETRICS_TEXT`].
+    pub fn openmetrics_text(&self) -> String {
+        let mut text = String::with_capacity(4096);
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+
+    /// The exposition a scraper that sent `accept` (its `Accept` header) reads best, and its
+    /// media type: OpenMetrics where it asks for it (Prometheus does), the Prometheus text
+    /// format otherwise.
+    pub fn exposition_for(&self, accept: Option<&str>) -> (&'static str, String) {
+        if accept.is_some_and(|accept| accept.contains("application/openmetrics-text")) {
+            (OPENMETRICS_TEXT, self.openmetrics_text())
+        } else {
+            (PROMETHEUS_TEXT, self.prometheus_text())
+        }
+    }
+}
+
+fn direction(contract: &Contract) -> &'static str {
+    match contract.direction() {
+        Direction::Result => "result",
+        Direction::Action => "action",
+    }
+}
+
+/// A call in flight: `toolgate_in_flight_calls` goes down when it is dropped.
+#[derive(Debug)]
+pub struct InFlight {
+    gauge: Gauge,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}

@@ -1,0 +1,450 @@
+//! OpenTelemetry for the MCP proxy: a span per tool call (the host's request), a child span per
+//! gate decision and one for the upstream call, the W3C trace context taken from the host and
+//! passed to the upstream, and every audit event as a log record of the call's trace. Exported
+//! over OTLP/HTTP (protobuf or JSON) by the SDK's batch processors, on threads of their own with
+//! bounded queues: a call never waits on the exporter, and a full queue drops rather than
+//! blocks. Off unless an endpoint is configured.
+//!
+//! Attribute names follow the OpenTelemetry semantic conventions for MCP and GenAI
+//! (`mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
+//! `mcp.session.id`, `mcp.protocol.version`, `network.transport`, `error.type`); what only
+//! toolgate knows is under `toolgate.*` (layer, rule, code, outcome, contract version and
+//! digest).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::logs::{AnyValue, LogRecord, Logger, LoggerProvider, Severity};
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider};
+use toolgate_gate::{Contract, Decision};
+
+/// The OTLP/HTTP encodings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OtlpProtocol {
+    /// `http/protobuf`, the default of the OTLP specification.
+    #[default]
+    Protobuf,
+    /// `http/json`.
+    Json,
+}
+
+impl OtlpProtocol {
+    /// Reads `http/protobuf` or `http/json` (what `OTEL_EXPORTER_OTLP_PROTOCOL` holds).
+    pub fn parse(text: &str) -> Result<OtlpProtocol, String> {
+        match text {
+            "http/protobuf" => Ok(OtlpProtocol::Protobuf),
+            "http/json" => Ok(OtlpProtocol::Json),
+            "grpc" => Err(
+                "OTLP over gRPC is not built into toolgate: use http/protobuf (port 4318 on a collector)"
+                    .to_owned(),
+            ),
+            other => Err(format!(
+                "{other:?} is not an OTLP protocol toolgate speaks: http/protobuf or http/json"
+            )),
+        }
+    }
+}
+
+/// Where and how traces and audit logs are exported.
+#[derive(Debug, Clone)]
+pub struct TracingConfig {
+    /// The collector's base URL (`http://collector:4318`): traces go to `/v1/traces` under it,
+    /// audit logs to `/v1/logs`.
+    pub endpoint: String,
+    /// The encoding.
+    pub protocol: OtlpProtocol,
+    /// The share of calls traced when the host sent no trace context (a host's sampled flag
+    /// is followed): 0 to 1.
+    pub sample_ratio: f64,
+    /// Whether every audit event is also exported as a log record.
+    pub audit_logs: bool,
+    /// `service.name` of the resource.
+    pub service_name: String,
+    /// How long one export may take.
+    pub timeout: Duration,
+}
+
+/// The most spans (and log records) queued for export; past it, new ones are dropped.
+pub const EXPORT_QUEUE: usize = 4096;
+
+/// The tracer and logger a front exports with, until [`Tracing::shutdown`].
+pub struct Tracing {
+    tracer_provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    logger_provider: Option<SdkLoggerProvider>,
+    logger: Option<SdkLogger>,
+}
+
+impl std::fmt::Debug for Tracing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracing").finish_non_exhaustive()
+    }
+}
+
+/// The collector's base URL, checked: `http://` or `https://`, with a host; the path the
+/// signal's own is added to.
+fn signal_url(base: &str, signal: &str) -> Result<String, String> {
+    let lower = base.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(format!(
+            "--otlp-endpoint {base:?}: write the collector's base URL, http://HOST:4318 or https://…"
+        ));
+    }
+    Ok(format!("{}/v1/{signal}", base.trim_end_matches('/')))
+}
+
+/// An HTTP client for the exporters: TLS by ring (as every HTTPS client of toolgate), no
+/// redirects (a collector does not move), bounded by `timeout`.
+fn http_client(timeout: Duration) -> Result<reqwest::blocking::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder()
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| format!("cannot set up the OTLP exporter's HTTP client: {error}"))
+}
+
+impl Tracing {
+    /// Starts the exporters. Their HTTP client is built here (it must not be built on an async
+    /// runtime's thread); nothing is sent until the first batch.
+    pub fn start(config: &TracingConfig) -> Result<Tracing, String> {
+        if !(0.0..=1.0).contains(&config.sample_ratio) {
+            return Err(format!(
+                "--trace-sample {}: a share between 0 and 1",
+                config.sample_ratio
+            ));
+        }
+        let protocol = match config.protocol {
+            OtlpProtocol::Protobuf => Protocol::HttpBinary,
+            OtlpProtocol::Json => Protocol::HttpJson,
+        };
+        let resource = Resource::builder()
+            .with_service_name(config.service_name.clone())
+            .with_attribute(KeyValue::new(
+                "service.version",
+                env!("CARGO_PKG_VERSION").to_owned(),
+            ))
+            .build();
+        let client = http_client(config.timeout)?;
+        let spans = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_http_client(client.clone())
+            .with_protocol(protocol)
+            .with_endpoint(signal_url(&config.endpoint, "traces")?)
+            .with_timeout(config.timeout)
+            .build()
+            .map_err(|error| format!("cannot set up the OTLP trace exporter: {error}"))?;
+        let batch = opentelemetry_sdk::trace::BatchConfigBuilder::default()
+            .with_max_queue_size(EXPORT_QUEUE)
+            .with_scheduled_delay(Duration::from_secs(1))
+            .build();
+        let tracer_provider = SdkTracerProvider::builder()
+            .with_span_processor(
+                BatchSpanProcessor::builder(spans)
+                    .with_batch_config(batch)
+                    .build(),
+            )
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+                config.sample_ratio,
+            ))))
+            .with_resource(resource.clone())
+            .build();
+        let tracer = tracer_provider.tracer("toolgate");
+        let (logger_provider, logger) = if config.audit_logs {
+            let logs = opentelemetry_otlp::LogExporter::builder()
+                .with_http()
+                .with_http_client(client)
+                .with_protocol(protocol)
+                .with_endpoint(signal_url(&config.endpoint, "logs")?)
+                .with_timeout(config.timeout)
+                .build()
+                .map_err(|error| format!("cannot set up the OTLP log exporter: {error}"))?;
+            let batch = opentelemetry_sdk::logs::BatchConfigBuilder::default()
+                .with_max_queue_size(EXPORT_QUEUE)
+                .with_scheduled_delay(Duration::from_secs(1))
+                .build();
+            let provider = SdkLoggerProvider::builder()
+                .with_log_processor(
+                    BatchLogProcessor::builder(logs)
+                        .with_batch_config(batch)
+                        .build(),
+                )
+                .with_resource(resource)
+                .build();
+            let logger = provider.logger("toolgate.audit");
+            (Some(provider), Some(logger))
+        } else {
+            (None, None)
+        };
+        Ok(Tracing {
+            tracer_provider,
+            tracer,
+            logger_provider,
+            logger,
+        })
+    }
+
+    /// The span of one tool call a host asked for, under the trace context the host sent
+    /// (`traceparent`, from `params._meta` or the HTTP header), else a new trace, sampled at
+    /// the configured ratio.
+    pub fn call(&self, call: &CallAttributes<'_>) -> CallSpan {
+        let parent = match call.traceparent {
+            Some(traceparent) => {
+                let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+                TraceContextPropagator::new().extract(&carrier)
+            }
+            None => Context::new(),
+        };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", "tools/call"),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+            KeyValue::new("jsonrpc.request.id", call.request_id.to_owned()),
+            KeyValue::new("network.transport", call.transport),
+        ];
+        if let Some(session) = call.session {
+            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
+        }
+        if let Some(version) = call.protocol_version {
+            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        }
+        let span = self
+            .tracer
+            .span_builder(format!("tools/call {}", call.tool))
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        let sampled = span.span_context().is_sampled();
+        CallSpan {
+            context: parent.with_span(span),
+            sampled,
+            upstream: Mutex::new(None),
+            refused: Mutex::new(None),
+            tracer: self.tracer.clone(),
+        }
+    }
+
+    /// Exports what is queued and stops, waiting at most `within`.
+    pub fn shutdown(&self, within: Duration) {
+        let _ = self.tracer_provider.shutdown_with_timeout(within);
+        if let Some(provider) = &self.logger_provider {
+            let _ = provider.shutdown_with_timeout(within);
+        }
+    }
+
+    /// A decision's audit line as a log record, in `call`'s trace where there is one.
+    pub fn audit(&self, decision: &Decision, call: Option<&CallSpan>) {
+        let Some(logger) = &self.logger else {
+            return;
+        };
+        let mut line = Vec::with_capacity(512);
+        decision.write_audit_line(&mut line);
+        let mut record = logger.create_log_record();
+        record.set_event_name("toolgate.decision");
+        let now = SystemTime::now();
+        record.set_timestamp(decision.time());
+        record.set_observed_timestamp(now);
+        let (severity, text) = if decision.is_admitted() {
+            (Severity::Info, "INFO")
+        } else {
+            (Severity::Warn, "WARN")
+        };
+        record.set_severity_number(severity);
+        record.set_severity_text(text);
+        let line = line.strip_suffix(b"\n").unwrap_or(&line);
+        record.set_body(AnyValue::String(
+            String::from_utf8_lossy(line).into_owned().into(),
+        ));
+        record.add_attribute("toolgate.outcome", decision.outcome().as_str());
+        if let Some(call) = call {
+            let span = call.context.span();
+            let context = span.span_context();
+            record.set_trace_context(
+                context.trace_id(),
+                context.span_id(),
+                Some(context.trace_flags()),
+            );
+        }
+        logger.emit(record);
+    }
+}
+
+/// What the span of a tool call says of it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallAttributes<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The host's JSON-RPC id, as text.
+    pub request_id: &'a str,
+    /// `pipe` (stdio) or `tcp` (HTTP).
+    pub transport: &'static str,
+    /// The handshake-era session (`Mcp-Session-Id`), over HTTP.
+    pub session: Option<&'a str>,
+    /// The revision the host speaks, where it said.
+    pub protocol_version: Option<&'a str>,
+    /// The host's W3C trace context.
+    pub traceparent: Option<&'a str>,
+}
+
+/// One tool call's trace: the server span, the upstream call's client span while it is out.
+/// Dropped, it ends its spans, whichever way the call ended.
+pub struct CallSpan {
+    context: Context,
+    sampled: bool,
+    /// The upstream call's client span, while it is out.
+    upstream: Mutex<Option<Context>>,
+    /// The code the agent was given when the gate refused, for `error.type`.
+    refused: Mutex<Option<&'static str>>,
+    tracer: SdkTracer,
+}
+
+impl std::fmt::Debug for CallSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallSpan")
+            .field("sampled", &self.sampled)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl CallSpan {
+    /// Whether this call is traced (sampled).
+    pub fn sampled(&self) -> bool {
+        self.sampled
+    }
+
+    /// The call goes to the upstream now (`transport`: `pipe` or `tcp`): starts the client
+    /// span, and returns the `traceparent` the upstream is handed (the client span's, or the
+    /// call's where it is not sampled, so the upstream follows the same decision).
+    pub fn upstream_started(&self, tool: &str, transport: &'static str) -> String {
+        let mut carrier = HashMap::new();
+        if self.sampled {
+            let tracer = &self.tracer;
+            let span = tracer
+                .span_builder(format!("tools/call {tool}"))
+                .with_kind(SpanKind::Client)
+                .with_attributes([
+                    KeyValue::new("mcp.method.name", "tools/call"),
+                    KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                    KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                    KeyValue::new("network.transport", transport),
+                ])
+                .start_with_context(tracer, &self.context);
+            let context = self.context.with_span(span);
+            TraceContextPropagator::new().inject_context(&context, &mut carrier);
+            *lock(&self.upstream) = Some(context);
+        } else {
+            TraceContextPropagator::new().inject_context(&self.context, &mut carrier);
+        }
+        carrier.remove("traceparent").unwrap_or_default()
+    }
+
+    /// The upstream's part is over at `at`: it answered (`failure` `None`), or did not, or
+    /// answered with an error (why, an `error.type`).
+    pub fn upstream_ended(&self, failure: Option<&'static str>, at: SystemTime) {
+        if let Some(context) = lock(&self.upstream).take() {
+            let span = context.span();
+            if let Some(failure) = failure {
+                span.set_attribute(KeyValue::new("error.type", failure));
+                span.set_status(Status::error(failure));
+            }
+            span.end_with_timestamp(at);
+        }
+    }
+
+    /// A decision `contract` made for this call, begun at `started`: a `toolgate.decide` span
+    /// under the call's, and the call marked with the code a refusal gave the agent.
+    pub fn decided(&self, contract: &Contract, decision: &Decision, started: SystemTime) {
+        let code = decision.outcome().code().map(|code| code.as_str());
+        if decision.rejection().is_some() {
+            *lock(&self.refused) = code;
+        }
+        if !self.sampled {
+            return;
+        }
+        let tracer = &self.tracer;
+        let mut attributes = vec![
+            KeyValue::new("toolgate.outcome", decision.outcome().as_str()),
+            KeyValue::new("toolgate.contract.tool", contract.tool().to_owned()),
+            KeyValue::new("toolgate.contract.version", contract.version().to_owned()),
+            KeyValue::new("toolgate.contract.digest", contract.digest().to_hex()),
+            KeyValue::new(
+                "toolgate.direction",
+                match contract.direction() {
+                    toolgate_gate::Direction::Result => "result",
+                    toolgate_gate::Direction::Action => "action",
+                },
+            ),
+        ];
+        if let Some(code) = code {
+            attributes.push(KeyValue::new("toolgate.code", code));
+        }
+        if let Some(rejection) = decision.rejection() {
+            attributes.push(KeyValue::new("toolgate.layer", rejection.layer().as_str()));
+            attributes.push(KeyValue::new("error.type", rejection.code().as_str()));
+            if let Some(rule) = decision.rule() {
+                attributes.push(KeyValue::new("toolgate.rule", rule.to_owned()));
+            }
+        }
+        if let Some(shadow) = decision.shadow() {
+            attributes.push(KeyValue::new(
+                "toolgate.shadow.version",
+                shadow.version.clone(),
+            ));
+            attributes.push(KeyValue::new("toolgate.shadow.outcome", shadow.outcome));
+            attributes.push(KeyValue::new(
+                "toolgate.shadow.disagrees",
+                decision.shadow_disagrees(),
+            ));
+        }
+        let mut span = tracer
+            .span_builder("toolgate.decide")
+            .with_kind(SpanKind::Internal)
+            .with_start_time(started)
+            .with_attributes(attributes)
+            .start_with_context(tracer, &self.context);
+        if decision.rejection().is_some() {
+            span.set_status(Status::error("refused by the contract"));
+        }
+        span.end();
+    }
+}
+
+impl Drop for CallSpan {
+    fn drop(&mut self) {
+        self.upstream_ended(Some("cancelled"), SystemTime::now());
+        let span = self.context.span();
+        if let Some(code) = *lock(&self.refused) {
+            span.set_attribute(KeyValue::new("error.type", code));
+            span.set_status(Status::error(
+                "the gate refused the call's result or arguments",
+            ));
+        }
+        span.end();
+    }
+}
+
+/// A `traceparent` as a host may send one: the W3C form, checked by the propagator itself;
+/// anything else is ignored (a new trace is begun).
+pub fn valid_traceparent(text: &str) -> bool {
+    let carrier = HashMap::from([("traceparent".to_owned(), text.to_owned())]);
+    TraceContextPropagator::new()
+        .extract(&carrier)
+        .span()
+        .span_context()
+        .is_valid()
+}
