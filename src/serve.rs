@@ -16,12 +16,17 @@
 //! version too, enforced never, both outcomes in the audit line and the answer's `shadow`;
 //! `--mode observe` decides and audits, and answers with the raw bytes as the agent's
 //! (`"enforced": false`).
+//!
+//! Metrics, as the proxy keeps them: `{"id": 8, "op": "metrics"}` is answered with `{"id": 8,
+//! "metrics": {"samples": [{"name", "labels", "value"}, …], "exposition": "…"}}` (every
+//! sample, and the Prometheus text), for a host that publishes them with its own library;
+//! `--metrics ADDR` serves them at `http://ADDR/metrics` for a scraper.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
@@ -31,6 +36,7 @@ use toolgate_repo::lines::{Line, read_line};
 use toolgate_repo::{
     Repository, RequestSpec, ShadowPlan, Status, UsageError, open_audit_log, parse_time,
 };
+use toolgate_telemetry::{Metrics, MetricsEndpoint};
 
 /// `toolgate serve`'s options.
 #[derive(Debug, Clone, clap::Args)]
@@ -55,6 +61,10 @@ pub(crate) struct ServeOptions {
     retention: crate::args::RetentionArgs,
     #[command(flatten)]
     rollout: crate::args::RolloutArgs,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464); a request line
+    /// `{"id": N, "op": "metrics"}` answers them too.
+    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 /// What every decision of a run shares: the repository, the compiled contracts, the audit log,
@@ -66,6 +76,7 @@ struct Server {
     retainer: Option<toolgate_store::Retainer>,
     shadows: ShadowPlan,
     observe: bool,
+    metrics: Arc<Metrics>,
 }
 
 impl Server {
@@ -80,6 +91,7 @@ impl Server {
                 .load(tool, version)
                 .map_err(|error| error.to_string())?,
         );
+        self.metrics.contract_loaded(&compiled);
         self.contracts.insert(key, Arc::clone(&compiled));
         Ok(compiled)
     }
@@ -101,7 +113,7 @@ impl Server {
 }
 
 /// The members a request line may have.
-const MEMBERS: [&str; 5] = ["id", "tool", "version", "raw_base64", "request"];
+const MEMBERS: [&str; 6] = ["id", "op", "tool", "version", "raw_base64", "request"];
 
 /// Serves until the input ends.
 pub(crate) fn run(
@@ -129,6 +141,19 @@ pub(crate) fn run(
     }
     let repository = Repository::open(&options.root)?;
     let shadows = ShadowPlan::resolve(&repository, &options.rollout.shadow)?;
+    let metrics = Arc::new(Metrics::new());
+    if let Some(retainer) = &retainer {
+        metrics.watch_retainer(retainer);
+    }
+    if let Some(address) = options.metrics {
+        let endpoint =
+            MetricsEndpoint::start(address, Arc::clone(&metrics)).map_err(UsageError::new)?;
+        eprintln!(
+            "toolgate serve: metrics on http://{}{}",
+            endpoint.address(),
+            toolgate_telemetry::METRICS_PATH
+        );
+    }
     let mut server = Server {
         repository,
         contracts: HashMap::new(),
@@ -140,6 +165,7 @@ pub(crate) fn run(
         retainer,
         shadows,
         observe,
+        metrics,
     };
     let status = serve_lines(&mut server, options.max_line_bytes, input, output);
     if let Some(retainer) = &server.retainer {
@@ -191,6 +217,33 @@ fn answer(server: &mut Server, line: &[u8]) -> Value {
         Err(why) => return error_answer(&Value::Null, "request", &format!("not JSON: {why}")),
     };
     let id = message.get("id").cloned().unwrap_or(Value::Null);
+    match message.get("op") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(op)) if op == "decide" => {}
+        Some(Value::String(op)) if op == "metrics" => {
+            if let Some(other) = message
+                .keys()
+                .find(|key| !["id", "op"].contains(&key.as_str()))
+            {
+                return error_answer(
+                    &id,
+                    "request",
+                    &format!("no member {other:?} in a metrics request: it has id and op"),
+                );
+            }
+            return json!({"id": id, "metrics": {
+                "samples": server.metrics.samples(),
+                "exposition": server.metrics.prometheus_text(),
+            }});
+        }
+        Some(_) => {
+            return error_answer(
+                &id,
+                "request",
+                "`op` is \"decide\" (the default) or \"metrics\"",
+            );
+        }
+    }
     match decide(server, &message) {
         Ok(decision) => json!({"id": id, "decision": decision}),
         Err((kind, why)) => error_answer(&id, kind, &why),
@@ -256,6 +309,7 @@ fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Re
         response = response.with_status(status);
     }
     let request = spec.to_request();
+    let started = Instant::now();
     let mut decision = contract.admit_response(response, &request, now);
     if let Some(shadow) = server.shadow_of(tool, contract.version()) {
         let shadowed = shadow.admit_response(response, &request, now);
@@ -264,6 +318,9 @@ fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Re
     if server.observe {
         decision = decision.observed();
     }
+    server
+        .metrics
+        .decided(&contract, &decision, started.elapsed());
     // The event is built either way (the answer carries its line), so the sink is handed it.
     if let Some(sink) = &server.audit
         && let Err(error) = sink.record_decision(&decision)

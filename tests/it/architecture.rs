@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 13] = [
+const LAYERS: [(&str, &str, &[&str]); 14] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -23,12 +23,23 @@ const LAYERS: [(&str, &str, &[&str]); 13] = [
     ("toolgate-repo", "crates/repo", &["toolgate-gate"]),
     // Where decisions are kept (a folder, an S3 bucket), for every front and adapter.
     ("toolgate-store", "crates/store", &["toolgate-gate"]),
-    // The gate for Python (PyO3): the gate and its stores, as an adapter links them, and the
-    // rollout rules every front shares.
+    // What a front reports of itself: metrics, traces, audit log records.
+    (
+        "toolgate-telemetry",
+        "crates/telemetry",
+        &["toolgate-gate", "toolgate-store"],
+    ),
+    // The gate for Python (PyO3): the gate and its stores, as an adapter links them, the
+    // rollout rules every front shares, and the metrics every front keeps.
     (
         "toolgate-python",
         "crates/python",
-        &["toolgate-gate", "toolgate-store", "toolgate-repo"],
+        &[
+            "toolgate-gate",
+            "toolgate-store",
+            "toolgate-repo",
+            "toolgate-telemetry",
+        ],
     ),
     (
         "toolgate-model",
@@ -58,7 +69,12 @@ const LAYERS: [(&str, &str, &[&str]); 13] = [
     (
         "toolgate-mcp",
         "crates/mcp",
-        &["toolgate-gate", "toolgate-repo", "toolgate-store"],
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-store",
+            "toolgate-telemetry",
+        ],
     ),
     // `toolgate new`'s scaffolds: converted or inferred schemas, fixtures, request files.
     (
@@ -84,6 +100,7 @@ const LAYERS: [(&str, &str, &[&str]); 13] = [
             "toolgate-mcp",
             "toolgate-scaffold",
             "toolgate-store",
+            "toolgate-telemetry",
         ],
     ),
 ];

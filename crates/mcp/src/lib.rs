@@ -389,6 +389,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             "OBSERVE MODE (--mode observe): results are decided and audited but NOT enforced; the host receives every upstream result unchanged, refused ones included",
         );
     }
+    if let (Some(metrics), Some(retainer)) = (&metrics, &retainer) {
+        metrics.watch_retainer(retainer);
+    }
     let proxy = std::sync::Arc::new(Proxy::new(
         Setup {
             registry,
@@ -408,15 +411,6 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         // Read at each scrape; weak, so the metrics keep no proxy alive.
         let watched = std::sync::Arc::downgrade(&proxy);
         metrics.watch_upstream(move || watched.upgrade().is_some_and(|proxy| proxy.ready()));
-        if options.retention.is_some() {
-            let watched = std::sync::Arc::downgrade(&proxy);
-            metrics.watch_retention(move || {
-                watched
-                    .upgrade()
-                    .and_then(|proxy| proxy.retention_counts())
-                    .unwrap_or_default()
-            });
-        }
     }
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));

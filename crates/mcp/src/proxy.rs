@@ -386,17 +386,6 @@ impl Proxy {
         self.link.send_may_block()
     }
 
-    /// What the retainer did so far, where there is one.
-    pub(crate) fn retention_counts(&self) -> Option<toolgate_telemetry::RetentionCounts> {
-        let stats = self.retainer.as_ref()?.stats();
-        Some(toolgate_telemetry::RetentionCounts {
-            kept: stats.kept,
-            dropped: stats.dropped,
-            failed: stats.failed,
-            evicted: stats.evicted,
-        })
-    }
-
     /// Whether the proxy can serve: settled on a usable upstream that is still there.
     pub(crate) fn ready(&self) -> bool {
         matches!(

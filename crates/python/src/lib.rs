@@ -225,8 +225,9 @@ impl Contract {
     /// `shadow`, another version of the same tool's contract, decides the same call beside
     /// this one, never enforced: the decision's `shadow` and audit line say what it decided.
     /// `observe=True` is report-only: decided and audited, but `agent_bytes` is `raw` as it
-    /// came (refused in CI). `retain`, a `Retention`, keeps what its policy chooses.
-    #[pyo3(signature = (raw, request, now = None, *, shadow = None, observe = false, retain = None))]
+    /// came (refused in CI). `retain`, a `Retention`, keeps what its policy chooses. `metrics`,
+    /// a `Metrics`, counts the decision and how long it took.
+    #[pyo3(signature = (raw, request, now = None, *, shadow = None, observe = false, retain = None, metrics = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own switch
     fn admit(
         &self,
@@ -237,6 +238,7 @@ impl Contract {
         shadow: Option<&Contract>,
         observe: bool,
         retain: Option<&Retention>,
+        metrics: Option<&Metrics>,
     ) -> PyResult<Decision> {
         let given = raw_bytes(raw)?;
         // A body over the limit is decided on its first max_bytes + 1 bytes, as `toolgate check`
@@ -266,6 +268,7 @@ impl Contract {
         };
         let contract = &self.inner;
         let decide = || {
+            let started = std::time::Instant::now();
             let mut response = Response::body(raw);
             if let Some(status) = status {
                 response = response.with_status(status);
@@ -277,6 +280,11 @@ impl Contract {
             }
             if observe {
                 decision = decision.observed();
+            }
+            if let Some(metrics) = metrics {
+                metrics
+                    .inner
+                    .decided(contract, &decision, started.elapsed());
             }
             if let Some(retainer) = retainer.as_ref().and_then(|guard| guard.as_ref()) {
                 // Never waits: a full queue drops the record (counted), not the decision.
@@ -1023,6 +1031,68 @@ fn log_to_python(line: &str) {
     }
 }
 
+/// The metrics a front keeps, as `toolgate mcp-proxy` and `toolgate serve` keep them: every
+/// decision `Contract.admit(metrics=…)` made, by tool, version, direction, outcome, layer and
+/// code, and how long each took. Publish them with your own metrics library from
+/// `snapshot()` (every sample), or serve `exposition()` (the Prometheus text) as they are.
+#[pyclass(frozen, module = "toolgate_gate")]
+struct Metrics {
+    inner: toolgate_telemetry::Metrics,
+}
+
+#[pymethods]
+impl Metrics {
+    #[new]
+    fn new() -> Metrics {
+        Metrics {
+            inner: toolgate_telemetry::Metrics::new(),
+        }
+    }
+
+    /// Every sample, as a scraper would read it: a list of dicts with `name` (the series,
+    /// `_total`, `_bucket`, `_sum` and `_count` included), `labels` (a dict) and `value` (a
+    /// float).
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let samples = PyList::empty(py);
+        for sample in self.inner.samples() {
+            let labels = PyDict::new(py);
+            for (name, value) in &sample.labels {
+                labels.set_item(name, value)?;
+            }
+            let item = PyDict::new(py);
+            item.set_item("name", &sample.name)?;
+            item.set_item("labels", labels)?;
+            item.set_item("value", sample.value)?;
+            samples.append(item)?;
+        }
+        Ok(samples)
+    }
+
+    /// The Prometheus text exposition (version 0.0.4).
+    fn exposition(&self) -> String {
+        self.inner.prometheus_text()
+    }
+
+    /// Counts what `retention` keeps, drops and evicts (`toolgate_retention_records_total`).
+    fn watch(&self, retention: &Retention) -> PyResult<()> {
+        let retainer = retention.read();
+        let retainer = retainer
+            .as_ref()
+            .ok_or_else(|| RetentionError::new_err("this Retention is closed"))?;
+        self.inner.watch_retainer(retainer);
+        Ok(())
+    }
+
+    /// Counts `contract` in `toolgate_contract_info` (tool, version, digest).
+    fn loaded(&self, contract: &Contract) {
+        self.inner.contract_loaded(&contract.inner);
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Metrics({} samples)", self.inner.samples().len())
+    }
+}
+
 /// A contract's retry policy: how often and how long to call again, and for which codes.
 #[pyclass(frozen, module = "toolgate_gate")]
 struct RetryPolicy {
@@ -1120,6 +1190,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<RetryPolicy>()?;
     module.add_class::<ContractProblem>()?;
     module.add_class::<Retention>()?;
+    module.add_class::<Metrics>()?;
     module.add("RetentionError", module.py().get_type::<RetentionError>())?;
     module.add("ContractError", module.py().get_type::<ContractError>())?;
     module.add_function(wrap_pyfunction!(gate_version, module)?)?;

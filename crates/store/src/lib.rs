@@ -18,7 +18,7 @@ mod store;
 
 pub use config::{RetentionConfig, parse_age, parse_bytes, parse_rate};
 pub use folder::FolderStore;
-pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats};
+pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats, StatsReader};
 pub use s3::S3Store;
 pub use seal::{Opener, SEALED_SUFFIX, Seal};
 pub use store::{Entry, MAX_OBJECT_BYTES, Store, StoreSpec, check_name};

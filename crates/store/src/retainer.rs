@@ -64,6 +64,34 @@ pub struct RetentionStats {
     pub evicted: u64,
 }
 
+/// Reads what a retainer has done so far, from anywhere ([`Retainer::stats_reader`]).
+#[derive(Clone)]
+pub struct StatsReader(Arc<Counters>);
+
+impl std::fmt::Debug for StatsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StatsReader").field(&self.read()).finish()
+    }
+}
+
+impl StatsReader {
+    /// What the retainer has done so far.
+    pub fn read(&self) -> RetentionStats {
+        self.0.read()
+    }
+}
+
+impl Counters {
+    fn read(&self) -> RetentionStats {
+        RetentionStats {
+            kept: self.kept.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            evicted: self.evicted.load(Ordering::Relaxed),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Counters {
     kept: AtomicU64,
@@ -166,12 +194,13 @@ impl Retainer {
 
     /// What it has done so far.
     pub fn stats(&self) -> RetentionStats {
-        RetentionStats {
-            kept: self.counters.kept.load(Ordering::Relaxed),
-            dropped: self.counters.dropped.load(Ordering::Relaxed),
-            failed: self.counters.failed.load(Ordering::Relaxed),
-            evicted: self.counters.evicted.load(Ordering::Relaxed),
-        }
+        self.counters.read()
+    }
+
+    /// A reader of [`Retainer::stats`] that outlives any borrow of the retainer (a metrics
+    /// collector reads it at each scrape).
+    pub fn stats_reader(&self) -> StatsReader {
+        StatsReader(Arc::clone(&self.counters))
     }
 
     /// Waits up to `within` for everything queued so far to be written; `false` if it was not.

@@ -17,8 +17,7 @@ mod trace;
 
 pub use endpoint::{HEAD_TIMEOUT, MAX_CONNECTIONS, METRICS_PATH, MetricsEndpoint, scrape_response};
 pub use metrics::{
-    CallerRefusal, InFlight, Metrics, OPENMETRICS_TEXT, PROMETHEUS_TEXT, RetentionCounts,
-    UpstreamFailure,
+    CallerRefusal, InFlight, Metrics, OPENMETRICS_TEXT, PROMETHEUS_TEXT, UpstreamFailure,
 };
 pub use snapshot::{Sample, parse_exposition};
 #[cfg(feature = "otlp")]

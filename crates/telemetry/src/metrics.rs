@@ -18,6 +18,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 use toolgate_gate::{Contract, Decision, Direction};
+use toolgate_store::{Retainer, StatsReader};
 
 /// The media type of the Prometheus text format (version 0.0.4), which every scraper reads.
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -106,20 +107,6 @@ impl CallerRefusal {
     }
 }
 
-/// What a retainer reports of itself: records kept, dropped (its queue full), failed (the
-/// store refused them), evicted (for the budget or age). Read at each scrape.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetentionCounts {
-    /// Records written to the store.
-    pub kept: u64,
-    /// Records not kept because the retainer's queue was full.
-    pub dropped: u64,
-    /// Records the store refused.
-    pub failed: u64,
-    /// Records removed for the budget or the age.
-    pub evicted: u64,
-}
-
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DecisionLabels {
     tool: Arc<str>,
@@ -186,7 +173,7 @@ fn upstream_histogram() -> Histogram {
 #[derive(Default)]
 struct Probes {
     upstream_up: Option<Box<dyn Fn() -> bool + Send + Sync>>,
-    retention: Option<Box<dyn Fn() -> RetentionCounts + Send + Sync>>,
+    retention: Option<StatsReader>,
 }
 
 #[derive(Default)]
@@ -217,7 +204,7 @@ impl Collector for ProbeCollector {
             gauge.encode(metric)?;
         }
         if let Some(retention) = &probes.retention {
-            let counts = retention();
+            let counts = retention.read();
             let mut family = encoder.encode_descriptor(
                 "toolgate_retention_records",
                 "What the retainer did with the records it was handed (--retain): kept, dropped (its queue full), failed (the store refused), evicted (budget or age)",
@@ -438,9 +425,9 @@ impl Metrics {
         self.probes().upstream_up = Some(Box::new(probe));
     }
 
-    /// Reports `toolgate_retention_records_total` from `probe` at each scrape.
-    pub fn watch_retention(&self, probe: impl Fn() -> RetentionCounts + Send + Sync + 'static) {
-        self.probes().retention = Some(Box::new(probe));
+    /// Reports what `retainer` did as `toolgate_retention_records_total`, read at each scrape.
+    pub fn watch_retainer(&self, retainer: &Retainer) {
+        self.probes().retention = Some(retainer.stats_reader());
     }
 
     fn probes(&self) -> std::sync::MutexGuard<'_, Probes> {

@@ -17,10 +17,18 @@ use crate::metrics::Metrics;
 pub struct Sample {
     /// The series' name, as exposed.
     pub name: String,
-    /// Its labels, name and value, in the order exposed.
+    /// Its labels, name and value, in the order exposed (a JSON object when serialized).
+    #[serde(serialize_with = "as_map")]
     pub labels: Vec<(String, String)>,
     /// Its value.
     pub value: f64,
+}
+
+fn as_map<S: serde::Serializer>(
+    labels: &[(String, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(labels.iter().map(|(name, value)| (name, value)))
 }
 
 impl Metrics {

@@ -17,6 +17,13 @@ and try a contract bump on real traffic before enforcing it:
     retention = Retention("/var/lib/toolgate/evidence")          # or "s3://bucket/prefix"
     decision = contract.admit(raw, request, shadow=candidate, retain=retention)
     retention.close()                                             # at shutdown: writes the rest
+
+Count every decision as the proxy and `toolgate serve` do, and publish the counts with your own
+metrics library (or serve the Prometheus text as it is):
+
+    metrics = Metrics()
+    decision = contract.admit(raw, request, metrics=metrics)
+    metrics.snapshot()                                            # [{"name", "labels", "value"}]
 """
 
 from ._native import (
@@ -24,6 +31,7 @@ from ._native import (
     ContractError,
     ContractProblem,
     Decision,
+    Metrics,
     Request,
     Retention,
     RetentionError,
@@ -41,6 +49,7 @@ __all__ = [
     "ContractProblem",
     "Decision",
     "JsonLinesAudit",
+    "Metrics",
     "Request",
     "Retention",
     "RetentionError",

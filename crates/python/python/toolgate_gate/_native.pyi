@@ -108,6 +108,20 @@ class Retention:
     def __enter__(self) -> "Retention": ...
     def __exit__(self, *exception: object) -> bool: ...
 
+class Metrics:
+    """The metrics every toolgate front keeps: decisions by tool, version, direction, outcome,
+    layer and code, and how long each took. Pass it to `Contract.admit(metrics=...)`."""
+
+    def __init__(self) -> None: ...
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Every sample: {"name": str, "labels": dict[str, str], "value": float}."""
+    def exposition(self) -> str:
+        """The Prometheus text exposition (version 0.0.4)."""
+    def watch(self, retention: Retention) -> None:
+        """Counts what `retention` keeps, drops and evicts."""
+    def loaded(self, contract: "Contract") -> None:
+        """Names `contract` in toolgate_contract_info."""
+
 class RetryPolicy:
     """A contract's retry policy."""
 
@@ -148,6 +162,7 @@ class Contract:
         shadow: Optional["Contract"] = None,
         observe: bool = False,
         retain: Optional[Retention] = None,
+        metrics: Optional[Metrics] = None,
     ) -> Decision: ...
 
 def gate_version() -> str: ...
