@@ -34,6 +34,8 @@ mod retention;
 mod scaffold;
 #[path = "mcp/surface.rs"]
 mod surface;
+#[path = "mcp/telemetry.rs"]
+mod telemetry;
 
 const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
 const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
@@ -70,7 +72,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 23] = [
+    let single: [(&str, Test); 26] = [
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,
@@ -154,6 +156,18 @@ fn main() -> ExitCode {
         (
             "mcp::surface::a_refused_argument_makes_no_upstream_call",
             surface::a_refused_argument_makes_no_upstream_call,
+        ),
+        (
+            "mcp::telemetry::listener_metrics_and_trace_context",
+            telemetry::listener_metrics_and_trace_context,
+        ),
+        (
+            "mcp::telemetry::stdio_traces_follow_the_host",
+            telemetry::stdio_traces_follow_the_host,
+        ),
+        (
+            "mcp::telemetry::stdio_protobuf_and_a_timeout",
+            telemetry::stdio_protobuf_and_a_timeout,
         ),
         (
             "mcp::many_calls_in_one_write_are_each_answered_once",
@@ -505,7 +519,9 @@ fn fake_http_server(fake: FakeServer) {
                                 .iter()
                                 .filter(|(name, _)| {
                                     let name = name.as_str();
-                                    name.starts_with("mcp-") || name == "authorization"
+                                    name.starts_with("mcp-")
+                                        || name == "authorization"
+                                        || name == "traceparent"
                                 })
                                 .map(|(name, value)| {
                                     format!("# {name}: {}", value.to_str().unwrap_or("?"))

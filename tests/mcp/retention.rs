@@ -173,7 +173,7 @@ fn reproduced(
 }
 
 /// Stops a listening proxy as an orchestrator does (SIGTERM), and waits for it to exit.
-fn stop(mut proxy: super::http::Running) {
+pub(crate) fn stop(mut proxy: super::http::Running) {
     let _ = Command::new("kill")
         .args(["-TERM", &proxy.0.id().to_string()])
         .status();
