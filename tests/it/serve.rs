@@ -3,7 +3,8 @@
 //! and audit line, byte for byte); bad lines answered with an error and serving going on; and
 //! the Node.js example client (`examples/node/gate-client.mjs`) driving it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -139,6 +140,8 @@ fn serve_decides_every_fixture_as_check_does() {
         output.read_line(&mut text).unwrap();
         serde_json::from_str(&text).unwrap()
     };
+    // What the metrics must count, from the decisions themselves.
+    let mut expected: BTreeMap<Vec<(String, String)>, f64> = BTreeMap::new();
     for (n, (tool, version, raw)) in cases.iter().enumerate() {
         let decided = answer(json!({
             "id": n,
@@ -151,6 +154,22 @@ fn serve_decides_every_fixture_as_check_does() {
         assert_eq!(decided["id"], json!(n), "{shown}");
         let (agent, audit) = check(tool, version, raw);
         let decision = &decided["decision"];
+        let label = |value: &Value| value.as_str().unwrap_or("none").to_owned();
+        let direction = if tool == "close_ticket" {
+            "action"
+        } else {
+            "result"
+        };
+        let mut labels = vec![
+            ("tool".to_owned(), tool.clone()),
+            ("contract_version".to_owned(), version.clone()),
+            ("direction".to_owned(), direction.to_owned()),
+            ("outcome".to_owned(), label(&decision["outcome"])),
+            ("layer".to_owned(), label(&decision["layer"])),
+            ("code".to_owned(), label(&decision["code"])),
+        ];
+        labels.sort();
+        *expected.entry(labels).or_default() += 1.0;
         let served_agent = base64::engine::general_purpose::STANDARD
             .decode(decision["agent_base64"].as_str().unwrap())
             .unwrap();
@@ -161,8 +180,48 @@ fn serve_decides_every_fixture_as_check_does() {
             "{shown}"
         );
     }
+    // The metrics count every decision, as the decisions predict.
+    let counted = |metrics: &Value| -> BTreeMap<Vec<(String, String)>, f64> {
+        metrics["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|sample| sample["name"] == "toolgate_decisions_total")
+            .map(|sample| {
+                let mut labels: Vec<(String, String)> = sample["labels"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_owned()))
+                    .collect();
+                labels.sort();
+                (labels, sample["value"].as_f64().unwrap())
+            })
+            .collect()
+    };
+    let metrics = answer(json!({"id": "m", "op": "metrics"}));
+    assert_eq!(metrics["id"], "m");
+    assert_eq!(counted(&metrics["metrics"]), expected);
+    let exposition = metrics["metrics"]["exposition"].as_str().unwrap();
+    assert!(
+        exposition.contains(&format!(
+            "toolgate_decision_duration_seconds_count{{tool=\"job_status\",direction=\"result\"}} {}",
+            expected
+                .iter()
+                .filter(|(labels, _)| labels.contains(&("tool".to_owned(), "job_status".to_owned())))
+                .map(|(_, count)| count)
+                .sum::<f64>()
+        )),
+        "{exposition}"
+    );
     // A bad line is answered, and serving goes on.
     for (line, kind, why) in [
+        (json!({"id": "f", "op": "scrape"}), "request", "`op` is"),
+        (
+            json!({"id": "g", "op": "metrics", "tool": "job_status"}),
+            "request",
+            "no member \"tool\" in a metrics request",
+        ),
         (
             json!({"id": "a", "tool": "nope", "raw_base64": "", "request": {"request_id": "r"}}),
             "contract",
@@ -197,6 +256,15 @@ fn serve_decides_every_fixture_as_check_does() {
             "{answered}"
         );
     }
+    // Lines that decided nothing counted nothing, and named no series.
+    let after = answer(json!({"id": "n", "op": "metrics"}));
+    assert_eq!(counted(&after["metrics"]), expected);
+    assert!(
+        !after["metrics"]["exposition"]
+            .as_str()
+            .unwrap()
+            .contains("nope")
+    );
     writeln!(input, "not json").unwrap();
     input.flush().unwrap();
     let mut text = String::new();
@@ -295,4 +363,63 @@ fn serve_audits_every_decision_and_answers_an_overlong_line_without_reading_it()
             answers[1]["decision"]["audit_line"].as_str().unwrap()
         )
     );
+}
+
+/// `serve --metrics ADDR` serves the same counters to a scraper: what it decided, in the
+/// Prometheus text format, and 404 off the metrics path.
+#[test]
+fn serve_serves_its_metrics_to_a_scraper() {
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--stdio", "--metrics", "127.0.0.1:0", "--root"])
+        .arg(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(serve.stderr.take().unwrap());
+    let mut said = String::new();
+    stderr.read_line(&mut said).unwrap();
+    let address = said
+        .trim()
+        .strip_prefix("toolgate serve: metrics on http://")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no metrics address: {said:?}"))
+        .to_owned();
+    let raw = root().join("fixtures/job_status/accepted/failed_run.json");
+    let mut input = serve.stdin.take().unwrap();
+    let mut output = BufReader::new(serve.stdout.take().unwrap());
+    writeln!(
+        input,
+        "{}",
+        json!({"id": 1, "tool": "job_status", "version": "v1",
+               "raw_base64": base64::engine::general_purpose::STANDARD.encode(std::fs::read(&raw).unwrap()),
+               "request": request("job_status", &raw)})
+    )
+    .unwrap();
+    input.flush().unwrap();
+    let mut answered = String::new();
+    output.read_line(&mut answered).unwrap();
+    assert!(answered.contains("\"outcome\":\"admitted\""), "{answered}");
+    let get = |path: &str| {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    };
+    let scraped = get("/metrics");
+    assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
+    assert!(scraped.contains("text/plain; version=0.0.4"), "{scraped}");
+    assert!(
+        scraped.contains("toolgate_decisions_total{tool=\"job_status\",contract_version=\"v1\",direction=\"result\",outcome=\"admitted\",layer=\"none\",code=\"none\"} 1"),
+        "{scraped}"
+    );
+    assert!(get("/other").starts_with("HTTP/1.1 404"));
+    drop(input);
+    assert!(serve.wait().unwrap().success());
 }
