@@ -37,7 +37,7 @@ fn accepted_up_to_the_credential(args: &[String]) {
         .iter()
         .map(|arg| match arg.as_str() {
             "/contracts" => root().join("tests/mcp").display().to_string(),
-            "0.0.0.0:8080" => "127.0.0.1:0".to_owned(),
+            "0.0.0.0:8080" | "0.0.0.0:9464" => "127.0.0.1:0".to_owned(),
             "/etc/toolgate/auth.yaml" => auth.display().to_string(),
             _ => arg.clone(),
         })
@@ -155,7 +155,7 @@ fn the_public_listener_authenticates_every_caller_and_ships_with_a_network_polic
         serde_json::json!(["Ingress"])
     );
     let rules = policy["spec"]["ingress"].as_array().unwrap();
-    assert_eq!(rules.len(), 1);
+    assert_eq!(rules.len(), 2);
     // Admitted: the labelled pods, on the MCP port, and nothing wider (no empty `from`, no
     // namespace or IP block).
     let from = rules[0]["from"].as_array().unwrap();
@@ -167,6 +167,187 @@ fn the_public_listener_authenticates_every_caller_and_ships_with_a_network_polic
         rules[0]["ports"],
         serde_json::json!([{"port": "mcp", "protocol": "TCP"}])
     );
+    // And the monitoring namespace, on the metrics port alone: a scraper reaches no tool.
+    assert_eq!(
+        rules[1],
+        serde_json::json!({"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}], "ports": [{"port": "metrics", "protocol": "TCP"}]})
+    );
+    let ports = container["ports"].as_array().unwrap();
+    assert!(ports.contains(&serde_json::json!({"name": "metrics", "containerPort": 9464})));
+    let after_metrics = args
+        .iter()
+        .position(|arg| *arg == "--metrics")
+        .map(|at| args[at + 1]);
+    assert_eq!(after_metrics, Some("0.0.0.0:9464"));
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"],
+        "9464"
+    );
+}
+
+/// Every series the full exposition can hold: a metrics registry that has seen every kind of
+/// event a front records (decisions of every outcome with a shadow, upstream answers and each
+/// failure, each refused caller, a call in flight, a loaded contract, a retainer, an upstream).
+fn full_exposition() -> Vec<toolgate_telemetry::Sample> {
+    use toolgate_telemetry::{CallerRefusal, Metrics, UpstreamFailure};
+    let metrics = Metrics::new();
+    let repository = toolgate_repo::Repository::open(root()).unwrap();
+    let v1 = repository.load("job_status", Some("v1")).unwrap();
+    let v2 = repository.load("job_status", Some("v2")).unwrap();
+    let request = toolgate_gate::Request::new("req.J7q94MkP");
+    for raw in [&b"{}"[..], b"not json"] {
+        let response = toolgate_gate::Response::body(raw);
+        let decision = v1
+            .admit_response(response, &request, std::time::SystemTime::now())
+            .with_shadow(&v2.admit_response(response, &request, std::time::SystemTime::now()));
+        metrics.decided(&v1, &decision, std::time::Duration::from_micros(20));
+    }
+    for failure in UpstreamFailure::ALL {
+        metrics.upstream_failed("job_status", failure);
+    }
+    metrics.upstream_answered("job_status", std::time::Duration::from_millis(3));
+    for refusal in [
+        CallerRefusal::Missing,
+        CallerRefusal::Invalid,
+        CallerRefusal::Insufficient,
+        CallerRefusal::Rate,
+        CallerRefusal::Origin,
+    ] {
+        metrics.caller_refused(refusal);
+    }
+    let _in_flight = metrics.call_started("job_status");
+    metrics.contract_loaded(&v1);
+    metrics.watch_upstream(|| true);
+    let store = tempfile::tempdir().unwrap();
+    let retainer = toolgate_store::RetentionConfig::new(store.path().display().to_string())
+        .start(std::sync::Arc::new(|_: &str| {}))
+        .unwrap();
+    metrics.watch_retainer(&retainer);
+    metrics.samples()
+}
+
+/// The `toolgate_*` series an expression names, each with the label names its matchers and
+/// its `by (…)` clauses use.
+fn series_named(expression: &str) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    let grouped: Vec<String> = expression
+        .match_indices("by (")
+        .flat_map(|(at, _)| {
+            let rest = &expression[at + 4..];
+            rest[..rest.find(')').unwrap()]
+                .split(',')
+                .map(|label| label.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut rest = expression;
+    while let Some(at) = rest.find("toolgate_") {
+        let preceded = rest[..at].chars().last();
+        let name_end = rest[at..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest.len(), |end| at + end);
+        let name = rest[at..name_end].to_owned();
+        let mut labels = Vec::new();
+        if let Some(matchers) = rest[name_end..].strip_prefix('{') {
+            let close = matchers.find('}').unwrap();
+            for matcher in matchers[..close].split(',') {
+                let label: String = matcher
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !label.is_empty() {
+                    labels.push(label);
+                }
+            }
+        }
+        // A recording rule's own name (`tool:toolgate_…`) is not an exposed series.
+        if preceded != Some(':') {
+            found.push((name, labels));
+        }
+        rest = &rest[name_end..];
+    }
+    if let Some((_, labels)) = found.first_mut() {
+        labels.extend(grouped.iter().filter(|label| *label != "le").cloned());
+    }
+    found
+}
+
+/// The dashboard and the alerting rules name only series the proxy exposes, with labels those
+/// series carry: a renamed metric or label fails here, not on an operator's empty panel.
+#[test]
+fn the_dashboard_and_the_alerts_read_what_the_proxy_exposes() {
+    let samples = full_exposition();
+    let labels_of = |name: &str| -> Option<std::collections::BTreeSet<String>> {
+        let matching: Vec<&toolgate_telemetry::Sample> = samples
+            .iter()
+            .filter(|sample| sample.name == name)
+            .collect();
+        (!matching.is_empty()).then(|| {
+            matching
+                .iter()
+                .flat_map(|sample| sample.labels.iter().map(|(label, _)| label.clone()))
+                .chain(["instance".to_owned(), "job".to_owned()])
+                .collect()
+        })
+    };
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("deploy/grafana/toolgate.json")).unwrap(),
+    )
+    .unwrap();
+    let mut expressions: Vec<String> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|panel| panel["targets"].as_array().unwrap().iter())
+        .map(|target| target["expr"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(expressions.len() >= 10, "{expressions:?}");
+    let rules: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("deploy/prometheus/alerts.yml")).unwrap(),
+    )
+    .unwrap();
+    let rules = rules["groups"][0]["rules"].as_array().unwrap();
+    let alerts: Vec<&str> = rules
+        .iter()
+        .filter_map(|rule| rule["alert"].as_str())
+        .collect();
+    for wanted in [
+        "ToolgateRefusalSpike",
+        "ToolgateUpstreamDown",
+        "ToolgateUpstreamFailing",
+    ] {
+        assert!(alerts.contains(&wanted), "{alerts:?}");
+    }
+    expressions.extend(
+        rules
+            .iter()
+            .map(|rule| rule["expr"].as_str().unwrap().to_owned()),
+    );
+    let tests: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(root().join("deploy/prometheus/alerts.test.yml")).unwrap(),
+    )
+    .unwrap();
+    for test in tests["tests"].as_array().unwrap() {
+        for series in test["input_series"].as_array().unwrap() {
+            expressions.push(series["series"].as_str().unwrap().to_owned());
+        }
+    }
+    let mut checked = 0;
+    for expression in &expressions {
+        for (name, labels) in series_named(expression) {
+            let exposed = labels_of(&name)
+                .unwrap_or_else(|| panic!("{name} is not exposed (in {expression})"));
+            for label in labels {
+                assert!(
+                    exposed.contains(&label),
+                    "{name} has no label {label:?} (in {expression}); it has {exposed:?}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} series checked");
 }
 
 #[test]
