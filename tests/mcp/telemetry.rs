@@ -621,6 +621,7 @@ pub(crate) fn listener_metrics_and_trace_context() -> Result<(), Failed> {
             &endpoint,
             "--otlp-protocol",
             "http/json",
+            "--otlp-audit-logs",
         ],
         &[format!("http://{upstream}/mcp")],
         &[],
@@ -806,6 +807,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
             "http/json",
             "--trace-sample",
             "0",
+            "--otlp-audit-logs",
         ],
     );
     let second_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -902,6 +904,7 @@ pub(crate) fn stdio_protobuf_and_a_timeout() -> Result<(), Failed> {
             "127.0.0.1:0",
             "--timeout",
             "300ms",
+            "--otlp-audit-logs",
         ],
     );
     let metrics = proxy.metrics_address()?;

@@ -21,6 +21,4 @@ pub use metrics::{
 };
 pub use snapshot::{Sample, parse_exposition};
 #[cfg(feature = "otlp")]
-pub use trace::{
-    CallAttributes, CallSpan, EXPORT_QUEUE, OtlpProtocol, Tracing, TracingConfig, valid_traceparent,
-};
+pub use trace::{CallAttributes, CallSpan, EXPORT_QUEUE, OtlpProtocol, Tracing, TracingConfig};

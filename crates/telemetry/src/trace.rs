@@ -204,26 +204,30 @@ impl Tracing {
             }
             None => Context::new(),
         };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", "tools/call"),
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
-            KeyValue::new("jsonrpc.request.id", call.request_id.to_owned()),
-            KeyValue::new("network.transport", call.transport),
-        ];
-        if let Some(session) = call.session {
-            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
-        }
-        if let Some(version) = call.protocol_version {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
-        }
-        let span = self
+        // Named and described only once it is known to be recorded: a call sampled out costs
+        // no attribute and no name of its own (the sampler reads neither).
+        let mut span = self
             .tracer
-            .span_builder(format!("tools/call {}", call.tool))
+            .span_builder("tools/call")
             .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
             .start_with_context(&self.tracer, &parent);
-        let sampled = span.span_context().is_sampled();
+        let sampled = span.is_recording();
+        if sampled {
+            span.update_name(format!("tools/call {}", call.tool));
+            span.set_attributes([
+                KeyValue::new("mcp.method.name", "tools/call"),
+                KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+                KeyValue::new("jsonrpc.request.id", call.request_id.to_owned()),
+                KeyValue::new("network.transport", call.transport),
+            ]);
+            if let Some(session) = call.session {
+                span.set_attribute(KeyValue::new("mcp.session.id", session.to_owned()));
+            }
+            if let Some(version) = call.protocol_version {
+                span.set_attribute(KeyValue::new("mcp.protocol.version", version.to_owned()));
+            }
+        }
         CallSpan {
             context: parent.with_span(span),
             sampled,
@@ -331,7 +335,6 @@ impl CallSpan {
     /// span, and returns the `traceparent` the upstream is handed (the client span's, or the
     /// call's where it is not sampled, so the upstream follows the same decision).
     pub fn upstream_started(&self, tool: &str, transport: &'static str) -> String {
-        let mut carrier = HashMap::new();
         if self.sampled {
             let tracer = &self.tracer;
             let span = tracer
@@ -345,12 +348,12 @@ impl CallSpan {
                 ])
                 .start_with_context(tracer, &self.context);
             let context = self.context.with_span(span);
-            TraceContextPropagator::new().inject_context(&context, &mut carrier);
+            let traceparent = traceparent_of(&context);
             *lock(&self.upstream) = Some(context);
+            traceparent
         } else {
-            TraceContextPropagator::new().inject_context(&self.context, &mut carrier);
+            traceparent_of(&self.context)
         }
-        carrier.remove("traceparent").unwrap_or_default()
     }
 
     /// The upstream's part is over at `at`: it answered (`failure` `None`), or did not, or
@@ -438,13 +441,125 @@ impl Drop for CallSpan {
     }
 }
 
-/// A `traceparent` as a host may send one: the W3C form, checked by the propagator itself;
-/// anything else is ignored (a new trace is begun).
-pub fn valid_traceparent(text: &str) -> bool {
-    let carrier = HashMap::from([("traceparent".to_owned(), text.to_owned())]);
-    TraceContextPropagator::new()
-        .extract(&carrier)
-        .span()
-        .span_context()
-        .is_valid()
+/// The W3C `traceparent` of `context`'s span: version 00, its trace, its span, its flags (what
+/// the propagator writes, without a map to write it into).
+fn traceparent_of(context: &Context) -> String {
+    let span = context.span();
+    let span = span.span_context();
+    format!(
+        "00-{}-{}-{:02x}",
+        span.trace_id(),
+        span.span_id(),
+        span.trace_flags().to_u8()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracing(sample_ratio: f64) -> Tracing {
+        Tracing::start(&TracingConfig {
+            endpoint: "http://127.0.0.1:9".to_owned(),
+            protocol: OtlpProtocol::Json,
+            sample_ratio,
+            audit_logs: false,
+            service_name: "test".to_owned(),
+            timeout: Duration::from_millis(50),
+        })
+        .unwrap()
+    }
+
+    fn attributes(traceparent: Option<&str>) -> CallAttributes<'_> {
+        CallAttributes {
+            tool: "weather",
+            request_id: "1",
+            transport: "pipe",
+            session: None,
+            protocol_version: None,
+            traceparent,
+        }
+    }
+
+    /// What the upstream is handed is what the W3C propagator itself writes for the same
+    /// context, sampled or not, and it continues the host's trace.
+    #[test]
+    fn the_upstreams_traceparent_is_the_propagators() {
+        for (ratio, host) in [
+            (
+                1.0,
+                Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+            ),
+            (
+                0.0,
+                Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"),
+            ),
+            (0.0, None),
+            (1.0, None),
+        ] {
+            let tracing = tracing(ratio);
+            let call = tracing.call(&attributes(host));
+            let written = call.upstream_started("weather", "pipe");
+            let mut carrier = HashMap::new();
+            let context = match lock(&call.upstream).as_ref() {
+                Some(client) => client.clone(),
+                None => call.context.clone(),
+            };
+            TraceContextPropagator::new().inject_context(&context, &mut carrier);
+            assert_eq!(
+                Some(&written),
+                carrier.get("traceparent"),
+                "{ratio} {host:?}"
+            );
+            if let Some(host) = host {
+                assert_eq!(written[..35], host[..35], "the host's trace goes on");
+                assert_eq!(
+                    written[53..],
+                    host[53..],
+                    "the host's sampling decision goes on"
+                );
+            }
+            tracing.shutdown(Duration::from_millis(50));
+        }
+    }
+
+    /// A host's malformed context begins a new trace rather than failing the call.
+    #[test]
+    fn a_malformed_traceparent_begins_a_new_trace() {
+        let tracing = tracing(1.0);
+        for bad in [
+            "",
+            "00-zz-yy-01",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\n",
+        ] {
+            let call = tracing.call(&attributes(Some(bad)));
+            assert!(call.sampled());
+            let written = call.upstream_started("weather", "pipe");
+            assert!(!written.contains("0af7651916cd43dd"), "{bad:?}: {written}");
+        }
+        tracing.shutdown(Duration::from_millis(50));
+    }
+
+    #[test]
+    fn an_endpoint_must_be_a_base_url_and_the_ratio_a_share() {
+        assert!(signal_url("collector:4318", "traces").is_err());
+        assert_eq!(
+            signal_url("http://collector:4318/", "traces").unwrap(),
+            "http://collector:4318/v1/traces"
+        );
+        let config = TracingConfig {
+            endpoint: "http://127.0.0.1:9".to_owned(),
+            protocol: OtlpProtocol::Protobuf,
+            sample_ratio: 1.5,
+            audit_logs: false,
+            service_name: "test".to_owned(),
+            timeout: Duration::from_millis(50),
+        };
+        assert!(Tracing::start(&config).is_err());
+        assert!(
+            OtlpProtocol::parse("grpc")
+                .unwrap_err()
+                .contains("http/protobuf")
+        );
+    }
 }
