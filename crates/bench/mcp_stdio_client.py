@@ -14,6 +14,9 @@ callgrind, the proxy's own user space, not the server's): two runs of different 
 start-up (contracts compiled, the handshake) cancels out. Deterministic, where the CPU times
 above move with the machine.
 
+TOOLGATE_PROXY_ARGS adds options to the proxy's command line (BENCHMARKS.md, "Metrics and
+traces", measures --metrics and --otlp-endpoint so).
+
 Usage: python3 mcp_stdio_client.py TOOLGATE MCP_LATENCY [CALLS]
        python3 mcp_stdio_client.py --instructions TOOLGATE MCP_LATENCY
 """
@@ -21,6 +24,7 @@ Usage: python3 mcp_stdio_client.py TOOLGATE MCP_LATENCY [CALLS]
 import json
 import os
 import re
+import shlex
 import tempfile
 import statistics
 import subprocess
@@ -107,7 +111,11 @@ def measure(command, calls, warm_up=500, in_flight=64):
 
 
 def proxy_command(toolgate, server):
-    return [toolgate, "mcp-proxy", "--root", os.path.join(REPO, "tests/mcp"), "--", server]
+    """The proxy in front of `server`, with the extra options TOOLGATE_PROXY_ARGS names (e.g.
+    `--metrics 127.0.0.1:0 --otlp-endpoint http://127.0.0.1:4318 --trace-sample 0`, to measure
+    what metrics and tracing add)."""
+    extra = shlex.split(os.environ.get("TOOLGATE_PROXY_ARGS", ""))
+    return [toolgate, "mcp-proxy", "--root", os.path.join(REPO, "tests/mcp"), *extra, "--", server]
 
 
 def instructions(command, calls):

@@ -202,10 +202,11 @@ fn full_exposition() -> Vec<toolgate_telemetry::Sample> {
             .with_shadow(&v2.admit_response(response, &request, std::time::SystemTime::now()));
         metrics.decided(&v1, &decision, std::time::Duration::from_micros(20));
     }
+    let resolved = metrics.contract(&v1);
     for failure in UpstreamFailure::ALL {
-        metrics.upstream_failed("job_status", failure);
+        resolved.upstream_failed(failure);
     }
-    metrics.upstream_answered("job_status", std::time::Duration::from_millis(3));
+    resolved.upstream_answered(std::time::Duration::from_millis(3));
     for refusal in [
         CallerRefusal::Missing,
         CallerRefusal::Invalid,
@@ -215,7 +216,7 @@ fn full_exposition() -> Vec<toolgate_telemetry::Sample> {
     ] {
         metrics.caller_refused(refusal);
     }
-    let _in_flight = metrics.call_started("job_status");
+    let _in_flight = resolved.call_started();
     metrics.contract_loaded(&v1);
     metrics.watch_upstream(|| true);
     let store = tempfile::tempdir().unwrap();

@@ -789,13 +789,18 @@ pub(crate) fn listener_metrics_and_trace_context() -> Result<(), Failed> {
 
 /// A stdio proxy sampling no call of its own (`--trace-sample 0`), exporting OTLP/JSON: the two
 /// calls whose host sent a sampled `traceparent` in `_meta` are traced (an admitted one, a
-/// refused one), the third is not, yet its upstream still hears the unsampled context; every
-/// decision is a log record of its call's trace, a refusal's a warning.
+/// refused one); the third, without a context, is not, and its upstream hears none; the fourth,
+/// whose host did not sample it, is not traced either, and its upstream hears the host's
+/// context as it came. Every decision is a log record of its call's trace, a refusal's a
+/// warning.
 pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
     let collector = Collector::start();
-    let scenario = scenario(dir.path(), vec![admitted(), undeclared(), admitted()]);
+    let scenario = scenario(
+        dir.path(),
+        vec![admitted(), undeclared(), admitted(), admitted()],
+    );
     let endpoint = collector.endpoint();
     let mut proxy = StdioProxy::start(
         &scenario,
@@ -811,6 +816,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         ],
     );
     let second_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let unsampled_host = "00-5c0f3b8e9a2d4c61b7e4f0a1d2c3b4a5-00f067aa0ba902b7-00";
     proxy.ask(&initialize())?;
     let answers = [
         proxy.ask(&call(
@@ -822,6 +828,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
             Some(json!({"traceparent": host_traceparent(second_trace)})),
         ))?,
         proxy.ask(&call(3, None))?,
+        proxy.ask(&call(4, Some(json!({"traceparent": unsampled_host}))))?,
     ];
     expect(
         answers[1]["result"]["structuredContent"]["outcome"] == "failure",
@@ -829,7 +836,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
     )?;
     proxy.finish();
     let (spans, logs) = wait_for(&collector, read_json, |spans, logs| {
-        spans.len() >= 6 && logs.len() >= 3
+        spans.len() >= 6 && logs.len() >= 4
     });
     let (server, decision, upstream) = call_tree(&spans, "1")?;
     holds_the_conventions(server, "pipe")?;
@@ -861,26 +868,35 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         || format!("{record:#?}"),
     )?;
     expect(
-        !spans
-            .iter()
-            .any(|span| attribute(span, "jsonrpc.request.id") == Some("3")),
-        || "a call sampled out was exported".to_owned(),
+        !spans.iter().any(|span| {
+            matches!(attribute(span, "jsonrpc.request.id"), Some("3" | "4"))
+                || span.trace == unsampled_host[3..35]
+        }),
+        || format!("a call sampled out was exported: {spans:#?}"),
     )?;
+    // The host's own unsampled context is the fourth call's audit record's.
+    let record = logs
+        .iter()
+        .find(|log| log.body["request_id"] == "4")
+        .ok_or("no audit record of the fourth call")?;
+    expect(record.trace == unsampled_host[3..35], || {
+        format!("{record:#?}")
+    })?;
     let seen = std::fs::read_to_string(&log).unwrap();
-    let unsampled = seen
+    let passed: Vec<Option<String>> = seen
         .lines()
         .filter(|line| line.contains("\"tools/call\""))
-        .nth(2)
-        .and_then(|line| serde_json::from_str::<Value>(line).ok())
-        .and_then(|line| {
-            line["params"]["_meta"]["traceparent"]
-                .as_str()
-                .map(str::to_owned)
+        .map(|line| {
+            serde_json::from_str::<Value>(line).ok().and_then(|line| {
+                line["params"]["_meta"]["traceparent"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
         })
-        .ok_or_else(|| format!("the third call carried no traceparent:\n{seen}"))?;
+        .collect();
     expect(
-        unsampled.ends_with("-00") && !unsampled.contains(HOST_TRACE),
-        || format!("the unsampled call passed {unsampled}"),
+        passed.len() == 4 && passed[2].is_none() && passed[3].as_deref() == Some(unsampled_host),
+        || format!("the upstream heard {passed:?}"),
     )?;
     Ok(())
 }

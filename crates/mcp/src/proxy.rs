@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 use toolgate_gate::internals::parse_document;
 use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
 use toolgate_store::Retainer;
-use toolgate_telemetry::{CallAttributes, CallSpan, InFlight, Metrics, Tracing, UpstreamFailure};
+use toolgate_telemetry::{
+    CallAttributes, CallSpan, ContractMetrics, InFlight, Metrics, Tracing, UpstreamFailure,
+};
 
 use super::auth::{Authorizer, Caller};
 use super::batch;
@@ -165,8 +167,9 @@ struct Call {
     request: Request,
     /// Its trace, when the proxy exports one (`--otlp-endpoint`): ended when the call is.
     trace: Option<CallSpan>,
-    /// It counts in `toolgate_in_flight_calls` until it is dropped, whichever way it ends.
-    _in_flight: Option<InFlight>,
+    /// Its contract's metrics, when the proxy keeps them, and its place among the calls in
+    /// flight (`toolgate_in_flight_calls`) until it is dropped, whichever way it ends.
+    metrics: Option<(Arc<ContractMetrics>, InFlight)>,
 }
 
 struct Pending {
@@ -1028,10 +1031,7 @@ impl Proxy {
                 let trace = self.tracing.as_ref().map(|tracing| {
                     tracing.call(&CallAttributes {
                         tool: name,
-                        request_id: &match &id {
-                            Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        },
+                        request_id: &IdText(&id),
                         transport: if host.duplex { "pipe" } else { "tcp" },
                         session: host.peer.as_deref(),
                         protocol_version: match &request_era {
@@ -1045,10 +1045,11 @@ impl Proxy {
                             .or(host.traceparent.as_deref()),
                     })
                 });
-                let in_flight = self
-                    .metrics
-                    .as_ref()
-                    .map(|metrics| metrics.call_started(name));
+                let metrics = self.metrics.as_ref().map(|metrics| {
+                    let resolved = metrics.contract(&tool.contract);
+                    let in_flight = resolved.call_started();
+                    (resolved, in_flight)
+                });
                 self.refresh_surface_if_changed(name);
                 if let Some(reason) = self.surface_refusal(name) {
                     // Not the tool that was reviewed: nothing is forwarded, and the refusal is
@@ -1063,7 +1064,7 @@ impl Proxy {
                         shadow: None,
                         request,
                         trace,
-                        _in_flight: in_flight,
+                        metrics,
                     };
                     return self.decide_failure(
                         host,
@@ -1103,7 +1104,7 @@ impl Proxy {
                     shadow: tool.shadow.clone(),
                     request,
                     trace,
-                    _in_flight: in_flight,
+                    metrics,
                 }))
             }
             "subscriptions/listen" => {
@@ -1167,7 +1168,7 @@ impl Proxy {
             (Waiting::Call(call), Some(tool)) => call
                 .trace
                 .as_ref()
-                .map(|trace| trace.upstream_started(tool, self.upstream_transport())),
+                .and_then(|trace| trace.upstream_started(tool, self.upstream_transport())),
             _ => None,
         };
         if let Some(traceparent) = &traceparent {
@@ -1247,7 +1248,17 @@ impl Proxy {
         if self.observe {
             decision = decision.observed();
         }
-        self.record(&gate.contract, &decision, started, trace);
+        let metrics = self
+            .metrics
+            .as_ref()
+            .map(|metrics| metrics.contract(&gate.contract));
+        self.record(
+            &gate.contract,
+            &decision,
+            started,
+            metrics.as_deref(),
+            trace,
+        );
         if let Some(retainer) = &self.retainer {
             retainer.offer(&decision, &response, &request);
         }
@@ -1717,10 +1728,11 @@ impl Proxy {
         contract: &Contract,
         decision: &Decision,
         started: Instant,
+        metrics: Option<&ContractMetrics>,
         trace: Option<&CallSpan>,
     ) {
-        if let Some(metrics) = &self.metrics {
-            metrics.decided(contract, decision, started.elapsed());
+        if let Some(metrics) = metrics {
+            metrics.decided(decision, started.elapsed());
         }
         if let Some(trace) = trace {
             trace.decided(contract, decision, decision.time());
@@ -1747,13 +1759,12 @@ impl Proxy {
         failure: Option<UpstreamFailure>,
         at: SystemTime,
     ) {
-        if let Some(metrics) = &self.metrics {
-            let tool = call.contract.tool();
+        if let Some((metrics, _)) = &call.metrics {
             if let Some(waited) = waited {
-                metrics.upstream_answered(tool, waited);
+                metrics.upstream_answered(waited);
             }
             if let Some(failure) = failure {
-                metrics.upstream_failed(tool, failure);
+                metrics.upstream_failed(failure);
             }
         }
         if let Some(trace) = &call.trace {
@@ -1809,7 +1820,13 @@ impl Proxy {
         if self.observe {
             decision = decision.observed();
         }
-        self.record(&call.contract, &decision, started, call.trace.as_ref());
+        self.record(
+            &call.contract,
+            &decision,
+            started,
+            call.metrics.as_ref().map(|(metrics, _)| &**metrics),
+            call.trace.as_ref(),
+        );
         if let Some(retainer) = &self.retainer {
             retainer.offer(&decision, response, &call.request);
         }
@@ -1963,6 +1980,19 @@ impl Proxy {
                 &format!("no answer within {:?}", self.timeout),
                 UpstreamFailure::Timeout,
             );
+        }
+    }
+}
+
+/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
+/// for a call that is traced).
+struct IdText<'a>(&'a Value);
+
+impl std::fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Value::String(text) => f.write_str(text),
+            other => write!(f, "{other}"),
         }
     }
 }

@@ -17,7 +17,8 @@ mod trace;
 
 pub use endpoint::{HEAD_TIMEOUT, MAX_CONNECTIONS, METRICS_PATH, MetricsEndpoint, scrape_response};
 pub use metrics::{
-    CallerRefusal, InFlight, Metrics, OPENMETRICS_TEXT, PROMETHEUS_TEXT, UpstreamFailure,
+    CallerRefusal, ContractMetrics, InFlight, Metrics, OPENMETRICS_TEXT, PROMETHEUS_TEXT,
+    UpstreamFailure,
 };
 pub use snapshot::{Sample, parse_exposition};
 #[cfg(feature = "otlp")]

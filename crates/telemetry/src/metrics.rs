@@ -7,7 +7,9 @@
 //! other label is one of a finite set of words the gate or the front defines. So an attacker
 //! who sends a million tool names adds no series.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -17,7 +19,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
-use toolgate_gate::{Contract, Decision, Direction};
+use toolgate_gate::{Contract, Decision, Direction, ErrorCode, Layer, Outcome, Sha256Digest};
 use toolgate_store::{Retainer, StatsReader};
 
 /// The media type of the Prometheus text format (version 0.0.4), which every scraper reads.
@@ -238,6 +240,155 @@ pub struct Metrics {
     in_flight: Family<ToolLabels, Gauge>,
     contracts: Family<ContractLabels, Gauge>,
     probes: Arc<ProbeCollector>,
+    /// Each contract's handles, resolved once (by the digest of its bytes).
+    by_contract: RwLock<HashMap<Sha256Digest, Arc<ContractMetrics>, DigestHash>>,
+}
+
+/// A SHA-256 digest is already uniformly spread: its first eight bytes are its hash.
+#[derive(Default, Clone, Copy)]
+struct DigestHash;
+
+impl BuildHasher for DigestHash {
+    type Hasher = DigestHasher;
+
+    fn build_hasher(&self) -> DigestHasher {
+        DigestHasher(0)
+    }
+}
+
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // A digest hashes as its length (the same for all) and then its 32 bytes: the first
+        // eight of each write are plenty.
+        for chunk in bytes.chunks(8).take(1) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 ^= u64::from_le_bytes(word);
+        }
+    }
+}
+
+/// How many outcome, layer and code combinations a decision can have: admitted; a failure the
+/// contract allows, with one of the codes; a refusal at one of the layers, with one of the codes.
+const COMBINATIONS: usize = 1 + ErrorCode::ALL.len() * (1 + Layer::ALL.len());
+
+/// The combination a decision is, as an index below [`COMBINATIONS`].
+fn combination(outcome: &Outcome) -> usize {
+    let code = |code: ErrorCode| {
+        ErrorCode::ALL
+            .iter()
+            .position(|known| *known == code)
+            .unwrap_or(0)
+    };
+    match outcome {
+        Outcome::Admitted => 0,
+        Outcome::AdmittedFailure { code: failure, .. } => 1 + code(*failure),
+        Outcome::Rejected(rejection) => {
+            let layer = Layer::ALL
+                .iter()
+                .position(|known| *known == rejection.layer())
+                .unwrap_or(0);
+            1 + ErrorCode::ALL.len() * (1 + layer) + code(rejection.code())
+        }
+    }
+}
+
+/// One contract's metrics, resolved once ([`Metrics::contract`]): recording a call's decision,
+/// latency, failure or flight is then an atomic operation or a histogram's lock, with no label
+/// built and no family looked up. A decision's series is created the first time it is seen.
+pub struct ContractMetrics {
+    tool: Arc<str>,
+    version: Arc<str>,
+    direction: &'static str,
+    decisions_family: Family<DecisionLabels, Counter>,
+    decisions: [OnceLock<Counter>; COMBINATIONS],
+    failures_family: Family<FailureLabels, Counter>,
+    failures: [OnceLock<Counter>; UpstreamFailure::ALL.len()],
+    shadow: Family<ShadowLabels, Counter>,
+    decision_seconds: Histogram,
+    upstream_seconds: Histogram,
+    in_flight: Gauge,
+}
+
+impl std::fmt::Debug for ContractMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContractMetrics")
+            .field("tool", &self.tool)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ContractMetrics {
+    /// A decision this contract made, which took `took` (a shadow version's decision too, when
+    /// the decision carries one).
+    pub fn decided(&self, decision: &Decision, took: Duration) {
+        let outcome = decision.outcome();
+        self.decisions[combination(outcome)]
+            .get_or_init(|| {
+                self.decisions_family.get_or_create_owned(&DecisionLabels {
+                    tool: Arc::clone(&self.tool),
+                    contract_version: Arc::clone(&self.version),
+                    direction: self.direction,
+                    outcome: outcome.as_str(),
+                    layer: decision
+                        .rejection()
+                        .map_or("none", |rejection| rejection.layer().as_str()),
+                    code: outcome.code().map_or("none", |code| code.as_str()),
+                })
+            })
+            .inc();
+        if let Some(shadow) = decision.shadow() {
+            self.shadow
+                .get_or_create(&ShadowLabels {
+                    tool: Arc::clone(&self.tool),
+                    contract_version: Arc::clone(&self.version),
+                    shadow_version: Arc::from(shadow.version.as_str()),
+                    agreement: if decision.shadow_disagrees() {
+                        "disagree"
+                    } else {
+                        "agree"
+                    },
+                })
+                .inc();
+        }
+        self.decision_seconds.observe(took.as_secs_f64());
+    }
+
+    /// The upstream answered a call of this tool after `took`.
+    pub fn upstream_answered(&self, took: Duration) {
+        self.upstream_seconds.observe(took.as_secs_f64());
+    }
+
+    /// A call of this tool got no readable result from the upstream.
+    pub fn upstream_failed(&self, reason: UpstreamFailure) {
+        let index = UpstreamFailure::ALL
+            .iter()
+            .position(|known| *known == reason)
+            .unwrap_or(0);
+        self.failures[index]
+            .get_or_init(|| {
+                self.failures_family.get_or_create_owned(&FailureLabels {
+                    tool: Arc::clone(&self.tool),
+                    reason: reason.as_str(),
+                })
+            })
+            .inc();
+    }
+
+    /// A call of this tool is in flight until the guard is dropped, whichever way it ends.
+    pub fn call_started(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight {
+            gauge: self.in_flight.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -330,64 +481,55 @@ impl Metrics {
             in_flight,
             contracts,
             probes,
+            by_contract: RwLock::new(HashMap::with_hasher(DigestHash)),
         }
     }
 
-    /// A decision `contract` made, which took `took` (a shadow version's decision too, when
-    /// the decision carries one).
-    pub fn decided(&self, contract: &Contract, decision: &Decision, took: Duration) {
+    /// `contract`'s metrics, resolved the first time and shared after (keep them where a
+    /// call can reach them without asking again).
+    pub fn contract(&self, contract: &Contract) -> Arc<ContractMetrics> {
+        let digest = contract.digest();
+        if let Some(found) = self
+            .by_contract
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&digest)
+        {
+            return Arc::clone(found);
+        }
         let tool: Arc<str> = Arc::from(contract.tool());
-        let version: Arc<str> = Arc::from(contract.version());
         let direction = direction(contract);
-        let outcome = decision.outcome();
-        self.decisions
-            .get_or_create(&DecisionLabels {
+        let resolved = Arc::new(ContractMetrics {
+            version: Arc::from(contract.version()),
+            direction,
+            decisions_family: self.decisions.clone(),
+            decisions: std::array::from_fn(|_| OnceLock::new()),
+            failures_family: self.upstream_failures.clone(),
+            failures: std::array::from_fn(|_| OnceLock::new()),
+            shadow: self.shadow.clone(),
+            decision_seconds: self.decision_seconds.get_or_create_owned(&DurationLabels {
                 tool: Arc::clone(&tool),
-                contract_version: Arc::clone(&version),
                 direction,
-                outcome: outcome.as_str(),
-                layer: decision
-                    .rejection()
-                    .map_or("none", |rejection| rejection.layer().as_str()),
-                code: outcome.code().map_or("none", |code| code.as_str()),
-            })
-            .inc();
-        if let Some(shadow) = decision.shadow() {
-            self.shadow
-                .get_or_create(&ShadowLabels {
-                    tool: Arc::clone(&tool),
-                    contract_version: version,
-                    shadow_version: Arc::from(shadow.version.as_str()),
-                    agreement: if decision.shadow_disagrees() {
-                        "disagree"
-                    } else {
-                        "agree"
-                    },
-                })
-                .inc();
-        }
-        self.decision_seconds
-            .get_or_create(&DurationLabels { tool, direction })
-            .observe(took.as_secs_f64());
+            }),
+            upstream_seconds: self.upstream_seconds.get_or_create_owned(&ToolLabels {
+                tool: Arc::clone(&tool),
+            }),
+            in_flight: self.in_flight.get_or_create_owned(&ToolLabels {
+                tool: Arc::clone(&tool),
+            }),
+            tool,
+        });
+        let mut by_contract = self
+            .by_contract
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Arc::clone(by_contract.entry(digest).or_insert(resolved))
     }
 
-    /// The upstream answered a call of `tool` after `took`.
-    pub fn upstream_answered(&self, tool: &str, took: Duration) {
-        self.upstream_seconds
-            .get_or_create(&ToolLabels {
-                tool: Arc::from(tool),
-            })
-            .observe(took.as_secs_f64());
-    }
-
-    /// A call of `tool` got no readable result from the upstream.
-    pub fn upstream_failed(&self, tool: &str, reason: UpstreamFailure) {
-        self.upstream_failures
-            .get_or_create(&FailureLabels {
-                tool: Arc::from(tool),
-                reason: reason.as_str(),
-            })
-            .inc();
+    /// A decision `contract` made, which took `took` ([`ContractMetrics::decided`], the
+    /// contract's metrics looked up by its digest).
+    pub fn decided(&self, contract: &Contract, decision: &Decision, took: Duration) {
+        self.contract(contract).decided(decision, took);
     }
 
     /// The HTTP listener turned a caller away.

@@ -17,7 +17,9 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::logs::{AnyValue, LogRecord, Logger, LoggerProvider, Severity};
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::trace::{
+    Span, SpanContext, SpanKind, Status, TraceContextExt, Tracer, TracerProvider,
+};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
@@ -77,6 +79,7 @@ pub const EXPORT_QUEUE: usize = 4096;
 
 /// The tracer and logger a front exports with, until [`Tracing::shutdown`].
 pub struct Tracing {
+    sample_ratio: f64,
     tracer_provider: SdkTracerProvider,
     tracer: SdkTracer,
     logger_provider: Option<SdkLoggerProvider>,
@@ -153,9 +156,9 @@ impl Tracing {
                     .with_batch_config(batch)
                     .build(),
             )
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                config.sample_ratio,
-            ))))
+            // Sampling is decided before a span is asked for (`Tracing::call`): the SDK records
+            // what it is given.
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
             .with_resource(resource.clone())
             .build();
         let tracer = tracer_provider.tracer("toolgate");
@@ -186,6 +189,7 @@ impl Tracing {
             (None, None)
         };
         Ok(Tracing {
+            sample_ratio: config.sample_ratio,
             tracer_provider,
             tracer,
             logger_provider,
@@ -196,29 +200,49 @@ impl Tracing {
     /// The span of one tool call a host asked for, under the trace context the host sent
     /// (`traceparent`, from `params._meta` or the HTTP header), else a new trace, sampled at
     /// the configured ratio.
+    ///
+    /// Sampling is decided here, before the SDK is asked for anything: a host's context decides
+    /// by its sampled flag (one it did not sample is passed on to the upstream as it is, and no
+    /// span is made), and a call without one is traced at the configured ratio. The SDK's own
+    /// sampler then follows the parent or samples always, so a call sampled out costs neither
+    /// a span nor an identifier.
     pub fn call(&self, call: &CallAttributes<'_>) -> CallSpan {
-        let parent = match call.traceparent {
-            Some(traceparent) => {
-                let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
-                TraceContextPropagator::new().extract(&carrier)
+        let host = call.traceparent.and_then(|traceparent| {
+            let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+            let parent = TraceContextPropagator::new().extract(&carrier);
+            parent.span().span_context().is_valid().then_some(parent)
+        });
+        let parent = match host {
+            Some(parent) if parent.span().span_context().is_sampled() => parent,
+            Some(parent) => {
+                return CallSpan {
+                    recorded: None,
+                    passed: Some(parent.span().span_context().clone()),
+                };
             }
-            None => Context::new(),
+            None if self.sample_ratio >= 1.0
+                || (self.sample_ratio > 0.0 && rand::random::<f64>() < self.sample_ratio) =>
+            {
+                Context::new()
+            }
+            None => {
+                return CallSpan {
+                    recorded: None,
+                    passed: None,
+                };
+            }
         };
-        // Named and described only once it is known to be recorded: a call sampled out costs
-        // no attribute and no name of its own (the sampler reads neither).
         let mut span = self
             .tracer
-            .span_builder("tools/call")
+            .span_builder(format!("tools/call {}", call.tool))
             .with_kind(SpanKind::Server)
             .start_with_context(&self.tracer, &parent);
-        let sampled = span.is_recording();
-        if sampled {
-            span.update_name(format!("tools/call {}", call.tool));
+        {
             span.set_attributes([
                 KeyValue::new("mcp.method.name", "tools/call"),
                 KeyValue::new("gen_ai.operation.name", "execute_tool"),
                 KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
-                KeyValue::new("jsonrpc.request.id", call.request_id.to_owned()),
+                KeyValue::new("jsonrpc.request.id", call.request_id.to_string()),
                 KeyValue::new("network.transport", call.transport),
             ]);
             if let Some(session) = call.session {
@@ -229,11 +253,13 @@ impl Tracing {
             }
         }
         CallSpan {
-            context: parent.with_span(span),
-            sampled,
-            upstream: Mutex::new(None),
-            refused: Mutex::new(None),
-            tracer: self.tracer.clone(),
+            recorded: Some(Recorded {
+                context: parent.with_span(span),
+                upstream: Mutex::new(None),
+                refused: Mutex::new(None),
+                tracer: self.tracer.clone(),
+            }),
+            passed: None,
         }
     }
 
@@ -269,9 +295,11 @@ impl Tracing {
             String::from_utf8_lossy(line).into_owned().into(),
         ));
         record.add_attribute("toolgate.outcome", decision.outcome().as_str());
-        if let Some(call) = call {
-            let span = call.context.span();
-            let context = span.span_context();
+        let traced = call.and_then(|call| match (&call.recorded, &call.passed) {
+            (Some(recorded), _) => Some(recorded.context.span().span_context().clone()),
+            (None, passed) => passed.clone(),
+        });
+        if let Some(context) = traced {
             record.set_trace_context(
                 context.trace_id(),
                 context.span_id(),
@@ -283,12 +311,12 @@ impl Tracing {
 }
 
 /// What the span of a tool call says of it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CallAttributes<'a> {
     /// The tool.
     pub tool: &'a str,
-    /// The host's JSON-RPC id, as text.
-    pub request_id: &'a str,
+    /// The host's JSON-RPC id, written as text only if the call is traced.
+    pub request_id: &'a dyn std::fmt::Display,
     /// `pipe` (stdio) or `tcp` (HTTP).
     pub transport: &'static str,
     /// The handshake-era session (`Mcp-Session-Id`), over HTTP.
@@ -299,11 +327,18 @@ pub struct CallAttributes<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-/// One tool call's trace: the server span, the upstream call's client span while it is out.
+/// One tool call's trace: for a call that is traced, its server span and the upstream call's
+/// client span while it is out; for one that is not, the host's context it passes on, if any.
 /// Dropped, it ends its spans, whichever way the call ended.
 pub struct CallSpan {
+    recorded: Option<Recorded>,
+    /// A host's context that it did not sample: the upstream hears it as it came.
+    passed: Option<SpanContext>,
+}
+
+/// A traced call's spans.
+struct Recorded {
     context: Context,
-    sampled: bool,
     /// The upstream call's client span, while it is out.
     upstream: Mutex<Option<Context>>,
     /// The code the agent was given when the gate refused, for `error.type`.
@@ -314,7 +349,7 @@ pub struct CallSpan {
 impl std::fmt::Debug for CallSpan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallSpan")
-            .field("sampled", &self.sampled)
+            .field("sampled", &self.sampled())
             .finish_non_exhaustive()
     }
 }
@@ -328,15 +363,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl CallSpan {
     /// Whether this call is traced (sampled).
     pub fn sampled(&self) -> bool {
-        self.sampled
+        self.recorded.is_some()
     }
 
     /// The call goes to the upstream now (`transport`: `pipe` or `tcp`): starts the client
-    /// span, and returns the `traceparent` the upstream is handed (the client span's, or the
-    /// call's where it is not sampled, so the upstream follows the same decision).
-    pub fn upstream_started(&self, tool: &str, transport: &'static str) -> String {
-        if self.sampled {
-            let tracer = &self.tracer;
+    /// span, and returns the `traceparent` the upstream is handed: the client span's, or the
+    /// host's unsampled context as it came (so the upstream follows the same decision), or
+    /// none for a call nobody traces.
+    pub fn upstream_started(&self, tool: &str, transport: &'static str) -> Option<String> {
+        let Some(recorded) = &self.recorded else {
+            return self.passed.as_ref().map(traceparent_of);
+        };
+        {
+            let tracer = &recorded.tracer;
             let span = tracer
                 .span_builder(format!("tools/call {tool}"))
                 .with_kind(SpanKind::Client)
@@ -346,20 +385,21 @@ impl CallSpan {
                     KeyValue::new("gen_ai.tool.name", tool.to_owned()),
                     KeyValue::new("network.transport", transport),
                 ])
-                .start_with_context(tracer, &self.context);
-            let context = self.context.with_span(span);
-            let traceparent = traceparent_of(&context);
-            *lock(&self.upstream) = Some(context);
-            traceparent
-        } else {
-            traceparent_of(&self.context)
+                .start_with_context(tracer, &recorded.context);
+            let context = recorded.context.with_span(span);
+            let traceparent = traceparent_of(context.span().span_context());
+            *lock(&recorded.upstream) = Some(context);
+            Some(traceparent)
         }
     }
 
     /// The upstream's part is over at `at`: it answered (`failure` `None`), or did not, or
     /// answered with an error (why, an `error.type`).
     pub fn upstream_ended(&self, failure: Option<&'static str>, at: SystemTime) {
-        if let Some(context) = lock(&self.upstream).take() {
+        let Some(recorded) = &self.recorded else {
+            return;
+        };
+        if let Some(context) = lock(&recorded.upstream).take() {
             let span = context.span();
             if let Some(failure) = failure {
                 span.set_attribute(KeyValue::new("error.type", failure));
@@ -372,14 +412,14 @@ impl CallSpan {
     /// A decision `contract` made for this call, begun at `started`: a `toolgate.decide` span
     /// under the call's, and the call marked with the code a refusal gave the agent.
     pub fn decided(&self, contract: &Contract, decision: &Decision, started: SystemTime) {
+        let Some(recorded) = &self.recorded else {
+            return;
+        };
         let code = decision.outcome().code().map(|code| code.as_str());
         if decision.rejection().is_some() {
-            *lock(&self.refused) = code;
+            *lock(&recorded.refused) = code;
         }
-        if !self.sampled {
-            return;
-        }
-        let tracer = &self.tracer;
+        let tracer = &recorded.tracer;
         let mut attributes = vec![
             KeyValue::new("toolgate.outcome", decision.outcome().as_str()),
             KeyValue::new("toolgate.contract.tool", contract.tool().to_owned()),
@@ -419,7 +459,7 @@ impl CallSpan {
             .with_kind(SpanKind::Internal)
             .with_start_time(started)
             .with_attributes(attributes)
-            .start_with_context(tracer, &self.context);
+            .start_with_context(tracer, &recorded.context);
         if decision.rejection().is_some() {
             span.set_status(Status::error("refused by the contract"));
         }
@@ -430,8 +470,11 @@ impl CallSpan {
 impl Drop for CallSpan {
     fn drop(&mut self) {
         self.upstream_ended(Some("cancelled"), SystemTime::now());
-        let span = self.context.span();
-        if let Some(code) = *lock(&self.refused) {
+        let Some(recorded) = &self.recorded else {
+            return;
+        };
+        let span = recorded.context.span();
+        if let Some(code) = *lock(&recorded.refused) {
             span.set_attribute(KeyValue::new("error.type", code));
             span.set_status(Status::error(
                 "the gate refused the call's result or arguments",
@@ -441,17 +484,27 @@ impl Drop for CallSpan {
     }
 }
 
-/// The W3C `traceparent` of `context`'s span: version 00, its trace, its span, its flags (what
-/// the propagator writes, without a map to write it into).
-fn traceparent_of(context: &Context) -> String {
-    let span = context.span();
-    let span = span.span_context();
-    format!(
-        "00-{}-{}-{:02x}",
-        span.trace_id(),
-        span.span_id(),
-        span.trace_flags().to_u8()
-    )
+/// The W3C `traceparent` of a span: version 00, its trace, its span, its flags (what the
+/// propagator writes; written here byte by byte, since `format!` over a `u128` in hex costs
+/// more than the rest of a call's trace).
+fn traceparent_of(span: &SpanContext) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; 55];
+    let mut at = 0;
+    let mut hex = |bytes: &[u8]| {
+        for byte in bytes {
+            text[at] = HEX[usize::from(byte >> 4)];
+            text[at + 1] = HEX[usize::from(byte & 0xf)];
+            at += 2;
+        }
+        // The dash after each field.
+        at += 1;
+    };
+    hex(&[0]);
+    hex(&span.trace_id().to_bytes());
+    hex(&span.span_id().to_bytes());
+    hex(&[span.trace_flags().to_u8()]);
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 #[cfg(test)]
@@ -473,7 +526,7 @@ mod tests {
     fn attributes(traceparent: Option<&str>) -> CallAttributes<'_> {
         CallAttributes {
             tool: "weather",
-            request_id: "1",
+            request_id: &"1",
             transport: "pipe",
             session: None,
             protocol_version: None,
@@ -501,23 +554,31 @@ mod tests {
             let call = tracing.call(&attributes(host));
             let written = call.upstream_started("weather", "pipe");
             let mut carrier = HashMap::new();
-            let context = match lock(&call.upstream).as_ref() {
-                Some(client) => client.clone(),
-                None => call.context.clone(),
+            let context = match &call.recorded {
+                Some(recorded) => lock(&recorded.upstream).clone(),
+                None => call
+                    .passed
+                    .clone()
+                    .map(|passed| Context::new().with_remote_span_context(passed)),
             };
-            TraceContextPropagator::new().inject_context(&context, &mut carrier);
+            if let Some(context) = &context {
+                TraceContextPropagator::new().inject_context(context, &mut carrier);
+            }
             assert_eq!(
-                Some(&written),
+                written.as_ref(),
                 carrier.get("traceparent"),
                 "{ratio} {host:?}"
             );
-            if let Some(host) = host {
-                assert_eq!(written[..35], host[..35], "the host's trace goes on");
-                assert_eq!(
-                    written[53..],
-                    host[53..],
-                    "the host's sampling decision goes on"
-                );
+            match (host, &written) {
+                // The host's trace goes on; its sampling decision too.
+                (Some(host), Some(written)) => {
+                    assert_eq!(written[..35], host[..35]);
+                    assert_eq!(written[53..], host[53..]);
+                    // Not sampled by the host: passed on as it came.
+                    assert_eq!(written == host, host.ends_with("-00"));
+                }
+                (None, written) => assert_eq!(written.is_some(), ratio == 1.0),
+                (Some(_), None) => panic!("a host's context was not passed on"),
             }
             tracing.shutdown(Duration::from_millis(50));
         }
@@ -534,7 +595,7 @@ mod tests {
         ] {
             let call = tracing.call(&attributes(Some(bad)));
             assert!(call.sampled());
-            let written = call.upstream_started("weather", "pipe");
+            let written = call.upstream_started("weather", "pipe").unwrap();
             assert!(!written.contains("0af7651916cd43dd"), "{bad:?}: {written}");
         }
         tracing.shutdown(Duration::from_millis(50));
