@@ -378,3 +378,62 @@ fn auditing_to_stdout_needs_the_http_listener() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("stdout carries the host's messages"));
 }
+
+/// A collector named wrongly is a configuration error before anything starts (exit 2, saying
+/// what to write), whether on the command line or in OpenTelemetry's own variables.
+#[test]
+fn a_wrong_collector_is_a_configuration_error() {
+    for (args, environment, says) in [
+        (
+            vec!["--otlp-endpoint", "collector:4318"],
+            vec![],
+            "write the collector's base URL",
+        ),
+        (
+            vec![
+                "--otlp-endpoint",
+                "http://127.0.0.1:4318",
+                "--otlp-protocol",
+                "grpc",
+            ],
+            vec![],
+            "use http/protobuf",
+        ),
+        (
+            vec![],
+            vec![
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "thrift"),
+            ],
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ),
+        (
+            vec![
+                "--otlp-endpoint",
+                "http://127.0.0.1:4318",
+                "--trace-sample",
+                "1.5",
+            ],
+            vec![],
+            "is not between 0 and 1",
+        ),
+        (vec!["--metrics", "localhost"], vec![], "not an address"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["mcp-proxy", "--root"])
+            .arg(root().join("tests/mcp"))
+            .args(&args)
+            .args(["--", "true"])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
+            .envs(environment)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}\n{stderr}");
+        assert!(
+            stderr.contains(says),
+            "{args:?} should say {says:?}:\n{stderr}"
+        );
+    }
+}
