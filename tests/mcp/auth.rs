@@ -323,6 +323,34 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
     for (what, headers, status, needle) in &cases {
         refused(&address, &log, what, headers, *status, needle)?;
     }
+    // Each refusal counted by its status (a scraper needs no token), and nothing else.
+    let (status, _, exposition) = http_exchange(&address, "GET", "/metrics", "", &[])?;
+    let samples = toolgate_telemetry::parse_exposition(&exposition);
+    let refused_with = |wanted: &str| -> f64 {
+        samples
+            .iter()
+            .filter(|sample| {
+                sample.name == "toolgate_caller_refusals_total"
+                    && sample
+                        .labels
+                        .iter()
+                        .any(|(label, value)| label == "status" && value == wanted)
+            })
+            .map(|sample| sample.value)
+            .sum()
+    };
+    for wanted in [401, 403] {
+        let cases = cases.iter().filter(|case| case.2 == wanted).count() as f64;
+        if status != 200 || refused_with(&wanted.to_string()) != cases {
+            return Err(format!("{wanted} refusals are not {cases} in:\n{exposition}").into());
+        }
+    }
+    if !exposition.contains("reason=\"missing_token\"")
+        || !exposition.contains("reason=\"invalid_token\"")
+        || !exposition.contains("reason=\"insufficient_scope\"")
+    {
+        return Err(format!("a refusal's reason is not counted:\n{exposition}").into());
+    }
 
     // The right token: served, twice (the second from the cache), and listed.
     let token = GOOD.sign(&good, Some("k1"), None);
