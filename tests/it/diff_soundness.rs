@@ -530,3 +530,33 @@ fn an_unpromised_place_that_admits_nothing_is_never_a_plain_no_for_the_agent() {
         report.answers
     );
 }
+
+/// A promised field that reads a member no version declares reads a value `additionalProperties`
+/// decides: a change to that schema is a change to what the agent sees (issue 37: a map's value
+/// type changed was "no" on both agent verdicts). `{"k": {"p": "a"}}` is admitted by v1 alone,
+/// `{"k": {"p": 0}}` by v2 alone, and the agent sees `k` whole.
+#[test]
+fn a_change_to_a_maps_values_is_a_change_to_the_promised_member_it_holds() {
+    let map = |p: &str| json!({"type": "object", "maxProperties": 3, "propertyNames": {"maxLength": 8}, "additionalProperties": {"type": "object", "required": ["p"], "properties": {"p": {"type": p, "maxLength": 4, "minimum": 0, "maximum": 9}}, "additionalProperties": false}});
+    let (found, report) = verdicts(map("string"), map("integer"), &["/k"]);
+    for (index, verdict) in found.iter().enumerate() {
+        assert_ne!(
+            *verdict,
+            Some(false),
+            "verdict {index}: {:?}",
+            report.answers
+        );
+    }
+}
+
+/// A version whose object requires a member `additionalProperties: false` forbids admits no
+/// response at all, and so shows the agent nothing v1 showed it (issue 37: "narrowed: no").
+#[test]
+fn a_required_member_the_object_forbids_narrows_everything() {
+    let v1 = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 4}}, "additionalProperties": false});
+    let mut v2 = v1.clone();
+    v2["required"] = json!(["g"]);
+    let (found, report) = verdicts(v1, v2, &["/a"]);
+    assert_eq!(found[0], Some(true), "breaking: {:?}", report.answers);
+    assert_ne!(found[3], Some(false), "narrowed: {:?}", report.answers);
+}

@@ -133,7 +133,52 @@ impl Walk<'_> {
     }
 
     fn record(&mut self, change: Change, path: &str, forward: Effect, backward: Effect) {
-        let (widened, narrowed) = match self.relation(path) {
+        let relation = self.relation(path);
+        self.record_as(relation, change, path, forward, backward);
+    }
+
+    /// How the members `additionalProperties` governs at `path` (`a`'s and `b`'s object there)
+    /// relate to the promised fields: as the fresh member `member` does, and, for a field that
+    /// reads a member either version leaves undeclared, as that member does: the value the
+    /// field reads is one this schema decides.
+    fn additional_relation(&self, path: &str, member: &str, a: &Facts, b: &Facts) -> Relation {
+        let mut relation = self.relation(member);
+        if matches!(relation, Relation::Promised) {
+            return relation;
+        }
+        let here = tokens(path);
+        for promised in &self.context.promised {
+            let promised = tokens(promised);
+            let Some(next) = promised.get(here.len()) else {
+                continue;
+            };
+            if !prefix_of(&here, &promised) {
+                continue;
+            }
+            let name = next.replace("~1", "/").replace("~0", "~");
+            let undeclared = *next == "*"
+                || !a.properties.contains_key(&name)
+                || !b.properties.contains_key(&name);
+            if !undeclared {
+                continue;
+            }
+            if promised.len() == here.len() + 1 {
+                return Relation::Promised;
+            }
+            relation = Relation::Above;
+        }
+        relation
+    }
+
+    fn record_as(
+        &mut self,
+        relation: Relation,
+        change: Change,
+        path: &str,
+        forward: Effect,
+        backward: Effect,
+    ) {
+        let (widened, narrowed) = match relation {
             Relation::Promised => (backward.clone(), forward.clone()),
             // A place no field reads changes no output the agent can see, as long as it still
             // admits some value: a required place that admits nothing empties the whole set of
@@ -306,7 +351,8 @@ impl Walk<'_> {
                 &b.additional.at.file,
                 &b.additional.at.pointer,
             );
-            self.record(change, &member, forward, backward);
+            let relation = self.additional_relation(path, &member, a, b);
+            self.record_as(relation, change, &member, forward, backward);
         }
         if a.property_names != b.property_names {
             let why = "a change to propertyNames (what a map's keys may be); review it by hand"
