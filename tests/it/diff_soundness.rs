@@ -560,3 +560,13 @@ fn a_required_member_the_object_forbids_narrows_everything() {
     assert_eq!(found[0], Some(true), "breaking: {:?}", report.answers);
     assert_ne!(found[3], Some(false), "narrowed: {:?}", report.answers);
 }
+
+/// A map whose keys `propertyNames` bounds is probed under a key it admits: a change to its
+/// values is decided both ways, each verdict shown by a response both contracts confirm (with
+/// the fixed probe name, which the bound refused, all four were left undecided).
+#[test]
+fn a_maps_bounded_keys_do_not_leave_a_change_to_its_values_undecided() {
+    let map = |value: &str| json!({"type": "object", "maxProperties": 3, "propertyNames": {"maxLength": 8}, "additionalProperties": {"type": value, "maxLength": 4, "minimum": 0, "maximum": 9}});
+    let (found, report) = verdicts(map("string"), map("integer"), &["/k"]);
+    assert_eq!(found, [Some(true); 4], "{:?}", report.answers);
+}

@@ -10,7 +10,7 @@ mod leaf;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use toolgate_model::{Facts, Kind, Node};
+use toolgate_model::{Facts, Kind, Node, admits, example_avoiding};
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 
@@ -87,6 +87,36 @@ enum Relation {
     Above,
     /// Elsewhere: never projected.
     Unpromised,
+}
+
+/// A member name neither version declares and both versions' `propertyNames` admit, for the
+/// probes of a change to `additionalProperties`: `toolgate_unpromised` where it fits, else one
+/// the model draws from `propertyNames` (a map whose keys are bounded refused the fixed name,
+/// and every verdict on a change to its values was left undecided).
+fn fresh_member(a: &Facts, b: &Facts) -> String {
+    const PREFERRED: &str = "toolgate_unpromised";
+    let fits = |name: &Value| {
+        name.as_str().is_some_and(|text| {
+            !a.properties.contains_key(text) && !b.properties.contains_key(text)
+        }) && admits(&a.property_names, name) == Ok(true)
+            && admits(&b.property_names, name) == Ok(true)
+    };
+    let preferred = Value::from(PREFERRED);
+    if fits(&preferred) {
+        return PREFERRED.to_owned();
+    }
+    let declared: Vec<Value> = a
+        .properties
+        .keys()
+        .chain(b.properties.keys())
+        .map(|name| Value::from(name.as_str()))
+        .collect();
+    [&a.property_names, &b.property_names]
+        .into_iter()
+        .filter_map(|names| example_avoiding(names, &declared))
+        .find(|name| fits(name))
+        .and_then(|name| name.as_str().map(str::to_owned))
+        .unwrap_or_else(|| PREFERRED.to_owned())
 }
 
 fn tokens(pointer: &str) -> Vec<&str> {
@@ -327,7 +357,7 @@ impl Walk<'_> {
             self.property(path, name, a, b, true, None);
         }
         if a.additional != b.additional {
-            let fresh = "toolgate_unpromised";
+            let fresh = fresh_member(a, b);
             let member = format!("{path}/{fresh}");
             let forward = value_effect(&member, &a.additional, &b.additional);
             let backward = value_effect(&member, &b.additional, &a.additional);
