@@ -1827,6 +1827,10 @@ impl Proxy {
             call.metrics.as_ref().map(|(metrics, _)| &**metrics),
             call.trace.as_ref(),
         );
+        // Decided: the answer goes out next, so the call is no longer in flight.
+        if let Some((_, in_flight)) = &call.metrics {
+            in_flight.answered();
+        }
         if let Some(retainer) = &self.retainer {
             retainer.offer(&decision, response, &call.request);
         }

@@ -387,6 +387,7 @@ impl ContractMetrics {
         self.in_flight.inc();
         InFlight {
             gauge: self.in_flight.clone(),
+            done: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -542,15 +543,6 @@ impl Metrics {
             .inc();
     }
 
-    /// A call of `tool` is in flight until the guard is dropped, whichever way it ends.
-    pub fn call_started(&self, tool: &str) -> InFlight {
-        let gauge = self.in_flight.get_or_create_owned(&ToolLabels {
-            tool: Arc::from(tool),
-        });
-        gauge.inc();
-        InFlight { gauge }
-    }
-
     /// A contract the front loaded, named with its digest in `toolgate_contract_info`.
     pub fn contract_loaded(&self, contract: &Contract) {
         self.contracts
@@ -613,14 +605,26 @@ fn direction(contract: &Contract) -> &'static str {
     }
 }
 
-/// A call in flight: `toolgate_in_flight_calls` goes down when it is dropped.
+/// A call in flight: `toolgate_in_flight_calls` goes down once, when the call is answered
+/// ([`InFlight::answered`], before the answer is sent, so a scrape after it sees the call
+/// gone) or when the guard is dropped, whichever comes first.
 #[derive(Debug)]
 pub struct InFlight {
     gauge: Gauge,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl InFlight {
+    /// The call is answered: it is no longer in flight.
+    pub fn answered(&self) {
+        if !self.done.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.gauge.dec();
+        }
+    }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.gauge.dec();
+        self.answered();
     }
 }
