@@ -90,6 +90,32 @@ else
   status=1
 fi
 
+# What the listener counted of the SDK clients' calls, read as a scraper reads it: decisions by
+# a contract of server-everything's tools, the upstream up, and an exposition promtool accepts
+# where it is installed (.ci/run installs it).
+metrics_url="${proxy_url%/mcp}/metrics"
+if python3 - "$metrics_url" <<'EOF'
+import sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+decided = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+              if line.startswith('toolgate_decisions_total{tool="get-structured-content"'))
+up = [line for line in text.splitlines() if line.startswith("toolgate_upstream_up ")]
+if decided < 1 or up != ["toolgate_upstream_up 1"]:
+    sys.exit(f"the listener's metrics do not show the SDK clients' calls:\n{text}")
+print(f"ok   metrics: {decided:.0f} decisions of get-structured-content counted, the upstream up")
+EOF
+then
+  if command -v promtool >/dev/null 2>&1 \
+    && ! python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' "$metrics_url" \
+      | promtool check metrics; then
+    echo "FAIL promtool check metrics on the listener's exposition" >&2
+    status=1
+  fi
+else
+  echo "FAIL metrics after the SDK clients' calls" >&2
+  status=1
+fi
+
 # toolgate new --from-mcp against the same server: one contract per tool it can promise
 # something of, each linting clean; exit 1 says decisions are left for a person.
 scaffold=$(mktemp -d)
