@@ -148,11 +148,7 @@ pub(crate) fn run(
     if let Some(address) = options.metrics {
         let endpoint =
             MetricsEndpoint::start(address, Arc::clone(&metrics)).map_err(UsageError::new)?;
-        eprintln!(
-            "toolgate serve: metrics on http://{}{}",
-            endpoint.address(),
-            toolgate_telemetry::METRICS_PATH
-        );
+        eprintln!("toolgate serve: metrics on {}", endpoint.url());
     }
     let mut server = Server {
         repository,

@@ -662,16 +662,7 @@ struct Proxy {
 fn read_output(
     child: &mut std::process::Child,
 ) -> (mpsc::Receiver<String>, std::thread::JoinHandle<String>) {
-    let stdout = child.stdout.take().unwrap();
-    let (sender, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let lines = line_channel(child.stdout.take().unwrap());
     let mut stderr = child.stderr.take().unwrap();
     let stderr = std::thread::spawn(move || {
         let mut text = String::new();
@@ -679,6 +670,21 @@ fn read_output(
         text
     });
     (lines, stderr)
+}
+
+/// What `reader` writes, a line at a time on a channel, read on a thread of its own until it
+/// ends or nobody listens.
+fn line_channel(reader: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
 }
 
 fn start_proxy(scenario: &Path, log: &Path, extra: &[String]) -> Proxy {

@@ -86,16 +86,7 @@ pub(crate) fn listening_proxy_at(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (sender, lines) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let lines = super::line_channel(child.stderr.take().unwrap());
     let running = Running(child);
     let mut before = Vec::new();
     loop {

@@ -290,18 +290,8 @@ pub(crate) fn at_the_descriptor_limit_accepting_backs_off() -> Result<(), Failed
         .spawn()
         .unwrap();
     let pid = child.id();
-    let stderr = child.stderr.take().unwrap();
+    let read = super::line_channel(child.stderr.take().unwrap());
     let running = Running(child);
-    let (lines, read) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
     let address = loop {
         let line = read
             .recv_timeout(Duration::from_secs(20))

@@ -23,7 +23,7 @@ use toolgate_telemetry::{Sample, parse_exposition};
 
 use super::http::{fake_http, http_exchange, listening_proxy, modern, post_json};
 use super::retention::initialize;
-use super::{LOG_VARIABLE, PATIENCE, SCENARIO_VARIABLE, here};
+use super::{LOG_VARIABLE, PATIENCE, SCENARIO_VARIABLE, here, line_channel};
 
 /// The trace context a host sends: its trace, its span, sampled.
 const HOST_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
@@ -189,48 +189,62 @@ fn json_attributes(list: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The spans and log records of every export, as OTLP/JSON.
-fn read_json(collector: &Collector) -> (Vec<SpanSeen>, Vec<LogSeen>) {
-    let mut spans = Vec::new();
-    for (kind, body) in collector.bodies("/v1/traces") {
+/// The items of every OTLP/JSON export on `path`: each resource's (`resource`), each scope's
+/// (`scope`), each item (`items`), in order.
+fn json_items(
+    collector: &Collector,
+    path: &str,
+    [resource, scope, items]: [&str; 3],
+) -> Vec<Value> {
+    let list = |value: &Value, key: &str| value[key].as_array().cloned().unwrap_or_default();
+    let mut found = Vec::new();
+    for (kind, body) in collector.bodies(path) {
         assert!(kind.starts_with("application/json"), "{kind}");
         let export: Value = serde_json::from_slice(&body).unwrap();
-        for resource in export["resourceSpans"].as_array().into_iter().flatten() {
-            for scope in resource["scopeSpans"].as_array().into_iter().flatten() {
-                for span in scope["spans"].as_array().into_iter().flatten() {
-                    spans.push(SpanSeen {
-                        trace: span["traceId"].as_str().unwrap_or_default().to_owned(),
-                        id: span["spanId"].as_str().unwrap_or_default().to_owned(),
-                        parent: span["parentSpanId"].as_str().unwrap_or_default().to_owned(),
-                        name: span["name"].as_str().unwrap_or_default().to_owned(),
-                        kind: span["kind"].as_i64().unwrap_or_default(),
-                        attributes: json_attributes(&span["attributes"]),
-                        error: span["status"]["code"].as_i64() == Some(2),
-                    });
-                }
+        for resource in list(&export, resource) {
+            for scope in list(&resource, scope) {
+                found.extend(list(&scope, items));
             }
         }
     }
-    let mut logs = Vec::new();
-    for (_, body) in collector.bodies("/v1/logs") {
-        let export: Value = serde_json::from_slice(&body).unwrap();
-        for resource in export["resourceLogs"].as_array().into_iter().flatten() {
-            for scope in resource["scopeLogs"].as_array().into_iter().flatten() {
-                for record in scope["logRecords"].as_array().into_iter().flatten() {
-                    logs.push(LogSeen {
-                        trace: record["traceId"].as_str().unwrap_or_default().to_owned(),
-                        span: record["spanId"].as_str().unwrap_or_default().to_owned(),
-                        severity: record["severityText"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_owned(),
-                        body: serde_json::from_str(&json_value(&record["body"]))
-                            .unwrap_or(Value::Null),
-                    });
-                }
-            }
-        }
-    }
+    found
+}
+
+fn json_text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_owned()
+}
+
+/// The spans and log records of every export, as OTLP/JSON.
+fn read_json(collector: &Collector) -> (Vec<SpanSeen>, Vec<LogSeen>) {
+    let spans = json_items(
+        collector,
+        "/v1/traces",
+        ["resourceSpans", "scopeSpans", "spans"],
+    )
+    .iter()
+    .map(|span| SpanSeen {
+        trace: json_text(&span["traceId"]),
+        id: json_text(&span["spanId"]),
+        parent: json_text(&span["parentSpanId"]),
+        name: json_text(&span["name"]),
+        kind: span["kind"].as_i64().unwrap_or_default(),
+        attributes: json_attributes(&span["attributes"]),
+        error: span["status"]["code"].as_i64() == Some(2),
+    })
+    .collect();
+    let logs = json_items(
+        collector,
+        "/v1/logs",
+        ["resourceLogs", "scopeLogs", "logRecords"],
+    )
+    .iter()
+    .map(|record| LogSeen {
+        trace: json_text(&record["traceId"]),
+        span: json_text(&record["spanId"]),
+        severity: json_text(&record["severityText"]),
+        body: serde_json::from_str(&json_value(&record["body"])).unwrap_or(Value::Null),
+    })
+    .collect();
     (spans, logs)
 }
 
@@ -494,20 +508,8 @@ impl StdioProxy {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let lines = |reader: Box<dyn Read + Send>| {
-            let (sender, lines) = mpsc::channel();
-            std::thread::spawn(move || {
-                for line in BufReader::new(reader).lines() {
-                    let Ok(line) = line else { return };
-                    if sender.send(line).is_err() {
-                        return;
-                    }
-                }
-            });
-            lines
-        };
-        let answers = lines(Box::new(child.stdout.take().unwrap()));
-        let stderr = lines(Box::new(child.stderr.take().unwrap()));
+        let answers = line_channel(child.stdout.take().unwrap());
+        let stderr = line_channel(child.stderr.take().unwrap());
         StdioProxy {
             stdin: child.stdin.take(),
             child,

@@ -95,7 +95,8 @@ pub struct ProxyConfig {
     /// Serve Prometheus metrics at `/metrics` on this address: the stdio proxy's only scrape
     /// endpoint; with `--listen`, it moves them off the listener's port.
     pub metrics: Option<std::net::SocketAddr>,
-    /// Trace every tool call and export it, with every audit event as a log record, over OTLP.
+    /// Trace every tool call and export it over OTLP (with every audit event as a log record,
+    /// where the configuration asks for them).
     pub tracing: Option<toolgate_telemetry::TracingConfig>,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL.
     pub command: Vec<OsString>,
@@ -318,11 +319,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         _ => None,
     };
     if let Some(endpoint) = &endpoint {
-        eprintln!(
-            "toolgate mcp-proxy: metrics on http://{}{}",
-            endpoint.address(),
-            toolgate_telemetry::METRICS_PATH
-        );
+        eprintln!("toolgate mcp-proxy: metrics on {}", endpoint.url());
     }
     // Built before any runtime: the exporter's blocking HTTP client may not be made on one.
     let tracing = options

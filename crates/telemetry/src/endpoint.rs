@@ -96,6 +96,11 @@ impl MetricsEndpoint {
     pub fn address(&self) -> SocketAddr {
         self.address
     }
+
+    /// Where a scraper finds the metrics: `http://ADDR/metrics`.
+    pub fn url(&self) -> String {
+        format!("http://{}{METRICS_PATH}", self.address)
+    }
 }
 
 async fn serve(listener: std::net::TcpListener, metrics: Arc<Metrics>) {

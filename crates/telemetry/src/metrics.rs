@@ -266,11 +266,10 @@ impl Hasher for DigestHasher {
     fn write(&mut self, bytes: &[u8]) {
         // A digest hashes as its length (the same for all) and then its 32 bytes: the first
         // eight of each write are plenty.
-        for chunk in bytes.chunks(8).take(1) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 ^= u64::from_le_bytes(word);
-        }
+        let mut word = [0u8; 8];
+        let taken = bytes.len().min(8);
+        word[..taken].copy_from_slice(&bytes[..taken]);
+        self.0 ^= u64::from_le_bytes(word);
     }
 }
 

@@ -232,26 +232,25 @@ impl Tracing {
                 };
             }
         };
-        let mut span = self
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", "tools/call"),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+            KeyValue::new("jsonrpc.request.id", call.request_id.to_string()),
+            KeyValue::new("network.transport", call.transport),
+        ];
+        if let Some(session) = call.session {
+            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
+        }
+        if let Some(version) = call.protocol_version {
+            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        }
+        let span = self
             .tracer
             .span_builder(format!("tools/call {}", call.tool))
             .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
             .start_with_context(&self.tracer, &parent);
-        {
-            span.set_attributes([
-                KeyValue::new("mcp.method.name", "tools/call"),
-                KeyValue::new("gen_ai.operation.name", "execute_tool"),
-                KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
-                KeyValue::new("jsonrpc.request.id", call.request_id.to_string()),
-                KeyValue::new("network.transport", call.transport),
-            ]);
-            if let Some(session) = call.session {
-                span.set_attribute(KeyValue::new("mcp.session.id", session.to_owned()));
-            }
-            if let Some(version) = call.protocol_version {
-                span.set_attribute(KeyValue::new("mcp.protocol.version", version.to_owned()));
-            }
-        }
         CallSpan {
             recorded: Some(Recorded {
                 context: parent.with_span(span),
@@ -374,23 +373,21 @@ impl CallSpan {
         let Some(recorded) = &self.recorded else {
             return self.passed.as_ref().map(traceparent_of);
         };
-        {
-            let tracer = &recorded.tracer;
-            let span = tracer
-                .span_builder(format!("tools/call {tool}"))
-                .with_kind(SpanKind::Client)
-                .with_attributes([
-                    KeyValue::new("mcp.method.name", "tools/call"),
-                    KeyValue::new("gen_ai.operation.name", "execute_tool"),
-                    KeyValue::new("gen_ai.tool.name", tool.to_owned()),
-                    KeyValue::new("network.transport", transport),
-                ])
-                .start_with_context(tracer, &recorded.context);
-            let context = recorded.context.with_span(span);
-            let traceparent = traceparent_of(context.span().span_context());
-            *lock(&recorded.upstream) = Some(context);
-            Some(traceparent)
-        }
+        let tracer = &recorded.tracer;
+        let span = tracer
+            .span_builder(format!("tools/call {tool}"))
+            .with_kind(SpanKind::Client)
+            .with_attributes([
+                KeyValue::new("mcp.method.name", "tools/call"),
+                KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                KeyValue::new("network.transport", transport),
+            ])
+            .start_with_context(tracer, &recorded.context);
+        let context = recorded.context.with_span(span);
+        let traceparent = traceparent_of(context.span().span_context());
+        *lock(&recorded.upstream) = Some(context);
+        Some(traceparent)
     }
 
     /// The upstream's part is over at `at`: it answered (`failure` `None`), or did not, or
