@@ -278,10 +278,11 @@ fn schemas_the_model_cannot_combine_never_compare_equal() {
     let v1 = json!({"type": "object", "properties": {"c": {"type": "integer", "allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}}});
     let v2 = json!({"type": "object", "properties": {"c": {"type": "integer", "multipleOf": 5}}});
     let (found, report) = verdicts(v1, v2, &["/c"]);
-    // 6 is v1's and not v2's, 5 the other way round; the agent verdicts are not searched.
+    // 6 is v1's and not v2's, 5 the other way round; and as outputs, 6 is one v2's derived
+    // agent schema refuses (v2 can never show it), 5 one v1's refuses.
     assert_eq!(
         found,
-        [Some(true), Some(true), None, None],
+        [Some(true), Some(true), Some(true), Some(true)],
         "{:?}",
         report.answers
     );
@@ -297,10 +298,11 @@ fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
         value
     };
     let (found, report) = verdicts(fix(data(5)), fix(data(2)), &["/e"]);
-    // Breaking is shown ("abcd"); the rest stay for review, never "no".
+    // Breaking is shown ("abc"), and narrowed with it: v2's derived agent schema refuses that
+    // output, so no response makes v2 show it. The rest stay for review, never "no".
     assert_eq!(
         found,
-        [Some(true), None, None, None],
+        [Some(true), None, None, Some(true)],
         "{:?}",
         report.answers
     );
@@ -569,4 +571,65 @@ fn a_maps_bounded_keys_do_not_leave_a_change_to_its_values_undecided() {
     let map = |value: &str| json!({"type": "object", "maxProperties": 3, "propertyNames": {"maxLength": 8}, "additionalProperties": {"type": value, "maxLength": 4, "minimum": 0, "maximum": 9}});
     let (found, report) = verdicts(map("string"), map("integer"), &["/k"]);
     assert_eq!(found, [Some(true); 4], "{:?}", report.answers);
+}
+
+/// A change inside a recursive definition: compared co-inductively where the recursion closes
+/// (the pair assumed to hold there, since it is decided where the definition is expanded), so
+/// the verdicts are decided, where a cut-off digest left all four for review.
+#[test]
+fn a_change_inside_a_recursive_definition_is_decided() {
+    let tree = |max: u64| {
+        json!({
+            "$ref": "#/properties/data/$defs/node",
+            "$defs": {"node": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "maxLength": max},
+                    "children": {"type": "array", "maxItems": 2, "items": {"$ref": "#/properties/data/$defs/node"}}
+                },
+                "additionalProperties": false
+            }}
+        })
+    };
+    let (found, report) = verdicts(tree(5), tree(3), &["/name"]);
+    // "abcd" is v1's and not v2's, as a name and as an output; nothing v2 admits is new.
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // Unchanged, the recursion compares equal.
+    let (found, report) = verdicts(tree(5), tree(5), &["/name"]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}
+
+/// A tool with no fixtures whose schema the model cannot build a response for (a pattern beside
+/// a format, a `oneOf` whose branches overlap until a member is pinned): the gate's own
+/// validator repairs a candidate until the schema admits it, and the verdict is shown from it.
+#[test]
+fn a_response_the_model_cannot_build_is_repaired_until_the_schema_admits_it() {
+    let data = |max: u64| {
+        json!({
+            "type": "object",
+            "required": ["contact"],
+            "properties": {
+                "contact": {"type": "string", "format": "email", "pattern": "^[a-z]+@x[.]org$", "maxLength": max},
+                "kind": {"enum": ["a", "b"]}
+            },
+            "oneOf": [
+                {"properties": {"kind": {"const": "a"}}},
+                {"properties": {"kind": {"const": "b"}}}
+            ]
+        })
+    };
+    let (found, report) = verdicts(data(7), data(20), &["/contact"]);
+    // v2 admits a longer address; both upstream "no"s and "yes"es come from repaired responses.
+    assert_eq!(found[1], Some(true), "{:?}", report.answers);
+    let witness = report.answers[1].witness.as_ref().unwrap();
+    assert!(
+        witness.fixture.to_string_lossy().contains("synthesized"),
+        "{witness:?}"
+    );
 }

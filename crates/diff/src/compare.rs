@@ -344,12 +344,33 @@ fn answer(
             witness: Some(*witness),
         },
         WitnessSearch::Unconfirmed(reason) => {
-            reasons.insert(0, reason);
-            Answer {
-                verdict,
-                value: None,
-                reasons,
-                witness: None,
+            // A change says yes and no edit of a base shows it: the search may still find a
+            // response that does, credited to the first change that claimed it.
+            let claimed = changes
+                .iter()
+                .position(|change| matches!(change.effect(verdict), Effect::Yes(_)));
+            match search
+                .then(|| search::counterexample(verdict, bases, from, to))
+                .flatten()
+            {
+                Some(mut witness) => {
+                    witness.change = claimed;
+                    Answer {
+                        verdict,
+                        value: Some(true),
+                        reasons: Vec::new(),
+                        witness: Some(witness),
+                    }
+                }
+                None => {
+                    reasons.insert(0, reason);
+                    Answer {
+                        verdict,
+                        value: None,
+                        reasons,
+                        witness: None,
+                    }
+                }
             }
         }
         WitnessSearch::None if reasons.is_empty() => {

@@ -23,6 +23,7 @@ mod change;
 mod compare;
 mod contracts;
 mod render;
+mod repair;
 mod replay;
 mod schemas;
 mod search;

@@ -1,20 +1,31 @@
-//! The proof search behind every `false`: before an upstream verdict is reported false, responses
-//! are generated from the fixtures and from each version's own schema, mutated place by place
-//! toward what the other version allows (members removed and added, values at and past every
-//! bound the model knows, other types, other enum values), and run through both compiled
-//! contracts. One that shows the verdict makes it `true`, with that response as its witness, and
-//! says the model was wrong (the soundness test fails on it). Bounded by a count and a time
-//! budget; `toolgate diff --no-search` skips it.
+//! The proof search behind every `false`: before a verdict is reported false (or left
+//! undecided), responses are generated from the fixtures and from each version's own schema
+//! (`synthesize.rs`), mutated place by place toward what the other version allows (members
+//! removed and added, values at and past every bound the model knows, other types, other enum
+//! values), repaired where the mutation broke something else the admitting version asks for
+//! (`repair.rs`, the gate's own validator saying what), and run through both compiled contracts.
+//!
+//! An upstream verdict is shown by a response one version admits and the other refuses. An
+//! agent verdict is about sets of outputs, and is shown by an output of one version that the
+//! other version's derived agent schema refuses: that schema describes every output the version
+//! can project (each promised field's own schema, read where projection reads it), so no
+//! response at all makes that version show the agent those bytes. A response found makes the
+//! verdict `true`, with it as the witness; under a model `false`, it says the model was wrong (the
+//! soundness test fails on it). Bounded by a count and a time budget; `toolgate diff --no-search`
+//! skips it.
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use toolgate_gate::internals::{projection_validator, shape_validator};
+use toolgate_gate::{Decision, Outcome};
 use toolgate_model::{
     JsonType, Kind, Node, Version, edit, example, example_avoiding, number_candidates,
     string_examples,
 };
 
 use crate::change::{BumpVerdict, Side};
+use crate::repair::{Budget, repaired};
 use crate::witness::{Base, Seen, Witness, node_at};
 
 /// How many responses the search runs through both contracts, at most, per verdict.
@@ -23,35 +34,52 @@ pub(crate) const SEARCH_ATTEMPTS: usize = 2_000;
 pub(crate) const SEARCH_TIME: Duration = Duration::from_millis(400);
 /// How many places of one base the search mutates.
 const PLACES_PER_BASE: usize = 64;
+/// How many validations the repairs of one verdict's search may run.
+const REPAIR_VALIDATIONS: usize = 4_000;
 
-/// A response that shows `verdict` (an upstream one), found by mutating the bases; `None` when
-/// the budget ran out without one. Agent verdicts are about sets of outputs, which one response
-/// cannot show; they are not searched.
+/// A response that shows `verdict`, found by mutating the bases; `None` when the budget ran out
+/// without one.
 pub(crate) fn counterexample(
     verdict: BumpVerdict,
     bases: &[Base],
     from: &Version,
     to: &Version,
 ) -> Option<Witness> {
-    if !matches!(
-        verdict,
-        BumpVerdict::UpstreamBreaking | BumpVerdict::UpstreamLoosened
-    ) {
-        return None;
-    }
     let side = verdict.admitting_side();
-    let admitting = match side {
-        Side::From => from,
-        Side::To => to,
+    let (admitting, other) = match side {
+        Side::From => (from, to),
+        Side::To => (to, from),
+    };
+    let agent = matches!(
+        verdict,
+        BumpVerdict::AgentWidened | BumpVerdict::AgentNarrowed
+    );
+    // An agent verdict is shown against the schema derived from the other version's fields
+    // (not an agent schema it declares: that is the author's claim, not a description of
+    // every output).
+    let projection = if agent {
+        Some(projection_validator(&other.contract)?)
+    } else {
+        None
+    };
+    let shows = |from_decision: &Decision, to_decision: &Decision| {
+        let (admits, refuses) = match side {
+            Side::From => (from_decision, to_decision),
+            Side::To => (to_decision, from_decision),
+        };
+        if let Some(projection) = &projection {
+            matches!(admits.outcome(), Outcome::Admitted)
+                && serde_json::from_slice::<Value>(admits.agent_bytes())
+                    .is_ok_and(|output| !projection.is_valid(&output))
+        } else {
+            admits.is_admitted() && !refuses.is_admitted()
+        }
     };
     let started = Instant::now();
     let mut attempts = 0;
+    let mut budget = Budget::new(REPAIR_VALIDATIONS);
     for base in bases {
-        let decided = match side {
-            Side::From => (&base.from, &base.to),
-            Side::To => (&base.to, &base.from),
-        };
-        if decided.0.is_admitted() && !decided.1.is_admitted() {
+        if shows(&base.from, &base.to) {
             return Some(witness(
                 verdict,
                 base,
@@ -64,24 +92,65 @@ pub(crate) fn counterexample(
         let Some(document) = &base.document else {
             continue;
         };
+        // The admitting version's validator, for the shape the base is in (its first otherwise).
+        let shape = base
+            .decision(side)
+            .shape()
+            .map(str::to_owned)
+            .or_else(|| admitting.shapes().first().map(|shape| shape.name.clone()));
+        let repairer = shape.as_deref().and_then(|shape| {
+            let validator = shape_validator(&admitting.contract, shape)?;
+            let schema = admitting
+                .shapes()
+                .into_iter()
+                .find(|candidate| candidate.name == shape)?
+                .schema;
+            Some((validator, admitting.schemas.root(&schema)))
+        });
         for (pointer, candidate) in mutations(document, admitting) {
             attempts += 1;
             if attempts > SEARCH_ATTEMPTS || started.elapsed() > SEARCH_TIME {
                 return None;
             }
             let raw = candidate.to_string().into_bytes();
-            let (from_decision, to_decision) = (
+            let decided = (
                 base.prepared.admit(&from.contract, &raw),
                 base.prepared.admit(&to.contract, &raw),
             );
-            let (admits, refuses) = match side {
-                Side::From => (&from_decision, &to_decision),
-                Side::To => (&to_decision, &from_decision),
-            };
-            if admits.is_admitted() && !refuses.is_admitted() {
+            if shows(&decided.0, &decided.1) {
                 let words = format!(
                     "{}: changed by the proof search",
                     toolgate_repo::text::pointer(&pointer)
+                );
+                return Some(witness(verdict, base, words, raw, from, to));
+            }
+            // The mutation broke something else the admitting version asks for: repaired
+            // around it (the mutated place kept as it is), it may still show the verdict.
+            let admitted = match side {
+                Side::From => decided.0.is_admitted(),
+                Side::To => decided.1.is_admitted(),
+            };
+            let Some((validator, root)) = &repairer else {
+                continue;
+            };
+            if admitted || budget.is_spent() || validator.is_valid(&candidate) {
+                continue;
+            }
+            let kept = Some((pointer.as_str(), candidate.pointer(&pointer)));
+            let Some(fixed) = repaired(validator, Some(root), candidate.clone(), kept, &mut budget)
+            else {
+                continue;
+            };
+            let raw = fixed.to_string().into_bytes();
+            let decided = (
+                base.prepared.admit(&from.contract, &raw),
+                base.prepared.admit(&to.contract, &raw),
+            );
+            if shows(&decided.0, &decided.1) {
+                let words = format!(
+                    "{}: changed by the proof search, the rest repaired to what {}'s schema admits",
+                    toolgate_repo::text::pointer(&pointer),
+                    admitting.name
                 );
                 return Some(witness(verdict, base, words, raw, from, to));
             }
@@ -192,6 +261,11 @@ fn replacements(node: Option<&Node>, current: &Value) -> Vec<Value> {
         if let Some(text) = current.as_str() {
             // One character more and one less: a length bound moved by one is the common edit.
             values.push(Value::from(format!("{text}a")));
+            // And one character more inside it, the first one doubled: a string a pattern
+            // pins at its end (`^[a-z]+@x[.]org$`) still matches.
+            if let Some(first) = text.chars().next() {
+                values.push(Value::from(format!("{first}{text}")));
+            }
             let mut shorter = text.to_owned();
             shorter.pop();
             values.push(Value::from(shorter));

@@ -1,20 +1,31 @@
 //! Responses built from the schemas themselves, for a verdict no fixture can be edited into a
-//! witness of (a tool with no fixtures yet, or none of the shape a change is in): each version's
-//! shape schemas give an example the model builds (automata for patterns, bounds, consts), and a
-//! request is made to fit it (the request id it carries, the context values its rules read, a
-//! decision time inside every freshness window). The gate still decides: a synthesized base is
-//! only a starting point, and a witness built from it counts only when both compiled contracts
-//! confirm it.
+//! witness of (a tool with no fixtures yet, or none of the shape a change is in). Each shape of
+//! each version gives up to three: the model's example (automata for patterns, bounds, consts),
+//! the same with every declared member present (so a change to an optional member has a response
+//! holding it), and the least the schema asks for (every optional member absent). Each is
+//! repaired with the gate's own validator until that shape's schema admits it (`repair.rs`), so a
+//! keyword the model leaves undecided does not leave a tool without a response; a request is made
+//! to fit it (the request id it carries, the context values its rules read, a decision time
+//! inside every freshness window). The gate still decides: a synthesized base is only a starting
+//! point, and a witness built from it counts only when both compiled contracts confirm it.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
-use toolgate_gate::internals::format_timestamp;
-use toolgate_model::{Version, edit, example};
+use toolgate_gate::internals::{format_timestamp, shape_validator};
+use toolgate_model::{Kind, Node, Version, edit, example, intersect};
 use toolgate_repo::{FixtureClass, Prepared, RequestSpec};
 
+use crate::repair::{Budget, repaired};
 use crate::witness::Base;
+
+/// How many validations the repairs of one comparison's synthesized bases may run.
+const SYNTHESIS_VALIDATIONS: usize = 6_000;
+/// How deep [`full`] fills in optional members.
+const FULL_DEPTH: usize = 8;
 
 /// The decision time of every synthesized response: fixed, so a report is the same on every run.
 fn decision_time() -> SystemTime {
@@ -22,21 +33,82 @@ fn decision_time() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
 }
 
-/// One base per shape of each version whose schema the model can build an example of.
+/// Bases built from each version's shape schemas (see the module's words), each admitted by
+/// that shape's schema, none twice.
 pub(crate) fn bases(from: &Version, to: &Version) -> Vec<Base> {
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut budget = Budget::new(SYNTHESIS_VALIDATIONS);
     for version in [from, to] {
         for shape in version.shapes() {
-            let Some(document) = example(&version.schemas.root(&shape.schema), None) else {
-                continue;
-            };
-            let Some(base) = fitted(version, &shape.name, &shape.schema, document, from, to) else {
-                continue;
-            };
-            out.push(base);
+            let root = version.schemas.root(&shape.schema);
+            let validator = shape_validator(&version.contract, &shape.name);
+            let starts = example(&root, None)
+                .into_iter()
+                .chain(full(&root, FULL_DEPTH))
+                .chain([Value::Object(Map::new())]);
+            for start in starts {
+                let document = match validator {
+                    Some(validator) => {
+                        match repaired(validator, Some(&root), start, None, &mut budget) {
+                            Some(document) => document,
+                            None => continue,
+                        }
+                    }
+                    None => start,
+                };
+                if !seen.insert(document.to_string()) {
+                    continue;
+                }
+                if let Some(base) = fitted(version, &shape.name, &shape.schema, document, from, to)
+                {
+                    out.push(base);
+                }
+            }
         }
     }
     out
+}
+
+/// Values of `node` with every member it declares present (one per branch of a union), as far
+/// down as `depth`: starting points the repair makes admitted (so a member the model cannot
+/// build is left to it).
+fn full(node: &Node, depth: usize) -> Vec<Value> {
+    let Kind::Facts(facts) = &node.kind else {
+        return example(node, None).into_iter().collect();
+    };
+    if depth == 0 || facts.values.is_some() {
+        return example(node, None).into_iter().collect();
+    }
+    if let Some(union) = &facts.union {
+        let mut rest = node.clone();
+        if let Kind::Facts(facts) = &mut rest.kind {
+            Arc::make_mut(facts).union = None;
+        }
+        return union
+            .branches
+            .iter()
+            .take(8)
+            .flat_map(|branch| {
+                full(&intersect(&rest, branch), depth - 1)
+                    .into_iter()
+                    .take(1)
+            })
+            .collect();
+    }
+    if facts.properties.is_empty() {
+        return example(node, None).into_iter().collect();
+    }
+    let mut members = match example(node, None) {
+        Some(Value::Object(members)) => members,
+        _ => Map::new(),
+    };
+    for (name, member) in &facts.properties {
+        if let Some(value) = full(member, depth - 1).into_iter().next() {
+            members.insert(name.clone(), value);
+        }
+    }
+    vec![Value::Object(members)]
 }
 
 /// A base of `document`, with a request that fits it under `version`.

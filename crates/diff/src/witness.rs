@@ -38,7 +38,7 @@ pub(crate) struct Base {
 }
 
 impl Base {
-    fn decision(&self, side: Side) -> &Decision {
+    pub(crate) fn decision(&self, side: Side) -> &Decision {
         match side {
             Side::From => &self.from,
             Side::To => &self.to,
@@ -445,7 +445,14 @@ pub(crate) fn node_at(version: &Version, document: &Value, pointer: &str) -> Opt
         .shapes()
         .into_iter()
         .find(|shape| admits(&version.schemas.root(&shape.schema), document) == Ok(true))?;
-    let mut node = version.schemas.root(&shape.schema);
+    node_along(version.schemas.root(&shape.schema), document, pointer)
+}
+
+/// The schema node `root` applies at `pointer` in `document`, through the branch the document
+/// takes at each step (whether or not `root` admits the document: a repair asks of one it does
+/// not yet).
+pub(crate) fn node_along(root: Node, document: &Value, pointer: &str) -> Option<Node> {
+    let mut node = root;
     let mut here = document;
     for token in pointer.split('/').skip(1) {
         node = through_branch(node, here);

@@ -58,6 +58,9 @@ pub struct Contract {
     upstream_errors: UpstreamErrors,
     /// The agent schema derived from the promised fields, when the contract names none.
     derived_agent_schema: Option<Value>,
+    /// The agent schema derived from the promised fields, declared one or not: every output
+    /// projection can build is one it accepts.
+    projection_schema: Value,
     /// The context keys a caller's arguments may supply (see `context_from_arguments`).
     from_arguments: BTreeSet<String>,
 }
@@ -272,6 +275,24 @@ impl Contract {
                 .as_ref()
                 .map(|pointer| pointer.as_str()),
         ))
+    }
+
+    /// The projection schema (see the field) compiled over the contract's files.
+    pub(crate) fn projection_validator(&self) -> Option<jsonschema::Validator> {
+        self.shapes
+            .first()?
+            .schema
+            .sibling_validator(DERIVED_AGENT_SCHEMA, &self.projection_schema)
+    }
+
+    /// The validator that explains `shape`'s schema over `Value`s (every error, with where and
+    /// why), as the gate compiles it: see `internals::shape_validator`.
+    pub(crate) fn shape_validator(&self, shape: &str) -> Option<&jsonschema::Validator> {
+        self.shapes
+            .iter()
+            .find(|candidate| &*candidate.name == shape)?
+            .schema
+            .explaining_validator()
     }
 
     /// The trusted context keys the contract's rules read, sorted and deduplicated.

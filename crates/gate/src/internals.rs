@@ -69,6 +69,27 @@ pub fn applied_keywords<'c>(
     contract.applied_keywords(document)
 }
 
+/// The validator behind `shape`'s schema over plain `Value`s, compiled as the gate compiles it
+/// (2020-12, formats asserted, the contract's files, nothing fetched; no `oneOf` narrowing, which
+/// decides alike): every error with its instance path and kind. The differ builds responses a
+/// schema admits by repairing a candidate error by error (`toolgate-diff`'s `repair.rs`).
+/// `None` for a shape the contract does not have.
+pub fn shape_validator<'c>(
+    contract: &'c crate::Contract,
+    shape: &str,
+) -> Option<&'c jsonschema::Validator> {
+    contract.shape_validator(shape)
+}
+
+/// A validator every output `contract`'s projection can build passes: the agent schema derived
+/// from its promised fields (each field's own schema, read where projection reads it), whether
+/// or not the contract declares an `agent_schema` of its own. An output it refuses is one no
+/// response makes this contract show the agent: the differ's proof of an agent verdict.
+/// Compiled on each call; `None` if it does not compile.
+pub fn projection_validator(contract: &crate::Contract) -> Option<jsonschema::Validator> {
+    contract.projection_validator()
+}
+
 /// Where `shape` carries the tool name and the request id (the correlation members), for
 /// mutants that swap them; `None` when the contract has no such shape.
 pub fn correlation_pointers<'c>(

@@ -470,6 +470,22 @@ impl CompiledSchema {
         self.explainer().map(|explainer| explainer.is_valid(value))
     }
 
+    /// `document` compiled as a file named `name` beside this schema's (its `$ref`s resolve
+    /// against the contract's files), for a schema the harness derives; `None` if it does not
+    /// compile.
+    pub(crate) fn sibling_validator(&self, name: &str, document: &Value) -> Option<Validator> {
+        compile_options(self.files.clone())
+            .with_base_uri(format!("{}{name}", self.files.base))
+            .build(document)
+            .ok()
+    }
+
+    /// The explaining validator (see [`CompiledSchema::explainer`]'s field): decides as the
+    /// deciding one does, and says where and why a document fails.
+    pub(crate) fn explaining_validator(&self) -> Option<&Validator> {
+        self.explainer()
+    }
+
     fn explainer(&self) -> Option<&Validator> {
         self.explainer
             .get_or_init(|| {

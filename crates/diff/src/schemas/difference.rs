@@ -8,11 +8,14 @@ use toolgate_model::{
     number_candidates, of_type, string_examples,
 };
 
-use super::disjoint_branches;
+use super::{closes_same_recursion, disjoint_branches};
 
 /// A value `a` admits and `b_check` refuses (`b_full` gives the other side's full node, for
 /// the reason when it cannot be decided); `Ok(None)` when there is none.
 pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Value>, String> {
+    if closes_same_recursion(a, b_check) {
+        return Ok(None);
+    }
     let refused = |value: &Value| -> Result<bool, String> {
         Ok(admits(a, value)? && !admits(b_check, value)?)
     };

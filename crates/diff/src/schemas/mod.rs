@@ -250,7 +250,7 @@ impl Walk<'_> {
     }
 
     fn node(&mut self, path: &str, from: &Node, to: &Node) {
-        if from == to {
+        if from == to || closes_same_recursion(from, to) {
             return;
         }
         match (&from.kind, &to.kind) {
@@ -620,6 +620,14 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// Whether both nodes are the same recursion closing (a `$ref` to the same target, cut off
+/// where that target is being expanded above): compared co-inductively, the pair holds here if
+/// it holds where the target is expanded, and what differs there is found there.
+pub(super) fn closes_same_recursion(a: &Node, b: &Node) -> bool {
+    a.recursion_closed()
+        .is_some_and(|target| b.recursion_closed() == Some(target))
 }
 
 fn shown(path: &str) -> std::borrow::Cow<'_, str> {

@@ -101,6 +101,9 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
 
     // Written by hand, or derived from the promised fields (it then says exactly what
     // projection builds).
+    // What projection can build, whatever the contract declares: the differ's proof that an
+    // output is impossible under a version (`internals::projection_validator`).
+    let projection_schema = agent_schema::derive(&file, &schema_files);
     let (agent_schema, derived_agent_schema) = match &file.agent_schema {
         Some(name) => {
             if !source.schemas.contains_key(&name.value) {
@@ -118,7 +121,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
             )
         }
         None => {
-            let derived = agent_schema::derive(&file, &schema_files);
+            let derived = projection_schema.clone();
             let compiled = schema_files
                 .add(agent_schema::DERIVED_AGENT_SCHEMA, derived.clone())
                 .and_then(|()| schema_files.compile(agent_schema::DERIVED_AGENT_SCHEMA));
@@ -192,6 +195,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
                 retry,
                 upstream_errors,
                 derived_agent_schema,
+                projection_schema,
                 from_arguments,
             })
         }

@@ -364,6 +364,19 @@ impl Node {
         }
     }
 
+    /// For a `$ref` cut off at the model's depth whose target is being expanded above it (a
+    /// recursion closing), that target (`file#pointer`). Two such nodes with the same target
+    /// are compared co-inductively: whatever their digests, the pair holds there if it holds
+    /// where the target is expanded, which the comparison decides.
+    pub fn recursion_closed(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Unknown { raw, .. } if raw[normalize::CLOSES_RECURSION] == Value::Bool(true) => {
+                raw["$ref"].as_str()
+            }
+            _ => None,
+        }
+    }
+
     /// The facts, when the node is a conjunction of them.
     pub fn facts(&self) -> Option<&Facts> {
         match &self.kind {

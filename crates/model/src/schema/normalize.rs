@@ -44,6 +44,10 @@ pub struct Schemas {
 /// modelled this many levels down, which decides every document that nests less deeply.
 const MAX_REF_DEPTH: usize = 24;
 
+/// The member of a cut-off `$ref`'s raw form that says the recursion closes there (see
+/// [`Node::recursion_closed`](super::Node::recursion_closed)).
+pub(super) const CLOSES_RECURSION: &str = "closes_recursion";
+
 /// The shallower depths tried, in order, when following `$ref`s that deep builds more nodes than
 /// [`NODE_BUDGET`] allows (a binary tree `{"left": {"$ref": "#"}, "right": {"$ref": "#"}}`
 /// doubles at every level). Depth 0 models the file as written, every `$ref` left unfollowed.
@@ -90,6 +94,8 @@ impl Schemas {
                 expanded: HashMap::new(),
                 digests: HashMap::new(),
                 built: 0,
+                following: Vec::new(),
+                relied_on: usize::MAX,
             };
             let root = normalizer.normalize(&at, document, 0);
             if normalizer.built <= NODE_BUDGET {
@@ -192,12 +198,28 @@ struct Normalizer<'a> {
     digests: HashMap<Location, String>,
     /// The nodes placed so far; past [`NODE_BUDGET`] the attempt stops building.
     built: usize,
+    /// The `$ref` targets being expanded, outermost first: a target cut off at the depth that
+    /// is one of them closes a recursion.
+    following: Vec<Location>,
+    /// The outermost index of `following` a cut-off node in the current expansion named as the
+    /// recursion it closes: an expansion that relies on a target outside itself describes that
+    /// place only, and is not copied elsewhere.
+    relied_on: usize,
 }
 
 impl Normalizer<'_> {
     /// The node a `$ref` at nesting `depth` refers to: expanded once per depth, copied after.
     fn follow(&mut self, target: Location, schema: &Value, depth: usize) -> Node {
-        if depth > self.max_depth {
+        let closing = self.following.iter().rposition(|above| *above == target);
+        // At the full depth, only a recursion is cut off: a target not being expanded above
+        // is followed on (as far again), so the cut falls where the recursion closes, which
+        // the differ compares co-inductively, not on a plain definition inside it.
+        let slack = if self.max_depth == MAX_REF_DEPTH && closing.is_none() {
+            MAX_REF_DEPTH
+        } else {
+            0
+        };
+        if depth > self.max_depth + slack {
             self.built += 1;
             let schemas = self.schemas;
             let digest = self
@@ -214,7 +236,13 @@ impl Normalizer<'_> {
                     self.max_depth
                 )
             };
-            let raw = json!({"$ref": target.to_string(), "sha256": digest.as_str()});
+            let mut raw = json!({"$ref": target.to_string(), "sha256": digest.as_str()});
+            // The same target is being expanded above: the recursion closes here, and the
+            // differ compares it co-inductively (the pair holds here if it holds there).
+            if let Some(index) = closing {
+                raw[CLOSES_RECURSION] = Value::Bool(true);
+                self.relied_on = self.relied_on.min(index);
+            }
             return Node::unknown(&target, reason, &raw);
         }
         let key = (target, depth);
@@ -230,9 +258,18 @@ impl Normalizer<'_> {
             return node.clone();
         }
         let before = self.built;
+        let index = self.following.len();
+        self.following.push(key.0.clone());
+        let outer = std::mem::replace(&mut self.relied_on, usize::MAX);
         let node = self.normalize(&key.0, schema, depth);
+        self.following.pop();
+        let relied_on = self.relied_on;
+        self.relied_on = outer.min(relied_on);
         let size = self.built - before;
-        self.expanded.insert(key, (node.clone(), size));
+        // Copied elsewhere only when every recursion it closes is closed within it.
+        if relied_on >= index {
+            self.expanded.insert(key, (node.clone(), size));
+        }
         node
     }
 
