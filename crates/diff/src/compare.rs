@@ -336,83 +336,56 @@ fn answer(
         })
         .collect();
     reasons.dedup();
-    match witness::find(verdict, changes, bases, from, to) {
-        WitnessSearch::Confirmed(witness) => Answer {
-            verdict,
-            value: Some(true),
-            reasons: Vec::new(),
-            witness: Some(*witness),
-        },
-        WitnessSearch::Unconfirmed(reason) => {
-            // A change says yes and no edit of a base shows it: the search may still find a
-            // response that does, credited to the first change that claimed it.
-            let claimed = changes
-                .iter()
-                .position(|change| matches!(change.effect(verdict), Effect::Yes(_)));
-            match search
-                .then(|| search::counterexample(verdict, bases, from, to))
-                .flatten()
-            {
-                Some(mut witness) => {
-                    witness.change = claimed;
-                    Answer {
-                        verdict,
-                        value: Some(true),
-                        reasons: Vec::new(),
-                        witness: Some(witness),
-                    }
-                }
-                None => {
-                    reasons.insert(0, reason);
-                    Answer {
-                        verdict,
-                        value: None,
-                        reasons,
-                        witness: None,
-                    }
-                }
-            }
+    let credited_to = |effect: fn(&Effect) -> bool| {
+        changes
+            .iter()
+            .position(|change| effect(change.effect(verdict)))
+    };
+    // What the model left: the change a witness the search finds is credited to, and whether
+    // the verdict stays open without one (the model says no only when nothing is open).
+    let (credit, open) = match witness::find(verdict, changes, bases, from, to) {
+        WitnessSearch::Confirmed(witness) => {
+            return Answer {
+                verdict,
+                value: Some(true),
+                reasons: Vec::new(),
+                witness: Some(*witness),
+            };
         }
-        WitnessSearch::None if reasons.is_empty() => {
-            // The model says no. Before that is printed, the search tries to show otherwise: a
-            // response it finds makes the verdict true, and says the model was wrong.
-            let found = search
-                .then(|| search::counterexample(verdict, bases, from, to))
-                .flatten();
+        // A change says yes and no edit of a base shows it: credited to the first that claims it.
+        WitnessSearch::Unconfirmed(reason) => {
+            reasons.insert(0, reason);
+            (credited_to(|effect| matches!(effect, Effect::Yes(_))), true)
+        }
+        // The model says no: a response the search finds says the model was wrong (no change
+        // claimed it).
+        WitnessSearch::None if reasons.is_empty() => (None, false),
+        // Undecided by the model: credited to the first change it could not decide.
+        WitnessSearch::None => (
+            credited_to(|effect| matches!(effect, Effect::Unknown(_))),
+            true,
+        ),
+    };
+    // Before a no or an open verdict is printed, the search tries to show it true.
+    match search
+        .then(|| search::counterexample(verdict, bases, from, to))
+        .flatten()
+    {
+        Some(mut witness) => {
+            witness.change = credit;
             Answer {
                 verdict,
-                value: Some(found.is_some()),
-                reasons,
-                witness: found,
+                value: Some(true),
+                reasons: Vec::new(),
+                witness: Some(witness),
             }
         }
-        WitnessSearch::None => {
-            // Undecided by the model: a response the search finds still settles it, credited to
-            // the first change the model could not decide.
-            let undecided = changes
-                .iter()
-                .position(|change| matches!(change.effect(verdict), Effect::Unknown(_)));
-            match search
-                .then(|| search::counterexample(verdict, bases, from, to))
-                .flatten()
-            {
-                Some(mut witness) => {
-                    witness.change = undecided;
-                    Answer {
-                        verdict,
-                        value: Some(true),
-                        reasons: Vec::new(),
-                        witness: Some(witness),
-                    }
-                }
-                None => Answer {
-                    verdict,
-                    value: None,
-                    reasons,
-                    witness: None,
-                },
-            }
-        }
+        None => Answer {
+            verdict,
+            value: (!open).then_some(false),
+            reasons,
+            witness: None,
+        },
     }
 }
 

@@ -14,9 +14,10 @@ use std::collections::{HashMap, HashSet};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value};
+use toolgate_gate::internals::shape_validator;
 use toolgate_model::{
-    Facts, JsonType, Kind, Node, Strings, edit, example, format_examples, number_candidates,
-    string_examples, strings,
+    Facts, JsonType, Kind, Node, Strings, Version, edit, example, format_examples,
+    number_candidates, string_examples, strings,
 };
 
 use crate::witness::node_along;
@@ -53,9 +54,52 @@ impl Budget {
 /// the repair of a mutant keeps the mutation it was made for.
 pub(crate) type Kept<'a> = Option<(&'a str, Option<&'a Value>)>;
 
+/// One shape's schema of one version, as a repair needs it: the gate's validator, which says
+/// what is wrong, and the model of the same schema, which suggests values.
+pub(crate) struct Repairer<'v> {
+    validator: &'v Validator,
+    root: Node,
+}
+
+impl<'v> Repairer<'v> {
+    /// For `version`'s shape named `shape`; `None` for a shape it does not have.
+    pub(crate) fn of(version: &'v Version, shape: &str) -> Option<Repairer<'v>> {
+        let validator = shape_validator(&version.contract, shape)?;
+        let schema = version
+            .shapes()
+            .into_iter()
+            .find(|candidate| candidate.name == shape)?
+            .schema;
+        Some(Repairer {
+            validator,
+            root: version.schemas.root(&schema),
+        })
+    }
+
+    /// The model of the shape's schema.
+    pub(crate) fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// Whether the shape's schema admits `document`.
+    pub(crate) fn admits(&self, document: &Value) -> bool {
+        self.validator.is_valid(document)
+    }
+
+    /// `document` repaired until the shape's schema admits it (see [`repaired`]).
+    pub(crate) fn repair(
+        &self,
+        document: Value,
+        kept: Kept<'_>,
+        budget: &mut Budget,
+    ) -> Option<Value> {
+        repaired(self.validator, Some(&self.root), document, kept, budget)
+    }
+}
+
 /// `document` repaired until `validator` accepts it; `root`, the model of the same schema,
 /// suggests values. `None` when the budget ran out or no edit made progress.
-pub(crate) fn repaired(
+fn repaired(
     validator: &Validator,
     root: Option<&Node>,
     document: Value,

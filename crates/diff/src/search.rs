@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolgate_gate::internals::{projection_validator, shape_validator};
+use toolgate_gate::internals::projection_validator;
 use toolgate_gate::{Decision, Outcome};
 use toolgate_model::{
     JsonType, Kind, Node, Version, edit, example, example_avoiding, number_candidates,
@@ -25,7 +25,7 @@ use toolgate_model::{
 };
 
 use crate::change::{BumpVerdict, Side};
-use crate::repair::{Budget, repaired};
+use crate::repair::{Budget, Repairer};
 use crate::witness::{Base, Seen, Witness, node_at};
 
 /// How many responses the search runs through both contracts, at most, per verdict.
@@ -80,92 +80,81 @@ pub(crate) fn counterexample(
     let mut budget = Budget::new(REPAIR_VALIDATIONS);
     for base in bases {
         if shows(&base.from, &base.to) {
-            return Some(witness(
-                verdict,
-                base,
-                "unchanged".to_owned(),
-                base.prepared.raw.clone(),
-                from,
-                to,
-            ));
+            let decided = (
+                base.prepared.admit(&from.contract, &base.prepared.raw),
+                base.prepared.admit(&to.contract, &base.prepared.raw),
+            );
+            let raw = base.prepared.raw.clone();
+            return Some(witness(verdict, base, "unchanged".to_owned(), raw, decided));
         }
         let Some(document) = &base.document else {
             continue;
         };
-        // The admitting version's validator, for the shape the base is in (its first otherwise).
+        // The admitting version's schema, for the shape the base is in (its first otherwise).
         let shape = base
             .decision(side)
             .shape()
             .map(str::to_owned)
             .or_else(|| admitting.shapes().first().map(|shape| shape.name.clone()));
-        let repairer = shape.as_deref().and_then(|shape| {
-            let validator = shape_validator(&admitting.contract, shape)?;
-            let schema = admitting
-                .shapes()
-                .into_iter()
-                .find(|candidate| candidate.name == shape)?
-                .schema;
-            Some((validator, admitting.schemas.root(&schema)))
-        });
+        let repairer = shape
+            .as_deref()
+            .and_then(|shape| Repairer::of(admitting, shape));
+        // Both versions' decisions on `document`, when they show the verdict.
+        let showing = |document: &Value| {
+            let raw = document.to_string().into_bytes();
+            let decided = (
+                base.prepared.admit(&from.contract, &raw),
+                base.prepared.admit(&to.contract, &raw),
+            );
+            let admitted = match side {
+                Side::From => decided.0.is_admitted(),
+                Side::To => decided.1.is_admitted(),
+            };
+            (shows(&decided.0, &decided.1), admitted, raw, decided)
+        };
         for (pointer, candidate) in mutations(document, admitting) {
             attempts += 1;
             if attempts > SEARCH_ATTEMPTS || started.elapsed() > SEARCH_TIME {
                 return None;
             }
-            let raw = candidate.to_string().into_bytes();
-            let decided = (
-                base.prepared.admit(&from.contract, &raw),
-                base.prepared.admit(&to.contract, &raw),
-            );
-            if shows(&decided.0, &decided.1) {
-                let words = format!(
-                    "{}: changed by the proof search",
-                    toolgate_repo::text::pointer(&pointer)
-                );
-                return Some(witness(verdict, base, words, raw, from, to));
+            let place = toolgate_repo::text::pointer(&pointer);
+            let (shown, admitted, raw, decided) = showing(&candidate);
+            if shown {
+                let words = format!("{place}: changed by the proof search");
+                return Some(witness(verdict, base, words, raw, decided));
             }
             // The mutation broke something else the admitting version asks for: repaired
             // around it (the mutated place kept as it is), it may still show the verdict.
-            let admitted = match side {
-                Side::From => decided.0.is_admitted(),
-                Side::To => decided.1.is_admitted(),
-            };
-            let Some((validator, root)) = &repairer else {
+            let Some(repairer) = &repairer else {
                 continue;
             };
-            if admitted || budget.is_spent() || validator.is_valid(&candidate) {
+            if admitted || budget.is_spent() || repairer.admits(&candidate) {
                 continue;
             }
             let kept = Some((pointer.as_str(), candidate.pointer(&pointer)));
-            let Some(fixed) = repaired(validator, Some(root), candidate.clone(), kept, &mut budget)
-            else {
+            let Some(fixed) = repairer.repair(candidate.clone(), kept, &mut budget) else {
                 continue;
             };
-            let raw = fixed.to_string().into_bytes();
-            let decided = (
-                base.prepared.admit(&from.contract, &raw),
-                base.prepared.admit(&to.contract, &raw),
-            );
-            if shows(&decided.0, &decided.1) {
+            let (shown, _, raw, decided) = showing(&fixed);
+            if shown {
                 let words = format!(
-                    "{}: changed by the proof search, the rest repaired to what {}'s schema admits",
-                    toolgate_repo::text::pointer(&pointer),
+                    "{place}: changed by the proof search, the rest repaired to what {}'s schema admits",
                     admitting.name
                 );
-                return Some(witness(verdict, base, words, raw, from, to));
+                return Some(witness(verdict, base, words, raw, decided));
             }
         }
     }
     None
 }
 
+/// The witness `raw` is, with both versions' decisions on it.
 fn witness(
     verdict: BumpVerdict,
     base: &Base,
     edit: String,
     raw: Vec<u8>,
-    from: &Version,
-    to: &Version,
+    (from, to): (Decision, Decision),
 ) -> Witness {
     Witness {
         verdict,
@@ -176,8 +165,8 @@ fn witness(
         request_changes: Vec::new(),
         request: base.prepared.request.clone(),
         status: base.prepared.request.upstream_status,
-        from: Seen::of(&base.prepared.admit(&from.contract, &raw)),
-        to: Seen::of(&base.prepared.admit(&to.contract, &raw)),
+        from: Seen::of(&from),
+        to: Seen::of(&to),
         raw: String::from_utf8_lossy(&raw).into_owned(),
     }
 }

@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
-use toolgate_gate::internals::{format_timestamp, shape_validator};
+use toolgate_gate::internals::format_timestamp;
 use toolgate_model::{Kind, Node, Version, edit, example, intersect};
 use toolgate_repo::{FixtureClass, Prepared, RequestSpec};
 
-use crate::repair::{Budget, repaired};
+use crate::repair::{Budget, Repairer};
 use crate::witness::Base;
 
 /// How many validations the repairs of one comparison's synthesized bases may run.
@@ -41,21 +41,17 @@ pub(crate) fn bases(from: &Version, to: &Version) -> Vec<Base> {
     let mut budget = Budget::new(SYNTHESIS_VALIDATIONS);
     for version in [from, to] {
         for shape in version.shapes() {
-            let root = version.schemas.root(&shape.schema);
-            let validator = shape_validator(&version.contract, &shape.name);
-            let starts = example(&root, None)
+            let Some(repairer) = Repairer::of(version, &shape.name) else {
+                continue;
+            };
+            let root = repairer.root();
+            let starts = example(root, None)
                 .into_iter()
-                .chain(full(&root, FULL_DEPTH))
+                .chain(full(root, FULL_DEPTH))
                 .chain([Value::Object(Map::new())]);
             for start in starts {
-                let document = match validator {
-                    Some(validator) => {
-                        match repaired(validator, Some(&root), start, None, &mut budget) {
-                            Some(document) => document,
-                            None => continue,
-                        }
-                    }
-                    None => start,
+                let Some(document) = repairer.repair(start, None, &mut budget) else {
+                    continue;
                 };
                 if !seen.insert(document.to_string()) {
                     continue;
