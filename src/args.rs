@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use toolgate_analyze::Format;
 use toolgate_analyze::lint::LintConfig;
+use toolgate_analyze::{Format, LintFormat};
 use toolgate_diff::{DiffConfig, DiffFormat, FailOn};
 use toolgate_mcp::{ListenLimits, ProxyConfig, Route, parse_timeout};
 use toolgate_repo::{Choice, UsageError};
@@ -235,8 +235,8 @@ pub(crate) struct LintArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
     /// The report format.
-    #[arg(long, value_parser = choice::<Format>(), default_value = "human")]
-    format: Format,
+    #[arg(long, value_parser = choice::<LintFormat>(), default_value = "human")]
+    format: LintFormat,
 }
 
 impl LintArgs {

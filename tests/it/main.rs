@@ -25,6 +25,7 @@ mod properties;
 mod real_apis;
 mod render;
 mod reports;
+mod sarif;
 mod save_fixture;
 mod schemas;
 mod serve;

@@ -14,7 +14,7 @@ use toolgate_gate::internals::standalone_validator;
 
 /// A tree where one case fails (a changed snapshot), one cannot load (a broken sidecar) and the
 /// rest pass.
-fn failing_tree() -> tempfile::TempDir {
+pub(crate) fn failing_tree() -> tempfile::TempDir {
     let dir = tree();
     let snapshot = dir
         .path()

@@ -6,7 +6,7 @@ pub mod lint;
 pub mod mutants;
 
 toolgate_repo::choices! {
-    /// How `toolgate lint` and `toolgate mutate` report.
+    /// How `toolgate mutate` reports.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub enum Format {
         /// For a terminal.
@@ -14,5 +14,19 @@ toolgate_repo::choices! {
         Human = "human",
         /// Stable and documented field by field (see the README).
         Json = "json",
+    }
+}
+
+toolgate_repo::choices! {
+    /// How `toolgate lint` reports.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum LintFormat {
+        /// For a terminal.
+        #[default]
+        Human = "human",
+        /// Stable and documented field by field (see the README).
+        Json = "json",
+        /// SARIF 2.1.0, for GitHub code scanning: each finding at its line; accepted ones suppressed.
+        Sarif = "sarif",
     }
 }

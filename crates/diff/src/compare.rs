@@ -31,6 +31,8 @@ toolgate_repo::choices! {
         Markdown = "markdown",
         /// Stable and documented field by field (see the README).
         Json = "json",
+        /// SARIF 2.1.0, for GitHub code scanning: each verdict at the changes that make it.
+        Sarif = "sarif",
     }
 }
 
@@ -144,7 +146,7 @@ impl FailOn {
     }
 
     /// Whether the report fails this; `None` when it measures traffic and none was replayed.
-    fn fails(&self, report: &Report) -> Option<bool> {
+    pub(crate) fn fails(&self, report: &Report) -> Option<bool> {
         match *self {
             FailOn::Verdict(verdict) => Some(report.answer(verdict).value != Some(false)),
             FailOn::Traffic { shift, above } => {
@@ -418,7 +420,10 @@ pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageEr
             source,
         )?);
     }
-    let text = report.render(options.format, options.color);
+    let text = match options.format {
+        DiffFormat::Sarif => report.sarif(&options.root, &options.fail_on),
+        format => report.render(format, options.color),
+    };
     write_output(out, text.as_bytes())?;
     let failing = options
         .fail_on

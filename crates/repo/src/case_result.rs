@@ -42,6 +42,69 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: &'static [ProblemKind] = &[
+        ProblemKind::Structure,
+        ProblemKind::Load,
+        ProblemKind::Contract,
+        ProblemKind::Expectation,
+        ProblemKind::Envelope,
+        ProblemKind::Leak,
+        ProblemKind::Canary,
+        ProblemKind::Twin,
+        ProblemKind::Snapshot,
+        ProblemKind::Coverage,
+        ProblemKind::Stale,
+        ProblemKind::Lock,
+        ProblemKind::Survivor,
+        ProblemKind::Lint,
+    ];
+
+    /// What a problem of this kind means and what to do, in a sentence or two (a SARIF rule's
+    /// help).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ProblemKind::Structure => {
+                "The fixture tree is malformed (an unknown class folder, a raw file without its sidecar). Move or name the file as the README's layout says."
+            }
+            ProblemKind::Load => {
+                "A fixture, its sidecar or its request file cannot be read. Fix the file at the line named."
+            }
+            ProblemKind::Contract => {
+                "A contract version does not compile, so none of its cases ran. Fix the contract."
+            }
+            ProblemKind::Expectation => {
+                "The gate decided something other than the sidecar expects. Fix the contract, or the sidecar if the expectation was wrong; `toolgate check` reproduces the decision."
+            }
+            ProblemKind::Envelope => {
+                "The agent bytes are neither the fixed failure envelope nor a promised success."
+            }
+            ProblemKind::Leak => {
+                "A raw string the contract does not promise reached the agent: projection let it through."
+            }
+            ProblemKind::Canary => "A canary string planted in a fixture reached the agent.",
+            ProblemKind::Twin => {
+                "A legacy fixture's agent bytes differ from those of its current-shape twin."
+            }
+            ProblemKind::Snapshot => {
+                "The agent bytes differ from their snapshot (or it is missing). Review the change; accept it with `toolgate test --accept` if it is intended."
+            }
+            ProblemKind::Coverage => {
+                "A tool's fixtures miss a class or a case the contract asks for. Add the fixture."
+            }
+            ProblemKind::Stale => "A snapshot file no fixture produces any more. Remove it.",
+            ProblemKind::Lock => {
+                "A published contract version changed, or is not locked. Publish a new version instead of editing one."
+            }
+            ProblemKind::Survivor => {
+                "A near-miss mutant of an admitted fixture is admitted too, and no survivors.yaml entry accepts it. Tighten the contract, or accept the survivor with a reason."
+            }
+            ProblemKind::Lint => {
+                "A lint finding that no lint.yaml entry accepts. Tighten the contract, or accept the finding with a reason."
+            }
+        }
+    }
+
     /// The name reports use (`snapshot`, `leak`, …), as the JSON report spells it.
     pub fn name(self) -> &'static str {
         match self {

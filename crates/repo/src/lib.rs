@@ -29,6 +29,7 @@ mod output_file;
 mod repository;
 mod request;
 mod rollout;
+pub mod sarif;
 mod save_fixture;
 mod sidecar;
 mod status;

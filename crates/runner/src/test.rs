@@ -35,6 +35,8 @@ toolgate_repo::choices! {
         Markdown = "markdown",
         /// GitHub Actions workflow commands: each failure annotates its fixture in the pull request.
         Github = "github",
+        /// SARIF 2.1.0, for GitHub code scanning: each failure's problems at their files and lines.
+        Sarif = "sarif",
     }
 }
 
@@ -313,6 +315,7 @@ impl Rendering<'_> {
             ReportFormat::Junit => report::junit::render(summary).map_err(UsageError::new)?,
             ReportFormat::Markdown => report::markdown::render(summary, fixture_count, tools, mode),
             ReportFormat::Github => report::github::render(summary, root),
+            ReportFormat::Sarif => report::sarif::render(summary, root),
         })
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use toolgate_gate::internals::escape_hidden;
 
 use super::{JudgedFinding, Rule, ToolLint, judge, lint_tool};
-use crate::Format;
+use crate::LintFormat;
 use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::json_report;
@@ -28,7 +28,7 @@ pub struct LintConfig {
     /// The repository root, holding contracts/.
     pub root: PathBuf,
     /// The report format.
-    pub format: Format,
+    pub format: LintFormat,
     /// Colour the human report.
     pub color: bool,
 }
@@ -44,8 +44,9 @@ pub fn run(options: &LintConfig, out: &mut impl Write) -> Result<Status, UsageEr
         .collect();
     let report = Report::of(&linted);
     let text = match options.format {
-        Format::Human => report.human(options.color),
-        Format::Json => report.json(),
+        LintFormat::Human => report.human(options.color),
+        LintFormat::Json => report.json(),
+        LintFormat::Sarif => report.sarif(&repository, options),
     };
     write_output(out, text.as_bytes())?;
     Ok(if !report.errors.is_empty() {
@@ -186,18 +187,8 @@ impl Report {
                 Some(reason) => {
                     let _ = writeln!(out, "    accepted: {}", escape_hidden(reason));
                 }
-                None if row.rule == Rule::ObjectOpen.name() => {
-                    let _ = writeln!(
-                        out,
-                        "    fix it in a new contract version, or, where the upstream adds members on purpose, declare the place under the shape's `tolerate:` with a reason"
-                    );
-                }
                 None => {
-                    let _ = writeln!(
-                        out,
-                        "    fix it in a new contract version, or accept it in contracts/{}/lint.yaml with a reason",
-                        escape_hidden(&row.tool)
-                    );
+                    let _ = writeln!(out, "    {}", fix_words(row.rule, &row.tool));
                 }
             }
         }
@@ -207,11 +198,7 @@ impl Report {
                 "\n{}:{}: {}",
                 escape_hidden(&stale.file),
                 stale.line,
-                paint(
-                    color,
-                    Tone::Bad,
-                    "this accepted finding is no longer found in the versions it names; remove the entry"
-                )
+                paint(color, Tone::Bad, STALE_WORDS)
             );
         }
         for error in &self.errors {
@@ -266,5 +253,108 @@ impl Report {
             stale_acceptances: &self.stale,
             errors: &self.errors,
         })
+    }
+}
+
+/// What a stale acceptance means and what to do.
+const STALE_WORDS: &str =
+    "this accepted finding is no longer found in the versions it names; remove the entry";
+
+/// How to resolve a finding of `rule` (a rule name) in `tool`'s contract.
+fn fix_words(rule: &str, tool: &str) -> String {
+    if rule == Rule::ObjectOpen.name() {
+        "fix it in a new contract version, or, where the upstream adds members on purpose, declare the place under the shape's `tolerate:` with a reason".to_owned()
+    } else {
+        format!(
+            "fix it in a new contract version, or accept it in contracts/{}/lint.yaml with a reason",
+            escape_hidden(tool)
+        )
+    }
+}
+
+impl Report {
+    /// The report as a SARIF log: a rule per lint rule, each finding at the line its JSON
+    /// pointer is written on (accepted ones suppressed with their reason), each stale acceptance
+    /// at its `lint.yaml` line, and what could not be read as the run's notifications.
+    fn sarif(&self, repository: &Repository, options: &LintConfig) -> String {
+        use toolgate_repo::sarif::{Finding, Level, Log, Place, Rule as SarifRule};
+        const STALE: &str = "stale_acceptance";
+        let mut rules: Vec<SarifRule> = Rule::ALL
+            .iter()
+            .map(|rule| SarifRule {
+                id: rule.name(),
+                summary: rule.describe().to_owned(),
+                help: fix_words(rule.name(), "TOOL"),
+                level: Level::Error,
+            })
+            .collect();
+        rules.push(SarifRule {
+            id: STALE,
+            summary: "An entry of lint.yaml accepts a finding no version it names has any more."
+                .to_owned(),
+            help: STALE_WORDS.to_owned(),
+            level: Level::Error,
+        });
+        let mut texts = std::collections::BTreeMap::new();
+        let mut findings: Vec<Finding> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let file = std::path::Path::new(toolgate_repo::CONTRACTS_DIR)
+                    .join(&row.tool)
+                    .join(&row.version)
+                    .join(&row.file);
+                let text: &String = texts
+                    .entry(file.clone())
+                    .or_insert_with(|| repository.root().read_text(&file).unwrap_or_default());
+                let field = row
+                    .field
+                    .as_ref()
+                    .map(|field| format!(" (field `{field}`)"))
+                    .unwrap_or_default();
+                Finding {
+                    rule: Rule::from_name(row.rule).map_or(row.rule, Rule::name),
+                    level: Level::Error,
+                    message: format!(
+                        "{} {}{field}: {}\n{}",
+                        row.tool,
+                        row.version,
+                        row.message,
+                        fix_words(row.rule, &row.tool)
+                    ),
+                    place: Some(Place::pointer(file, text, &row.pointer)),
+                    accepted: row.reason.clone(),
+                    identity: format!(
+                        "{}\u{0}{}",
+                        row.version,
+                        row.field.as_deref().unwrap_or_default()
+                    ),
+                }
+            })
+            .collect();
+        findings.extend(self.stale.iter().map(|stale| Finding {
+            rule: STALE,
+            level: Level::Error,
+            message: STALE_WORDS.to_owned(),
+            place: Some(Place {
+                file: stale.file.clone().into(),
+                line: usize::try_from(stale.line).ok(),
+                pointer: None,
+            }),
+            accepted: None,
+            identity: stale.line.to_string(),
+        }));
+        Log {
+            category: match &options.tool {
+                Some(tool) => format!("toolgate/lint/{tool}"),
+                None => "toolgate/lint".to_owned(),
+            },
+            root: options.root.clone(),
+            rules,
+            findings,
+            errors: self.errors.clone(),
+            fallback: Place::file(toolgate_repo::CONTRACTS_DIR),
+        }
+        .render()
     }
 }

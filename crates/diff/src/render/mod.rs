@@ -1,5 +1,5 @@
-//! The three renderings of a [`Report`]: human (a terminal), markdown (a pull-request comment)
-//! and JSON (serialize-only types, kept apart from the logic so the format changes on purpose),
+//! The renderings of a [`Report`]: human (a terminal), markdown (a pull-request comment),
+//! SARIF (code scanning) and JSON (serialize-only types, kept apart from the logic so the format changes on purpose),
 //! one file each, and the words they share.
 //!
 //! Every string that came from the repository (descriptions quoting schema values, file names,
@@ -9,6 +9,7 @@
 mod human;
 mod json;
 mod markdown;
+mod sarif;
 
 pub use json::SCHEMA;
 
@@ -30,13 +31,21 @@ pub(super) fn claimed_by<'r>(witness: &Witness, report: &'r Report) -> &'r str {
 }
 
 impl Report {
-    /// The report in `format`; `color` for a terminal that takes it.
+    /// The report in `format`; `color` for a terminal that takes it. SARIF names files relative
+    /// to the current folder and marks no verdict as failing: [`Report::sarif`] says otherwise.
     pub fn render(&self, format: DiffFormat, color: bool) -> String {
         match format {
             DiffFormat::Human => human::human(self, color),
             DiffFormat::Markdown => markdown::markdown(self),
             DiffFormat::Json => json::json(self),
+            DiffFormat::Sarif => self.sarif(std::path::Path::new("."), &[]),
         }
+    }
+
+    /// The report as a SARIF log, its files under `root` (as given on the command line), each
+    /// verdict `fail_on` names an error.
+    pub fn sarif(&self, root: &std::path::Path, fail_on: &[crate::FailOn]) -> String {
+        sarif::sarif(self, root, fail_on)
     }
 }
 
@@ -115,7 +124,11 @@ pub(super) fn words(verdict: BumpVerdict) -> &'static str {
 }
 
 pub(super) fn meaning(verdict: BumpVerdict, report: &Report) -> String {
-    let (from, to) = (&report.from, &report.to);
+    meaning_between(verdict, &report.from, &report.to)
+}
+
+/// What `verdict` means for the bump from `from` to `to`.
+pub(super) fn meaning_between(verdict: BumpVerdict, from: &str, to: &str) -> String {
     match verdict {
         BumpVerdict::UpstreamBreaking => format!("a response {from} admits, {to} rejects"),
         BumpVerdict::UpstreamLoosened => format!("a response {to} admits, {from} rejects"),

@@ -1,5 +1,5 @@
 //! Reports of a `toolgate test` run: a human summary, a stable JSON summary, JUnit XML, a
-//! pull-request comment in markdown, GitHub Actions annotations.
+//! pull-request comment in markdown, GitHub Actions annotations, SARIF for code scanning.
 //!
 //! The runner streams verdicts into a [`Summary`], which keeps counts for every case but the full
 //! verdict only for failures, so memory does not grow with the number of passing fixtures.
@@ -9,6 +9,7 @@ mod human;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
+pub(crate) mod sarif;
 
 pub(crate) use human::render as human;
 
