@@ -166,8 +166,10 @@ impl TestArgs {
 /// What `toolgate diff` was asked to do: its command-line arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DiffArgs {
-    /// The tool whose contract versions to compare (a folder under contracts/).
-    tool: String,
+    /// The tool whose contract versions to compare (a folder under contracts/); also accepted
+    /// after `--` (`toolgate diff -- TOOL`), for a name that starts with `-`.
+    #[arg(value_name = "TOOL")]
+    tool: Option<String>,
     /// The older version, e.g. `v1` (default: the second newest).
     from: Option<String>,
     /// The newer version, e.g. `v2` (default: the newest).
@@ -202,13 +204,89 @@ pub(crate) struct DiffArgs {
     /// mutated toward the other version, run through both contracts within a time budget).
     #[arg(long)]
     no_search: bool,
+    /// Check a live MCP server against the contract (FROM, default the newest version) instead
+    /// of comparing two versions: the server's declared outputSchema for TOOL, put in the
+    /// contract's place, is TO (`server`). Fails when the server may send what the contract
+    /// refuses (`--fail-on loosened`, unless --fail-on says otherwise), does not list TOOL, or,
+    /// with --call, answers a call with a result the contract refuses. The server's command or
+    /// URL after `--`.
+    #[arg(long, requires = "server", conflicts_with_all = ["replay", "to"])]
+    upstream: bool,
+    /// With --upstream: also call TOOL live, with each accepted fixture of its argument
+    /// contract (fixtures/TOOL.arguments/accepted/) and each --arguments, and decide each
+    /// result as mcp-proxy decides it (under the context of fixtures/TOOL/request.json).
+    #[arg(long, requires = "upstream")]
+    call: bool,
+    /// With --call: one more call's arguments, a JSON object; repeatable.
+    #[arg(long, value_name = "JSON", requires = "call")]
+    arguments: Vec<String>,
+    /// With --upstream: how long the server has to list its tools, and to answer each call.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout, requires = "upstream")]
+    timeout: Duration,
+    /// With --upstream: a header for a server reached over HTTP, as NAME=VARIABLE (the value from
+    /// the environment variable); repeatable.
+    #[arg(long, value_name = "NAME=VARIABLE", requires = "upstream")]
+    upstream_header: Vec<String>,
+    /// The MCP server of --upstream: its command and arguments, or its Streamable HTTP URL.
+    /// Without --upstream, what follows `--` is TOOL [FROM] [TO].
+    #[arg(last = true, value_name = "SERVER COMMAND OR URL")]
+    server: Vec<OsString>,
+}
+
+/// A server check (`toolgate diff TOOL --upstream -- SERVER`), as the command line asks it.
+pub(crate) struct UpstreamCheck {
+    pub(crate) config: DiffConfig,
+    pub(crate) call: bool,
+    pub(crate) arguments: Vec<String>,
+    pub(crate) ask: toolgate_mcp::ServerAsk,
 }
 
 impl DiffArgs {
+    /// The arguments with TOOL, FROM and TO in place: without --upstream, the words after `--`
+    /// are they (`toolgate diff -- TOOL`, for a tool whose name starts with `-`).
+    pub(crate) fn resolved(mut self) -> Result<DiffArgs, UsageError> {
+        if !self.upstream && !self.server.is_empty() {
+            if self.tool.is_some() || self.server.len() > 3 {
+                return Err(UsageError::new(
+                    "after `--` comes TOOL [FROM] [TO] (or, with --upstream, the server's command or URL): name the tool once",
+                ));
+            }
+            let mut words = std::mem::take(&mut self.server).into_iter().map(|word| {
+                word.into_string().map_err(|word| {
+                    UsageError::new(format!("{word:?}: a tool or version name is UTF-8"))
+                })
+            });
+            self.tool = words.next().transpose()?;
+            self.from = words.next().transpose()?;
+            self.to = words.next().transpose()?;
+        }
+        if self.tool.is_none() {
+            return Err(UsageError::new(
+                "name the tool: toolgate diff TOOL [FROM] [TO] (a folder under contracts/)",
+            ));
+        }
+        Ok(self)
+    }
+
+    /// The server check this asks for, when it asks for one (`--upstream`).
+    pub(crate) fn upstream_check(&self, terminal: Terminal) -> Option<UpstreamCheck> {
+        self.upstream.then(|| UpstreamCheck {
+            config: self.clone().into_config(terminal),
+            call: self.call,
+            arguments: self.arguments.clone(),
+            ask: toolgate_mcp::ServerAsk {
+                command: self.server.clone(),
+                upstream_headers: self.upstream_header.clone(),
+                timeout: self.timeout,
+                calls: Vec::new(),
+            },
+        })
+    }
+
     /// The differ's configuration, coloured as the terminal allows.
     pub(crate) fn into_config(self, terminal: Terminal) -> DiffConfig {
         DiffConfig {
-            tool: self.tool,
+            tool: self.tool.unwrap_or_default(),
             from: self.from,
             to: self.to,
             root: self.root,

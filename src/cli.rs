@@ -210,7 +210,13 @@ pub(crate) fn main() -> ExitCode {
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
         Command::Audit(command) => crate::audit::run(&command, &mut io::stdout().lock()),
         Command::Diff(args) => {
-            toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
+            args.resolved()
+                .and_then(|args| match args.upstream_check(Terminal::detect()) {
+                    Some(check) => crate::upstream::run(check, &mut io::stdout()),
+                    None => {
+                        toolgate_diff::run(&args.into_config(Terminal::detect()), &mut io::stdout())
+                    }
+                })
         }
         Command::McpProxy(args) => {
             ProxyConfig::try_from(*args).and_then(|config| toolgate_mcp::run(&config))

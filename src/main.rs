@@ -15,6 +15,7 @@ mod new;
 mod reproduce;
 mod schema;
 mod serve;
+mod upstream;
 
 use std::process::ExitCode;
 

@@ -36,11 +36,17 @@ mod scaffold;
 mod surface;
 #[path = "mcp/telemetry.rs"]
 mod telemetry;
+#[path = "mcp/upstream.rs"]
+mod upstream;
 
 const SCENARIO_VARIABLE: &str = "TOOLGATE_FAKE_MCP_SCENARIO";
 const LOG_VARIABLE: &str = "TOOLGATE_FAKE_MCP_LOG";
 
 fn main() -> ExitCode {
+    if let Some(tool) = std::env::var_os(upstream::SDK_SERVER_VARIABLE) {
+        upstream::sdk_server(&tool.to_string_lossy());
+        return ExitCode::SUCCESS;
+    }
     if let Some(scenario) = std::env::var_os(SCENARIO_VARIABLE) {
         fake_server(
             Path::new(&scenario),
@@ -72,7 +78,11 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 26] = [
+    let single: [(&str, Test); 27] = [
+        (
+            "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
+            upstream::a_server_is_checked_against_its_consumers_contract,
+        ),
         (
             "mcp::http::listener_and_http_upstream",
             http::listener_and_http_upstream,

@@ -822,7 +822,7 @@ fn the_cli_reports_in_three_formats_and_fails_on_what_it_is_told() {
         human.stdout
     );
     let json: Value = serde_json::from_str(&diff(&["--format", "json"]).stdout).unwrap();
-    assert_eq!(json["format_version"], 2);
+    assert_eq!(json["format_version"], 3);
     assert_eq!(
         json["summary"],
         json!({"upstream_breaking": true, "upstream_loosened": false, "agent_widened": false, "agent_narrowed": true})
@@ -854,6 +854,67 @@ fn the_cli_reports_in_three_formats_and_fails_on_what_it_is_told() {
         "{}",
         unknown.stderr
     );
+}
+
+/// One edit to a definition two members share is one change, at one place "and 1 more place",
+/// in every format; its effects are the strongest either place has (only `state` is promised, so
+/// only its place narrows what the agent sees).
+#[test]
+fn a_definition_two_members_share_is_one_change_listed_with_its_other_place() {
+    let shared = |files: &mut Files, values: Value| {
+        files.schema["$defs"]["state"] = json!({"enum": values});
+        *property(files, "state") = json!({"$ref": "#/$defs/state"});
+        *property(files, "was") = json!({"$ref": "#/$defs/state"});
+        files.agent["properties"]["data"]["properties"]["state"] =
+            json!({"$ref": "probe.schema.json#/$defs/state"});
+    };
+    let dir = repository(
+        |v1| shared(v1, json!(["a", "b", "c"])),
+        |v2| shared(v2, json!(["a", "b"])),
+    );
+    let diff = |format: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.args([
+            "diff",
+            "probe",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        snapshot_env(&mut command, true);
+        run(command, b"")
+    };
+    let json: Value = serde_json::from_str(&diff("json").stdout).unwrap();
+    crate::common::assert_matches_schema("diff-report", &json);
+    let narrowed: Vec<&Value> = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|change| change["kind"] == "enum_narrowed")
+        .collect();
+    assert_eq!(narrowed.len(), 1, "{json:#}");
+    let mut places = vec![narrowed[0]["instance"].as_str().unwrap()];
+    places.extend(
+        narrowed[0]["more_places"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|place| place.as_str().unwrap()),
+    );
+    places.sort_unstable();
+    assert_eq!(places, ["/data/state", "/data/was"]);
+    assert_eq!(narrowed[0]["pointer"], "/$defs/state/enum");
+    assert_eq!(
+        narrowed[0]["effects"],
+        json!({"upstream_breaking": true, "upstream_loosened": false, "agent_widened": false, "agent_narrowed": true})
+    );
+    let witnessed = json["witnesses"][0]["change"].as_u64().unwrap() as usize;
+    assert_eq!(json["changes"][witnessed]["kind"], "enum_narrowed");
+    let human = diff("human").stdout;
+    assert!(human.contains("and 1 more place: /data/"), "{human}");
+    let markdown = diff("markdown").stdout;
+    assert!(markdown.contains("and 1 more place: "), "{markdown}");
 }
 
 #[test]

@@ -600,6 +600,27 @@ fn a_change_inside_a_recursive_definition_is_decided() {
         "{:?}",
         report.answers
     );
+    // One edit, listed once at its schema location, whatever depth it was met at.
+    let listed: Vec<_> = report
+        .changes
+        .iter()
+        .filter(|change| change.kind == "length_tightened")
+        .collect();
+    assert_eq!(listed.len(), 1, "{:#?}", report.changes);
+    assert_eq!(listed[0].instance.as_deref(), Some("/data/name"));
+    assert!(
+        listed[0]
+            .more_places
+            .iter()
+            .all(|place| place.starts_with("/data/children/") && place.ends_with("/name")),
+        "{:?}",
+        listed[0].more_places
+    );
+    assert!(
+        listed[0].more_places.len() >= 2,
+        "{:?}",
+        listed[0].more_places
+    );
     // Unchanged, the recursion compares equal.
     let (found, report) = verdicts(tree(5), tree(5), &["/name"]);
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);

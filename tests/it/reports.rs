@@ -146,7 +146,7 @@ fn the_json_report_is_valid_against_its_published_schema() {
             .map(|error| error.to_string())
             .collect();
         assert!(errors.is_empty(), "{errors:?}\n{report:#}");
-        assert_eq!(report["format_version"], 2);
+        assert_eq!(report["format_version"], 3);
         if code == 2 {
             assert_eq!(
                 report["failures"][0]["fixture"],

@@ -226,6 +226,10 @@ pub struct Change {
     effects: [Effect; 4],
     /// For the agent schema: what the declaration says, which projection then has to honour.
     pub declared: Option<(bool, bool)>,
+    /// The other places in a response the same edit governs (a definition reached through
+    /// several paths, or a recursive one at each depth), in the order found: the change is
+    /// listed once, at `instance`, "and N more places".
+    pub more_places: Vec<String>,
 }
 
 impl Change {
@@ -245,6 +249,7 @@ impl Change {
             shape: None,
             effects: [Effect::No, Effect::No, Effect::No, Effect::No],
             declared: None,
+            more_places: Vec::new(),
         }
     }
 
@@ -268,5 +273,90 @@ impl Change {
     /// Replaces the effect on one verdict.
     pub fn set(&mut self, verdict: BumpVerdict, effect: Effect) {
         self.effects[verdict.index()] = effect;
+    }
+}
+
+/// One change per edit: changes of the same kind at the same schema location (`file#pointer`)
+/// that say the same thing but for the place in a response they govern are one edit reached
+/// through several paths. Each is merged into the first of its kind, its places added to
+/// `more_places`, and each verdict's effect the strongest any place has (yes over undecided over
+/// no: the edit makes a verdict true if it does so anywhere). Returns the merged changes and,
+/// for each original index, its index among them, for what refers to a change by index.
+pub(crate) fn one_per_edit(changes: Vec<Change>) -> (Vec<Change>, Vec<usize>) {
+    let mut merged: Vec<Change> = Vec::new();
+    let mut first_of: std::collections::HashMap<
+        (&'static str, String, String, String, bool),
+        usize,
+    > = std::collections::HashMap::new();
+    let mut index_of = Vec::with_capacity(changes.len());
+    for change in changes {
+        let key = (
+            change.kind,
+            change.file.clone(),
+            change.pointer.clone(),
+            without_place(&change).to_owned(),
+            change.declared.is_some(),
+        );
+        match first_of.get(&key) {
+            Some(&at) => {
+                let first = &mut merged[at];
+                // Listed at its shallowest place: the one a reader finds first in a response.
+                let depth = |instance: &Option<String>| {
+                    instance
+                        .as_ref()
+                        .map_or(0, |place| place.matches('/').count())
+                };
+                let mut change = change;
+                if depth(&change.instance) < depth(&first.instance) {
+                    std::mem::swap(&mut first.instance, &mut change.instance);
+                    std::mem::swap(&mut first.description, &mut change.description);
+                    std::mem::swap(&mut first.shape, &mut change.shape);
+                }
+                first.more_places.extend(change.instance.clone());
+                for verdict in BumpVerdict::ALL {
+                    let stronger = match (first.effect(verdict), change.effect(verdict)) {
+                        (Effect::Yes(_), _) => false,
+                        (_, Effect::Yes(_)) => true,
+                        (Effect::No, Effect::Unknown(_)) => true,
+                        _ => false,
+                    };
+                    if stronger {
+                        first.set(verdict, change.effect(verdict).clone());
+                    }
+                }
+                if let (Some(first), Some(other)) = (&mut first.declared, change.declared) {
+                    *first = (first.0 || other.0, first.1 || other.1);
+                }
+                index_of.push(at);
+            }
+            None => {
+                first_of.insert(key, merged.len());
+                index_of.push(merged.len());
+                merged.push(change);
+            }
+        }
+    }
+    for change in &mut merged {
+        change
+            .more_places
+            .sort_by(|a, b| (a.matches('/').count(), a).cmp(&(b.matches('/').count(), b)));
+        change.more_places.dedup();
+    }
+    (merged, index_of)
+}
+
+/// A change's description without the response place it starts with (`/data: property …` at
+/// `/data/reviewed_at`): what two places of one edit say alike.
+fn without_place(change: &Change) -> &str {
+    let (Some(instance), Some((place, rest))) =
+        (&change.instance, change.description.split_once(": "))
+    else {
+        return &change.description;
+    };
+    let whole = toolgate_repo::text::pointer("");
+    if place == whole || (place.starts_with('/') && instance.starts_with(place)) {
+        rest
+    } else {
+        &change.description
     }
 }

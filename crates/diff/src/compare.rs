@@ -12,7 +12,7 @@ use crate::answer::{Answer, Report};
 use crate::change::{BumpVerdict, Change, Effect};
 use crate::traffic::{BlastRadius, Shift, TrafficSource};
 use crate::witness::{Base, WitnessSearch};
-use crate::{contracts, replay, search, synthesize, traffic, witness};
+use crate::{change, contracts, replay, search, synthesize, traffic, witness};
 use toolgate_model::{Version, load};
 use toolgate_repo::FixtureClass;
 use toolgate_repo::Status;
@@ -211,18 +211,38 @@ pub fn compare_with(
     let (from_dir, to_dir) = pick(tool, &published, from, to)?;
     let from = load(&repository, tool, &from_dir)?;
     let to = load(&repository, tool, &to_dir)?;
-    let changes = contracts::compare(&from, &to);
-    let mut bases = bases(&repository, tool, &from, &to);
+    Ok(compare_loaded(&repository, tool, &from, &to, search))
+}
+
+/// Compares two loaded versions of `tool`: the changes, each verdict decided by a witness both
+/// compiled contracts confirm (or the search), every fixture replayed.
+pub(crate) fn compare_loaded(
+    repository: &Repository,
+    tool: &str,
+    from: &Version,
+    to: &Version,
+    search: bool,
+) -> Report {
+    let changes = contracts::compare(from, to);
+    let mut bases = bases(repository, tool, from, to);
     let replayed = bases.len();
     let replay = replay::differences(&bases);
     // Witnesses start from the fixtures; responses synthesized from each version's schemas come
     // after them, for a change no fixture can show (or a tool with no fixtures yet).
-    bases.extend(synthesize::bases(&from, &to));
-    let answers = BumpVerdict::ALL
+    bases.extend(synthesize::bases(from, to));
+    let mut answers: Vec<Answer> = BumpVerdict::ALL
         .iter()
-        .map(|verdict| answer(*verdict, &changes, &bases, &from, &to, search))
+        .map(|verdict| answer(*verdict, &changes, &bases, from, to, search))
         .collect();
-    Ok(Report {
+    // Decided place by place (each place has its own probe); reported edit by edit.
+    let (changes, index_of) = change::one_per_edit(changes);
+    for witness in answers
+        .iter_mut()
+        .filter_map(|answer| answer.witness.as_mut())
+    {
+        witness.change = witness.change.map(|index| index_of[index]);
+    }
+    Report {
         tool: tool.to_owned(),
         from: from.name.clone(),
         to: to.name.clone(),
@@ -231,7 +251,8 @@ pub fn compare_with(
         replay,
         changes,
         traffic: None,
-    })
+        server: None,
+    }
 }
 
 fn pick(
@@ -420,16 +441,36 @@ pub fn run(options: &DiffConfig, out: &mut impl Write) -> Result<Status, UsageEr
             source,
         )?);
     }
+    emit(&report, options, out)
+}
+
+/// Writes `report` as `options` ask, and says whether it passes: failed when a `--fail-on`
+/// names what it shows (a verdict true or undecided, a traffic shift over its threshold), or,
+/// against a server (`--upstream`), when a live call's result is refused; with no `--fail-on`,
+/// a server check fails on `loosened` (the server may send what the contract refuses).
+pub fn emit(
+    report: &Report,
+    options: &DiffConfig,
+    out: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let release_gate = [FailOn::Verdict(BumpVerdict::UpstreamLoosened)];
+    let fail_on: &[FailOn] = match (&report.server, options.fail_on.is_empty()) {
+        (Some(_), true) => &release_gate,
+        _ => &options.fail_on,
+    };
     let text = match options.format {
-        DiffFormat::Sarif => report.sarif(&options.root, &options.fail_on),
+        DiffFormat::Sarif => report.sarif(&options.root, fail_on),
         format => report.render(format, options.color),
     };
     write_output(out, text.as_bytes())?;
-    let failing = options
-        .fail_on
+    let refused = report
+        .server
+        .as_ref()
+        .is_some_and(|facts| !facts.listed || facts.refused().next().is_some());
+    let failing = fail_on
         .iter()
-        .any(|fail_on| fail_on.fails(&report) != Some(false));
-    Ok(Status::passed_if(!failing))
+        .any(|fail_on| fail_on.fails(report) != Some(false));
+    Ok(Status::passed_if(!failing && !refused))
 }
 
 /// The traffic `source` holds of `tool`, decided under the versions named `from` and `to`.

@@ -29,14 +29,16 @@ mod schemas;
 mod search;
 mod synthesize;
 mod traffic;
+mod upstream;
 mod witness;
 
-pub use answer::{Answer, Report};
+pub use answer::{Answer, LiveCall, Report, ServerFacts};
 pub use change::{BumpVerdict, Change, Effect};
 pub use compare::{
-    DiffConfig, DiffFormat, FailOn, Threshold, TrafficShift, compare, compare_with, replay_traffic,
-    run,
+    DiffConfig, DiffFormat, FailOn, Threshold, TrafficShift, compare, compare_with, emit,
+    replay_traffic, run,
 };
 pub use render::SCHEMA as DIFF_REPORT_SCHEMA;
 pub use traffic::{BlastRadius, DEFAULT_LIMIT, Example, Shift, TrafficSource};
+pub use upstream::{SERVER, UpstreamPlan, plan as upstream_plan};
 pub use witness::{Seen, Witness};

@@ -40,6 +40,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use toolgate_gate::internals::parse_duration;
 
 use proxy::{Proxy, Setup};
@@ -225,7 +227,26 @@ pub fn pin(config: &PinConfig) -> Result<SurfaceReport, UsageError> {
             config.root.display()
         )));
     }
-    let runtime = match upstream_url(&config.command) {
+    let listed = with_server(
+        &config.command,
+        &config.upstream_headers,
+        config.timeout,
+        "toolgate pin",
+        |proxy, shown| proxy.list_all_tools(shown, config.timeout),
+    )?;
+    pins::survey(&repository, &tools, &listed, !config.check)
+}
+
+/// `work` done with the server `command` names (a child over stdio, or a server at its URL),
+/// its era settled as the proxy settles it, then stopped; `who` names the verb in its messages.
+fn with_server<T>(
+    command: &[OsString],
+    upstream_headers: &[String],
+    timeout: Duration,
+    who: &str,
+    work: impl FnOnce(&Proxy, &str) -> Result<T, UsageError>,
+) -> Result<T, UsageError> {
+    let runtime = match upstream_url(command) {
         Some(_) => Some(
             tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
@@ -237,20 +258,85 @@ pub fn pin(config: &PinConfig) -> Result<SurfaceReport, UsageError> {
         None => None,
     };
     let (link, source) = connect(
-        &config.command,
-        &config.upstream_headers,
+        command,
+        upstream_headers,
         listing::LISTING_LINE_CAP,
-        config.timeout,
+        timeout,
         runtime.as_ref(),
-        "toolgate pin",
+        who,
     )?;
-    let shown = config
-        .command
-        .first()
-        .map(|program| program.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let listed = listing::list_over(link, source, &shown, config.timeout)?;
-    pins::survey(&repository, &tools, &listed, !config.check)
+    let shown = listing::shown(command);
+    listing::session_over(link, source, &shown, timeout, |proxy| work(proxy, &shown))
+}
+
+/// What `toolgate diff --upstream` asks of a server: its tools, and, with `--call`, each call's
+/// result.
+#[derive(Debug, Clone)]
+pub struct ServerAsk {
+    /// The MCP server's command and its arguments, or its Streamable HTTP URL.
+    pub command: Vec<OsString>,
+    /// Headers for an HTTP server, each `NAME=VARIABLE`.
+    pub upstream_headers: Vec<String>,
+    /// How long the listing, and each call, may take.
+    pub timeout: Duration,
+    /// Calls to make: a tool's name and its arguments.
+    pub calls: Vec<(String, Value)>,
+}
+
+/// What the server answered.
+#[derive(Debug, Clone)]
+pub struct ServerAnswers {
+    /// Every tool it lists.
+    pub tools: Vec<ListedTool>,
+    /// Each call's `CallToolResult`, in the order asked, or why there is none (an error
+    /// answer, no answer in time).
+    pub calls: Vec<Result<Value, String>>,
+}
+
+/// Starts (or reaches) the server, lists its tools, makes each call, and stops it.
+pub fn ask_server(ask: &ServerAsk) -> Result<ServerAnswers, UsageError> {
+    with_server(
+        &ask.command,
+        &ask.upstream_headers,
+        ask.timeout,
+        "toolgate diff --upstream",
+        |proxy, shown| {
+            let tools = listing::listed_tools(&proxy.list_all_tools(shown, ask.timeout)?);
+            let calls = ask
+                .calls
+                .iter()
+                .map(|(tool, arguments)| {
+                    let params = serde_json::json!({"name": tool, "arguments": arguments});
+                    match proxy.request("tools/call", &params, ask.timeout) {
+                        Some(Ok(result)) => Ok(result),
+                        Some(Err(error)) => Err(format!(
+                            "the server answered with an error: {}",
+                            toolgate_gate::internals::escape_hidden(&error.to_string())
+                        )),
+                        None => Err(format!("no answer within {:?}", ask.timeout)),
+                    }
+                })
+                .collect();
+            Ok(ServerAnswers { tools, calls })
+        },
+    )
+}
+
+/// The gate's decision on a live call's result, made as `toolgate mcp-proxy` makes it for a
+/// host's call with JSON-RPC id `id`: the result's `structuredContent` (a text contract: its
+/// text block) decided under a request whose context is `context`, with the members the
+/// contract takes from the arguments taken from `arguments`.
+pub fn decide_call_result(
+    contract: &toolgate_gate::Contract,
+    id: &Value,
+    arguments: &Value,
+    context: serde_json::Map<String, Value>,
+    result: &Value,
+    now: std::time::SystemTime,
+) -> toolgate_gate::Decision {
+    let request = tools::request_under(contract, id, arguments, context)
+        .with_upstream("mcp tools/call (toolgate diff --upstream --call)");
+    tools::decide(contract, &request, result, now).0
 }
 
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.

@@ -32,13 +32,25 @@ pub struct ListedTool {
 
 /// The tools the server started by `command` offers, within `timeout` for the whole listing.
 pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedTool>, UsageError> {
-    let shown = command
+    let shown = shown(command);
+    let (link, source) = upstream::Stdio::spawn(command, LISTING_LINE_CAP, "toolgate new")?;
+    let listed = session_over(Box::new(link), source, &shown, timeout, |proxy| {
+        proxy.list_all_tools(&shown, timeout)
+    })?;
+    Ok(listed_tools(&listed))
+}
+
+/// The program of a server command (or its URL), as messages name it.
+pub(crate) fn shown(command: &[OsString]) -> String {
+    command
         .first()
         .map(|program| program.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (link, source) = upstream::Stdio::spawn(command, LISTING_LINE_CAP, "toolgate new")?;
-    let listed = list_over(Box::new(link), source, &shown, timeout)?;
-    Ok(listed
+        .unwrap_or_default()
+}
+
+/// Each tool of a `tools/list` answer that has a name, read.
+pub(crate) fn listed_tools(listed: &[Value]) -> Vec<ListedTool> {
+    listed
         .iter()
         .filter_map(|tool| {
             Some(ListedTool {
@@ -51,27 +63,28 @@ pub fn list_tools(command: &[OsString], timeout: Duration) -> Result<Vec<ListedT
                 listing: tool.clone(),
             })
         })
-        .collect())
+        .collect()
 }
 
-/// Every tool the server at the end of `link` lists: its era settled as the proxy settles it,
-/// then listed, then stopped.
-pub(crate) fn list_over(
+/// `work` done with the server at the end of `link`, its era settled as the proxy settles it;
+/// the server is stopped afterwards, whatever `work` returned.
+pub(crate) fn session_over<T>(
     link: Box<dyn upstream::Link>,
     source: upstream::Source,
     shown: &str,
     timeout: Duration,
-) -> Result<Vec<Value>, UsageError> {
+    work: impl FnOnce(&Proxy) -> Result<T, UsageError>,
+) -> Result<T, UsageError> {
     let proxy = Proxy::new(Setup::closed(Registry::default(), timeout)?, link);
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
-        let listed = match proxy.settle() {
+        let done = match proxy.settle() {
             Settled::Unusable(reason) => Err(UsageError::new(format!(
-                "the MCP server `{shown}` cannot be listed: {reason}"
+                "the MCP server `{shown}` cannot be used: {reason}"
             ))),
-            _ => proxy.list_all_tools(shown, timeout),
+            _ => work(&proxy),
         };
-        proxy.shut_down("the listing is done");
-        listed
+        proxy.shut_down("the session is done");
+        done
     })
 }

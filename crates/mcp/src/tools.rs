@@ -229,17 +229,26 @@ pub(crate) fn request_for(
     tool: &Tool,
     operator: Map<String, Value>,
 ) -> Request {
+    request_under(&tool.contract, id, arguments, operator).with_upstream(Arc::clone(&tool.upstream))
+}
+
+/// [`request_for`] without the audit's name for the upstream: the request `contract` decides a
+/// call's result under.
+pub(crate) fn request_under(
+    contract: &Contract,
+    id: &Value,
+    arguments: &Value,
+    operator: Map<String, Value>,
+) -> Request {
     let mut context = operator;
     if let Value::Object(members) = arguments {
-        for key in tool.contract.context_from_arguments() {
+        for key in contract.context_from_arguments() {
             if let Some(value) = members.get(key) {
                 context.insert(key.to_owned(), value.clone());
             }
         }
     }
-    Request::new(request_id(id))
-        .with_context_map(context)
-        .with_upstream(Arc::clone(&tool.upstream))
+    Request::new(request_id(id)).with_context_map(context)
 }
 
 /// A JSON-RPC id as a request id: a string as it is, a number as its digits.

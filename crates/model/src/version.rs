@@ -147,6 +147,43 @@ impl Version {
     }
 }
 
+impl Version {
+    /// This version with its current shape read from `schema`, held as the file `file`, in
+    /// place of its own: the contract as it would be if an upstream's own declaration (a
+    /// server's `outputSchema`, for `toolgate diff --upstream`) were its schema, everything else
+    /// (limits, correlation, rules, fields, the agent schema) kept. Named `name`. An error says
+    /// why the gate cannot compile it (a promised field the declaration does not have, a
+    /// keyword the gate refuses).
+    pub fn with_shape_schema(
+        &self,
+        name: &str,
+        file: &str,
+        schema: Value,
+        folder: &std::path::Path,
+    ) -> Result<Version, String> {
+        let mut document = self.document.clone();
+        document["shape"]["schema"] = Value::from(file);
+        let mut files = self.schemas.files().clone();
+        files.remove(DERIVED_AGENT_SCHEMA);
+        files.insert(file.to_owned(), schema);
+        // JSON is YAML: the document is written back as the gate's strict reader reads it.
+        let mut source = toolgate_gate::ContractSource::new(document.to_string()).in_folder(folder);
+        for (name, value) in &files {
+            source = source.with_schema_value(name.clone(), value.clone());
+        }
+        let contract = Contract::compile(&source).map_err(|errors| errors.to_string())?;
+        if let Some(derived) = contract.derived_agent_schema() {
+            files.insert(DERIVED_AGENT_SCHEMA.to_owned(), derived.clone());
+        }
+        Ok(Version {
+            name: name.to_owned(),
+            document,
+            schemas: Schemas::new(files),
+            contract: Arc::new(contract),
+        })
+    }
+}
+
 /// Reads and compiles one version folder of `tool`.
 pub fn load(
     repository: &Repository,

@@ -6,8 +6,8 @@ use toolgate_gate::internals::escape_hidden;
 use toolgate_repo::text::{Tone, paint};
 
 use super::{
-    cause_words, decision_words, effect_word, example_words, location, meaning, share, shifts,
-    traffic_heading, words, yes_no,
+    cause_words, decision_words, effect_word, example_words, live_call_words, location, meaning,
+    more_places, server_heading, share, shifts, traffic_heading, words, yes_no,
 };
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
@@ -48,11 +48,15 @@ pub(crate) fn human(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "  none: the two versions decide and show the same");
     }
     for change in &report.changes {
-        let at = change
+        let mut at = change
             .instance
             .as_deref()
             .map(|instance| format!("  at {}", toolgate_repo::text::pointer(instance)))
             .unwrap_or_default();
+        if let Some(more) = more_places(change, |place| place.to_owned()) {
+            at.push(' ');
+            at.push_str(&more);
+        }
         let _ = writeln!(
             out,
             "  {}  {}{}",
@@ -168,6 +172,26 @@ pub(crate) fn human(report: &Report, color: bool) -> String {
     }
     if let Some(radius) = &report.traffic {
         traffic(&mut out, radius, report, color);
+    }
+    if let Some(facts) = &report.server {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint(bold, "server:"),
+            escape_hidden(&server_heading(report, facts))
+        );
+        if !facts.calls.is_empty() {
+            let refused = facts.refused().count();
+            let _ = writeln!(
+                out,
+                "live calls ({}, {refused} refused or unanswered)",
+                facts.calls.len()
+            );
+            for call in &facts.calls {
+                let _ = writeln!(out, "  {}", escape_hidden(&live_call_words(call)));
+            }
+        }
     }
     out
 }

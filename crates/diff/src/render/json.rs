@@ -27,6 +27,25 @@ struct JsonReport<'a> {
     replay: Vec<JsonReplay<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     traffic: Option<JsonTraffic<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<JsonServer<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonServer<'a> {
+    server: &'a str,
+    listed: bool,
+    declares_output_schema: bool,
+    calls: Vec<JsonCall<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCall<'a> {
+    arguments_from: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decided: Option<JsonSeen<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -130,6 +149,8 @@ struct JsonChange<'a> {
     pointer: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     instance: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    more_places: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     shape: Option<&'a str>,
     effects: serde_json::Map<String, Value>,
@@ -218,6 +239,7 @@ pub(crate) fn json(report: &Report) -> String {
                 file: &change.file,
                 pointer: &change.pointer,
                 instance: change.instance.as_deref(),
+                more_places: &change.more_places,
                 shape: change.shape.as_deref(),
                 effects: BumpVerdict::ALL
                     .iter()
@@ -263,5 +285,19 @@ pub(crate) fn json(report: &Report) -> String {
             })
             .collect(),
         traffic: report.traffic.as_ref().map(json_traffic),
+        server: report.server.as_ref().map(|facts| JsonServer {
+            server: &facts.server,
+            listed: facts.listed,
+            declares_output_schema: facts.declares_output_schema,
+            calls: facts
+                .calls
+                .iter()
+                .map(|call| JsonCall {
+                    arguments_from: &call.arguments_from,
+                    decided: call.decided.as_ref().ok().map(json_seen),
+                    error: call.decided.as_ref().err().map(String::as_str),
+                })
+                .collect(),
+        }),
     })
 }

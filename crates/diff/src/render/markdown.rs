@@ -6,8 +6,8 @@ use toolgate_repo::text::markdown::{code, code_in_table, fenced, html, text};
 
 use super::human::excerpt;
 use super::{
-    cause_words, decision_words, effect_word, location, meaning, share, shifts, traffic_heading,
-    words, yes_no,
+    cause_words, decision_words, effect_word, live_call_words, location, meaning, more_places,
+    server_heading, share, shifts, traffic_heading, words, yes_no,
 };
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
@@ -70,7 +70,10 @@ pub(crate) fn markdown(report: &Report) -> String {
                 change
                     .instance
                     .as_deref()
-                    .map(code_in_table)
+                    .map(|instance| match more_places(change, code_in_table) {
+                        Some(more) => format!("{} {more}", code_in_table(instance)),
+                        None => code_in_table(instance),
+                    })
                     .unwrap_or_default(),
                 text(&change.description),
                 effects.join(" | ")
@@ -204,6 +207,19 @@ pub(crate) fn markdown(report: &Report) -> String {
     }
     if let Some(radius) = &report.traffic {
         traffic(&mut out, radius, report);
+    }
+    if let Some(facts) = &report.server {
+        let _ = writeln!(
+            out,
+            "\n### Server\n\n{}",
+            text(&server_heading(report, facts))
+        );
+        if !facts.calls.is_empty() {
+            let _ = writeln!(out);
+            for call in &facts.calls {
+                let _ = writeln!(out, "- {}", text(&live_call_words(call)));
+            }
+        }
     }
     out
 }

@@ -14,7 +14,7 @@ mod sarif;
 pub use json::SCHEMA;
 
 use crate::DiffFormat;
-use crate::answer::Report;
+use crate::answer::{LiveCall, Report, ServerFacts};
 use crate::change::{BumpVerdict, Change, Effect};
 use crate::traffic::{BlastRadius, Example, Shift};
 use crate::witness::{Seen, Witness};
@@ -59,6 +59,31 @@ pub(super) fn shifts<'r>(radius: &'r BlastRadius, to: &str) -> [(String, &'r Shi
             &radius.output_changed,
         ),
     ]
+}
+
+/// What the server showed of the tool, in one line: `the server `node server.js` lists `weather`
+/// and declares an outputSchema`.
+pub(super) fn server_heading(report: &Report, facts: &ServerFacts) -> String {
+    let declared = match (facts.listed, facts.declares_output_schema) {
+        (false, _) => "does not list it",
+        (true, false) => "lists it without an outputSchema",
+        (true, true) => {
+            "lists it with an outputSchema, compared as TO (`server`) with the contract as FROM"
+        }
+    };
+    format!(
+        "`{}` checked against the server `{}`, which {declared}",
+        report.tool, facts.server
+    )
+}
+
+/// A live call as the reports name it: where its arguments came from, and what the contract
+/// decided of its result.
+pub(super) fn live_call_words(call: &LiveCall) -> String {
+    match &call.decided {
+        Ok(seen) => format!("{}: {}", call.arguments_from, decision_words(seen)),
+        Err(why) => format!("{}: no result to decide ({why})", call.arguments_from),
+    }
 }
 
 /// `count` as a share of the responses replayed: `12 (3.0 %)`.
@@ -158,6 +183,31 @@ pub(super) fn decision_words(seen: &Seen) -> String {
         Some((layer, rule)) => format!("rejected at {layer} ({rule})"),
         None => seen.outcome.replace('_', " "),
     }
+}
+
+/// The other places an edit governs, as the reports list them, each written by `quote`:
+/// `and 1 more place: /data/b`, or the first three of many, `and 23 more places: /a, /b, /c, …`;
+/// `None` when it governs one.
+pub(super) fn more_places(change: &Change, quote: impl Fn(&str) -> String) -> Option<String> {
+    const SHOWN: usize = 3;
+    let count = change.more_places.len();
+    if count == 0 {
+        return None;
+    }
+    let mut listed: Vec<String> = change
+        .more_places
+        .iter()
+        .take(SHOWN)
+        .map(|place| quote(place))
+        .collect();
+    if count > SHOWN {
+        listed.push("…".to_owned());
+    }
+    Some(format!(
+        "and {count} more {}: {}",
+        if count == 1 { "place" } else { "places" },
+        listed.join(", ")
+    ))
 }
 
 pub(super) fn location(change: &Change) -> String {

@@ -12,10 +12,15 @@ use std::path::{Path, PathBuf};
 use toolgate_repo::sarif::{Finding, Level, Log, Place, Rule};
 use toolgate_repo::{CONTRACTS_DIR, Repository};
 
-use super::{cause_words, decision_words, meaning, meaning_between, shifts, words};
+use super::{
+    cause_words, decision_words, live_call_words, meaning, meaning_between, shifts, words,
+};
 use crate::answer::Report;
 use crate::change::{BumpVerdict, Effect};
 use crate::compare::{FailOn, TrafficShift};
+
+/// The rule id of a live call whose result the contract refuses.
+const LIVE_CALL_REFUSED: &str = "live_call_refused";
 
 /// The rule id of each traffic shift, in the order [`shifts`] lists them.
 const SHIFT_RULES: [(&str, TrafficShift); 3] = [
@@ -44,9 +49,17 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
             })
             .clone()
     };
-    // A change's place: in TO where its pointer still is, else in FROM (a removed keyword).
+    // Against a server (`--upstream`), TO is the contract with the server's declaration in
+    // it, no folder of the repository: every place is in FROM.
+    let to = match report.server {
+        Some(_) => &report.from,
+        None => &report.to,
+    };
+    let contract = Place::file(folder(to).join("contract.yaml"));
+    // A change's place: in TO where its pointer still is, else in FROM (a removed keyword);
+    // a file neither has (the server's declaration) is the contract's.
     let mut place_of = |file: &str, pointer: &str| -> Place {
-        let newer = folder(&report.to).join(file);
+        let newer = folder(to).join(file);
         let older = folder(&report.from).join(file);
         for candidate in [&newer, &older] {
             let place = Place::pointer(candidate, &text_of(candidate), pointer);
@@ -54,9 +67,13 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
                 return place;
             }
         }
-        Place::pointer(newer, "", pointer)
+        for candidate in [newer, older] {
+            if !text_of(&candidate).is_empty() {
+                return Place::pointer(candidate, "", pointer);
+            }
+        }
+        contract.clone()
     };
-    let contract = Place::file(folder(&report.to).join("contract.yaml"));
     let fails = |verdict: BumpVerdict| fail_on.contains(&FailOn::Verdict(verdict));
     let heading = format!("{} {} → {}", report.tool, report.from, report.to);
 
@@ -173,6 +190,22 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
         }
     }
 
+    if let Some(facts) = &report.server {
+        for call in facts.refused() {
+            findings.push(Finding {
+                rule: LIVE_CALL_REFUSED,
+                level: Level::Error,
+                message: format!(
+                    "{heading}: a live call's result the contract refuses: {}",
+                    live_call_words(call)
+                ),
+                place: Some(contract.clone()),
+                accepted: None,
+                identity: call.arguments_from.clone(),
+            });
+        }
+    }
+
     let mut rules: Vec<Rule> = BumpVerdict::ALL
         .iter()
         .map(|verdict| Rule {
@@ -196,6 +229,12 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
         ),
         level: Level::Note,
     }));
+    rules.push(Rule {
+        id: LIVE_CALL_REFUSED,
+        summary: "A live call's result is refused by the contract (`--upstream --call`).".to_owned(),
+        help: "The server answered a call with a result the contract's gate refuses (or did not answer): its consumers would refuse this release. `toolgate check` the result to see why.".to_owned(),
+        level: Level::Error,
+    });
     Log {
         category: format!("toolgate/diff/{}", report.tool),
         root: root.to_path_buf(),
