@@ -183,6 +183,15 @@ pub(crate) fn a_server_is_checked_against_its_consumers_contract() -> Result<(),
         format!("{server:#}"),
     )?;
 
+    // The same declaration in draft-07, as many SDKs write it, is read keyword for keyword.
+    let mut draft_07 = contract.clone();
+    draft_07["$schema"] = json!("http://json-schema.org/draft-07/schema#");
+    let older = check(&root, "weather", Some(&draft_07), &lisbon, &[]);
+    ensure(
+        older.code == 0 && older.report["summary"]["upstream_loosened"] == false,
+        format!("{}\n{:#}", older.stderr, older.report),
+    )?;
+
     // The release adds a condition the contract does not know: refused, with a response that
     // shows it, decided both ways by the gate.
     let mut hail = contract.clone();

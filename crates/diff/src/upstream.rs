@@ -182,7 +182,7 @@ impl UpstreamPlan {
             Some(Some(schema)) => match self.version.with_shape_schema(
                 SERVER,
                 SERVER_SCHEMA_FILE,
-                schema.clone(),
+                as_2020_12(schema.clone()),
                 &self.folder,
             ) {
                 Ok(declared) => {
@@ -264,6 +264,112 @@ fn argument_fixtures(
     Ok(calls)
 }
 
+/// The JSON Schema dialects before 2020-12 an `outputSchema` may name in `$schema`: many
+/// servers' SDKs write draft-07 (zod's converter does).
+const EARLIER_DIALECTS: [&str; 5] = [
+    "http://json-schema.org/draft-07/schema#",
+    "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-04/schema#",
+    "https://json-schema.org/draft/2019-09/schema",
+];
+
+/// Keywords whose value is one subschema.
+const ONE_SCHEMA: [&str; 11] = [
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+    "items",
+];
+
+/// Keywords whose value is a list of subschemas.
+const SCHEMA_LISTS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// Keywords whose value names subschemas.
+const SCHEMA_MAPS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// A schema that names an earlier dialect, written in the 2020-12 the gate reads, keyword for
+/// keyword where they differ in form only: `items` as a list is `prefixItems` (and
+/// `additionalItems` then `items`), `dependencies` is `dependentRequired` or
+/// `dependentSchemas`, and `$schema` goes. `definitions` stays where it is (a `$ref` to it is a
+/// JSON pointer). A schema that names no earlier dialect, or something it cannot write this way,
+/// is left as it is: the gate then says what it refuses.
+fn as_2020_12(schema: Value) -> Value {
+    let earlier = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|dialect| EARLIER_DIALECTS.contains(&dialect));
+    if !earlier {
+        return schema;
+    }
+    let mut schema = schema;
+    if let Value::Object(members) = &mut schema {
+        members.remove("$schema");
+    }
+    rewrite(schema, 0)
+}
+
+/// One subschema rewritten, and every subschema in it, up to a depth no real schema reaches.
+fn rewrite(schema: Value, depth: usize) -> Value {
+    let Value::Object(mut members) = schema else {
+        return schema;
+    };
+    if depth > 64 {
+        return Value::Object(members);
+    }
+    if let Some(Value::Array(list)) = members.get("items").cloned() {
+        members.insert("prefixItems".to_owned(), Value::Array(list));
+        match members.remove("additionalItems") {
+            Some(rest) => members.insert("items".to_owned(), rest),
+            None => members.remove("items"),
+        };
+    }
+    if let Some(Value::Object(dependencies)) = members.remove("dependencies") {
+        let (required, schemas): (Map<String, Value>, Map<String, Value>) = dependencies
+            .into_iter()
+            .partition(|(_, value)| value.is_array());
+        if !required.is_empty() {
+            members.insert("dependentRequired".to_owned(), Value::Object(required));
+        }
+        if !schemas.is_empty() {
+            members.insert("dependentSchemas".to_owned(), Value::Object(schemas));
+        }
+    }
+    for keyword in ONE_SCHEMA {
+        if let Some(value) = members.remove(keyword) {
+            members.insert(keyword.to_owned(), rewrite(value, depth + 1));
+        }
+    }
+    for keyword in SCHEMA_LISTS {
+        if let Some(Value::Array(list)) = members.remove(keyword) {
+            let list = list.into_iter().map(|value| rewrite(value, depth + 1));
+            members.insert(keyword.to_owned(), Value::Array(list.collect()));
+        }
+    }
+    for keyword in SCHEMA_MAPS {
+        if let Some(Value::Object(map)) = members.remove(keyword) {
+            let map = map
+                .into_iter()
+                .map(|(name, value)| (name, rewrite(value, depth + 1)));
+            members.insert(keyword.to_owned(), Value::Object(map.collect()));
+        }
+    }
+    Value::Object(members)
+}
+
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -272,5 +378,43 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_earlier_dialect_is_written_as_2020_12_keyword_for_keyword() {
+        let draft_07 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {
+                "pair": {"type": "array", "items": [{"type": "string"}, {"$ref": "#/definitions/n"}], "additionalItems": false},
+                "list": {"type": "array", "items": {"type": "string"}},
+                "enum_of_objects": {"enum": [{"items": [1]}]}
+            },
+            "dependencies": {"a": ["b"], "c": {"required": ["d"]}},
+            "definitions": {"n": {"type": "number"}}
+        });
+        assert_eq!(
+            as_2020_12(draft_07),
+            json!({
+                "type": "object",
+                "properties": {
+                    "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"$ref": "#/definitions/n"}], "items": false},
+                    "list": {"type": "array", "items": {"type": "string"}},
+                    "enum_of_objects": {"enum": [{"items": [1]}]}
+                },
+                "dependentRequired": {"a": ["b"]},
+                "dependentSchemas": {"c": {"required": ["d"]}},
+                "definitions": {"n": {"type": "number"}}
+            })
+        );
+        // 2020-12, or no dialect named: as it is.
+        let modern = json!({"items": [1], "dependencies": {}});
+        assert_eq!(as_2020_12(modern.clone()), modern);
     }
 }
