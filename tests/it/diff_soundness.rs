@@ -290,7 +290,7 @@ fn schemas_the_model_cannot_combine_never_compare_equal() {
 
 #[test]
 fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
-    let data = |max: u64| json!({"type": "object", "properties": {"e": {"$ref": "#/$defs/d", "not": {"const": "zz"}}}, "$defs": {"d": {"type": "string", "maxLength": max}}});
+    let data = |max: u64| json!({"type": "object", "properties": {"e": {"$ref": "#/$defs/d", "patternProperties": {"^x": {}}}}, "$defs": {"d": {"type": "string", "maxLength": max}}});
     // The `$defs` sit inside `data`: the reference is resolved against the file's root, so it
     // is written in full.
     let fix = |mut value: serde_json::Value| {
@@ -303,6 +303,22 @@ fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
     assert_eq!(
         found,
         [Some(true), None, None, Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // A self-contained keyword there (`not`) is kept beside the facts: written the same in
+    // both versions, it leaves the rest decided, the `no`s too.
+    let kept = |max: u64| {
+        let mut value = fix(data(max));
+        let e = value["properties"]["e"].as_object_mut().unwrap();
+        e.remove("patternProperties");
+        e.insert("not".to_owned(), json!({"const": "zz"}));
+        value
+    };
+    let (found, report) = verdicts(kept(5), kept(2), &["/e"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
         "{:?}",
         report.answers
     );
@@ -653,4 +669,62 @@ fn a_response_the_model_cannot_build_is_repaired_until_the_schema_admits_it() {
         witness.fixture.to_string_lossy().contains("synthesized"),
         "{witness:?}"
     );
+}
+
+/// A keyword the model does not decide but that constrains only its own value (`contains`,
+/// `dependentRequired`, `if`/`then`/`else`, …) is kept beside the facts: written the same in
+/// both versions, it cannot turn an inclusion the model decides into a non-inclusion, so a change
+/// elsewhere in its node is decided; changed, or on one side only, it leaves the verdicts it
+/// touches open, and only the gate can show them true.
+#[test]
+fn a_kept_keyword_the_same_in_both_versions_leaves_the_rest_decided() {
+    let data = |note_max: u64, contains: &str| {
+        json!({
+            "type": "object",
+            "required": ["note", "tags"],
+            "properties": {
+                "note": {"type": "string", "maxLength": note_max},
+                "tags": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 5}, "contains": {"const": contains}}
+            },
+            "dependentRequired": {"note": ["tags"]},
+            "additionalProperties": false
+        })
+    };
+    // Only the note's bound loosens: nothing v1 admits is refused, decided despite `contains`.
+    let (found, report) = verdicts(data(5, "a"), data(9, "a"), &["/note"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    assert_eq!(found[1], Some(true), "{:?}", report.answers);
+    // `contains` itself changed: never a `no` for either direction.
+    let (found, report) = verdicts(data(5, "a"), data(5, "b"), &["/note"]);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+    assert_ne!(found[1], Some(false), "{:?}", report.answers);
+    // Added in v2 only: it may refuse what v1 admits, so breaking is never `no`; nothing v2
+    // admits is new, which the model shows.
+    let without = {
+        let mut schema = data(5, "a");
+        schema["properties"]["tags"]
+            .as_object_mut()
+            .unwrap()
+            .remove("contains");
+        schema
+    };
+    let (found, report) = verdicts(without.clone(), data(5, "a"), &["/note"]);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    // Removed in v2: the other way round.
+    let (found, report) = verdicts(data(5, "a"), without, &["/note"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    assert_ne!(found[1], Some(false), "{:?}", report.answers);
+    // `minContains: 0` removed: `contains` now needs a match (1 when not written), so v2
+    // refuses what v1 admits; never `no`, and `[]` shows it.
+    let at_least = |min: Option<u64>| {
+        let mut schema = data(5, "a");
+        if let Some(min) = min {
+            schema["properties"]["tags"]["minContains"] = json!(min);
+        }
+        schema
+    };
+    let (found, report) = verdicts(at_least(Some(0)), at_least(None), &["/note"]);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
 }

@@ -375,8 +375,11 @@ fn fixes(error: &ValidationError<'_>, document: &Value, root: Option<&Node>) -> 
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            item_values(node.as_ref(), &items)
+            // What `contains` names outright first (the model keeps it as written), then what
+            // the items may be.
+            contained(node.as_ref())
                 .into_iter()
+                .chain(item_values(node.as_ref(), &items))
                 .chain(plain_values())
                 .filter_map(|item| {
                     let mut grown = items.clone();
@@ -588,6 +591,25 @@ fn numbers_for(node: Option<&Node>) -> Vec<Value> {
 }
 
 /// Items worth adding to `items`: its own last item, and what the model says an item is.
+/// The values a kept `contains` lists outright (`const`, `enum`).
+fn contained(node: Option<&Node>) -> Vec<Value> {
+    let Some(contains) = node
+        .and_then(Node::facts)
+        .and_then(|facts| facts.conjuncts.get("contains"))
+    else {
+        return Vec::new();
+    };
+    let schema = &contains.value;
+    match (
+        schema.get("const"),
+        schema.get("enum").and_then(Value::as_array),
+    ) {
+        (Some(value), _) => vec![value.clone()],
+        (None, Some(values)) => values.iter().take(6).cloned().collect(),
+        (None, None) => Vec::new(),
+    }
+}
+
 fn item_values(node: Option<&Node>, items: &[Value]) -> Vec<Value> {
     let mut out: Vec<Value> = items.last().cloned().into_iter().collect();
     if let Some(facts) = node.and_then(Node::facts) {

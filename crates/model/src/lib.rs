@@ -18,8 +18,8 @@ mod undecided;
 mod version;
 
 pub use schema::{
-    Bound, Facts, JsonType, Kind, Location, NODE_BUDGET, Node, Schemas, Union, Values, admits,
-    alternatives, canonical, example, example_avoiding, format_examples, intersect,
+    Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, NODE_BUDGET, Node, Schemas, Union,
+    Values, admits, alternatives, canonical, example, example_avoiding, format_examples, intersect,
     number_candidates, of_type, same_value, string_examples,
 };
 pub use strings::Strings;

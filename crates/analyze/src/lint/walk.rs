@@ -149,6 +149,19 @@ impl Linter<'_> {
             }
             Kind::Facts(facts) => facts,
         };
+        // Keywords the model keeps without deciding them: each a part to review by hand, at
+        // the place it is written; the rest of the node is modelled and walked on.
+        for (name, kept) in &facts.conjuncts {
+            let at = Node {
+                at: kept.at.clone(),
+                kind: Kind::Any,
+            };
+            self.report(
+                &at,
+                Rule::NotModelled,
+                format!("{shown}: the schema uses `{name}`, which the differ does not model; the lint cannot vouch for this part, so review it by hand (or express it with the keywords the lint models)"),
+            );
+        }
         if facts.union.is_some() {
             for alternative in alternatives(node) {
                 self.walk(&alternative, instance, member, mode, budget);

@@ -48,6 +48,14 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
         Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", b_check.at)),
         Kind::Facts(facts) => facts,
     };
+    // A keyword `b` keeps undecided narrows `b` by an unknown amount, unless `a` is narrowed by
+    // the very same one: only then can an inclusion the model decides hold.
+    if let Some((name, kept)) = b_facts.conjunct_missing_from(a_facts) {
+        return Err(format!(
+            "{} uses `{name}`, which the differ does not model",
+            kept.at
+        ));
+    }
     // Numbers alone, however the unions overlap: decided exactly at the critical points.
     if let Some(decided) = numeric_difference(a, b_check)? {
         return Ok(decided);

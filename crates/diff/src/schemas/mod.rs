@@ -7,6 +7,7 @@
 mod difference;
 mod leaf;
 
+use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -256,16 +257,7 @@ impl Walk<'_> {
         match (&from.kind, &to.kind) {
             (Kind::Facts(a), Kind::Facts(b)) => self.facts(path, from, to, a, b),
             (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
-                let why = format!(
-                    "the schema at {} uses {reason}; review this change by hand",
-                    to.at
-                );
-                let change = Change::new(
-                    "unsupported_change",
-                    format!("a change the differ cannot decide: {reason}"),
-                    &to.at.file,
-                    &to.at.pointer,
-                );
+                let (change, why) = unsupported(reason, &to.at);
                 self.record_undecided(change, path, why);
             }
             _ => {
@@ -287,6 +279,31 @@ impl Walk<'_> {
     }
 
     fn facts(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        // A kept keyword the model does not decide, changed: nothing about this value can be
+        // shown false, so every verdict it touches stays open (the rest is still compared, and
+        // the search may still show a verdict true).
+        let kept: BTreeSet<&String> = a.conjuncts.keys().chain(b.conjuncts.keys()).collect();
+        for name in kept {
+            let (before, after) = (a.conjuncts.get(name), b.conjuncts.get(name));
+            let Some(written) = after.or(before).filter(|_| before != after) else {
+                continue;
+            };
+            let reason = format!("`{name}`, which the differ does not model");
+            let (change, why) = unsupported(&reason, &written.at);
+            // Narrowed, TO admits nothing new by it; widened, TO refuses nothing FROM admits
+            // by it; anything else, either.
+            let (forward, backward) = match narrowing(
+                name,
+                before.map(|kept| &kept.value),
+                after.map(|kept| &kept.value),
+            ) {
+                Some(Ordering::Less) => (Effect::Unknown(why), Effect::No),
+                Some(Ordering::Greater) => (Effect::No, Effect::Unknown(why)),
+                Some(Ordering::Equal) => (Effect::No, Effect::No),
+                None => (Effect::Unknown(why.clone()), Effect::Unknown(why)),
+            };
+            self.record(change, path, forward, backward);
+        }
         let leaf_kinds = leaf_changes(a, b);
         if !leaf_kinds.is_empty() {
             let forward = leaf_effect(path, from, to);
@@ -634,6 +651,71 @@ fn shown(path: &str) -> std::borrow::Cow<'_, str> {
     toolgate_repo::text::pointer(path)
 }
 
+/// A change at `at` the differ cannot decide because the schema there uses `reason`, and why.
+fn unsupported(reason: &str, at: &toolgate_model::Location) -> (Change, String) {
+    let why = format!("the schema at {at} uses {reason}; review this change by hand");
+    let change = Change::new(
+        "unsupported_change",
+        format!("a change the differ cannot decide: {reason}"),
+        &at.file,
+        &at.pointer,
+    );
+    (change, why)
+}
+
+/// How a kept keyword's change moves what its value admits: `Less` when TO's `after` admits
+/// no more than FROM's `before` (it narrows), `Greater` when no less, `Equal` when the same;
+/// `None` when neither holds or the model cannot tell. `None` on a side means not written.
+fn narrowing(name: &str, before: Option<&Value>, after: Option<&Value>) -> Option<Ordering> {
+    let count = |value: Option<&Value>, unwritten: Option<u64>| match value {
+        None => Some(unwritten),
+        Some(value) => value.as_u64().map(Some),
+    };
+    match name {
+        // At least this many items match `contains` (1 when not written): more is narrower.
+        "minContains" => {
+            let (before, after) = (count(before, Some(1))??, count(after, Some(1))??);
+            Some(before.cmp(&after))
+        }
+        // At most this many (no bound when not written): fewer is narrower.
+        "maxContains" => {
+            let (before, after) = (count(before, None)?, count(after, None)?);
+            Some(match (before, after) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+                (Some(before), Some(after)) => after.cmp(&before),
+            })
+        }
+        // Each a further condition on the value (an `if` makes its `then`/`else` apply):
+        // written where it was not, narrower; gone, wider.
+        _ => match (before, after) {
+            (None, None) => Some(Ordering::Equal),
+            (None, Some(_)) => Some(Ordering::Less),
+            (Some(_), None) => Some(Ordering::Greater),
+            (Some(before), Some(after)) if name == "dependentRequired" => {
+                let pairs = |value: &Value| -> Option<BTreeSet<(String, String)>> {
+                    let mut pairs = BTreeSet::new();
+                    for (member, needed) in value.as_object()? {
+                        for other in needed.as_array()? {
+                            pairs.insert((member.clone(), other.as_str()?.to_owned()));
+                        }
+                    }
+                    Some(pairs)
+                };
+                let (before, after) = (pairs(before)?, pairs(after)?);
+                match (after.is_superset(&before), after.is_subset(&before)) {
+                    (true, true) => Some(Ordering::Equal),
+                    (true, false) => Some(Ordering::Less),
+                    (false, true) => Some(Ordering::Greater),
+                    (false, false) => None,
+                }
+            }
+            _ => None,
+        },
+    }
+}
+
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
     discriminator
         .as_ref()
@@ -797,6 +879,60 @@ mod tests {
 
     fn root(schema: Value) -> Node {
         Schemas::new([("s.json".to_owned(), schema)].into_iter().collect()).root("s.json")
+    }
+
+    #[test]
+    fn a_kept_keywords_change_narrows_or_widens_only_where_it_is_monotone() {
+        use Ordering::{Equal, Greater, Less};
+        let n = |value: u64| json!(value);
+        let deps = |value: Value| value;
+        for (name, before, after, expected) in [
+            // `minContains` is 1 when not written: 0 widens, 2 narrows.
+            ("minContains", None, Some(n(2)), Some(Less)),
+            ("minContains", None, Some(n(0)), Some(Greater)),
+            ("minContains", Some(n(0)), None, Some(Less)),
+            ("minContains", None, Some(n(1)), Some(Equal)),
+            ("minContains", Some(n(3)), Some(n(2)), Some(Greater)),
+            ("minContains", Some(json!("x")), Some(n(2)), None),
+            // `maxContains` is unbounded when not written.
+            ("maxContains", None, Some(n(2)), Some(Less)),
+            ("maxContains", Some(n(2)), None, Some(Greater)),
+            ("maxContains", Some(n(2)), Some(n(3)), Some(Greater)),
+            ("maxContains", Some(n(3)), Some(n(2)), Some(Less)),
+            // A further condition: written, narrower; gone, wider; rewritten, unknown.
+            ("contains", None, Some(json!({"const": 1})), Some(Less)),
+            ("not", Some(json!({"const": 1})), None, Some(Greater)),
+            (
+                "not",
+                Some(json!({"const": 1})),
+                Some(json!({"const": 2})),
+                None,
+            ),
+            (
+                "dependentRequired",
+                Some(deps(json!({"a": ["b"]}))),
+                Some(deps(json!({"a": ["b", "c"]}))),
+                Some(Less),
+            ),
+            (
+                "dependentRequired",
+                Some(deps(json!({"a": ["b"], "c": ["d"]}))),
+                Some(deps(json!({"c": ["d"]}))),
+                Some(Greater),
+            ),
+            (
+                "dependentRequired",
+                Some(deps(json!({"a": ["b"]}))),
+                Some(deps(json!({"c": ["d"]}))),
+                None,
+            ),
+        ] {
+            assert_eq!(
+                narrowing(name, before.as_ref(), after.as_ref()),
+                expected,
+                "{name}: {before:?} → {after:?}"
+            );
+        }
     }
 
     fn changes(from: Value, to: Value, promised: &[&str]) -> Vec<Change> {

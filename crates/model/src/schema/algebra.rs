@@ -190,6 +190,21 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
                 }
                 (union, None) | (None, union) => union.clone(),
             };
+            for (name, conjunct) in &y.conjuncts {
+                match merged.conjuncts.get(name) {
+                    Some(kept) if kept != conjunct => {
+                        return Node::unknown(
+                            &at,
+                            format!("two different `{name}` on one value"),
+                            &both(a, b),
+                        );
+                    }
+                    Some(_) => {}
+                    None => {
+                        merged.conjuncts.insert(name.clone(), conjunct.clone());
+                    }
+                }
+            }
             Node {
                 at,
                 kind: Kind::Facts(Arc::new(merged)),
@@ -311,6 +326,13 @@ pub fn admits(node: &Node, value: &Value) -> Result<bool, Undecided> {
         if !ok {
             return Ok(false);
         }
+    }
+    // Everything the model reads admits it; a kept keyword may still refuse it.
+    if let Some((name, conjunct)) = facts.conjuncts.iter().next() {
+        return Err(Undecided::new(format!(
+            "{} uses `{name}`, which the differ does not model",
+            conjunct.at
+        )));
     }
     Ok(true)
 }

@@ -305,6 +305,54 @@ pub struct Facts {
     pub unique_items: bool,
     /// `oneOf` or `anyOf`.
     pub union: Option<Union>,
+    /// Keywords the model does not decide but keeps, as written, by name: each a constraint on
+    /// this value alone (see [`CONJUNCTS`]). The model's view of the node is then wider than the
+    /// node: what it admits is checked by the gate, never by [`admits`], and two nodes compare
+    /// by inclusion only where every conjunct of the including one is one of the other's.
+    pub conjuncts: BTreeMap<String, Conjunct>,
+}
+
+/// The keywords the model keeps as [`Facts::conjuncts`] rather than giving up on their node: each
+/// constrains the value it sits on and nothing else (no sibling reads what it evaluates, unless
+/// `unevaluated*` sits beside it, which the model then does not take), so an identical one on
+/// both sides of an inclusion cannot break it. Kept only when written without a reference
+/// (`$ref`, `$dynamicRef`), so that as written means as meant.
+pub const CONJUNCTS: [&str; 9] = [
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+    "dependentSchemas",
+    "if",
+    "then",
+    "else",
+    "not",
+];
+
+/// One kept keyword: its value as written, and where (not part of equality, like a node's).
+#[derive(Debug, Clone)]
+pub struct Conjunct {
+    /// The keyword's value.
+    pub value: Value,
+    /// Where the keyword is written.
+    pub at: Location,
+}
+
+impl PartialEq for Conjunct {
+    fn eq(&self, other: &Conjunct) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Facts {
+    /// The first conjunct of `self` that `other` does not have as well, by name: what keeps
+    /// an inclusion of `other` in `self` from being decided.
+    pub fn conjunct_missing_from(&self, other: &Facts) -> Option<(&str, &Conjunct)> {
+        self.conjuncts
+            .iter()
+            .find(|(name, conjunct)| other.conjuncts.get(*name) != Some(*conjunct))
+            .map(|(name, conjunct)| (name.as_str(), conjunct))
+    }
 }
 
 impl Facts {
@@ -328,6 +376,7 @@ impl Facts {
             max_items: None,
             unique_items: false,
             union: None,
+            conjuncts: BTreeMap::new(),
         }
     }
 
@@ -444,11 +493,62 @@ mod tests {
 
     #[test]
     fn unmodelled_keywords_make_an_unknown_node_that_still_compares_equal() {
-        let set = schemas(&[("s.json", json!({"not": {"type": "string"}}))]);
+        let set = schemas(&[(
+            "s.json",
+            json!({"patternProperties": {"^a": {"type": "string"}}}),
+        )]);
         let root = set.root("s.json");
         assert!(matches!(root.kind, Kind::Unknown { .. }));
         assert_eq!(root, set.root("s.json"));
         assert!(admits(&root, &json!(1)).is_err());
+    }
+
+    #[test]
+    fn a_self_contained_keyword_is_kept_beside_the_facts_it_does_not_spoil() {
+        let set = schemas(&[
+            (
+                "kept.json",
+                json!({"type": "array", "maxItems": 3, "contains": {"const": 1}}),
+            ),
+            (
+                "referring.json",
+                json!({"type": "array", "contains": {"$ref": "#/$defs/one"}, "$defs": {"one": {"const": 1}}}),
+            ),
+            (
+                "unevaluated.json",
+                json!({"type": "object", "dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}),
+            ),
+            (
+                "branch.json",
+                json!({"type": "object", "oneOf": [{"if": {"required": ["a"]}, "then": {"properties": {"b": {}}}}, {"required": ["c"]}], "unevaluatedProperties": false}),
+            ),
+            (
+                "items_only.json",
+                json!({"type": "object", "properties": {"a": {}}, "not": {"required": ["z"]}, "unevaluatedProperties": false}),
+            ),
+        ]);
+        let kept = set.root("kept.json");
+        let facts = kept.facts().expect("modelled");
+        assert_eq!(facts.max_items, Some(3));
+        assert_eq!(facts.conjuncts["contains"].value, json!({"const": 1}));
+        assert_eq!(facts.conjuncts["contains"].at.pointer, "/contains");
+        // What the model reads refuses it: refused. What it reads admits: the kept keyword may
+        // still refuse it, which the model cannot tell.
+        assert_eq!(admits(&kept, &json!([1, 1, 1, 1])), Ok(false));
+        assert!(admits(&kept, &json!([1])).is_err());
+        // Written with a reference, or beside `unevaluated*`: not modelled at all.
+        assert!(matches!(
+            set.root("referring.json").kind,
+            Kind::Unknown { .. }
+        ));
+        assert!(matches!(
+            set.root("unevaluated.json").kind,
+            Kind::Unknown { .. }
+        ));
+        assert!(matches!(set.root("branch.json").kind, Kind::Unknown { .. }));
+        // `not` evaluates no member: the object is closed as the model closes it.
+        let closed = set.root("items_only.json");
+        assert_eq!(closed.facts().unwrap().additional.kind, Kind::Nothing);
     }
 
     #[test]

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use toolgate_gate::Sha256Digest;
 
 use super::algebra::{close_unevaluated, intersect, tighter};
-use super::{Bound, Facts, JsonType, Kind, Location, Node, Union, Values};
+use super::{Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, Node, Union, Values};
 
 /// Keywords that say nothing about which instances are valid.
-const ANNOTATIONS: [&str; 16] = [
+const ANNOTATIONS: [&str; 17] = [
     "$schema",
     "$id",
     // A name for a place: what refers to it is modelled where the reference is (a plain `$ref`
@@ -28,8 +28,11 @@ const ANNOTATIONS: [&str; 16] = [
     "deprecated",
     "readOnly",
     "writeOnly",
+    // In 2020-12, which the gate compiles every schema as, the content vocabulary only
+    // annotates: jsonschema decodes and checks nothing, so these never decide a response.
     "contentMediaType",
     "contentEncoding",
+    "contentSchema",
 ];
 
 /// A contract version's schema files, for resolving `$ref` between them.
@@ -450,6 +453,15 @@ impl Normalizer<'_> {
                 }
                 "items" => facts.items = Box::new(self.normalize(&here, value, depth)),
                 "uniqueItems" => facts.unique_items = value.as_bool().unwrap_or(false),
+                kept if CONJUNCTS.contains(&kept) && references(value).is_empty() => {
+                    facts.conjuncts.insert(
+                        kept.to_owned(),
+                        Conjunct {
+                            value: value.clone(),
+                            at: here.clone(),
+                        },
+                    );
+                }
                 other => {
                     return Node::unknown(
                         &here,
@@ -471,10 +483,33 @@ impl Normalizer<'_> {
             node = intersect(&node, &part);
         }
         match unevaluated {
+            // The members a kept keyword evaluates (`dependentSchemas`', `then`'s) count for
+            // `unevaluatedProperties`, which the model cannot follow. (`contains` evaluates
+            // items, and `not` and the counts evaluate nothing that counts.)
+            Some(_) if kept_keyword_evaluates_members(&node) => Node::unknown(
+                at,
+                "`unevaluatedProperties` beside a keyword the differ does not model",
+                &opaque(),
+            ),
             Some(closing) => close_unevaluated(node, closing),
             None => node,
         }
     }
+}
+
+/// Whether a keyword kept undecided in `node`, or in one of its `oneOf`/`anyOf` branches (whose
+/// members count as evaluated too), evaluates members: `unevaluatedProperties` beside it then
+/// means something the model cannot say.
+fn kept_keyword_evaluates_members(node: &Node) -> bool {
+    node.facts().is_some_and(|facts| {
+        ["dependentSchemas", "if", "then", "else"]
+            .iter()
+            .any(|name| facts.conjuncts.contains_key(*name))
+            || facts
+                .union
+                .as_ref()
+                .is_some_and(|union| union.branches.iter().any(kept_keyword_evaluates_members))
+    })
 }
 
 /// A reference a schema makes.
