@@ -599,10 +599,14 @@ mod tests {
         assert_eq!(broken(&text, Some(&key.verifying_key())), None);
         let other = SigningKey::from_bytes(&[4; 32]).verifying_key();
         assert!(broken(&text, Some(&other)).unwrap().1.contains("signature"));
-        // The last line: no next line holds its digest, but its signature does not verify.
-        let edited = String::from_utf8(text.clone())
-            .unwrap()
-            .replacen("r2", "r7", 1);
+        // The last line: no next line holds its digest, but its signature does not verify. Its
+        // request id is edited as a whole JSON string: a bare `r2` may also occur inside an
+        // earlier line's digest or signature, which would make this a different test.
+        let edited = String::from_utf8(text.clone()).unwrap().replacen(
+            "\"request_id\":\"r2\"",
+            "\"request_id\":\"r7\"",
+            1,
+        );
         let (at, why) = broken(edited.as_bytes(), Some(&key.verifying_key())).unwrap();
         assert_eq!(at, 3);
         assert!(why.contains("signature"), "{why}");
