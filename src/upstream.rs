@@ -51,13 +51,8 @@ pub(crate) fn run(check: UpstreamCheck, out: &mut impl Write) -> Result<Status, 
             })
         })
         .collect();
-    let shown = ask
-        .command
-        .first()
-        .map(|program| program.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let report = plan.check(
-        &shown,
+        &answers.shown,
         listed.map(|tool| tool.output_schema.as_ref()),
         decided,
         config.search,

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use toolgate_gate::internals::subschemas;
 use toolgate_gate::{Contract, Decision};
 use toolgate_model::{Version, load};
 use toolgate_repo::{
@@ -274,33 +275,6 @@ const EARLIER_DIALECTS: [&str; 5] = [
     "https://json-schema.org/draft/2019-09/schema",
 ];
 
-/// Keywords whose value is one subschema.
-const ONE_SCHEMA: [&str; 11] = [
-    "additionalProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-    "items",
-];
-
-/// Keywords whose value is a list of subschemas.
-const SCHEMA_LISTS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
-
-/// Keywords whose value names subschemas.
-const SCHEMA_MAPS: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-
 /// A schema that names an earlier dialect, written in the 2020-12 the gate reads, keyword for
 /// keyword where they differ in form only: `items` as a list is `prefixItems` (and
 /// `additionalItems` then `items`), `dependencies` is `dependentRequired` or
@@ -348,18 +322,18 @@ fn rewrite(schema: Value, depth: usize) -> Value {
             members.insert("dependentSchemas".to_owned(), Value::Object(schemas));
         }
     }
-    for keyword in ONE_SCHEMA {
+    for keyword in subschemas::ONE {
         if let Some(value) = members.remove(keyword) {
             members.insert(keyword.to_owned(), rewrite(value, depth + 1));
         }
     }
-    for keyword in SCHEMA_LISTS {
+    for keyword in subschemas::LISTS {
         if let Some(Value::Array(list)) = members.remove(keyword) {
             let list = list.into_iter().map(|value| rewrite(value, depth + 1));
             members.insert(keyword.to_owned(), Value::Array(list.collect()));
         }
     }
-    for keyword in SCHEMA_MAPS {
+    for keyword in subschemas::MAPS {
         if let Some(Value::Object(map)) = members.remove(keyword) {
             let map = map
                 .into_iter()

@@ -9,7 +9,9 @@ pub mod stages;
 
 pub use crate::document::{Document, DocumentJson, Node};
 pub use crate::sanitize::{escape_hidden, escape_invisible, escape_json_hidden, is_hidden};
-pub use crate::schema::{AppliedKeyword, DIALECT, compile_options, document_compile_options};
+pub use crate::schema::{
+    AppliedKeyword, DIALECT, compile_options, document_compile_options, subschemas,
+};
 pub use crate::timestamp::parse_timestamp;
 pub use crate::yaml::{YamlError, read_strict_yaml};
 

@@ -31,6 +31,37 @@ use crate::fault::{Fault, Finding};
 use crate::outcome::Layer;
 use crate::sanitize::FINDINGS_CAP;
 
+/// Where JSON Schema puts subschemas, by the form of the keyword's value: one table for every walk
+/// over a schema's subschemas (here, the draft rewrite `toolgate diff --upstream` makes, and the
+/// structural copy the proxy shows a host), so a keyword added to one is added to all.
+/// 2020-12 and the drafts before it; `items` is a list of subschemas before 2020-12.
+pub mod subschemas {
+    /// Keywords whose value is one subschema.
+    pub const ONE: [&str; 11] = [
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+        "items",
+    ];
+    /// Keywords whose value is a list of subschemas.
+    pub const LISTS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+    /// Keywords whose value maps names to subschemas.
+    pub const MAPS: [&str; 5] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+}
+
 /// The dialect every contract schema is read in.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
@@ -74,14 +105,6 @@ fn options_for<F: Json>(
 /// Where a schema uses OpenAPI 3.0's `nullable` as a keyword (not as a member name under
 /// `properties`, nor inside a value such as an `enum`).
 fn openapi_nullable(schema: &Value) -> Option<String> {
-    /// Keywords whose value is a map of names to schemas.
-    const SCHEMA_MAPS: [&str; 5] = [
-        "properties",
-        "patternProperties",
-        "$defs",
-        "definitions",
-        "dependentSchemas",
-    ];
     /// Keywords whose value is data, never a schema.
     const VALUES: [&str; 5] = ["enum", "const", "examples", "default", "example"];
     let mut pending = vec![(String::new(), schema)];
@@ -108,7 +131,7 @@ fn openapi_nullable(schema: &Value) -> Option<String> {
             if VALUES.contains(&keyword.as_str()) {
                 continue;
             }
-            match (SCHEMA_MAPS.contains(&keyword.as_str()), value) {
+            match (subschemas::MAPS.contains(&keyword.as_str()), value) {
                 (true, Value::Object(named)) => {
                     pending.extend(named.iter().map(|(name, schema)| {
                         (
@@ -331,11 +354,9 @@ pub(crate) fn collect_patterns(value: &Value, names_map: bool, found: &mut Vec<S
                 }
                 match (key.as_str(), member) {
                     ("pattern", Value::String(pattern)) => found.push(pattern.clone()),
-                    (
-                        "properties" | "patternProperties" | "$defs" | "definitions"
-                        | "dependentSchemas",
-                        _,
-                    ) => collect_patterns(member, true, found),
+                    (keyword, _) if subschemas::MAPS.contains(&keyword) => {
+                        collect_patterns(member, true, found)
+                    }
                     ("const" | "enum" | "examples" | "default", _) => {}
                     _ => collect_patterns(member, false, found),
                 }

@@ -286,6 +286,8 @@ pub struct ServerAsk {
 /// What the server answered.
 #[derive(Debug, Clone)]
 pub struct ServerAnswers {
+    /// The server as reports name it: its program, or its URL.
+    pub shown: String,
     /// Every tool it lists.
     pub tools: Vec<ListedTool>,
     /// Each call's `CallToolResult`, in the order asked, or why there is none (an error
@@ -317,7 +319,11 @@ pub fn ask_server(ask: &ServerAsk) -> Result<ServerAnswers, UsageError> {
                     }
                 })
                 .collect();
-            Ok(ServerAnswers { tools, calls })
+            Ok(ServerAnswers {
+                shown: shown.to_owned(),
+                tools,
+                calls,
+            })
         },
     )
 }

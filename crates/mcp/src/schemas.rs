@@ -8,32 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use toolgate_gate::ErrorCode;
 use toolgate_gate::internals::JSON_SCHEMA_FORMATS;
-
-/// Keywords whose value is one subschema (2020-12 and draft-07).
-const ONE_SCHEMA: [&str; 10] = [
-    "additionalProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-];
-
-/// Keywords whose value is an array of subschemas.
-const SCHEMA_ARRAYS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
-
-/// Keywords whose value maps names to subschemas.
-const SCHEMA_MAPS: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
+use toolgate_gate::internals::subschemas;
 
 /// Keywords whose value constrains and is written as a number, a boolean or a list of member
 /// names: kept as they are when they have that form.
@@ -91,16 +66,16 @@ pub(crate) fn structural(schema: &Value) -> Value {
     let mut out = Map::new();
     for (keyword, value) in members {
         let kept = match keyword.as_str() {
-            keyword if ONE_SCHEMA.contains(&keyword) => Some(structural(value)),
             // A schema (2020-12, draft-07), or a tuple of schemas (draft-07).
             "items" => Some(match value {
                 Value::Array(items) => Value::Array(items.iter().map(structural).collect()),
                 other => structural(other),
             }),
-            keyword if SCHEMA_ARRAYS.contains(&keyword) => value
+            keyword if subschemas::ONE.contains(&keyword) => Some(structural(value)),
+            keyword if subschemas::LISTS.contains(&keyword) => value
                 .as_array()
                 .map(|items| Value::Array(items.iter().map(structural).collect())),
-            keyword if SCHEMA_MAPS.contains(&keyword) => value.as_object().map(|map| {
+            keyword if subschemas::MAPS.contains(&keyword) => value.as_object().map(|map| {
                 Value::Object(
                     map.iter()
                         .map(|(name, schema)| (name.clone(), structural(schema)))

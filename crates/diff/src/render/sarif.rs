@@ -116,48 +116,36 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
                 (Effect::Unknown(reason), None) => Some(reason.as_str()),
                 _ => continue,
             };
-            let mut message = format!(
-                "{heading}: {said}.\n{}: {}",
-                change.kind, change.description
-            );
-            if let Some(reason) = why {
-                message.push_str(&format!("\nundecided because: {reason}"));
-            }
-            if let Some((Some(credited), text)) = &shown
-                && *credited == index
-            {
-                message.push('\n');
-                message.push_str(text);
-            }
-            findings.push(Finding {
-                rule: verdict.key(),
+            let witness = match &shown {
+                Some((Some(credited), text)) if *credited == index => Some(text),
+                _ => None,
+            };
+            findings.push(verdict_finding(
+                verdict,
                 level,
-                message,
-                place: Some(place_of(&change.file, &change.pointer)),
-                accepted: None,
-                identity: format!("{}\u{0}{}", change.kind, change.description),
-            });
+                format!(
+                    "{heading}: {said}.\n{}: {}",
+                    change.kind, change.description
+                ),
+                why.into_iter(),
+                witness,
+                place_of(&change.file, &change.pointer),
+                format!("{}\u{0}{}", change.kind, change.description),
+            ));
             placed = true;
         }
         if !placed {
             // Found by the proof search with no change claiming it, or undecided for a reason
             // no one change carries: the whole bump, at the newer contract.
-            let mut message = format!("{heading}: {said}.");
-            for reason in &answer.reasons {
-                message.push_str(&format!("\nundecided because: {reason}"));
-            }
-            if let Some((_, text)) = &shown {
-                message.push('\n');
-                message.push_str(text);
-            }
-            findings.push(Finding {
-                rule: verdict.key(),
+            findings.push(verdict_finding(
+                verdict,
                 level,
-                message,
-                place: Some(contract.clone()),
-                accepted: None,
-                identity: String::new(),
-            });
+                format!("{heading}: {said}."),
+                answer.reasons.iter().map(String::as_str),
+                shown.as_ref().map(|(_, text)| text),
+                contract.clone(),
+                String::new(),
+            ));
         }
     }
     if let Some(radius) = &report.traffic {
@@ -244,4 +232,33 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
         fallback: contract,
     }
     .render()
+}
+
+/// One verdict's result at `place`: `said`, then each reason it is undecided, then the witness
+/// that shows it.
+fn verdict_finding<'a>(
+    verdict: BumpVerdict,
+    level: Level,
+    said: String,
+    reasons: impl Iterator<Item = &'a str>,
+    witness: Option<&String>,
+    place: Place,
+    identity: String,
+) -> Finding {
+    let mut message = said;
+    for reason in reasons {
+        message.push_str(&format!("\nundecided because: {reason}"));
+    }
+    if let Some(text) = witness {
+        message.push('\n');
+        message.push_str(text);
+    }
+    Finding {
+        rule: verdict.key(),
+        level,
+        message,
+        place: Some(place),
+        accepted: None,
+        identity,
+    }
 }
