@@ -120,12 +120,16 @@ pub(crate) fn find(
     from: &Version,
     to: &Version,
 ) -> WitnessSearch {
-    let mut claimed = Vec::new();
+    // Each kind that claims it, with how many places do (one edit can reach many).
+    let mut claimed: Vec<(&str, usize)> = Vec::new();
     for (index, change) in changes.iter().enumerate() {
         let Effect::Yes(probe) = change.effect(verdict) else {
             continue;
         };
-        claimed.push(change.kind);
+        match claimed.iter_mut().find(|(kind, _)| *kind == change.kind) {
+            Some((_, places)) => *places += 1,
+            None => claimed.push((change.kind, 1)),
+        }
         if let Some(witness) = try_probe(verdict, index, probe, bases, from, to) {
             return WitnessSearch::Confirmed(Box::new(witness));
         }
@@ -133,10 +137,18 @@ pub(crate) fn find(
     if claimed.is_empty() {
         WitnessSearch::None
     } else {
+        let places: usize = claimed.iter().map(|(_, places)| places).sum();
+        let kinds: Vec<String> = claimed
+            .iter()
+            .map(|(kind, places)| match places {
+                1 => (*kind).to_owned(),
+                many => format!("{kind} at {many} places"),
+            })
+            .collect();
         WitnessSearch::Unconfirmed(format!(
             "the change{} ({}) should make it so, but no response built from the tool's fixtures confirms it through the gate; review by hand",
-            if claimed.len() == 1 { "" } else { "s" },
-            claimed.join(", ")
+            if places == 1 { "" } else { "s" },
+            kinds.join(", ")
         ))
     }
 }

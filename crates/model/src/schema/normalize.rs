@@ -14,8 +14,8 @@ use super::{Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, Node, U
 const ANNOTATIONS: [&str; 17] = [
     "$schema",
     "$id",
-    // A name for a place: what refers to it is modelled where the reference is (a plain `$ref`
-    // to an anchor is followed; a `$dynamicRef` is not modelled).
+    // A name for a place: what refers to it is modelled where the reference is (a `$ref` to an
+    // anchor is followed, a `$dynamicRef` where the dynamic scope cannot change its target).
     "$anchor",
     "$dynamicAnchor",
     "$defs",
@@ -93,6 +93,7 @@ impl Schemas {
         for max_depth in std::iter::once(MAX_REF_DEPTH).chain(SHALLOWER_REF_DEPTHS) {
             let mut normalizer = Normalizer {
                 schemas: self,
+                entry: file,
                 max_depth,
                 expanded: HashMap::new(),
                 digests: HashMap::new(),
@@ -175,7 +176,7 @@ impl Schemas {
         } else {
             // A plain name: the `$anchor` of that name in the file (a nested resource's anchors
             // are its own, so the search does not enter a nested `$id`).
-            anchor_pointer(document, fragment, String::new(), true)?
+            anchor_pointer(document, "$anchor", fragment, String::new(), true)?
         };
         let value = document.pointer(&pointer)?;
         Some((
@@ -188,10 +189,97 @@ impl Schemas {
     }
 }
 
+impl Schemas {
+    /// Resolves a `$dynamicRef` written in `file`, evaluated from the root of `entry`, where it
+    /// does not depend on the path taken: as a `$ref`, unless it names a `$dynamicAnchor`; then
+    /// the outermost resource of the dynamic scope declaring that anchor wins, which is the
+    /// entry's own root resource when it declares it (every evaluation starts there), or the
+    /// anchor named when no other resource declares one of that name. Otherwise which resource
+    /// wins depends on the path a document takes, and the reason says so.
+    fn resolve_dynamic(
+        &self,
+        entry: &str,
+        file: &str,
+        reference: &str,
+    ) -> Result<(Location, &Value), &'static str> {
+        const UNRESOLVED: &str = "cannot be resolved within the contract's files";
+        let fragment = reference
+            .split_once('#')
+            .map_or("", |(_, fragment)| fragment);
+        if fragment.is_empty() || fragment.starts_with('/') {
+            return self.resolve(file, reference).ok_or(UNRESOLVED);
+        }
+        let target_file = self.file_of(file, reference).ok_or(UNRESOLVED)?;
+        let document = self.files.get(&target_file).ok_or(UNRESOLVED)?;
+        let found = |document: &Value, keyword: &str| {
+            anchor_pointer(document, keyword, fragment, String::new(), true)
+        };
+        let at = |file: &str, pointer: String| {
+            let value = self.files.get(file)?.pointer(&pointer)?;
+            Some((
+                Location {
+                    file: file.to_owned(),
+                    pointer,
+                },
+                value,
+            ))
+        };
+        match (
+            found(document, "$anchor"),
+            found(document, "$dynamicAnchor"),
+        ) {
+            (None, None) => Err(UNRESOLVED),
+            (Some(_), Some(_)) => {
+                Err("names an anchor written both as `$anchor` and as `$dynamicAnchor`")
+            }
+            (Some(pointer), None) => at(&target_file, pointer).ok_or(UNRESOLVED),
+            (None, Some(pointer)) => {
+                let outermost = self
+                    .files
+                    .get(entry)
+                    .and_then(|root| found(root, "$dynamicAnchor"));
+                if let Some(outermost) = outermost {
+                    return at(entry, outermost).ok_or(UNRESOLVED);
+                }
+                let declared: usize = self
+                    .files
+                    .values()
+                    .map(|document| dynamic_anchors(document, fragment))
+                    .sum();
+                if declared == 1 {
+                    at(&target_file, pointer).ok_or(UNRESOLVED)
+                } else {
+                    Err(
+                        "names a `$dynamicAnchor` more than one resource declares, so the path a document takes decides which applies, which the differ does not model",
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// How many schemas in `value` declare `$dynamicAnchor` `name`, in any resource.
+fn dynamic_anchors(value: &Value, name: &str) -> usize {
+    match value {
+        Value::Object(members) => {
+            usize::from(members.get("$dynamicAnchor").and_then(Value::as_str) == Some(name))
+                + members
+                    .values()
+                    .map(|member| dynamic_anchors(member, name))
+                    .sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(|item| dynamic_anchors(item, name)).sum(),
+        _ => 0,
+    }
+}
+
 /// One attempt at modelling a file: follows `$ref`s `max_depth` deep, expanding each target once
 /// per depth and counting every node it places.
 struct Normalizer<'a> {
     schemas: &'a Schemas,
+    /// The file being modelled, where evaluation starts: the outermost resource of every
+    /// dynamic scope.
+    entry: &'a str,
     max_depth: usize,
     /// Each `$ref` target already expanded at a depth, with the nodes it holds. At a given depth
     /// a target always expands the same way, so the second use is a copy, not a second walk.
@@ -319,6 +407,20 @@ impl Normalizer<'_> {
                             merged.push(self.follow(target, resolved, depth + 1));
                         }
                         None => return bad("cannot be resolved within the contract's files"),
+                    }
+                }
+                "$dynamicRef" => {
+                    let Some(reference) = value.as_str() else {
+                        return bad("is not a string");
+                    };
+                    match self
+                        .schemas
+                        .resolve_dynamic(self.entry, &at.file, reference)
+                    {
+                        Ok((target, resolved)) => {
+                            merged.push(self.follow(target, resolved, depth + 1));
+                        }
+                        Err(why) => return bad(why),
                     }
                 }
                 "allOf" => {
@@ -542,23 +644,31 @@ fn references(value: &Value) -> Vec<Reference<'_>> {
     found
 }
 
-/// The JSON pointer to the schema in `value` (at `pointer`) whose `$anchor` is `name`; `top`
-/// for the file's own root, where an `$id` does not start a nested resource.
-fn anchor_pointer(value: &Value, name: &str, pointer: String, top: bool) -> Option<String> {
+/// The JSON pointer to the schema in `value` (at `pointer`) whose `keyword` (`$anchor` or
+/// `$dynamicAnchor`) is `name`; `top` for the file's own root, where an `$id` does not start a
+/// nested resource.
+fn anchor_pointer(
+    value: &Value,
+    keyword: &str,
+    name: &str,
+    pointer: String,
+    top: bool,
+) -> Option<String> {
     match value {
         Value::Object(members) => {
             if !top && members.contains_key("$id") {
                 return None;
             }
-            if members.get("$anchor").and_then(Value::as_str) == Some(name) {
+            if members.get(keyword).and_then(Value::as_str) == Some(name) {
                 return Some(pointer);
             }
             members.iter().find_map(|(key, member)| {
-                anchor_pointer(member, name, format!("{pointer}/{}", escape(key)), false)
+                let here = format!("{pointer}/{}", escape(key));
+                anchor_pointer(member, keyword, name, here, false)
             })
         }
         Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
-            anchor_pointer(item, name, format!("{pointer}/{index}"), false)
+            anchor_pointer(item, keyword, name, format!("{pointer}/{index}"), false)
         }),
         _ => None,
     }
