@@ -167,7 +167,8 @@ impl TestArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DiffArgs {
     /// The tool whose contract versions to compare (a folder under contracts/); also accepted
-    /// after `--` (`toolgate diff -- TOOL`), for a name that starts with `-`.
+    /// after `--` (`toolgate diff -- TOOL`), for a name that starts with `-`. With --upstream it
+    /// may be left out: every tool is checked.
     #[arg(value_name = "TOOL")]
     tool: Option<String>,
     /// The older version, e.g. `v1` (default: the second newest).
@@ -209,7 +210,8 @@ pub(crate) struct DiffArgs {
     /// contract's place, is TO (`server`). Fails when the server may send what the contract
     /// refuses (`--fail-on loosened`, unless --fail-on says otherwise), does not list TOOL, or,
     /// with --call, answers a call with a result the contract refuses. The server's command or
-    /// URL after `--`.
+    /// URL after `--`. Without TOOL, every tool with a result contract (those mcp-proxy would
+    /// offer) is checked against one listing, one report each.
     #[arg(long, requires = "server", conflicts_with_all = ["replay", "to"])]
     upstream: bool,
     /// With --upstream: also call TOOL live, with each accepted fixture of its argument
@@ -260,7 +262,8 @@ impl DiffArgs {
             self.from = words.next().transpose()?;
             self.to = words.next().transpose()?;
         }
-        if self.tool.is_none() {
+        // With --upstream and no TOOL, every tool with a result contract is checked.
+        if self.tool.is_none() && !self.upstream {
             return Err(UsageError::new(
                 "name the tool: toolgate diff TOOL [FROM] [TO] (a folder under contracts/)",
             ));

@@ -78,10 +78,14 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 27] = [
+    let single: [(&str, Test); 28] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
+        ),
+        (
+            "mcp::upstream::every_tool_of_a_server_is_checked_against_one_listing",
+            upstream::every_tool_of_a_server_is_checked_against_one_listing,
         ),
         (
             "mcp::http::listener_and_http_upstream",

@@ -145,7 +145,7 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
                 .collect();
             for change in &report.changes {
                 match change.effect(BumpVerdict::UpstreamBreaking) {
-                    toolgate_diff::Effect::Unknown(reason) => kinds.insert(reason_kind(&reason)),
+                    toolgate_diff::Effect::Unknown(reason) => kinds.insert(reason_kind(reason)),
                     toolgate_diff::Effect::Yes(_) => kinds.insert("yes, unconfirmed".to_owned()),
                     toolgate_diff::Effect::No => false,
                 };
@@ -188,7 +188,7 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
     }
     eprintln!("{compared} pairs compared; verdicts (verdict, value) → count: {tally:?}");
     let mut ranked: Vec<_> = why_undecided.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     for (kind, count) in ranked {
         eprintln!("{count:>6}  {kind}");
     }

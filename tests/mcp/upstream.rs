@@ -13,16 +13,17 @@ use serde_json::{Value, json};
 
 use super::retention::repository;
 
-/// Set to a tool name, this binary is an rmcp server offering that one tool.
+/// Set to a tool name (or several, comma-separated), this binary is an rmcp server offering
+/// those tools, each declared and answered alike.
 pub(crate) const SDK_SERVER_VARIABLE: &str = "TOOLGATE_SDK_SERVER_TOOL";
 /// The server's declared `outputSchema` (JSON); none declared when unset.
 const OUTPUT_SCHEMA_VARIABLE: &str = "TOOLGATE_SDK_SERVER_OUTPUT_SCHEMA";
 /// What every call answers, as `structuredContent` (JSON).
 const RESULT_VARIABLE: &str = "TOOLGATE_SDK_SERVER_RESULT";
 
-/// One tool, declared and answered as the environment says.
+/// Its tools, each declared and answered as the environment says.
 struct SdkServer {
-    tool: String,
+    tools: Vec<String>,
     output_schema: Option<rmcp::model::JsonObject>,
     result: Value,
 }
@@ -45,11 +46,19 @@ impl rmcp::ServerHandler for SdkServer {
         let Value::Object(input) = input else {
             unreachable!()
         };
-        let mut tool = rmcp::model::Tool::new(self.tool.clone(), "The weather in a city.", input);
-        if let Some(schema) = &self.output_schema {
-            tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
-        }
-        Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool]))
+        let tools = self
+            .tools
+            .iter()
+            .map(|name| {
+                let tool =
+                    rmcp::model::Tool::new(name.clone(), "The weather in a city.", input.clone());
+                match &self.output_schema {
+                    Some(schema) => tool.with_raw_output_schema(Arc::new(schema.clone())),
+                    None => tool,
+                }
+            })
+            .collect();
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -61,8 +70,8 @@ impl rmcp::ServerHandler for SdkServer {
     }
 }
 
-/// Serves `tool` over stdio until the client closes it.
-pub(crate) fn sdk_server(tool: &str) {
+/// Serves `tools` (comma-separated) over stdio until the client closes it.
+pub(crate) fn sdk_server(tools: &str) {
     use rmcp::ServiceExt;
     let read = |name: &str| {
         std::env::var(name)
@@ -70,7 +79,7 @@ pub(crate) fn sdk_server(tool: &str) {
             .map(|text| serde_json::from_str::<Value>(&text).expect("JSON in the environment"))
     };
     let server = SdkServer {
-        tool: tool.to_owned(),
+        tools: tools.split(',').map(str::to_owned).collect(),
         output_schema: read(OUTPUT_SCHEMA_VARIABLE).map(|schema| match schema {
             Value::Object(schema) => schema,
             _ => panic!("an outputSchema is an object"),
@@ -106,21 +115,39 @@ fn check(
     result: &Value,
     extra: &[&str],
 ) -> Checked {
+    let extra: Vec<&str> = ["--format", "json"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    check_as(
+        &["diff", "weather"],
+        root,
+        tool,
+        output_schema,
+        result,
+        &extra,
+    )
+}
+
+/// As [`check`], `toolgate` run with `verb` (`diff` and the tool, or `diff` alone for every
+/// tool) and the server listing every tool of `tools` (comma-separated).
+fn check_as(
+    verb: &[&str],
+    root: &Path,
+    tools: &str,
+    output_schema: Option<&Value>,
+    result: &Value,
+    extra: &[&str],
+) -> Checked {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     command
-        .args([
-            "diff",
-            "weather",
-            "--upstream",
-            "--format",
-            "json",
-            "--root",
-        ])
+        .args(verb)
+        .args(["--upstream", "--root"])
         .arg(root)
         .args(extra)
         .arg("--")
         .arg(std::env::current_exe().unwrap())
-        .env(SDK_SERVER_VARIABLE, tool)
+        .env(SDK_SERVER_VARIABLE, tools)
         .env(RESULT_VARIABLE, result.to_string())
         .env_remove(OUTPUT_SCHEMA_VARIABLE);
     if let Some(schema) = output_schema {
@@ -131,7 +158,7 @@ fn check(
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     Checked {
         code: output.status.code().unwrap_or(-1),
-        report: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        report: serde_json::from_str(&stdout).unwrap_or(Value::String(stdout)),
         stderr,
     }
 }
@@ -289,6 +316,96 @@ pub(crate) fn a_server_is_checked_against_its_consumers_contract() -> Result<(),
                 .stderr
                 .contains("--arguments #1: a tool's arguments are a JSON object"),
         array.stderr.clone(),
+    )?;
+    Ok(())
+}
+
+/// `toolgate diff --upstream -- SERVER` without a tool: every tool with a result contract is
+/// checked against one listing, one report each, and the run fails when any would.
+pub(crate) fn every_tool_of_a_server_is_checked_against_one_listing() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    // Two tools the server offers: weather, and forecast (the same contract under its name).
+    fs::remove_dir_all(root.join("contracts/get-structured-content"))?;
+    fs::remove_dir_all(root.join("contracts/service_state"))?;
+    super::retention::copy_tree(
+        &root.join("contracts/weather/v1"),
+        &root.join("contracts/forecast/v1"),
+    );
+    let contract_file = root.join("contracts/forecast/v1/contract.yaml");
+    let text = fs::read_to_string(&contract_file)?;
+    fs::write(
+        &contract_file,
+        text.replace("tool: weather", "tool: forecast"),
+    )?;
+    let contract: Value = serde_json::from_str(&fs::read_to_string(
+        root.join("contracts/weather/v1/weather.schema.json"),
+    )?)?;
+    let lisbon = json!({"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"});
+    let every = |tools: &str, format: &str| {
+        check_as(
+            &["diff"],
+            &root,
+            tools,
+            Some(&contract),
+            &lisbon,
+            &["--format", format],
+        )
+    };
+
+    // Both listed, both declared as their contracts admit: one report each, and it ships.
+    let both = every("weather,forecast", "json");
+    let reports = both.report.as_array().cloned().unwrap_or_default();
+    ensure(
+        both.code == 0 && reports.len() == 2,
+        format!("{}\n{:#}", both.stderr, both.report),
+    )?;
+    let tools: Vec<&str> = reports
+        .iter()
+        .filter_map(|report| report["tool"].as_str())
+        .collect();
+    ensure(tools == ["forecast", "weather"], format!("{tools:?}"))?;
+    ensure(
+        reports.iter().all(|report| {
+            report["server"]["listed"] == true && report["summary"]["upstream_loosened"] == false
+        }),
+        format!("{:#}", both.report),
+    )?;
+
+    // The release drops forecast: its consumers' calls would fail, and the run names it.
+    let dropped = every("weather", "human");
+    let text = dropped.report.as_str().unwrap_or_default();
+    ensure(
+        dropped.code == 1
+            && text.contains("2 tools checked against")
+            && text.contains("1 would refuse this release (forecast)"),
+        format!("{}\n{text}", dropped.stderr),
+    )?;
+
+    // SARIF: one run per tool, each named by its tool.
+    let sarif = every("weather", "sarif");
+    let runs = sarif.report["runs"].as_array().cloned().unwrap_or_default();
+    let ids: Vec<&str> = runs
+        .iter()
+        .filter_map(|run| run["automationDetails"]["id"].as_str())
+        .collect();
+    ensure(
+        sarif.code == 1 && ids == ["toolgate/diff/forecast/", "toolgate/diff/weather/"],
+        format!("{}\n{:#}", sarif.stderr, sarif.report),
+    )?;
+
+    // --arguments names one tool's call: without a tool it is a usage error.
+    let ambiguous = check_as(
+        &["diff"],
+        &root,
+        "weather,forecast",
+        Some(&contract),
+        &lisbon,
+        &["--call", "--arguments", r#"{"city": "Lisbon"}"#],
+    );
+    ensure(
+        ambiguous.code == 2 && ambiguous.stderr.contains("name the tool"),
+        ambiguous.stderr.clone(),
     )?;
     Ok(())
 }

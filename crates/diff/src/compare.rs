@@ -7,6 +7,7 @@ use std::sync::Arc;
 use toolgate_repo::{Fixture, discover_tool};
 
 use serde_json::Value;
+use toolgate_gate::internals::escape_hidden;
 
 use crate::answer::{Answer, Report};
 use crate::change::{BumpVerdict, Change, Effect};
@@ -453,16 +454,91 @@ pub fn emit(
     options: &DiffConfig,
     out: &mut impl Write,
 ) -> Result<Status, UsageError> {
-    let release_gate = [FailOn::Verdict(BumpVerdict::UpstreamLoosened)];
-    let fail_on: &[FailOn] = match (&report.server, options.fail_on.is_empty()) {
-        (Some(_), true) => &release_gate,
-        _ => &options.fail_on,
-    };
+    let fail_on = fail_on_for(report, options);
     let text = match options.format {
         DiffFormat::Sarif => report.sarif(&options.root, fail_on),
         format => report.render(format, options.color),
     };
     write_output(out, text.as_bytes())?;
+    Ok(Status::passed_if(passes(report, fail_on)))
+}
+
+/// Writes the reports of a server checked tool by tool (`--upstream` without TOOL), in the
+/// order given, as [`emit`] writes one: human and Markdown one after another and a closing
+/// line naming every tool that fails, JSON an array of reports, SARIF one run per tool. Fails
+/// when any report fails.
+pub fn emit_all(
+    reports: &[Report],
+    options: &DiffConfig,
+    out: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let failing: Vec<&str> = reports
+        .iter()
+        .filter(|report| !passes(report, fail_on_for(report, options)))
+        .map(|report| report.tool.as_str())
+        .collect();
+    let text = match options.format {
+        DiffFormat::Sarif => toolgate_repo::sarif::Log::render_all(
+            &reports
+                .iter()
+                .map(|report| report.sarif_log(&options.root, fail_on_for(report, options)))
+                .collect::<Vec<_>>(),
+        ),
+        DiffFormat::Json => {
+            let each: Vec<String> = reports
+                .iter()
+                .map(|report| report.render(DiffFormat::Json, false).trim_end().to_owned())
+                .collect();
+            format!("[\n{}\n]\n", each.join(",\n"))
+        }
+        format => {
+            let each: Vec<String> = reports
+                .iter()
+                .map(|report| report.render(format, options.color))
+                .collect();
+            let server = reports
+                .iter()
+                .find_map(|report| report.server.as_ref())
+                .map_or("the server", |facts| facts.server.as_str());
+            let shown: Vec<String> = failing
+                .iter()
+                .map(|tool| escape_hidden(tool).into_owned())
+                .collect();
+            let closing = match shown.len() {
+                0 => format!(
+                    "{} tools checked against {}: this release passes every contract.",
+                    reports.len(),
+                    escape_hidden(server)
+                ),
+                _ => format!(
+                    "{} tools checked against {}: {} would refuse this release ({}).",
+                    reports.len(),
+                    escape_hidden(server),
+                    shown.len(),
+                    shown.join(", ")
+                ),
+            };
+            format!("{}\n{closing}\n", each.join("\n"))
+        }
+    };
+    write_output(out, text.as_bytes())?;
+    Ok(Status::passed_if(failing.is_empty()))
+}
+
+/// What fails `report`: `--fail-on` as given, or for a server check without one, `loosened`
+/// (the server may send what the contract refuses).
+fn fail_on_for<'o>(report: &Report, options: &'o DiffConfig) -> &'o [FailOn] {
+    const RELEASE_GATE: [FailOn; 1] = [FailOn::Verdict(BumpVerdict::UpstreamLoosened)];
+    match (&report.server, options.fail_on.is_empty()) {
+        (Some(_), true) => &RELEASE_GATE,
+        _ => &options.fail_on,
+    }
+}
+
+/// Whether `report` passes: nothing `fail_on` names is shown (a verdict true or undecided, a
+/// traffic shift over its threshold), and, against a server, it lists the tool and every live
+/// call's result is admitted.
+fn passes(report: &Report, fail_on: &[FailOn]) -> bool {
     let refused = report
         .server
         .as_ref()
@@ -470,7 +546,7 @@ pub fn emit(
     let failing = fail_on
         .iter()
         .any(|fail_on| fail_on.fails(report) != Some(false));
-    Ok(Status::passed_if(!failing && !refused))
+    !failing && !refused
 }
 
 /// The traffic `source` holds of `tool`, decided under the versions named `from` and `to`.

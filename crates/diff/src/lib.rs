@@ -35,10 +35,12 @@ mod witness;
 pub use answer::{Answer, LiveCall, Report, ServerFacts};
 pub use change::{BumpVerdict, Change, Effect};
 pub use compare::{
-    DiffConfig, DiffFormat, FailOn, Threshold, TrafficShift, compare, compare_with, emit,
+    DiffConfig, DiffFormat, FailOn, Threshold, TrafficShift, compare, compare_with, emit, emit_all,
     replay_traffic, run,
 };
 pub use render::SCHEMA as DIFF_REPORT_SCHEMA;
 pub use traffic::{BlastRadius, DEFAULT_LIMIT, Example, Shift, TrafficSource};
-pub use upstream::{SERVER, UpstreamPlan, plan as upstream_plan};
+pub use upstream::{
+    SERVER, UpstreamPlan, plan as upstream_plan, plan_every_tool as upstream_plans,
+};
 pub use witness::{Seen, Witness};

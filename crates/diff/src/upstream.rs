@@ -18,7 +18,8 @@ use toolgate_gate::internals::subschemas;
 use toolgate_gate::{Contract, Decision};
 use toolgate_model::{Version, load};
 use toolgate_repo::{
-    FIXTURES_DIR, FixtureClass, Repository, UsageError, discover_tool, parse_request_file,
+    ARGUMENTS_SUFFIX, FIXTURES_DIR, FixtureClass, Repository, UsageError, discover_tool,
+    parse_request_file,
 };
 
 use crate::answer::{Answer, LiveCall, Report, ServerFacts};
@@ -58,6 +59,48 @@ pub fn plan(
     arguments: &[String],
 ) -> Result<UpstreamPlan, UsageError> {
     let repository = Repository::open(root)?.naming_relative();
+    plan_in(repository, tool, version, call, arguments)
+}
+
+/// A plan for every tool the proxy would offer from this repository (each tool with a result
+/// contract, its newest version; argument contracts and action contracts gate proposals, which
+/// a server's `outputSchema` does not describe), for a server whose every tool is checked at
+/// once. With `call`, each tool is called with its argument contract's accepted fixtures; a tool
+/// without any is compared only, and it is an error only when no tool has one.
+pub fn plan_every_tool(root: &Path, call: bool) -> Result<Vec<UpstreamPlan>, UsageError> {
+    let repository = Repository::open(root)?.naming_relative();
+    let mut plans = Vec::new();
+    for tool in repository.tools()? {
+        if tool.ends_with(ARGUMENTS_SUFFIX) {
+            continue;
+        }
+        let callable = call && !argument_fixtures(&repository, &tool)?.is_empty();
+        let plan = plan_in(repository.clone(), &tool, None, callable, &[])?;
+        if plan.version.contract.direction() == toolgate_gate::Direction::Result {
+            plans.push(plan);
+        }
+    }
+    if plans.is_empty() {
+        return Err(UsageError::new(format!(
+            "{}: no tool has a result contract to check the server against (write one with `toolgate new`)",
+            repository.contracts_dir().display()
+        )));
+    }
+    if call && plans.iter().all(|plan| plan.calls.is_empty()) {
+        return Err(UsageError::new(
+            "--call: no tool has an argument contract with accepted fixtures to call it with (fixtures/TOOL.arguments/accepted/*.json); name one tool to call it with --arguments JSON",
+        ));
+    }
+    Ok(plans)
+}
+
+fn plan_in(
+    repository: Repository,
+    tool: &str,
+    version: Option<&str>,
+    call: bool,
+    arguments: &[String],
+) -> Result<UpstreamPlan, UsageError> {
     let published = repository.versions(tool)?;
     let names: Vec<String> = published.iter().map(|version| version.name()).collect();
     let dir = match version {

@@ -14,7 +14,7 @@ use toolgate_telemetry::UpstreamFailure;
 
 use super::schemas;
 use toolgate_repo::UsageError;
-use toolgate_repo::{Repository, ShadowPlan};
+use toolgate_repo::{ARGUMENTS_SUFFIX, Repository, ShadowPlan};
 
 /// One tool with a result contract.
 #[derive(Debug)]
@@ -32,11 +32,6 @@ pub(crate) struct Tool {
     /// folder `NAME.arguments`), if it has one.
     pub arguments: Option<ArgumentContract>,
 }
-
-/// The suffix of the tool folder holding a tool's argument contract: `contracts/weather.arguments/`
-/// gates the arguments of `weather`'s calls. An action contract is never offered as a tool of
-/// its own, so the name cannot shadow an upstream tool that is offered.
-pub(crate) const ARGUMENTS_SUFFIX: &str = ".arguments";
 
 /// A tool's argument contract: an action contract over the call's `arguments` object, whose
 /// projection is what the upstream receives.

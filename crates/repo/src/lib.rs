@@ -57,7 +57,8 @@ pub use invariants::{agent_view_problems, reference_disagreements};
 pub use leak::{allowed_strings, leaks, raw_strings};
 pub use output_file::{OutputMode, create_output_folder, open_output_file};
 pub use repository::{
-    CONTRACTS_DIR, LINT_FILE, PIN_FILE, Repository, VersionDir, VersionFiles, parse_version,
+    ARGUMENTS_SUFFIX, CONTRACTS_DIR, LINT_FILE, PIN_FILE, Repository, VersionDir, VersionFiles,
+    parse_version,
 };
 pub use request::{
     RequestSpec, SCHEMA as REQUEST_SCHEMA, parse_request_file, parse_time, read_request_file,

@@ -26,6 +26,11 @@ pub const LINT_FILE: &str = "lint.yaml";
 /// reviewed (`toolgate pin`; `toolgate mcp-proxy` withholds the tool when it changes).
 pub const PIN_FILE: &str = "upstream.pin.json";
 
+/// The suffix of the tool folder holding a tool's argument contract: `contracts/weather.arguments/`
+/// gates the arguments of `weather`'s calls. An action contract is never offered as a tool of
+/// its own, so the name cannot shadow an upstream tool that is offered.
+pub const ARGUMENTS_SUFFIX: &str = ".arguments";
+
 /// A repository root: the folder holding `contracts/` (and, for the harness, `fixtures/` and
 /// `snapshots/`). Everything under it is read through [`RepoRoot`], inside the root only.
 #[derive(Debug, Clone)]

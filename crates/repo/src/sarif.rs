@@ -138,6 +138,24 @@ pub struct Log {
 impl Log {
     /// The log as pretty-printed JSON, with a trailing newline.
     pub fn render(&self) -> String {
+        Log::render_all(std::slice::from_ref(self))
+    }
+
+    /// Several logs as one, a run each (one verb over several tools), in the order given.
+    pub fn render_all(logs: &[Log]) -> String {
+        let log = sarif::Sarif::builder()
+            .schema(SCHEMA_URI)
+            .version(serde_json::json!("2.1.0"))
+            .runs(logs.iter().map(Log::run).collect::<Vec<_>>())
+            .build();
+        let mut text = serde_json::to_string_pretty(&log)
+            .expect("a SARIF log of strings and numbers always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// This log's run.
+    fn run(&self) -> sarif::Run {
         let rule_index: BTreeMap<&str, usize> = self
             .rules
             .iter()
@@ -170,7 +188,7 @@ impl Log {
             .information_uri(env!("CARGO_PKG_REPOSITORY"))
             .rules(self.rules.iter().map(descriptor).collect::<Vec<_>>())
             .build();
-        let run = sarif::Run::builder()
+        sarif::Run::builder()
             .tool(sarif::Tool::builder().driver(driver).build())
             .automation_details(
                 sarif::RunAutomationDetails::builder()
@@ -180,16 +198,7 @@ impl Log {
             .invocations(vec![invocation])
             .column_kind(serde_json::json!("unicodeCodePoints"))
             .results(results)
-            .build();
-        let log = sarif::Sarif::builder()
-            .schema(SCHEMA_URI)
-            .version(serde_json::json!("2.1.0"))
-            .runs(vec![run])
-            .build();
-        let mut text = serde_json::to_string_pretty(&log)
-            .expect("a SARIF log of strings and numbers always serializes");
-        text.push('\n');
-        text
+            .build()
     }
 
     fn result(&self, finding: &Finding, rule_index: Option<usize>) -> sarif::Result {

@@ -45,6 +45,15 @@ impl Report {
     /// The report as a SARIF log, its files under `root` (as given on the command line), each
     /// verdict `fail_on` names an error.
     pub fn sarif(&self, root: &std::path::Path, fail_on: &[crate::FailOn]) -> String {
+        self.sarif_log(root, fail_on).render()
+    }
+
+    /// The SARIF log of [`Report::sarif`], before it is written (to join several as runs).
+    pub fn sarif_log(
+        &self,
+        root: &std::path::Path,
+        fail_on: &[crate::FailOn],
+    ) -> toolgate_repo::sarif::Log {
         sarif::sarif(self, root, fail_on)
     }
 }

@@ -30,7 +30,7 @@ const SHIFT_RULES: [(&str, TrafficShift); 3] = [
 ];
 
 /// The report as a SARIF log; `root` as given on the command line, `fail_on` what fails the run.
-pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String {
+pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> Log {
     let repository = Repository::open(root).map(Repository::naming_relative).ok();
     let folder = |version: &str| {
         PathBuf::from(CONTRACTS_DIR)
@@ -231,7 +231,6 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> String 
         errors: Vec::new(),
         fallback: contract,
     }
-    .render()
 }
 
 /// One verdict's result at `place`: `said`, then each reason it is undecided, then the witness
