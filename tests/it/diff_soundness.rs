@@ -868,3 +868,32 @@ fn a_kept_keyword_the_same_in_both_versions_leaves_the_rest_decided() {
     assert_ne!(found[0], Some(false), "{:?}", report.answers);
     assert_eq!(found[1], Some(false), "{:?}", report.answers);
 }
+
+/// `uniqueItems` only removes arrays with a repeated item: added, it can break and cannot
+/// loosen, shown by an array whose first item is repeated; removed, the other way round; and
+/// where no array may hold two items, it changes nothing.
+#[test]
+fn unique_items_added_or_removed_is_decided_in_both_directions() {
+    let tags = |unique: bool, max: u64| json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string", "maxLength": 4}, "maxItems": max, "uniqueItems": unique}}, "additionalProperties": false});
+    let (found, report) = verdicts(tags(false, 3), tags(true, 3), &["/tags"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts(tags(true, 3), tags(false, 3), &["/tags"]);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts(tags(false, 1), tags(true, 1), &["/tags"]);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -165,6 +165,10 @@ pub enum Edit {
     Timestamp(i64),
     /// Resize the array at the path to this many items (repeating or dropping its items).
     Resize(usize),
+    /// Resize the array at the path to this many items (at least 2), its first item repeated in
+    /// the second place: an array `uniqueItems` refuses. An array that is empty or missing
+    /// starts from an example of the items schema given.
+    Repeat(usize, Box<Node>),
     /// Replace the value at the path with one this schema node admits, as close to the base's
     /// value as it allows (a branch only one version has).
     Conform(Box<Node>),
@@ -196,6 +200,12 @@ impl fmt::Display for Edit {
             }
             Edit::Timestamp(seconds) => write!(f, "set to the decision time plus {seconds}s"),
             Edit::Resize(count) => write!(f, "resized to {count} items"),
+            Edit::Repeat(count, _) => {
+                write!(
+                    f,
+                    "resized to {count} items, the first repeated as the second"
+                )
+            }
             Edit::Conform(node) => write!(f, "made to match the schema at {}", node.at),
             Edit::Violate(rule) => write!(f, "set to a value that breaks rule `{}`", rule.name),
             Edit::Envelope(code, retryable) => {

@@ -353,14 +353,16 @@ fn edited(
             let when = shift(base.prepared.now, *seconds)?;
             Some(Value::from(format_timestamp(when)?))
         }
-        Edit::Resize(count) => {
-            let items = current?.as_array()?;
-            let last = items.last().cloned();
-            let mut resized: Vec<Value> = items.iter().take(*count).cloned().collect();
-            while resized.len() < *count {
-                resized.push(last.clone()?);
+        Edit::Resize(count) => Some(Value::Array(resized(current?.as_array()?, *count)?)),
+        Edit::Repeat(count, item) => {
+            let mut items = match current.and_then(Value::as_array) {
+                Some(items) if !items.is_empty() => resized(items, *count)?,
+                _ => resized(&[example(item, None)?], *count)?,
+            };
+            if let [first, second, ..] = items.as_mut_slice() {
+                *second = first.clone();
             }
-            Some(Value::Array(resized))
+            Some(Value::Array(items))
         }
         Edit::Violate(rule) => Some(violation(
             rule,
@@ -628,4 +630,14 @@ fn adapt(
             }
         }
     }
+}
+
+/// `items` resized to `count`: cut, or its last item repeated; `None` for an empty array that
+/// must grow.
+fn resized(items: &[Value], count: usize) -> Option<Vec<Value>> {
+    let mut resized: Vec<Value> = items.iter().take(count).cloned().collect();
+    while resized.len() < count {
+        resized.push(items.last()?.clone());
+    }
+    Some(resized)
 }

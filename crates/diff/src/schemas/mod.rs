@@ -536,14 +536,40 @@ impl Walk<'_> {
             self.record(change, path, forward, backward);
         }
         if a.unique_items != b.unique_items {
-            let why = "a change to uniqueItems; review it by hand".to_owned();
+            // uniqueItems only ever removes arrays with a repeated item: the version without it
+            // admits more, never less, and an array of the smallest length at least 2 both
+            // allow, its items repeated, shows it (a repeated item needs two).
+            let repeated = |facts: &Facts| {
+                let length = facts.min_items.max(2);
+                if facts.max_items.is_some_and(|max| max < length) {
+                    return Effect::No;
+                }
+                Effect::Yes(Probe {
+                    path: path.to_owned(),
+                    edit: Edit::Repeat(
+                        usize::try_from(length).unwrap_or(usize::MAX),
+                        Box::new(facts.items.as_ref().clone()),
+                    ),
+                    adapt_context: true,
+                    shape: None,
+                })
+            };
+            let (forward, backward) = if b.unique_items {
+                (repeated(a), Effect::No)
+            } else {
+                (Effect::No, repeated(b))
+            };
             let change = Change::new(
                 "unique_items_changed",
-                format!("{}: uniqueItems changed", shown(path)),
+                format!(
+                    "{}: uniqueItems {}",
+                    shown(path),
+                    if b.unique_items { "added" } else { "removed" }
+                ),
                 &to.at.file,
                 &to.at.pointer,
             );
-            self.record_undecided(change, path, why);
+            self.record(change, path, forward, backward);
         }
     }
 
