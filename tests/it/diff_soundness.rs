@@ -38,7 +38,8 @@ fn search() -> bool {
 }
 
 /// `TOOLGATE_DIFF_REASONS=1` also prints why upstream breaking was left undecided, by reason with
-/// pointers and values taken out (what to model next).
+/// pointers and values taken out (what to model next); with `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the
+/// seed of each pair whose reason holds TEXT (`contractgen pair SEED DIR` writes it out).
 fn reasons() -> bool {
     std::env::var("TOOLGATE_DIFF_REASONS").is_ok_and(|value| value == "1")
 }
@@ -151,6 +152,9 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
                 };
             }
             for kind in kinds {
+                if std::env::var("TOOLGATE_DIFF_SEEDS_FOR").is_ok_and(|want| kind.contains(&want)) {
+                    eprintln!("SEED {seed}");
+                }
                 *why_undecided.entry(kind).or_default() += 1;
             }
         }
@@ -896,4 +900,78 @@ fn unique_items_added_or_removed_is_decided_in_both_directions() {
         "{:?}",
         report.answers
     );
+    // Beside a type that is not an array it constrains nothing.
+    let name = |unique: bool| json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 4, "uniqueItems": unique}}, "additionalProperties": false});
+    let (found, report) = verdicts(name(false), name(true), &["/name"]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}
+
+/// A `$ref` the model leaves unfollowed (past its depth) stands for the subschemas it reaches,
+/// not for their whole files: an edit elsewhere in the file does not make it a change.
+#[test]
+fn an_unfollowed_reference_changes_only_with_what_it_reaches() {
+    // A chain 60 definitions deep, past the depth the model follows, and a member beside it.
+    let data = |max: u64| {
+        let mut defs = serde_json::Map::new();
+        for depth in 0..60 {
+            let next = if depth == 59 {
+                json!({"type": "integer"})
+            } else {
+                json!({"$ref": format!("#/properties/data/$defs/d{}", depth + 1)})
+            };
+            defs.insert(
+                format!("d{depth}"),
+                json!({"type": "object", "properties": {"next": next}}),
+            );
+        }
+        json!({"type": "object", "$defs": defs, "properties": {"chain": {"$ref": "#/properties/data/$defs/d0"}, "name": {"type": "string", "maxLength": max}}, "additionalProperties": false})
+    };
+    let (found, report) = verdicts(data(8), data(4), &["/name"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}
+
+/// A `oneOf` whose branches overlap (`{}` takes both: `kind` is optional) is decided where a
+/// branch changes: a value of the union takes no other branch than its own, so what a widened
+/// branch newly takes of its sibling's values, which the union already refused, breaks nothing;
+/// and a narrowed branch is never "no" for loosening, since a value it gives up may now take
+/// its sibling alone.
+#[test]
+fn a_change_inside_an_overlapping_one_of_branch_is_decided() {
+    let union = |max: u64| {
+        json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "string", "maxLength": max}}, "additionalProperties": false},
+            {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "integer"}}, "additionalProperties": false}
+        ]})
+    };
+    let (found, report) = verdicts(union(5), union(8), &["/x"]);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // Narrowed, what it gives up (an `x` of 6 to 8 characters) the sibling never takes.
+    let (found, report) = verdicts(union(8), union(5), &["/x"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // The sibling takes any `x` too: `{"x": "aaaaaaa"}` took both branches (refused), and
+    // narrowed, takes the sibling alone (admitted).
+    let shared = |max: u64| {
+        let mut union = union(max);
+        union["oneOf"][1]["properties"]["x"] = json!({"type": "string"});
+        union
+    };
+    let (found, report) = verdicts(shared(8), shared(5), &["/x"]);
+    assert_ne!(found[1], Some(false), "{:?}", report.answers);
+    let (found, report) = verdicts(shared(5), shared(8), &["/x"]);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
 }

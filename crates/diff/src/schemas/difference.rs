@@ -13,6 +13,19 @@ use super::{closes_same_recursion, disjoint_branches};
 /// A value `a` admits and `b_check` refuses (`b_full` gives the other side's full node, for
 /// the reason when it cannot be decided); `Ok(None)` when there is none.
 pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Option<Value>, String> {
+    difference_outside(a, b_check, b_full, &[])
+}
+
+/// As [`difference`], for the values of `a` that none of `excluded` admits: `a` is one branch
+/// of a `oneOf`, whose values take no other branch (`excluded`). `Ok(None)` then says every
+/// such value `b_check` admits; a value returned may still be in an excluded node, and the
+/// caller checks it.
+fn difference_outside(
+    a: &Node,
+    b_check: &Node,
+    b_full: &Node,
+    excluded: &[Node],
+) -> Result<Option<Value>, String> {
     if closes_same_recursion(a, b_check) {
         return Ok(None);
     }
@@ -62,17 +75,32 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
     }
     // `a` a union: its values are its branches' (each with `a`'s other facts), so its difference
     // is theirs (a value two `oneOf` branches take is not `a`'s, hence the check).
+    // A value of a `oneOf` takes no other branch than its own, which its branch's inclusion
+    // may rely on (`excluded`). Where every branch is included, so is `a`, overlapping or not;
+    // a value found in a branch that `a` does not admit (it takes two) settles nothing.
     if let Some(union) = &a_facts.union {
         let rest = without_union(a);
-        for branch in &union.branches {
+        let mut unsettled = false;
+        for (index, branch) in union.branches.iter().enumerate() {
             let part = intersect(&rest, branch);
-            if let Some(found) = difference(&part, b_check, b_full)?
-                && refused(&found)?
-            {
-                return Ok(Some(found));
+            let others: Vec<Node> = match union.exactly_one {
+                true => union
+                    .branches
+                    .iter()
+                    .enumerate()
+                    .filter(|(other, _)| *other != index)
+                    .map(|(_, other)| other.clone())
+                    .collect(),
+                false => Vec::new(),
+            };
+            if let Some(found) = difference_outside(&part, b_check, b_full, &others)? {
+                if refused(&found)? {
+                    return Ok(Some(found));
+                }
+                unsettled = true;
             }
         }
-        return if union.exactly_one && union.branches.len() > 1 && !disjoint(union) {
+        return if unsettled && union.exactly_one && union.branches.len() > 1 && !disjoint(union) {
             Err(format!("{} is a oneOf whose branches may overlap", a.at))
         } else {
             Ok(None)
@@ -85,16 +113,36 @@ pub(super) fn difference(a: &Node, b_check: &Node, b_full: &Node) -> Result<Opti
         if let Some(found) = difference(a, &rest, b_full)? {
             return Ok(Some(found));
         }
-        let mut covered = false;
-        for branch in &union.branches {
-            let part = intersect(&rest, branch);
-            match difference(a, &part, b_full) {
-                Ok(None) => covered = true,
+        let parts: Vec<Node> = union
+            .branches
+            .iter()
+            .map(|branch| intersect(&rest, branch))
+            .collect();
+        let mut covering = None;
+        for (index, part) in parts.iter().enumerate() {
+            match difference_outside(a, part, b_full, excluded) {
+                Ok(None) => {
+                    covering.get_or_insert(index);
+                }
                 Ok(Some(found)) if refused(&found)? => return Ok(Some(found)),
                 _ => {}
             }
         }
-        return if covered && (!union.exactly_one || disjoint(union)) {
+        // A `oneOf` also needs no other branch to take the value: certain where the branches
+        // cannot overlap, or where what each other branch takes of `a` lies in a node `a`'s
+        // values are outside (`excluded`).
+        let alone = |covering: usize| {
+            parts.iter().enumerate().all(|(index, part)| {
+                let shared = intersect(part, a);
+                index == covering
+                    || excluded
+                        .iter()
+                        .any(|outside| matches!(difference(&shared, outside, outside), Ok(None)))
+            })
+        };
+        return if covering
+            .is_some_and(|covering| !union.exactly_one || disjoint(union) || alone(covering))
+        {
             Ok(None)
         } else {
             Err(format!(

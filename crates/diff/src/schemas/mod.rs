@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use toolgate_model::{Facts, Kind, Node, admits, example_avoiding};
+use toolgate_model::{Facts, JsonType, Kind, Node, admits, example_avoiding};
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 
@@ -541,7 +541,10 @@ impl Walk<'_> {
             // allow, its items repeated, shows it (a repeated item needs two).
             let repeated = |facts: &Facts| {
                 let length = facts.min_items.max(2);
-                if facts.max_items.is_some_and(|max| max < length) {
+                // Written beside a type that is not an array, it constrains nothing.
+                if !facts.allows_type(JsonType::Array)
+                    || facts.max_items.is_some_and(|max| max < length)
+                {
                     return Effect::No;
                 }
                 Effect::Yes(Probe {

@@ -115,30 +115,50 @@ impl Schemas {
         )
     }
 
-    /// A digest of what the schema at `at` means: it, and every file it can reach by a
+    /// A digest of what the schema at `at` means: it, and every schema it can reach by a
     /// reference, so two unfollowed references are equal only when nothing they depend on
-    /// differs. A dynamic reference can reach any file (the dynamic scope is the document's), so
-    /// it makes every file part of the digest.
+    /// differs. A reference is followed to the subschema it names, so an edit elsewhere in the
+    /// same file leaves the digest as it is; where that cannot be said exactly (a file with a
+    /// nested `$id`, which moves the base of what is written under it, or a reference the
+    /// model cannot resolve), the whole file counts. A dynamic reference can reach any file
+    /// (the dynamic scope is the document's), so it makes every file part of the digest.
     fn digest(&self, at: &Location, schema: &Value) -> String {
-        let mut reachable = BTreeSet::new();
+        let mut parts: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut whole: BTreeSet<String> = BTreeSet::new();
         let mut pending = vec![(at.file.clone(), schema)];
+        if self.files.get(&at.file).is_some_and(nested_id) {
+            whole.insert(at.file.clone());
+        }
         while let Some((file, value)) = pending.pop() {
             for reference in references(value) {
-                let targets: Vec<String> = match reference {
+                let files: Vec<String> = match reference {
                     Reference::Static(reference) => {
+                        let exact = self.resolve(&file, reference).filter(|(target, _)| {
+                            !self.files.get(&target.file).is_some_and(nested_id)
+                        });
+                        if let Some((target, resolved)) = exact {
+                            if parts.insert((target.file.clone(), target.pointer.clone())) {
+                                pending.push((target.file, resolved));
+                            }
+                            continue;
+                        }
                         self.file_of(&file, reference).into_iter().collect()
                     }
                     Reference::Dynamic => self.files.keys().cloned().collect(),
                 };
-                for target in targets {
-                    if reachable.insert(target.clone()) {
+                for target in files {
+                    if whole.insert(target.clone()) {
                         pending.push((target.clone(), &self.files[&target]));
                     }
                 }
             }
         }
         let mut material = format!("{at}\n{schema}\n");
-        for file in reachable {
+        for (file, pointer) in &parts {
+            let value = self.files[file].pointer(pointer).unwrap_or(&Value::Null);
+            material.push_str(&format!("{file}#{pointer}\n{value}\n"));
+        }
+        for file in whole {
             material.push_str(&format!("{file}\n{}\n", self.files[&file]));
         }
         Sha256Digest::of(material.as_bytes()).to_hex()
@@ -256,6 +276,28 @@ impl Schemas {
             }
         }
     }
+}
+
+/// Whether `document` holds a nested resource (an `$id` below its root).
+fn nested_id(document: &Value) -> bool {
+    let mut pending: Vec<&Value> = match document {
+        Value::Object(members) => members.values().collect(),
+        Value::Array(items) => items.iter().collect(),
+        _ => Vec::new(),
+    };
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(members) => {
+                if members.get("$id").is_some_and(Value::is_string) {
+                    return true;
+                }
+                pending.extend(members.values());
+            }
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// How many schemas in `value` declare `$dynamicAnchor` `name`, in any resource.
