@@ -975,3 +975,18 @@ fn a_change_inside_an_overlapping_one_of_branch_is_decided() {
     let (found, report) = verdicts(shared(5), shared(8), &["/x"]);
     assert_ne!(found[0], Some(false), "{:?}", report.answers);
 }
+
+/// `required` and the member keywords constrain objects only, `minItems` and the item keywords
+/// arrays only: written beside a type that takes none, an edit to them changes nothing (the
+/// generator writes them there, and so do hand-written schemas).
+#[test]
+fn member_and_item_keywords_beside_another_type_change_nothing() {
+    let data = |required: &[&str], min_items: u64| {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 4, "required": required},
+            "error": {"type": "object", "properties": {"code": {"type": "string", "maxLength": 4}}, "minItems": min_items}
+        }, "additionalProperties": false})
+    };
+    let (found, report) = verdicts(data(&[], 0), data(&["g"], 1), &["/name", "/error/code"]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}

@@ -314,8 +314,15 @@ impl Walk<'_> {
                 self.record(change, path, forward.clone(), backward.clone());
             }
         }
-        self.members(path, to, a, b);
-        self.arrays(path, from, to, a, b);
+        // Members and items constrain objects and arrays only: where either version takes
+        // none, they decide nothing (the type change that makes it so is a leaf change above).
+        let both = |kind: JsonType| a.allows_type(kind) && b.allows_type(kind);
+        if both(JsonType::Object) {
+            self.members(path, to, a, b);
+        }
+        if both(JsonType::Array) {
+            self.arrays(path, from, to, a, b);
+        }
         self.unions(path, from, to, a, b);
     }
 
@@ -541,10 +548,7 @@ impl Walk<'_> {
             // allow, its items repeated, shows it (a repeated item needs two).
             let repeated = |facts: &Facts| {
                 let length = facts.min_items.max(2);
-                // Written beside a type that is not an array, it constrains nothing.
-                if !facts.allows_type(JsonType::Array)
-                    || facts.max_items.is_some_and(|max| max < length)
-                {
+                if facts.max_items.is_some_and(|max| max < length) {
                     return Effect::No;
                 }
                 Effect::Yes(Probe {
