@@ -990,3 +990,28 @@ fn member_and_item_keywords_beside_another_type_change_nothing() {
     let (found, report) = verdicts(data(&[], 0), data(&["g"], 1), &["/name", "/error/code"]);
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
 }
+
+/// Two different `multipleOf` (or formats) on one value are beyond the model, unless the value
+/// can be no number (no string): a `const` string with `allOf: [{multipleOf: 2}, {multipleOf:
+/// 3}]` beside it is just that string, and the rest of the bump is decided.
+#[test]
+fn number_keywords_on_a_value_that_is_no_number_constrain_nothing() {
+    let data = |max: u64, multiples: bool| {
+        let mut outcome = json!({"const": "success"});
+        if multiples {
+            outcome["allOf"] = json!([{"multipleOf": 2}, {"multipleOf": 3}]);
+        }
+        json!({"type": "object", "properties": {
+            "outcome": outcome,
+            "flag": {"type": "boolean", "allOf": [{"format": "date"}, {"format": "uuid"}]},
+            "name": {"type": "string", "maxLength": max}
+        }, "additionalProperties": false})
+    };
+    let (found, report) = verdicts(data(8, false), data(4, true), &["/name"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -119,13 +119,17 @@ fn difference_outside(
             .map(|branch| intersect(&rest, branch))
             .collect();
         let mut covering = None;
+        let mut first_error = None;
         for (index, part) in parts.iter().enumerate() {
             match difference_outside(a, part, b_full, excluded) {
                 Ok(None) => {
                     covering.get_or_insert(index);
                 }
                 Ok(Some(found)) if refused(&found)? => return Ok(Some(found)),
-                _ => {}
+                Ok(Some(_)) => {}
+                Err(why) => {
+                    first_error.get_or_insert(why);
+                }
             }
         }
         // A `oneOf` also needs no other branch to take the value: certain where the branches
@@ -145,8 +149,21 @@ fn difference_outside(
         {
             Ok(None)
         } else {
+            // Why, where a branch said: the reason that would have to go for it to cover.
+            // A nested union's own "a branch:" reason is its innermost one, kept alone.
+            const BRANCH: &str = "; a branch: ";
+            let why = match (covering, first_error) {
+                (Some(_), _) => "; another branch may take the same values".to_owned(),
+                (None, Some(why)) => {
+                    let innermost = why
+                        .rsplit_once(BRANCH)
+                        .map_or(why.as_str(), |(_, last)| last);
+                    format!("{BRANCH}{innermost}")
+                }
+                (None, None) => String::new(),
+            };
             Err(format!(
-                "cannot decide whether every value {} admits, the {} at {} admits",
+                "cannot decide whether every value {} admits, the {} at {} admits{why}",
                 a.at,
                 if union.exactly_one { "oneOf" } else { "anyOf" },
                 b_full.at

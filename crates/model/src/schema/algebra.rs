@@ -150,15 +150,37 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
                     merged.strings.patterns.push(pattern.clone());
                 }
             }
-            merged.format = match (&x.format, &y.format) {
+            // Two different formats or multipleOf on one value are beyond the model, unless
+            // the value can be no string (no number): then they constrain nothing at all.
+            let takes = |kinds: &[JsonType], is: fn(&Value) -> bool| {
+                kinds.iter().any(|kind| merged.allows_type(*kind))
+                    && merged
+                        .values
+                        .as_ref()
+                        .is_none_or(|values| values.iter().any(is))
+            };
+            let strings = takes(&[JsonType::String], Value::is_string);
+            let numbers = takes(&[JsonType::Number, JsonType::Integer], Value::is_number);
+            if !strings {
+                merged.format = None;
+                merged.strings = Default::default();
+            }
+            if !numbers {
+                merged.minimum = None;
+                merged.maximum = None;
+                merged.multiple_of = None;
+            }
+            merged.format = match (&merged.format, &y.format) {
+                _ if !strings => None,
                 (Some(p), Some(q)) if p != q => {
                     return Node::unknown(&at, "two different formats", &both(a, b));
                 }
                 (p, q) => p.clone().or_else(|| q.clone()),
             };
-            merged.minimum = tighter(x.minimum, y.minimum, true);
-            merged.maximum = tighter(x.maximum, y.maximum, false);
-            merged.multiple_of = match (x.multiple_of, y.multiple_of) {
+            merged.minimum = tighter(merged.minimum, y.minimum, true);
+            merged.maximum = tighter(merged.maximum, y.maximum, false);
+            merged.multiple_of = match (merged.multiple_of, y.multiple_of) {
+                _ if !numbers => None,
                 (Some(p), Some(q)) if p != q => {
                     return Node::unknown(&at, "two different multipleOf", &both(a, b));
                 }
