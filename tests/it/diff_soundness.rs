@@ -104,13 +104,18 @@ fn flips(pair: &Pair, from: &Contract, to: &Contract, now: SystemTime) -> Vec<(b
     found
 }
 
+/// Seeds a long run once found a wrong "no" on, checked in every run: 2602 (a branch's member
+/// refused by TO held a recursive envelope the model could build no value of, and a node TO
+/// admits nothing in was taken as included).
+const WRONG_ONCE: [u64; 1] = [2602];
+
 #[test]
 fn no_false_verdict_is_wrong_on_random_contract_pairs() {
     let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(NOW.unsigned_abs());
     let mut tally: BTreeMap<(&str, Option<bool>), usize> = BTreeMap::new();
     let mut why_undecided: BTreeMap<String, usize> = BTreeMap::new();
     let (mut compared, mut wrong) = (0, Vec::new());
-    for seed in 0..pairs() {
+    for seed in (0..pairs()).chain(WRONG_ONCE) {
         let pair = pair(&mut Seeded::new(seed), 24);
         let (Ok(from), Ok(to)) = (
             Contract::compile(&pair.from.source()),

@@ -57,7 +57,19 @@ fn difference_outside(
     };
     let b_facts = match &b_check.kind {
         Kind::Any => return Ok(None),
-        Kind::Nothing => return Ok(example(a, None)),
+        // Every value of `a` is a witness; where the model can build none, `a` may still hold
+        // one (an overlapping `oneOf` it cannot build through), so only a plainly empty `a`
+        // is included.
+        Kind::Nothing => {
+            return match example(a, None) {
+                Some(value) => Ok(Some(value)),
+                None if plainly_empty(a_facts) => Ok(None),
+                None => Err(format!(
+                    "{} admits nothing, and no value {} admits could be built to show it",
+                    b_full.at, a.at
+                )),
+            };
+        }
         Kind::Unknown { reason, .. } => return Err(format!("{} uses {reason}", b_check.at)),
         Kind::Facts(facts) => facts,
     };
@@ -445,6 +457,15 @@ fn array_difference(
         None => Ok(None),
         Some(why) => Err(why),
     }
+}
+
+/// Whether the facts admit nothing on their face: no type, or no value, is left.
+fn plainly_empty(facts: &Facts) -> bool {
+    facts.types.as_ref().is_some_and(|types| types.is_empty())
+        || facts
+            .values
+            .as_ref()
+            .is_some_and(|values| values.iter().next().is_none())
 }
 
 fn without_union(node: &Node) -> Node {
