@@ -1020,3 +1020,49 @@ fn number_keywords_on_a_value_that_is_no_number_constrain_nothing() {
         report.answers
     );
 }
+
+/// `propertyNames` and the member counts constrain every member at once: narrowed, they cannot
+/// loosen, and the break is shown by a member whose name the newer version refuses; on a closed
+/// object only the names it declares can occur, so names that all still pass change nothing.
+#[test]
+fn property_names_and_member_counts_are_decided_one_way_and_shown_the_other() {
+    let map = |names: Option<serde_json::Value>, max: Option<u64>| {
+        let mut data =
+            json!({"type": "object", "additionalProperties": {"type": "string", "maxLength": 4}});
+        if let Some(names) = names {
+            data["propertyNames"] = names;
+        }
+        if let Some(max) = max {
+            data["maxProperties"] = json!(max);
+        }
+        data
+    };
+    let lower = json!({"pattern": "^[a-z]+$", "maxLength": 8});
+    let (found, report) = verdicts(map(None, None), map(Some(lower.clone()), None), &["/k"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts(map(Some(lower), None), map(None, None), &["/k"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    let (found, report) = verdicts(map(None, Some(8)), map(None, Some(4)), &["/k"]);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    let (found, report) = verdicts(map(None, Some(4)), map(None, Some(8)), &["/k"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+
+    let closed = |names: Option<serde_json::Value>| {
+        let mut data = json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 4}}, "additionalProperties": false});
+        if let Some(names) = names {
+            data["propertyNames"] = names;
+        }
+        data
+    };
+    let (found, report) = verdicts(
+        closed(None),
+        closed(Some(json!({"pattern": "^[a-z]"}))),
+        &["/name"],
+    );
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}

@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use toolgate_model::{Facts, JsonType, Kind, Node, admits, example_avoiding};
+use toolgate_model::{Facts, JsonType, Kind, Node, admits, example_avoiding, of_type};
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 
@@ -408,26 +408,73 @@ impl Walk<'_> {
             let relation = self.additional_relation(path, &member, a, b);
             self.record_as(relation, change, &member, forward, backward);
         }
+        // Both constrain every member at once: a version whose allowed names (member counts)
+        // lie within the other's refuses nothing the other admits by them. The direction that
+        // can refuse is left to review (and the search): showing it needs a whole object.
+        let one_way = |within: bool, why: &str| match within {
+            true => Effect::No,
+            false => Effect::Unknown(why.to_owned()),
+        };
         if a.property_names != b.property_names {
-            let why = "a change to propertyNames (what a map's keys may be); review it by hand"
-                .to_owned();
+            let why = "a change to propertyNames (what a map's keys may be); review it by hand";
+            // A member name `x`'s objects may hold and `y` refuses, given a value `x` admits,
+            // shows it: a closed object holds only the names it declares, so they are all.
+            let names_effect = |x: &Facts, y: &Facts| {
+                let with = |name: &str| match toolgate_model::example(x.member(name), None) {
+                    Some(value) => Effect::Yes(Probe::replace(
+                        &format!("{path}/{}", name.replace('~', "~0").replace('/', "~1")),
+                        value,
+                    )),
+                    None => Effect::Unknown(why.to_owned()),
+                };
+                if x.additional.kind == Kind::Nothing {
+                    for name in x.properties.keys() {
+                        let key = Value::from(name.as_str());
+                        match (
+                            admits(&x.property_names, &key),
+                            admits(&y.property_names, &key),
+                        ) {
+                            (Ok(true), Ok(false)) => return with(name),
+                            (Ok(_), Ok(_)) => {}
+                            _ => return Effect::Unknown(why.to_owned()),
+                        }
+                    }
+                    return Effect::No;
+                }
+                let names = of_type(&x.property_names, JsonType::String);
+                match difference::difference(&names, &y.property_names, &y.property_names) {
+                    Ok(None) => Effect::No,
+                    Ok(Some(Value::String(name))) => with(&name),
+                    _ => Effect::Unknown(why.to_owned()),
+                }
+            };
             let change = Change::new(
                 "property_names_changed",
                 format!("{}: what member names are allowed changed", shown(path)),
                 &b.property_names.at.file,
                 &b.property_names.at.pointer,
             );
-            self.record_undecided(change, path, why);
+            let (forward, backward) = (names_effect(a, b), names_effect(b, a));
+            self.record(change, path, forward, backward);
         }
         if (a.min_properties, a.max_properties) != (b.min_properties, b.max_properties) {
-            let why = "a change to minProperties/maxProperties; review it by hand".to_owned();
+            let why = "a change to minProperties/maxProperties; review it by hand";
+            let counts_within = |x: &Facts, y: &Facts| {
+                x.min_properties >= y.min_properties
+                    && y.max_properties
+                        .is_none_or(|most| x.max_properties.is_some_and(|max| max <= most))
+            };
             let change = Change::new(
                 "member_count_changed",
                 format!("{}: the number of members allowed changed", shown(path)),
                 &to.at.file,
                 &to.at.pointer,
             );
-            self.record_undecided(change, path, why);
+            let (forward, backward) = (
+                one_way(counts_within(a, b), why),
+                one_way(counts_within(b, a), why),
+            );
+            self.record(change, path, forward, backward);
         }
     }
 
