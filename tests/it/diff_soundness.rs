@@ -248,6 +248,17 @@ fn verdicts(
     v2: serde_json::Value,
     promised: &[&str],
 ) -> ([Option<bool>; 4], toolgate_diff::Report) {
+    verdicts_with(v1, v2, promised, true)
+}
+
+/// As [`verdicts`]; `search: false` leaves the model's own answers (each `true` shown by a
+/// change's probe, not found by the proof search).
+fn verdicts_with(
+    v1: serde_json::Value,
+    v2: serde_json::Value,
+    promised: &[&str],
+    search: bool,
+) -> ([Option<bool>; 4], toolgate_diff::Report) {
     let dir = tempfile::tempdir().unwrap();
     let mut contracts = Vec::new();
     for (version, data) in [(1, &v1), (2, &v2)] {
@@ -260,7 +271,7 @@ fn verdicts(
             Contract::compile(&toolgate_gate::ContractSource::read_dir(&folder).unwrap()).unwrap(),
         );
     }
-    let report = toolgate_diff::compare(dir.path(), "probe", None, None).unwrap();
+    let report = toolgate_diff::compare_with(dir.path(), "probe", None, None, search).unwrap();
     for answer in &report.answers {
         if let Some(witness) = &answer.witness {
             assert!(
@@ -1065,4 +1076,35 @@ fn property_names_and_member_counts_are_decided_one_way_and_shown_the_other() {
         &["/name"],
     );
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}
+
+/// A `dependentRequired` pair added is shown by a value holding the member and not the one it
+/// requires (and removed, the other way round); one left as it was changes nothing.
+#[test]
+fn a_dependent_required_pair_added_is_shown_by_a_value_without_the_member_it_requires() {
+    let card = |dependent: bool| {
+        let mut data = json!({"type": "object", "properties": {
+            "number": {"type": "string", "maxLength": 4},
+            "expiry": {"type": "string", "maxLength": 4}
+        }, "additionalProperties": false});
+        if dependent {
+            data["dependentRequired"] = json!({"number": ["expiry"]});
+        }
+        data
+    };
+    // Shown by the change's own probe: the proof search is off.
+    let (found, report) = verdicts_with(card(false), card(true), &["/number"], false);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts_with(card(true), card(false), &["/number"], false);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
 }

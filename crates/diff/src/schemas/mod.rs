@@ -297,8 +297,30 @@ impl Walk<'_> {
                 before.map(|kept| &kept.value),
                 after.map(|kept| &kept.value),
             ) {
-                Some(Ordering::Less) => (Effect::Unknown(why), Effect::No),
-                Some(Ordering::Greater) => (Effect::No, Effect::Unknown(why)),
+                // A `dependentRequired` pair one version adds is shown by a value with the
+                // member and without the one it requires.
+                Some(Ordering::Less) => (
+                    dependent_probe(
+                        path,
+                        from,
+                        after.map(|kept| &kept.value),
+                        before.map(|kept| &kept.value),
+                    )
+                    .filter(|_| name == "dependentRequired")
+                    .unwrap_or(Effect::Unknown(why)),
+                    Effect::No,
+                ),
+                Some(Ordering::Greater) => (
+                    Effect::No,
+                    dependent_probe(
+                        path,
+                        to,
+                        before.map(|kept| &kept.value),
+                        after.map(|kept| &kept.value),
+                    )
+                    .filter(|_| name == "dependentRequired")
+                    .unwrap_or(Effect::Unknown(why)),
+                ),
                 Some(Ordering::Equal) => (Effect::No, Effect::No),
                 None => (Effect::Unknown(why.clone()), Effect::Unknown(why)),
             };
@@ -774,16 +796,7 @@ fn narrowing(name: &str, before: Option<&Value>, after: Option<&Value>) -> Optio
             (None, Some(_)) => Some(Ordering::Less),
             (Some(_), None) => Some(Ordering::Greater),
             (Some(before), Some(after)) if name == "dependentRequired" => {
-                let pairs = |value: &Value| -> Option<BTreeSet<(String, String)>> {
-                    let mut pairs = BTreeSet::new();
-                    for (member, needed) in value.as_object()? {
-                        for other in needed.as_array()? {
-                            pairs.insert((member.clone(), other.as_str()?.to_owned()));
-                        }
-                    }
-                    Some(pairs)
-                };
-                let (before, after) = (pairs(before)?, pairs(after)?);
+                let (before, after) = (dependent_pairs(before)?, dependent_pairs(after)?);
                 match (after.is_superset(&before), after.is_subset(&before)) {
                     (true, true) => Some(Ordering::Equal),
                     (true, false) => Some(Ordering::Less),
@@ -794,6 +807,46 @@ fn narrowing(name: &str, before: Option<&Value>, after: Option<&Value>) -> Optio
             _ => None,
         },
     }
+}
+
+/// A `dependentRequired` value as (member, member it requires) pairs.
+fn dependent_pairs(value: &Value) -> Option<BTreeSet<(String, String)>> {
+    let mut pairs = BTreeSet::new();
+    for (member, needed) in value.as_object()? {
+        for other in needed.as_array()? {
+            pairs.insert((member.clone(), other.as_str()?.to_owned()));
+        }
+    }
+    Some(pairs)
+}
+
+/// The witness of a `dependentRequired` pair `narrower` has and `wider` does not: a value of
+/// `node` (the version without the pair) holding the member and not the one it requires.
+fn dependent_probe(
+    path: &str,
+    node: &Node,
+    narrower: Option<&Value>,
+    wider: Option<&Value>,
+) -> Option<Effect> {
+    let empty = Value::Object(Default::default());
+    let narrower = dependent_pairs(narrower?)?;
+    let wider = dependent_pairs(wider.unwrap_or(&empty))?;
+    let (member, needed) = narrower.difference(&wider).next()?;
+    let mut shape = Facts::new(&node.at);
+    shape.types = Some(BTreeSet::from([JsonType::Object]));
+    shape.required.insert(member.clone());
+    shape.properties.insert(
+        needed.clone(),
+        Node {
+            at: node.at.clone(),
+            kind: Kind::Nothing,
+        },
+    );
+    let shape = Node {
+        at: node.at.clone(),
+        kind: Kind::Facts(std::sync::Arc::new(shape)),
+    };
+    Some(branch_probe(path, &toolgate_model::intersect(node, &shape)))
 }
 
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {

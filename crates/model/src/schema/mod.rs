@@ -356,7 +356,8 @@ impl Facts {
 }
 
 impl Facts {
-    fn new(at: &Location) -> Facts {
+    /// Facts at `at` that constrain nothing (every value), to add constraints to.
+    pub fn new(at: &Location) -> Facts {
         Facts {
             types: None,
             values: None,
