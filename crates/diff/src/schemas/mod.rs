@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use toolgate_model::{Facts, JsonType, Kind, Node, admits, example_avoiding, of_type};
+use toolgate_model::{Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, of_type};
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 
@@ -290,37 +290,27 @@ impl Walk<'_> {
             };
             let reason = format!("`{name}`, which the differ does not model");
             let (change, why) = unsupported(&reason, &written.at);
-            // Narrowed, TO admits nothing new by it; widened, TO refuses nothing FROM admits
-            // by it; anything else, either.
+            // The direction a monotone change can refuse in: shown by its own probe where it
+            // has one, else left open.
+            let shown = |node: &Node, narrower: Option<&Conjunct>, wider: Option<&Conjunct>| {
+                let (narrower, wider) = (
+                    narrower.map(|kept| &kept.value),
+                    wider.map(|kept| &kept.value),
+                );
+                (name == "dependentRequired")
+                    .then(|| dependent_probe(path, node, narrower, wider))
+                    .flatten()
+                    .unwrap_or_else(|| Effect::Unknown(why.clone()))
+            };
             let (forward, backward) = match narrowing(
                 name,
                 before.map(|kept| &kept.value),
                 after.map(|kept| &kept.value),
             ) {
-                // A `dependentRequired` pair one version adds is shown by a value with the
-                // member and without the one it requires.
-                Some(Ordering::Less) => (
-                    dependent_probe(
-                        path,
-                        from,
-                        after.map(|kept| &kept.value),
-                        before.map(|kept| &kept.value),
-                    )
-                    .filter(|_| name == "dependentRequired")
-                    .unwrap_or(Effect::Unknown(why)),
-                    Effect::No,
-                ),
-                Some(Ordering::Greater) => (
-                    Effect::No,
-                    dependent_probe(
-                        path,
-                        to,
-                        before.map(|kept| &kept.value),
-                        after.map(|kept| &kept.value),
-                    )
-                    .filter(|_| name == "dependentRequired")
-                    .unwrap_or(Effect::Unknown(why)),
-                ),
+                // Narrowed, TO admits nothing new by it; widened, TO refuses nothing FROM
+                // admits by it; anything else, either.
+                Some(Ordering::Less) => (shown(from, after, before), Effect::No),
+                Some(Ordering::Greater) => (Effect::No, shown(to, before, after)),
                 Some(Ordering::Equal) => (Effect::No, Effect::No),
                 None => (Effect::Unknown(why.clone()), Effect::Unknown(why)),
             };
