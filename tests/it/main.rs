@@ -27,6 +27,7 @@ mod render;
 mod reports;
 mod sarif;
 mod save_fixture;
+mod scaffold;
 mod schemas;
 mod serve;
 mod shell;

@@ -5,7 +5,7 @@
 //! (strings, arrays, maps, identifiers), with every choice the description did not make listed
 //! as an assumption, so a reviewer sees what was decided for them.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -64,9 +64,13 @@ pub struct Converter<'a> {
     defs: BTreeMap<String, Value>,
     /// Definitions referred to and not yet converted: `(name, source pointer)`.
     pending: Vec<(String, String)>,
-    /// Names already queued or converted.
-    known: BTreeSet<String>,
+    /// The `$defs` name given to each source pointer referred to, and back: two pointers
+    /// ending in one name (`#/components/schemas/Item`, `#/paths/…/items`) get two names.
+    names: BTreeMap<String, String>,
+    pointers: BTreeMap<String, String>,
     assumptions: Vec<Assumption>,
+    /// Why each reference the bundle did not follow was not ([`crate::bundle`]).
+    unfollowed: BTreeMap<String, String>,
 }
 
 impl<'a> Converter<'a> {
@@ -77,9 +81,21 @@ impl<'a> Converter<'a> {
             dialect,
             defs: BTreeMap::new(),
             pending: Vec::new(),
-            known: BTreeSet::new(),
+            names: BTreeMap::new(),
+            pointers: BTreeMap::new(),
             assumptions: Vec::new(),
+            unfollowed: BTreeMap::new(),
         }
+    }
+
+    /// The references the bundle left as written, so a value one names says why it is refused.
+    pub fn with_unfollowed(mut self, unfollowed: &[crate::bundle::Unfollowed]) -> Converter<'a> {
+        for skip in unfollowed {
+            self.unfollowed
+                .entry(skip.reference.clone())
+                .or_insert_with(|| format!("{}, in {}", skip.why, skip.file));
+        }
+        self
     }
 
     /// The contract schema for `schema` (a value of the description), with every definition it
@@ -147,8 +163,14 @@ impl<'a> Converter<'a> {
                 {
                     Some(reference) => Value::from(reference),
                     None => {
-                        self.assume(at, format!("the reference {value} points outside the description, so the value is left open here"));
-                        continue;
+                        // Nothing says what the value holds: refused, never left open.
+                        let why = value
+                            .as_str()
+                            .and_then(|reference| self.unfollowed.get(reference))
+                            .cloned()
+                            .unwrap_or_else(|| "it names no place in the description".to_owned());
+                        self.assume(at, format!("refused: the reference {value} is not followed ({why}); describe the value here"));
+                        return Value::Bool(false);
                     }
                 },
                 "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
@@ -271,6 +293,11 @@ impl<'a> Converter<'a> {
                     }
                     continue;
                 }
+                // Annotations are copied only where 2020-12's meta-schema admits them (YAML's
+                // `title:` with nothing after it is `null`, and would not compile).
+                "description" | "title" | "$comment" if !value.is_string() => continue,
+                "deprecated" | "readOnly" | "writeOnly" if !value.is_boolean() => continue,
+                "examples" if !value.is_array() => continue,
                 "examples" | "default" | "const" | "enum" | "description" | "title"
                 | "$comment" | "deprecated" | "readOnly" | "writeOnly" => value.clone(),
                 _ => value.clone(),
@@ -317,17 +344,33 @@ impl<'a> Converter<'a> {
     }
 
     /// A reference of the description, as one into the output's `$defs` (queued for conversion).
+    /// Any pointer into the description is followed (a schema under `#/paths/…` as much as one
+    /// under `#/components/…`); its definition is named by the pointer's last token, made unique.
     fn reference(&mut self, reference: &str) -> Option<String> {
         let pointer = reference.strip_prefix('#')?;
-        let name = pointer
+        self.source.pointer(pointer)?;
+        if let Some(name) = self.names.get(pointer) {
+            return Some(format!("#/$defs/{}", escape(name)));
+        }
+        let last = pointer
             .rsplit('/')
             .next()?
             .replace("~1", "/")
             .replace("~0", "~");
-        self.source.pointer(pointer)?;
-        if self.known.insert(name.clone()) {
-            self.pending.push((name.clone(), pointer.to_owned()));
+        let base = if last.is_empty() {
+            "schema".to_owned()
+        } else {
+            last
+        };
+        let mut name = base.clone();
+        let mut counter = 1;
+        while self.pointers.contains_key(&name) {
+            counter += 1;
+            name = format!("{base}_{counter}");
         }
+        self.names.insert(pointer.to_owned(), name.clone());
+        self.pointers.insert(name.clone(), pointer.to_owned());
+        self.pending.push((name.clone(), pointer.to_owned()));
         Some(format!("#/$defs/{}", escape(&name)))
     }
 
@@ -395,11 +438,10 @@ impl<'a> Converter<'a> {
         })
     }
 
+    /// What the converted definition `name` (a `$defs` name this converter gave) was made from.
     fn source_definition(&self, name: &str) -> Option<&Value> {
         let name = name.replace("~1", "/").replace("~0", "~");
-        ["/components/schemas", "/$defs", "/definitions"]
-            .iter()
-            .find_map(|base| self.source.pointer(base).and_then(|defs| defs.get(&name)))
+        self.source.pointer(self.pointers.get(&name)?)
     }
 
     /// Closes and bounds what the description left open at a value's place.

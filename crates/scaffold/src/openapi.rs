@@ -31,8 +31,14 @@ pub struct Operation {
     pub path_parameters: Vec<(String, Value)>,
 }
 
-/// Reads a description file: JSON, or YAML (read strictly: a duplicate key is an error).
-pub fn read(path: &std::path::Path) -> Result<Value, String> {
+/// Reads a description file and every file its references name beside it
+/// ([`crate::bundle`]): one document, and the references not followed with the reason for each.
+pub fn read(path: &std::path::Path) -> Result<(Value, Vec<crate::bundle::Unfollowed>), String> {
+    crate::bundle::bundle(read_one(path)?, path, read_one)
+}
+
+/// Reads one file of a description: JSON, or YAML (read strictly: a duplicate key is an error).
+pub fn read_one(path: &std::path::Path) -> Result<Value, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|error| format!("{}: {error}", path.display()))?;
     let mut bytes = Vec::new();

@@ -177,7 +177,11 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         }
     }
 
-    type_from_examples(&mut schema, &admitted, &mut assumptions);
+    for place in anything_left(&schema, &mut assumptions) {
+        todo.push(format!(
+            "{SCHEMA_FILE}#{place}: the description allows any value here, so the contract admits it unchecked and the agent never sees it; describe it if the agent should, or write `false` to refuse it"
+        ));
+    }
     let mut free_text_places = Vec::new();
     let fields = if fields.is_empty() {
         formats_from_examples(&mut schema, &admitted, &mut assumptions);
@@ -638,35 +642,12 @@ fn repair(
     Err("it still fails after 64 repairs".to_owned())
 }
 
-/// Every value of the examples, by pointer.
-fn values<'v>(value: &'v Value, pointer: String, out: &mut Vec<(String, &'v Value)>) {
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members {
-                values(
-                    member,
-                    format!("{pointer}/{}", crate::convert::escape(name)),
-                    out,
-                );
-            }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                values(item, format!("{pointer}/{index}"), out);
-            }
-        }
-        _ => {}
-    }
-    out.push((pointer, value));
-}
-
-/// Where the description says nothing about a value's type (`{}`, a bare description), the
-/// examples do: the schema there becomes the one inferred from every example value found there.
-fn type_from_examples(
-    schema: &mut Value,
-    examples: &[(String, Value)],
-    assumptions: &mut Vec<Assumption>,
-) {
+/// Where the description says nothing of a value (`{}`, a bare description), it allows anything
+/// there, and so does the contract: typing it from an example would refuse the next response
+/// that differs, and refusing it would refuse what the description admits. Such a value is never
+/// promised, so nothing unchecked reaches the agent; each place is a decision for the author,
+/// returned by location.
+fn anything_left(schema: &Value, assumptions: &mut Vec<Assumption>) -> Vec<String> {
     let silent = |schema: &Value| {
         schema.as_object().is_some_and(|members| {
             ![
@@ -686,54 +667,15 @@ fn type_from_examples(
             .any(|keyword| members.contains_key(*keyword))
         })
     };
-    let mut found: std::collections::BTreeMap<String, Vec<Value>> =
-        std::collections::BTreeMap::new();
-    for (_, example) in examples {
-        let mut all = Vec::new();
-        values(example, String::new(), &mut all);
-        for (pointer, value) in all {
-            if let Some(location) = locate(schema, &pointer)
-                && schema.pointer(&location).is_some_and(silent)
-            {
-                found.entry(location).or_default().push(value.clone());
-            }
-        }
+    let mut places = Vec::new();
+    collect_silent(schema, String::new(), &silent, &mut places);
+    for location in &places {
+        assumptions.push(Assumption {
+            pointer: location.clone(),
+            what: "anything: the description says nothing of this value, so it is admitted as it comes and never promised".to_owned(),
+        });
     }
-    // A silent value no example shows is refused: nobody can say what it would carry.
-    let mut unseen = Vec::new();
-    collect_silent(schema, String::new(), &silent, &mut unseen);
-    for location in unseen {
-        if found.contains_key(&location) {
-            continue;
-        }
-        if let Some(place) = schema.pointer_mut(&location) {
-            *place = Value::Bool(false);
-            assumptions.push(Assumption {
-                pointer: location,
-                what:
-                    "refused: the description says nothing of this value and no example shows one"
-                        .to_owned(),
-            });
-        }
-    }
-    // Innermost first: an inferred schema replaces what is below it.
-    for (location, seen) in found.into_iter().rev() {
-        if !schema.pointer(&location).is_some_and(silent) {
-            continue;
-        }
-        let (mut inferred, _) = crate::infer::infer(&seen);
-        if let Value::Object(members) = &mut inferred {
-            members.remove("$schema");
-        }
-        if let Some(place) = schema.pointer_mut(&location) {
-            *place = inferred;
-            assumptions.push(Assumption {
-                pointer: location,
-                what: "typed from the examples: the description says nothing of this value's type"
-                    .to_owned(),
-            });
-        }
-    }
+    places
 }
 
 /// Every silent value schema (a property's, an array's items) in `schema`, by location.
@@ -1807,15 +1749,23 @@ mod tests {
             "{:?}",
             plan.todo
         );
-        // A value the description leaves silent and no example shows is refused, and said so.
+        // A value the description leaves silent is kept as it says (anything), never promised,
+        // and left to the author to decide.
         assert_eq!(
             plan.schema.pointer("/properties/labels/items"),
-            Some(&json!(false))
+            Some(&json!({}))
         );
         assert!(
             plan.contract
                 .text()
-                .contains("refused: the description says nothing of this value")
+                .contains("anything: the description says nothing of this value")
+        );
+        assert!(
+            plan.todo.iter().any(|line| line.starts_with(
+                "response.schema.json#/properties/labels/items: the description allows any value here"
+            )),
+            "{:?}",
+            plan.todo
         );
         // The number the agent sees is not negative, as no example is.
         assert_eq!(

@@ -11,7 +11,7 @@ use crate::plan::{ErrorMapping, Origin, Parts};
 /// examples, its 404/410 and 429/5xx statuses as error mappings, its path parameters as the
 /// request's trusted context.
 pub fn from_openapi(
-    description: &Value,
+    (description, unfollowed): &(Value, Vec<crate::bundle::Unfollowed>),
     source: &str,
     operation: &str,
     tool: &str,
@@ -19,7 +19,9 @@ pub fn from_openapi(
 ) -> Result<Parts, String> {
     let operation = openapi::operation(description, operation)?;
     let dialect = operation.dialect;
-    let (schema, assumptions) = Converter::new(description, dialect).document(&operation.success.1);
+    let (schema, assumptions) = Converter::new(description, dialect)
+        .with_unfollowed(unfollowed)
+        .document(&operation.success.1);
     let server = description
         .pointer("/servers/0/url")
         .and_then(Value::as_str)
