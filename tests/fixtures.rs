@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         mode,
         references: references_file(),
         color,
+        withheld: Default::default(),
     });
     let mut trials = Vec::new();
     for case in suite.cases.iter().cloned() {
@@ -68,6 +69,9 @@ fn main() -> ExitCode {
 fn outcome(verdict: CaseResult) -> Result<(), Failed> {
     if verdict.passed() {
         Ok(())
+    } else if let (true, Some(why)) = (verdict.problems.is_empty(), &verdict.skipped) {
+        // Unproven: not a pass, and said as such.
+        Err(why.clone().into())
     } else {
         Err(verdict.failure_text().into())
     }

@@ -822,7 +822,7 @@ fn the_cli_reports_in_three_formats_and_fails_on_what_it_is_told() {
         human.stdout
     );
     let json: Value = serde_json::from_str(&diff(&["--format", "json"]).stdout).unwrap();
-    assert_eq!(json["format_version"], 3);
+    assert_eq!(json["format_version"], 4);
     assert_eq!(
         json["summary"],
         json!({"upstream_breaking": true, "upstream_loosened": false, "agent_widened": false, "agent_narrowed": true})

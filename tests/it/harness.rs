@@ -444,7 +444,7 @@ fn json_and_junit_reports_are_machine_readable() {
     let junit = toolgate_test(dir.path(), &["--format", "junit"], true);
     assert_eq!(junit.code, 1);
     assert!(junit.stdout.starts_with("<?xml"), "{}", junit.stdout);
-    assert_eq!(junit.stdout.matches("<testcase ").count(), 166 + 233);
+    assert_eq!(junit.stdout.matches("<testcase ").count(), 166 + 237);
     assert!(
         junit.stdout.contains("<failure")
             && junit.stdout.contains("job_status::accepted::not_found")
@@ -626,9 +626,18 @@ fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says
         other.stdout
     );
 
-    // The tool's own filter locks its new version, and only that.
+    // A filter whose run fails for the tool (v3 makes a survivor acceptance stale) locks
+    // nothing of it, and says why.
     let before = fs::read_to_string(&lock).unwrap();
-    let accepted = toolgate_test(root, &["--accept", "review_status"], false);
+    let failing = toolgate_test(root, &["--accept", "review_status"], false);
+    assert_eq!(fs::read_to_string(&lock).unwrap(), before);
+    assert!(
+        failing.stdout.contains("review_status's new versions are not locked: its suite fails in this run (`review_status::mutants::"),
+        "{}",
+        failing.stdout
+    );
+    // The tool's accepted cases alone pass: that filter locks its new version, and only that.
+    let accepted = toolgate_test(root, &["--accept", "review_status::accepted"], false);
     let after = fs::read_to_string(&lock).unwrap();
     assert!(after.starts_with(&before), "entries are only added");
     let added: Vec<&str> = after[before.len()..].lines().collect();

@@ -78,7 +78,7 @@ fn the_bundled_contracts_run_clean() {
     assert_eq!(summary["survivors"], summary["accepted_survivors"]);
     assert_eq!(summary["versions"], 6);
     assert!(summary["mutants"].as_u64().unwrap() > 2000, "{summary}");
-    assert_eq!(report["format_version"], 3);
+    assert_eq!(report["format_version"], 4);
     // Every family derived something from the bundled fixtures, and every family that expects
     // a rejection got one for most of its mutants.
     for family in report["families"].as_array().unwrap() {

@@ -146,7 +146,7 @@ fn the_json_report_is_valid_against_its_published_schema() {
             .map(|error| error.to_string())
             .collect();
         assert!(errors.is_empty(), "{errors:?}\n{report:#}");
-        assert_eq!(report["format_version"], 3);
+        assert_eq!(report["format_version"], 4);
         if code == 2 {
             assert_eq!(
                 report["failures"][0]["fixture"],
@@ -204,7 +204,7 @@ fn markdown_github_and_several_reports_from_one_run() {
     );
     assert!(
         outcome.stdout.trim_end().ends_with(
-            "toolgate test: FAILED. 163 of 165 cases passed; 233 of 233 suite checks passed."
+            "toolgate test: FAILED. 163 of 165 cases passed; 237 of 237 suite checks passed."
         ),
         "{}",
         outcome.stdout
@@ -246,9 +246,9 @@ fn selection_works_like_cargo_test() {
     let listed = toolgate_test(dir.path(), &["--list"], true);
     assert_eq!(listed.code, 0);
     let all = names(&listed);
-    assert_eq!(all.len(), 166 + 233);
+    assert_eq!(all.len(), 166 + 237);
     assert!(
-        listed.stdout.trim_end().ends_with("399 tests"),
+        listed.stdout.trim_end().ends_with("403 tests"),
         "{}",
         listed.stdout
     );

@@ -178,3 +178,140 @@ fn a_reference_that_cannot_be_followed_refuses_its_value_and_says_why() {
         "{contract}"
     );
 }
+
+/// A description with no example: the scaffold's only accepted fixture is built from the schema
+/// and says so in its sidecar; `toolgate test` reports the tool unproven (neither passed nor
+/// failed, and never green) and `--accept` refuses to lock it, until a real response is saved or
+/// a person writes why none exists. A version whose suite fails is never locked either.
+#[test]
+fn a_contract_resting_on_a_synthesized_response_is_unproven_and_never_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/order/{id}": {"get": {
+            "operationId": "order",
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"type": "object", "required": ["id", "state"], "properties": {
+                    "id": {"type": "integer"},
+                    "state": {"type": "string", "enum": ["open", "shipped"]}
+                }}
+            }}}}
+        }}}
+    });
+    let spec = dir.path().join("openapi.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let new = scaffold(&root, "order", &spec, "order");
+    assert!(
+        new.stdout.contains("unproven: no documented example"),
+        "{}",
+        new.stdout
+    );
+    let sidecar = fs::read_to_string(
+        root.join("fixtures/order/accepted/synthesized_from_schema.expect.yaml"),
+    )
+    .unwrap();
+    assert!(sidecar.contains("synthesized: true"), "{sidecar}");
+    let contract = fs::read_to_string(root.join("contracts/order/v1/contract.yaml")).unwrap();
+    assert!(
+        contract.contains("# UNPROVEN: written without a real response"),
+        "{contract}"
+    );
+    let lock = root.join("contracts/contracts.lock");
+    let locked = || {
+        fs::read_to_string(&lock)
+            .unwrap_or_default()
+            .contains("order v1")
+    };
+
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert_eq!(accept.code, 1, "{}\n{}", accept.stdout, accept.stderr);
+    assert!(
+        accept.stdout.contains("order::proven: unproven"),
+        "{}",
+        accept.stdout
+    );
+    assert!(
+        accept
+            .stdout
+            .contains("order v1 is not locked: it is unproven"),
+        "{}",
+        accept.stdout
+    );
+    assert!(!locked(), "an unproven version is not locked");
+    // The filtered form refuses it too.
+    let filtered = toolgate(&root, &["test", "--accept", "order::accepted"], false);
+    assert_eq!(filtered.code, 1, "{}", filtered.stdout);
+    assert!(
+        filtered
+            .stdout
+            .contains("order's new versions are not locked"),
+        "{}",
+        filtered.stdout
+    );
+    assert!(!locked());
+    // The JSON report says it in its own words.
+    let json = toolgate(&root, &["test", "--format", "json"], true);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["passed"], false);
+    assert_eq!(report["totals"]["checks_unproven"], 1);
+    assert!(
+        report["unproven"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("order::proven: unproven")
+    );
+
+    // A person who knows no example exists anywhere says why, and only then is it locked.
+    let sidecar_path = root.join("fixtures/order/accepted/synthesized_from_schema.expect.yaml");
+    fs::write(
+        &sidecar_path,
+        format!(
+            "{sidecar}accepted_unproven: the vendor's sandbox returns no order and documents none\n"
+        ),
+    )
+    .unwrap();
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+    assert!(
+        accept.stdout.contains("accepted unproven"),
+        "{}",
+        accept.stdout
+    );
+    assert!(locked());
+    assert_eq!(toolgate(&root, &["test"], true).code, 0);
+}
+
+/// `--accept` never locks a version whose own suite fails in the run.
+#[test]
+fn accept_does_not_lock_a_version_whose_suite_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = dir.path().join("sample.json");
+    fs::write(&sample, r#"{"id": 7, "state": "open"}"#).unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let new = toolgate(
+        &root,
+        &["new", "order", "--from-sample", sample.to_str().unwrap()],
+        true,
+    );
+    assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
+    // A near-miss whose sidecar now expects it refused at another layer: the suite fails.
+    let near_miss = root.join("fixtures/order/near-miss/near_miss.expect.yaml");
+    let text = fs::read_to_string(&near_miss).unwrap();
+    assert!(text.contains("layer: schema"), "{text}");
+    fs::write(&near_miss, text.replace("layer: schema", "layer: parse")).unwrap();
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert_eq!(accept.code, 1, "{}\n{}", accept.stdout, accept.stderr);
+    assert!(
+        accept.stdout.contains(
+            "order v1 is not locked: its suite fails in this run (`order::near-miss::near_miss"
+        ),
+        "{}",
+        accept.stdout
+    );
+    let lock = fs::read_to_string(root.join("contracts/contracts.lock")).unwrap_or_default();
+    assert!(!lock.contains("order v1"), "{lock}");
+}

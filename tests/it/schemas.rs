@@ -216,7 +216,7 @@ fn the_report_schemas_hold_the_bundled_reports_and_refuse_a_forged_one() {
         assert_eq!(outcome.code, 0, "{kind}: {}", outcome.stderr);
         let mut report: Value = serde_json::from_str(&outcome.stdout).unwrap();
         crate::common::assert_matches_schema(kind, &report);
-        assert_eq!(report["format_version"], 3, "{kind}");
+        assert_eq!(report["format_version"], 4, "{kind}");
         // Not a rubber stamp: a member nobody documented is refused.
         report["summary"]["surprise"] = Value::from(1);
         let validator = standalone_validator(&schema(kind)).unwrap();

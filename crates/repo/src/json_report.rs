@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// The format version of every JSON report: bumped on any change a consumer could notice in any
 /// of them, so one number tells a reader which toolgate it is reading.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// `document` as pretty-printed JSON and a final newline.
 ///

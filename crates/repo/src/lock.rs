@@ -112,7 +112,15 @@ impl Lock {
 
 /// Checks every version folder against the lock; with `record_new`, adds unlocked versions (a
 /// locked entry is never rewritten).
-pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: bool) -> Vec<Problem> {
+/// With `record_new` (`--accept`), new versions are locked, but never one of a tool `withheld`
+/// names (its suite failed in the run, or rests only on responses built from the schema): that
+/// one stays unlocked, a problem with the reason.
+pub fn check(
+    root: &RepoRoot,
+    versions: &[(String, VersionDir)],
+    record_new: bool,
+    withheld: &BTreeMap<String, String>,
+) -> Vec<Problem> {
     let shown = root.shown(&Path::new(CONTRACTS_DIR).join(LOCK_FILE));
     let mut problems = Vec::new();
     let Some(lock) = Lock::read(root, &mut problems) else {
@@ -141,7 +149,17 @@ pub fn check(root: &RepoRoot, versions: &[(String, VersionDir)], record_new: boo
                     shown.display()
                 ),
             )),
-            None if record_new => added.push(format!("{} {} sha256:{actual}", key.0, key.1)),
+            None if record_new && !withheld.contains_key(tool) => {
+                added.push(format!("{} {} sha256:{actual}", key.0, key.1));
+            }
+            None if record_new => problems.push(Problem::new(
+                ProblemKind::Lock,
+                format!(
+                    "{tool} {} is not locked: {}; `--accept` locks only a version whose suite passes on a real response",
+                    version.name(),
+                    withheld[tool]
+                ),
+            )),
             None => {
                 let previous = versions
                     .iter()

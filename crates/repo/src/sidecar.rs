@@ -232,6 +232,10 @@ pub struct Sidecar {
     pub canaries: Vec<String>,
     /// Legacy fixtures: the accepted fixture with the same facts in the current shape.
     pub twin: Option<String>,
+    /// The raw file is a response built from the schema, not one the upstream sent.
+    pub synthesized: bool,
+    /// Why a tool resting only on synthesized responses is locked all the same.
+    pub accepted_unproven: Option<String>,
 }
 
 /// The sidecar as written, before its expectation is checked.
@@ -261,6 +265,10 @@ struct SidecarFile {
     canaries: Vec<String>,
     #[serde(default)]
     twin: Option<String>,
+    #[serde(default)]
+    synthesized: bool,
+    #[serde(default)]
+    accepted_unproven: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -383,6 +391,8 @@ impl Sidecar {
             expect,
             canaries: file.canaries,
             twin: file.twin,
+            synthesized: file.synthesized,
+            accepted_unproven: file.accepted_unproven,
         })
     }
 }

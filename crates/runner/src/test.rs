@@ -3,6 +3,7 @@
 //! Tools run on parallel workers, one tool's cases at a time in memory, and their results are
 //! streamed in order into a [`Summary`], so memory does not grow with the fixture count.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -14,7 +15,7 @@ use crate::parallel::in_parallel;
 use crate::progress::Progress;
 use crate::report::{self, Summary};
 use crate::snapshot::{self, SnapshotMode};
-use crate::suite::{Case, RunContext, Scope, Suite};
+use crate::suite::{Case, CheckKind, RunContext, Scope, Suite};
 use toolgate_repo::Status;
 use toolgate_repo::{CaseResult, Problem, ProblemKind};
 use toolgate_repo::{Choice, OutputMode, open_output_file};
@@ -153,6 +154,7 @@ pub fn run(
         mode,
         references: snapshot::references_file(),
         color,
+        withheld: Default::default(),
     };
     let tools: Vec<String> = repository
         .tool_names()
@@ -161,7 +163,10 @@ pub fn run(
         .collect();
     let fixture_count = repository.fixture_count();
     let one_tool = tools.len() == 1;
-    let run_tool = |tool: &String| -> Result<Vec<(bool, CaseResult)>, UsageError> {
+    // A tool's verdicts (each flagged as a case or a check), and whether a check the filters
+    // left out found it unproven.
+    type ToolRun = (Vec<(bool, CaseResult)>, Option<String>);
+    let run_tool = |tool: &String| -> Result<ToolRun, UsageError> {
         let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.clone()))?;
         let cases: Vec<&Case> = suite
             .cases
@@ -185,20 +190,32 @@ pub fn run(
                 .filter(|check| options.selects(&check.name))
                 .map(|check| (false, timed(|| suite.run_check(check, &context)))),
         );
-        Ok(verdicts)
+        // `--accept` with a filter that leaves out `<tool>::proven` locks nothing unproven all
+        // the same: the check runs, and only what `--accept` may lock hears of it.
+        let unproven = checks
+            .iter()
+            .filter(|check| {
+                options.accept && check.kind == CheckKind::Proven && !options.selects(&check.name)
+            })
+            .find_map(|check| suite.run_check(check, &context).skipped)
+            .map(|_| tool.clone());
+        Ok((verdicts, unproven))
     };
     let mut failed = None;
     let tool_panicked = |tool: &String, message: String| {
         let mut verdict = CaseResult::named(format!("{tool}::run"));
         verdict.tool = Some(tool.clone());
         verdict.problems.push(panic_problem(&message));
-        Ok(vec![(false, verdict)])
+        Ok((vec![(false, verdict)], None))
     };
     // The tools at least one selected case of ran for: what `--accept <filter>` accepted.
     let mut accepted_tools: Vec<String> = Vec::new();
     let progress = Progress::new(options.progress, tools.len() as u64, "tools");
+    // Tools unproven by a check the filters left out: `--accept` must not lock them either.
+    let mut unproven_unselected: Vec<String> = Vec::new();
     in_parallel(&tools, run_tool, tool_panicked, |result| match result {
-        Ok(verdicts) => {
+        Ok((verdicts, unproven)) => {
+            unproven_unselected.extend(unproven);
             for (is_case, verdict) in verdicts {
                 if is_case {
                     if let Some(tool) = &verdict.tool
@@ -225,6 +242,11 @@ pub fn run(
     if let Some(error) = failed {
         return Err(error);
     }
+    // What the tools showed decides what `--accept` may lock.
+    let context = RunContext {
+        withheld: withheld(&summary, &unproven_unselected),
+        ..context
+    };
     for check in repository
         .checks()
         .iter()
@@ -234,7 +256,12 @@ pub fn run(
     }
     progress.finish();
     if options.accept && !options.selects(LOCK_CHECK) {
-        lock_accepted_tools(&repository, &accepted_tools, &mut summary);
+        lock_accepted_tools(
+            &repository,
+            &accepted_tools,
+            &context.withheld,
+            &mut summary,
+        );
     }
     summary.elapsed = started.elapsed();
 
@@ -266,8 +293,26 @@ const LOCK_CHECK: &str = "suite::contract_lock";
 /// `--accept` with a filter that leaves out the lock check: the new versions of the tools it
 /// accepted are locked all the same (never another tool's), and the report says which, and that
 /// the rest of the lock was not checked.
-fn lock_accepted_tools(repository: &Suite, accepted: &[String], summary: &mut Summary) {
-    let (locked, problems) = repository.lock_new_versions(accepted);
+fn lock_accepted_tools(
+    repository: &Suite,
+    accepted: &[String],
+    withheld: &BTreeMap<String, String>,
+    summary: &mut Summary,
+) {
+    let (lockable, refused): (Vec<String>, Vec<String>) = accepted
+        .iter()
+        .cloned()
+        .partition(|tool| !withheld.contains_key(tool));
+    let (locked, mut problems) = repository.lock_new_versions(&lockable);
+    for tool in refused {
+        problems.push(Problem::new(
+            ProblemKind::Lock,
+            format!(
+                "{tool}'s new versions are not locked: {}; `--accept` locks only a version whose suite passes on a real response",
+                withheld[&tool]
+            ),
+        ));
+    }
     if !problems.is_empty() {
         let mut result = CaseResult::named(LOCK_CHECK);
         result.problems = problems;
@@ -289,6 +334,25 @@ fn lock_accepted_tools(repository: &Suite, accepted: &[String], summary: &mut Su
             locked.join(", ")
         )
     });
+}
+
+/// The tools whose new versions `--accept` must not lock, each with the reason: a tool with a
+/// failing case or check in this run, or an unproven one (only responses built from the schema).
+fn withheld(summary: &Summary, unproven_unselected: &[String]) -> BTreeMap<String, String> {
+    let mut withheld = BTreeMap::new();
+    for failure in &summary.failures {
+        if let Some(tool) = &failure.tool {
+            withheld
+                .entry(tool.clone())
+                .or_insert_with(|| format!("its suite fails in this run (`{}`)", failure.name));
+        }
+    }
+    for tool in summary.unproven_tools.iter().chain(unproven_unselected) {
+        withheld.entry(tool.clone()).or_insert_with(|| {
+            "it is unproven: every accepted fixture is a response built from the schema, not one the upstream sent".to_owned()
+        });
+    }
+    withheld
 }
 
 /// What every report of one run is rendered from.

@@ -88,12 +88,14 @@ impl<'a> Converter<'a> {
         }
     }
 
-    /// The references the bundle left as written, so a value one names says why it is refused.
-    pub fn with_unfollowed(mut self, unfollowed: &[crate::bundle::Unfollowed]) -> Converter<'a> {
-        for skip in unfollowed {
-            self.unfollowed
-                .entry(skip.reference.clone())
-                .or_insert_with(|| format!("{}, in {}", skip.why, skip.file));
+    /// The references the bundle left as written, each `(reference, why)`, so a value one names
+    /// says why it is refused.
+    pub fn with_unfollowed(
+        mut self,
+        unfollowed: impl IntoIterator<Item = (String, String)>,
+    ) -> Converter<'a> {
+        for (reference, why) in unfollowed {
+            self.unfollowed.entry(reference).or_insert(why);
         }
         self
     }

@@ -167,12 +167,12 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             // snapshots written) until a real one replaces it.
             Some(example) => {
                 todo.push(format!(
-                    "no documented example is admitted: fixtures/{tool}/accepted/{SYNTHESIZED_CASE}.json is a response built from the schema, not one the upstream sent; replace it with a real response (`toolgate check {tool} --save-fixture <case>` saves one)"
+                    "unproven: no documented example is admitted, so fixtures/{tool}/accepted/{SYNTHESIZED_CASE}.json is a response built from the schema, not one the upstream sent; `toolgate test` reports the tool unproven and `--accept` does not lock it until a real response is saved (`toolgate check {tool} RESPONSE.json --save-fixture accepted/CASE`) and the synthesized one deleted"
                 ));
                 admitted.push((SYNTHESIZED_CASE.to_owned(), example));
             }
             None => todo.push(format!(
-                "no admitted example: add a real response as fixtures/{tool}/accepted/<case>.json (`toolgate check {tool} --save-fixture <case>` saves one), or the suite has nothing to mutate"
+                "no admitted example: add a real response as fixtures/{tool}/accepted/<case>.json (`toolgate check {tool} RESPONSE.json --save-fixture accepted/CASE` saves one), or the suite has nothing to mutate"
             )),
         }
     }
@@ -343,7 +343,8 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 },
                 None,
                 Expectation::admitted(),
-            )?,
+            )
+            .synthesized(name == SYNTHESIZED_CASE)?,
             case,
             body: render::json(example),
         });
@@ -381,7 +382,8 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 &description,
                 None,
                 Expectation::rejected("schema", None, "INVALID_RESPONSE", false),
-            )?,
+            )
+            .rendered()?,
         });
         // A response with no object in it (a list of scalars) has no member to write twice: the
         // duplicate is then an object around it, which the parser refuses all the same.
@@ -406,7 +408,8 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 &words,
                 None,
                 Expectation::rejected("parse", None, "INVALID_RESPONSE", false),
-            )?,
+            )
+            .rendered()?,
         });
     }
     for (status, body) in &error_examples {
@@ -432,7 +435,8 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                     mapping.code,
                     mapping.code == "UPSTREAM_UNAVAILABLE",
                 ),
-            )?,
+            )
+            .rendered()?,
             case,
             body: render::json(body),
         });
@@ -1446,6 +1450,18 @@ fn contract_yaml(
             .to_owned(),
         format!("`toolgate test --accept {tool}` and `CI=true toolgate test {tool}`."),
     ];
+    if !admitted.is_empty() && admitted.iter().all(|(name, _)| name == SYNTHESIZED_CASE) {
+        header.push(String::new());
+        header.push(
+            "UNPROVEN: written without a real response (the description documents none), so its"
+                .to_owned(),
+        );
+        header.push(
+            "only accepted fixture is built from this schema; `toolgate test` says so until a real"
+                .to_owned(),
+        );
+        header.push("response is saved beside it.".to_owned());
+    }
     if let Some(summary) = &origin.summary {
         header.push(String::new());
         header.push(
@@ -1546,6 +1562,9 @@ struct SidecarFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     upstream_status: Option<u16>,
     expect: Expectation<'a>,
+    /// A response built from the schema: the tool is unproven until a real one joins it.
+    #[serde(skip_serializing_if = "is_false")]
+    synthesized: bool,
 }
 
 #[derive(Serialize)]
@@ -1588,20 +1607,30 @@ impl Expectation<'_> {
     }
 }
 
-/// A sidecar, rendered.
-fn sidecar(
-    description: &str,
+/// A sidecar, before it is rendered.
+fn sidecar<'a>(
+    description: &'a str,
     upstream_status: Option<u16>,
-    expect: Expectation<'_>,
-) -> Result<Rendered, String> {
-    render::yaml(
-        &[],
-        &SidecarFile {
-            description,
-            upstream_status,
-            expect,
-        },
-    )
+    expect: Expectation<'a>,
+) -> SidecarFile<'a> {
+    SidecarFile {
+        description,
+        upstream_status,
+        expect,
+        synthesized: false,
+    }
+}
+
+impl SidecarFile<'_> {
+    /// Marked as a response built from the schema, when `synthesized`; rendered.
+    fn synthesized(mut self, synthesized: bool) -> Result<Rendered, String> {
+        self.synthesized = synthesized;
+        self.rendered()
+    }
+
+    fn rendered(&self) -> Result<Rendered, String> {
+        render::yaml(&[], self)
+    }
 }
 
 /// Writes `plan` under `root`, refusing to touch an existing contract.

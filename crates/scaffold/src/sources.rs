@@ -20,7 +20,12 @@ pub fn from_openapi(
     let operation = openapi::operation(description, operation)?;
     let dialect = operation.dialect;
     let (schema, assumptions) = Converter::new(description, dialect)
-        .with_unfollowed(unfollowed)
+        .with_unfollowed(unfollowed.iter().map(|skip| {
+            (
+                skip.reference.clone(),
+                format!("{}, in {}", skip.why, skip.file),
+            )
+        }))
         .document(&operation.success.1);
     let server = description
         .pointer("/servers/0/url")

@@ -54,13 +54,22 @@ pub(crate) fn render(summary: &Summary, root: &Path) -> String {
         let text = anstream::adapter::strip_str(&failure.failure_text()).to_string();
         let _ = writeln!(out, "::error {}::{}", properties.join(","), data(&text));
     }
+    for unproven in &summary.unproven {
+        let _ = writeln!(out, "::warning title=toolgate unproven::{}", data(unproven));
+    }
     for note in &summary.notes {
         let _ = writeln!(out, "::notice title=toolgate::{}", data(note));
     }
     let _ = writeln!(
         out,
         "toolgate test: {}. {} of {} cases passed; {} of {} suite checks passed.",
-        if summary.passed() { "ok" } else { "FAILED" },
+        if summary.passed() {
+            "ok"
+        } else if summary.failures.is_empty() && !summary.unproven.is_empty() {
+            "UNPROVEN"
+        } else {
+            "FAILED"
+        },
         summary.cases.1,
         summary.cases.0,
         summary.checks.1,

@@ -84,6 +84,8 @@ pub(crate) fn render(
     let _ = writeln!(out);
     let verdict = if summary.passed() {
         paint(green, "ok")
+    } else if summary.failures.is_empty() && !summary.unproven.is_empty() {
+        paint(red, "UNPROVEN")
     } else {
         paint(red, "FAILED")
     };
@@ -98,6 +100,9 @@ pub(crate) fn render(
             "{} cases were not run because their contract does not compile; fix it (see the failing `::contracts` check)",
             summary.cases_skipped
         );
+    }
+    for unproven in &summary.unproven {
+        let _ = writeln!(out, "{}", escape_hidden(unproven));
     }
     if summary.cases.0 == 0 {
         let _ = writeln!(out, "no case ran: a run that checks nothing fails");

@@ -25,6 +25,7 @@ struct Report<'a> {
     tools: BTreeMap<&'a str, BTreeMap<&'static str, Class<'a>>>,
     results: Vec<Outcome<'a>>,
     failures: Vec<Failure<'a>>,
+    unproven: &'a [String],
     notes: &'a [String],
 }
 
@@ -64,6 +65,7 @@ struct Totals {
     cases_skipped: usize,
     checks: usize,
     checks_failed: usize,
+    checks_unproven: usize,
     #[serde(flatten)]
     counts: BTreeMap<&'static str, usize>,
 }
@@ -128,7 +130,8 @@ pub(crate) fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> 
             cases_failed: summary.cases.0 - summary.cases.1 - summary.cases_skipped,
             cases_skipped: summary.cases_skipped,
             checks: summary.checks.0,
-            checks_failed: summary.checks.0 - summary.checks.1,
+            checks_failed: summary.checks.0 - summary.checks.1 - summary.unproven.len(),
+            checks_unproven: summary.unproven.len(),
             counts: COUNTS
                 .iter()
                 .map(|name| (*name, summary.counts.get(name).copied().unwrap_or(0)))
@@ -170,6 +173,7 @@ pub(crate) fn render(summary: &Summary, fixtures: usize, mode: SnapshotMode) -> 
                 problems: &verdict.problems,
             })
             .collect(),
+        unproven: &summary.unproven,
         notes: &summary.notes,
     })
 }

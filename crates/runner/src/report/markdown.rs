@@ -19,6 +19,8 @@ pub(crate) fn render(
     let mut out = String::new();
     let verdict = if summary.passed() {
         "✅ passed"
+    } else if summary.failures.is_empty() && !summary.unproven.is_empty() {
+        "⚠️ **UNPROVEN**"
     } else {
         "❌ **FAILED**"
     };
@@ -79,6 +81,12 @@ pub(crate) fn render(
             "\n{} cases were not run because their contract does not compile.",
             summary.cases_skipped
         );
+    }
+    if !summary.unproven.is_empty() {
+        let _ = writeln!(out, "\n### Unproven ({})\n", summary.unproven.len());
+        for unproven in &summary.unproven {
+            let _ = writeln!(out, "- ⚠️ {}", text(unproven));
+        }
     }
     if !summary.notes.is_empty() {
         let _ = writeln!(

@@ -63,6 +63,11 @@ pub struct Summary {
     pub cases: (usize, usize),
     /// Cases not run because their contract does not compile (never counted as passed).
     pub cases_skipped: usize,
+    /// Checks that neither passed nor failed, each `name: why` (a tool resting only on
+    /// responses built from the schema is unproven): never counted as passed.
+    pub unproven: Vec<String>,
+    /// The tools of those checks.
+    pub unproven_tools: Vec<String>,
     /// Suite checks run and passed.
     pub checks: (usize, usize),
     /// Every failing case or check, in run order.
@@ -127,6 +132,10 @@ impl Summary {
         for (name, count) in &verdict.counts {
             *self.counts.entry(name).or_default() += count;
         }
+        if let Some(why) = &verdict.skipped {
+            self.unproven.push(format!("{}: {why}", verdict.name));
+            self.unproven_tools.extend(verdict.tool.clone());
+        }
         self.keep(verdict, false);
     }
 
@@ -158,7 +167,10 @@ impl Summary {
 
     /// Whether everything ran and passed.
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.cases.0 > 0 && self.cases_skipped == 0
+        self.failures.is_empty()
+            && self.cases.0 > 0
+            && self.cases_skipped == 0
+            && self.unproven.is_empty()
     }
 
     /// Passed, a failure, or a configuration problem.

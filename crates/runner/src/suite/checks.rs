@@ -370,6 +370,43 @@ impl Suite {
         problems
     }
 
+    /// `<tool>::proven`: unproven (skipped, with what to do) when every accepted fixture of the
+    /// tool is a response built from the schema (`synthesized: true`), so nothing shows the
+    /// contract admits what the upstream really sends; passed with a note where each of them
+    /// gives `accepted_unproven:` a reason. A tool with no accepted fixture at all is
+    /// `<tool>::coverage`'s to report.
+    pub(super) fn proven_check(&self, tool: &str, mut verdict: CaseResult) -> CaseResult {
+        let accepted: Vec<(&Arc<Fixture>, &toolgate_repo::Sidecar)> = self
+            .fixtures
+            .iter()
+            .filter(|fixture| fixture.tool == tool && fixture.class == FixtureClass::Accepted)
+            .filter_map(|fixture| Some((fixture, fixture.spec.as_ref().ok()?)))
+            .collect();
+        if accepted.is_empty() || accepted.iter().any(|(_, spec)| !spec.synthesized) {
+            return verdict;
+        }
+        let reasons: Vec<&str> = accepted
+            .iter()
+            .filter_map(|(_, spec)| spec.accepted_unproven.as_deref())
+            .collect();
+        if reasons.len() == accepted.len() {
+            verdict.notes.push(format!(
+                "accepted unproven (every accepted fixture is built from the schema): {}",
+                reasons.join("; ")
+            ));
+            return verdict;
+        }
+        let files: Vec<String> = accepted
+            .iter()
+            .map(|(fixture, _)| fixture.raw.display().to_string())
+            .collect();
+        verdict.skipped = Some(format!(
+            "unproven: every accepted fixture is a response built from the schema ({}), not one the upstream sent, so nothing shows the contract admits a real answer; `toolgate test --accept` does not lock it. Save a real response with `toolgate check {tool} RESPONSE.json --save-fixture accepted/CASE` (then delete the synthesized one), or, for a tool no example exists for anywhere, write `accepted_unproven: <why>` in its sidecar",
+            files.join(", ")
+        ));
+        verdict
+    }
+
     /// Locks the unlocked versions of `tools` and nothing else (`--accept` with a filter that
     /// leaves the lock check out): each `<tool> v<N>` locked, and the problems met.
     pub fn lock_new_versions(&self, tools: &[String]) -> (Vec<String>, Vec<Problem>) {
@@ -400,7 +437,12 @@ impl Suite {
                     .map(|version| (tool.clone(), version))
             })
             .collect();
-        lock::check(self.root(), &versions, context.mode.accept)
+        lock::check(
+            self.root(),
+            &versions,
+            context.mode.accept,
+            &context.withheld,
+        )
     }
 }
 

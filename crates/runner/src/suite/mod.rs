@@ -45,6 +45,9 @@ pub struct RunContext {
     pub references: Option<std::path::PathBuf>,
     /// Colour diffs.
     pub color: bool,
+    /// Tools whose new versions `--accept` must not lock, each with the reason (its suite
+    /// failed in this run, or it is unproven): filled in once the tools have run.
+    pub withheld: BTreeMap<String, String>,
 }
 
 /// A tool's accepted survivors, read once (or why they cannot be).
@@ -186,6 +189,9 @@ pub enum CheckKind {
     Mutants(Family),
     /// A tool's contract versions pass `toolgate lint`, or its findings are accepted.
     Lint,
+    /// A tool's accepted fixtures hold at least one response the upstream sent, not only ones
+    /// built from the schema; otherwise it is unproven (neither passed nor failed).
+    Proven,
 }
 
 /// A named suite-wide check.
@@ -440,6 +446,7 @@ impl Suite {
                 (CheckKind::Coverage, "coverage"),
                 (CheckKind::ToolSnapshots, "snapshots"),
                 (CheckKind::Lint, "lint"),
+                (CheckKind::Proven, "proven"),
             ] {
                 checks.push(named(
                     format!("{}::{suffix}", tool.tool),
@@ -484,6 +491,7 @@ impl Suite {
             CheckKind::StaleSnapshots => self.stale_snapshot_problems(context, None),
             CheckKind::ContractLock => self.lock_problems(context),
             CheckKind::Lint => return self.lint_check(tool, verdict),
+            CheckKind::Proven => return self.proven_check(tool, verdict),
             CheckKind::Mutants(family) => {
                 verdict.version = check.version.clone();
                 return self.mutant_trial(tool, family, verdict);
