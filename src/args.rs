@@ -282,6 +282,7 @@ impl DiffArgs {
                 upstream_headers: self.upstream_header.clone(),
                 timeout: self.timeout,
                 calls: Vec::new(),
+                who: "toolgate diff --upstream",
             },
         })
     }
@@ -650,9 +651,15 @@ pub(crate) struct NewArgs {
     /// The repository root, holding contracts/ and fixtures/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// How long the MCP server has to list its tools (e.g. 30s).
+    /// How long the MCP server has to list its tools, and to answer each call (e.g. 30s).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
     timeout: Duration,
+    /// With --from-mcp: call TOOL once, with ARGUMENTS (a JSON object; default `{}`), and infer
+    /// its contract from the answer where it declares no outputSchema (the answer becomes an
+    /// accepted fixture either way); repeatable, e.g. `--call get-sum '{"a": 1, "b": 2}'`. Only
+    /// the tools you name are called: a call may act.
+    #[arg(long, value_names = ["TOOL", "ARGUMENTS"], num_args = 1..=2, action = clap::ArgAction::Append, requires = "from_mcp")]
+    call: Vec<String>,
     /// The MCP server's command and its arguments, after `--`.
     #[arg(last = true, value_name = "SERVER COMMAND")]
     command: Vec<OsString>,
@@ -672,11 +679,23 @@ fn parse_field(text: &str) -> Result<(String, String), String> {
 
 impl From<NewArgs> for crate::new::NewConfig {
     fn from(args: NewArgs) -> crate::new::NewConfig {
+        // clap hands the values of every --call over as one list: a value that opens a JSON
+        // document (`{`, `[`: no tool name does) is the arguments of the tool before it.
+        let mut calls: Vec<(String, Option<String>)> = Vec::new();
+        for value in args.call {
+            match calls.last_mut() {
+                Some((_, arguments @ None)) if value.trim_start().starts_with(['{', '[']) => {
+                    *arguments = Some(value);
+                }
+                _ => calls.push((value, None)),
+            }
+        }
         let source = match (args.from_openapi, args.operation) {
             (Some(spec), Some(operation)) => crate::new::Source::OpenApi { spec, operation },
             _ if args.from_mcp => crate::new::Source::Mcp {
                 command: args.command,
                 timeout: args.timeout,
+                calls,
             },
             _ => crate::new::Source::Samples(args.from_sample),
         };

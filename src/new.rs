@@ -33,8 +33,10 @@ pub(crate) enum Source {
     Mcp {
         /// The server command and its arguments.
         command: Vec<OsString>,
-        /// How long the server has to list its tools.
+        /// How long the server has to list its tools, and to answer each call.
         timeout: Duration,
+        /// Tools to call once, each with its arguments (JSON text; `{}` when absent).
+        calls: Vec<(String, Option<String>)>,
     },
 }
 
@@ -90,7 +92,11 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                 config.fields.clone(),
             )]
         }
-        Source::Mcp { command, timeout } => {
+        Source::Mcp {
+            command,
+            timeout,
+            calls,
+        } => {
             if config.tool.is_some() {
                 return Err(UsageError::new(
                     "--from-mcp names every tool as its server does: drop the TOOL argument",
@@ -100,7 +106,33 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                 .first()
                 .map(|program| program.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let listed = toolgate_mcp::list_tools(command, *timeout)?;
+            let calls = parsed_calls(calls)?;
+            let (listed, answers) = if calls.is_empty() {
+                (toolgate_mcp::list_tools(command, *timeout)?, Vec::new())
+            } else {
+                let asked = toolgate_mcp::ask_server(&toolgate_mcp::ServerAsk {
+                    command: command.clone(),
+                    upstream_headers: Vec::new(),
+                    timeout: *timeout,
+                    calls: calls.clone(),
+                    who: "toolgate new --from-mcp",
+                })?;
+                let answers: Vec<(String, sources::Answer)> = calls
+                    .iter()
+                    .map(|(tool, _)| tool.clone())
+                    .zip(asked.calls)
+                    .collect();
+                (asked.tools, answers)
+            };
+            if let Some((unknown, _)) = answers
+                .iter()
+                .find(|(tool, _)| !listed.iter().any(|listed| &listed.name == tool))
+            {
+                return Err(UsageError::new(format!(
+                    "--call {}: the server lists no such tool",
+                    escape_hidden(unknown)
+                )));
+            }
             if listed.is_empty() {
                 return Err(UsageError::new(format!(
                     "the MCP server `{server}` offers no tool"
@@ -120,6 +152,10 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                         &tool.name,
                         tool.description.as_deref(),
                         tool.output_schema.as_ref(),
+                        answers
+                            .iter()
+                            .find(|(called, _)| called == &tool.name)
+                            .map(|(_, answer)| answer),
                         &contract_name(&tool.name),
                     )
                 })
@@ -207,6 +243,34 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
         report(out, &plan, &written, &todo)?;
     }
     Ok(Status::passed_if(left == 0))
+}
+
+/// Each `--call`'s tool and arguments, read: a JSON object, `{}` when none is given.
+fn parsed_calls(calls: &[(String, Option<String>)]) -> Result<Vec<(String, Value)>, UsageError> {
+    calls
+        .iter()
+        .map(|(tool, arguments)| {
+            let arguments = match arguments {
+                None => Value::Object(Default::default()),
+                Some(text) => match parse_strict_json(text.as_bytes(), 64) {
+                    Ok(value @ Value::Object(_)) => value,
+                    Ok(_) => {
+                        return Err(UsageError::new(format!(
+                            "--call {}: its arguments must be a JSON object, e.g. '{{\"id\": 1}}'",
+                            escape_hidden(tool)
+                        )));
+                    }
+                    Err(message) => {
+                        return Err(UsageError::new(format!(
+                            "--call {}: its arguments are not strict JSON: {message}",
+                            escape_hidden(tool)
+                        )));
+                    }
+                },
+            };
+            Ok((tool.clone(), arguments))
+        })
+        .collect()
 }
 
 /// The tool folders already under `contracts/` and `fixtures/`.

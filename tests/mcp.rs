@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 28] = [
+    let single: [(&str, Test); 29] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -130,6 +130,10 @@ fn main() -> ExitCode {
         (
             "mcp::new_from_a_hostile_server_writes_nothing_it_did_not_mean",
             scaffold::new_from_a_hostile_server,
+        ),
+        (
+            "mcp::new_from_mcp_refuses_what_no_schema_describes_and_infers_from_a_call",
+            scaffold::new_refuses_what_no_schema_describes,
         ),
         (
             "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",

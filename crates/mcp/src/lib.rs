@@ -269,8 +269,8 @@ fn with_server<T>(
     listing::session_over(link, source, &shown, timeout, |proxy| work(proxy, &shown))
 }
 
-/// What `toolgate diff --upstream` asks of a server: its tools, and, with `--call`, each call's
-/// result.
+/// What `toolgate diff --upstream` (or `toolgate new --from-mcp --call`) asks of a server: its
+/// tools, and, with `--call`, each call's result.
 #[derive(Debug, Clone)]
 pub struct ServerAsk {
     /// The MCP server's command and its arguments, or its Streamable HTTP URL.
@@ -281,6 +281,8 @@ pub struct ServerAsk {
     pub timeout: Duration,
     /// Calls to make: a tool's name and its arguments.
     pub calls: Vec<(String, Value)>,
+    /// The command asking, as the server's errors name it.
+    pub who: &'static str,
 }
 
 /// What the server answered.
@@ -301,7 +303,7 @@ pub fn ask_server(ask: &ServerAsk) -> Result<ServerAnswers, UsageError> {
         &ask.command,
         &ask.upstream_headers,
         ask.timeout,
-        "toolgate diff --upstream",
+        ask.who,
         |proxy, shown| {
             let tools = listing::listed_tools(&proxy.list_all_tools(shown, ask.timeout)?);
             let calls = ask

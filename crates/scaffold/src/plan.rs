@@ -119,6 +119,8 @@ pub struct Parts {
     pub errors: Vec<ErrorMapping>,
     /// Whether the contract is for a text tool (an MCP tool without an output schema).
     pub text: bool,
+    /// Decisions the source leaves to a person, first on the to-do list.
+    pub decisions: Vec<String>,
 }
 
 /// Plans a contract from its parts.
@@ -134,13 +136,14 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         context,
         errors,
         text,
+        decisions,
     } = parts;
     if !toolgate_gate::internals::is_tool_name(&tool) {
         return Err(format!(
             "tool name {tool:?} must be 1 to 128 ASCII letters, digits, `_`, `-` and `.` (a name MCP allows), not starting with `.` or `-`"
         ));
     }
-    let mut todo = Vec::new();
+    let mut todo = decisions;
     // Every example is checked against the schema; refusals the scaffold itself caused (its
     // bounds, its closing of an object the upstream adds members to) are repaired.
     let mut tolerated: Vec<(String, String)> = Vec::new();
@@ -1474,6 +1477,18 @@ fn contract_yaml(
         );
         header.push(format!("  {}", render::comment(summary)));
     }
+    if origin
+        .upstream
+        .as_deref()
+        .is_some_and(|upstream| upstream.starts_with("MCP "))
+    {
+        header.push(String::new());
+        header.push(
+            "description: <yours: what the model should know to call this tool; move this line"
+                .to_owned(),
+        );
+        header.push("  below the comments and out of them>".to_owned());
+    }
     if !assumptions.is_empty() {
         header.push(String::new());
         header.push(format!("Assumed in {SCHEMA_FILE}:"));
@@ -1710,6 +1725,7 @@ mod tests {
                 code: "NOT_FOUND",
             }],
             text: false,
+            decisions: Vec::new(),
         }
     }
 

@@ -76,6 +76,7 @@ pub fn from_openapi(
         context,
         errors,
         text: false,
+        decisions: Vec::new(),
     })
 }
 
@@ -103,55 +104,133 @@ pub fn from_samples(
         context: Map::new(),
         errors: Vec::new(),
         text: false,
+        decisions: Vec::new(),
     }
 }
 
-/// From one MCP tool: its `outputSchema` converted (a tool without one is a text tool, whose
-/// whole output is the one field), and no example (an MCP server documents none).
+/// What a tool said when `toolgate new --from-mcp --call` called it: its `CallToolResult`, or
+/// why there is none.
+pub type Answer = Result<Value, String>;
+
+/// From one MCP tool: its `outputSchema` converted, with the answer to a `--call` as a real
+/// response where there is one. A tool without an `outputSchema` is inferred from its answer
+/// (`structuredContent`, or a text block that is a JSON document); with no such answer there is
+/// nothing to say what the agent may see, so its contract refuses every answer, and that decision
+/// heads the to-do list. A contract that admits any text is never written.
 pub fn from_mcp(
     server: &str,
     name: &str,
     description: Option<&str>,
     output_schema: Option<&Value>,
+    answer: Option<&Answer>,
     tool: &str,
 ) -> Parts {
-    let (schema, assumptions, text) = match output_schema {
-        Some(schema) => {
-            let (converted, assumptions) =
-                Converter::new(schema, Dialect::JsonSchema).document(schema);
-            (converted, assumptions, false)
-        }
-        None => (
-            serde_json::json!({
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "type": "object",
-                "required": ["text"],
-                "properties": {"text": {"type": "string", "maxLength": 65536}},
-                "additionalProperties": false
-            }),
-            Vec::new(),
-            true,
-        ),
+    let origin = Origin {
+        source: format!("MCP server `{server}`, tool `{name}`"),
+        summary: description.map(str::to_owned),
+        upstream: Some(format!("MCP tools/call {name}")),
     };
-    let fields = if text {
-        vec![("text".to_owned(), "/text".to_owned())]
-    } else {
-        Vec::new()
-    };
-    Parts {
+    let document = answer
+        .and_then(|answer| answer.as_ref().ok())
+        .and_then(answered_document);
+    // The proxy serves a contract's `description:` to the model as the tool's: only its author
+    // writes one, never the upstream.
+    let describe = format!(
+        "contracts/{tool}/v1/contract.yaml: no `description:`, so the proxy lists `{name}` to the model with none; write one in your own words where the placeholder comment is (the upstream's own text is quoted at the top, unchecked, never served)"
+    );
+    let decisions = vec![describe.clone()];
+    let parts = |schema, assumptions, examples: Vec<(String, Value)>| Parts {
         tool: tool.to_owned(),
-        origin: Origin {
-            source: format!("MCP server `{server}`, tool `{name}`"),
-            summary: description.map(str::to_owned),
-            upstream: Some(format!("MCP tools/call {name}")),
-        },
+        origin: origin.clone(),
         schema,
         assumptions,
-        examples: Vec::new(),
+        examples,
         error_examples: Vec::new(),
-        fields,
+        fields: Vec::new(),
         context: Map::new(),
         errors: Vec::new(),
-        text,
+        text: false,
+        decisions: decisions.clone(),
+    };
+    if let Some(schema) = output_schema {
+        let (converted, assumptions) = Converter::new(schema, Dialect::JsonSchema).document(schema);
+        let examples = document.map(|value| vec![(CALLED_CASE.to_owned(), value)]);
+        return parts(converted, assumptions, examples.unwrap_or_default());
     }
+    if let Some(value) = document {
+        let (schema, assumptions) = infer(std::slice::from_ref(&value));
+        return parts(schema, assumptions, vec![(CALLED_CASE.to_owned(), value)]);
+    }
+    let why = match answer {
+        None => format!(
+            "`{name}` declares no outputSchema, so nothing says what the agent may see of its answer: its contract refuses every answer until you decide. Call it once to infer one from a real answer (`toolgate new --from-mcp --call {name} '{{…arguments…}}' -- SERVER`, into a fresh folder), or write response.schema.json and a text_pattern yourself"
+        ),
+        Some(Err(why)) => format!(
+            "`{name}` declares no outputSchema and its call gave no answer ({why}): its contract refuses every answer until you decide what the agent may see"
+        ),
+        Some(Ok(result)) => format!(
+            "`{name}` declares no outputSchema and answered {}: there is no structure to infer, so its contract refuses every answer; write a text_pattern (and the schema of what it captures) that admits only what the agent may read",
+            answered_words(result)
+        ),
+    };
+    Parts {
+        fields: vec![("text".to_owned(), "/text".to_owned())],
+        text: true,
+        decisions: vec![why, describe],
+        ..parts(refuse_every_text(), Vec::new(), Vec::new())
+    }
+}
+
+/// The case name of a fixture made from a `--call`'s answer.
+pub const CALLED_CASE: &str = "called";
+
+/// The JSON document an answer holds for the gate, as the proxy hands it over: its
+/// `structuredContent`, or its one text block when that parses as a JSON object or array.
+fn answered_document(result: &Value) -> Option<Value> {
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        return Some(structured.clone());
+    }
+    let text = single_text(result)?;
+    match toolgate_gate::internals::parse_strict_json(text.as_bytes(), 100) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => Some(value),
+        _ => None,
+    }
+}
+
+/// The one text block of a result's `content`, if that is all it holds.
+fn single_text(result: &Value) -> Option<&str> {
+    match result.get("content")?.as_array()?.as_slice() {
+        [block] if block.get("type").and_then(Value::as_str) == Some("text") => {
+            block.get("text")?.as_str()
+        }
+        _ => None,
+    }
+}
+
+/// What an answer was, in a few words for the to-do list (the server's words are data: never
+/// quoted at length, and escaped where printed).
+fn answered_words(result: &Value) -> String {
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return "with an error (isError)".to_owned();
+    }
+    match single_text(result) {
+        Some(text) => format!("prose ({} characters of text)", text.chars().count()),
+        None => "with no single text block".to_owned(),
+    }
+}
+
+/// A text contract's schema that admits nothing: the place a person writes what the agent may
+/// read of a tool that describes none.
+fn refuse_every_text() -> Value {
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": "Refuses every answer: the tool declares no outputSchema. Replace `false` at /properties/text with what the agent may read, and the contract's text_pattern with one that captures only that.",
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": false},
+        "additionalProperties": false
+    })
 }
