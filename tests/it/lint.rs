@@ -229,6 +229,24 @@ fn unbounded_and_untyped_values() {
         },
         &[(SCHEMA, "/$defs/data/properties/note", "string_unbounded")],
     );
+    // A pattern bounds a string only where it has a longest match, decided on its DFA: a
+    // repetition without an upper bound, or a pattern not anchored at the end, has none.
+    for unbounded in ["^B[A-Z0-9]{8,}$", "^ok", "^[a-z]+$"] {
+        check(
+            |_, schema, _| {
+                data(schema)["properties"]["note"] =
+                    json!({"type": "string", "pattern": unbounded});
+            },
+            &[(SCHEMA, "/$defs/data/properties/note", "string_unbounded")],
+        );
+    }
+    check(
+        |_, schema, _| {
+            data(schema)["properties"]["note"] =
+                json!({"type": "string", "pattern": "^B[A-Z0-9]{8}$"});
+        },
+        &[],
+    );
     check(
         |_, schema, _| {
             data(schema)["properties"]["tags"] = json!({"type": "array", "items": {"enum": ["x"]}});
@@ -285,10 +303,14 @@ fn the_request_id_must_have_a_longest_value() {
         ("^req\\.", false),
         ("^[a-z]+$", false),
     ] {
+        // An unbounded pattern leaves the string unbounded too: both rules say so.
         let expected: &[(&str, &str, &str)] = if bounded {
             &[]
         } else {
-            &[(SCHEMA, "/$defs/requestId", "request_id_unbounded")]
+            &[
+                (SCHEMA, "/$defs/requestId", "string_unbounded"),
+                (SCHEMA, "/$defs/requestId", "request_id_unbounded"),
+            ]
         };
         check(
             |_, schema, _| {
@@ -668,6 +690,26 @@ fn the_bundled_contracts_are_clean_or_accepted_and_the_suite_runs_the_lint() {
             .contains("v2 envelope.schema.json#/$defs/run [object_open]"),
         "{}",
         suite.stdout
+    );
+    // The advice is what lint.yaml takes: an open object is declared under `tolerate:`, never
+    // accepted in lint.yaml (which refuses it); the other finding may be accepted there.
+    let open = suite
+        .stdout
+        .lines()
+        .find(|line| line.contains("[object_open]"))
+        .unwrap();
+    assert!(
+        open.contains("under the shape's `tolerate:`") && !open.contains("lint.yaml"),
+        "{open}"
+    );
+    let agent = suite
+        .stdout
+        .lines()
+        .find(|line| line.contains("[agent_schema_open]"))
+        .unwrap();
+    assert!(
+        agent.contains("accept it in contracts/job_status/lint.yaml"),
+        "{agent}"
     );
 }
 

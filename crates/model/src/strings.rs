@@ -56,6 +56,24 @@ pub fn example(side: &Strings) -> Result<Option<String>, Undecided> {
     difference(side, &nothing)
 }
 
+/// The longest match a pattern may have and still be a bound: an identifier, a code or a request
+/// id is a token, never a paragraph; a longer value is bounded by `maxLength`. The lint and
+/// `toolgate new` decide by this one figure.
+pub const LONGEST_BOUNDED_PATTERN: u64 = 256;
+
+/// Whether `patterns` bound a string's length: no string longer than `longest` characters
+/// matches them all, decided on their DFAs (a pattern is searched, so `^B[A-Z0-9]{8,}$` or `^ok`
+/// matches strings of any length). Patterns the DFAs cannot decide bound nothing anyone can vouch
+/// for, and no pattern bounds nothing.
+pub fn patterns_bound(patterns: &[String], longest: u64) -> bool {
+    !patterns.is_empty()
+        && example(&Strings {
+            min_length: longest + 1,
+            max_length: None,
+            patterns: patterns.to_vec(),
+        }) == Ok(None)
+}
+
 /// Whether `text` satisfies `side` (patterns searched with the same DFAs).
 pub fn admits(side: &Strings, text: &str) -> Result<bool, Undecided> {
     let length = text.chars().count() as u64;

@@ -464,16 +464,30 @@ impl<'a> Converter<'a> {
             _ => Vec::new(),
         };
         let has = |name: &str| types.iter().any(|kind| kind == name);
+        // A pattern bounds a string only where it has a longest match (`^B[A-Z0-9]{8,}$` has
+        // none), decided on its DFA as the lint decides it.
+        let pattern_bounds = out
+            .get("pattern")
+            .and_then(Value::as_str)
+            .is_some_and(|pattern| {
+                toolgate_model::strings::patterns_bound(
+                    &[pattern.to_owned()],
+                    toolgate_model::strings::LONGEST_BOUNDED_PATTERN,
+                )
+            });
         if has("string")
-            && !["maxLength", "enum", "const", "pattern"]
+            && !pattern_bounds
+            && !["maxLength", "enum", "const"]
                 .iter()
                 .any(|keyword| out.contains_key(*keyword))
         {
             out.insert("maxLength".to_owned(), json!(STRING_BOUND));
-            self.assume(
-                at,
-                format!("maxLength {STRING_BOUND}: the description bounds this string nowhere"),
-            );
+            let why = if out.contains_key("pattern") {
+                "its pattern has no longest match, and the description bounds this string nowhere else"
+            } else {
+                "the description bounds this string nowhere"
+            };
+            self.assume(at, format!("maxLength {STRING_BOUND}: {why}"));
         }
         if has("array") && !out.contains_key("maxItems") {
             out.insert("maxItems".to_owned(), json!(ARRAY_BOUND));

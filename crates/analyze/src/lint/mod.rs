@@ -15,7 +15,7 @@ mod walk;
 pub use accepted::{
     AcceptedFinding, JudgedFinding, SCHEMA as LINT_ACCEPTANCES_SCHEMA, accepted, judge,
 };
-pub use report::{LintConfig, SCHEMA as LINT_REPORT_SCHEMA, run};
+pub use report::{LintConfig, SCHEMA as LINT_REPORT_SCHEMA, fix_words, run};
 pub use rules::{LintFinding, Rule};
 pub use walk::lint;
 

@@ -260,8 +260,9 @@ impl Report {
 const STALE_WORDS: &str =
     "this accepted finding is no longer found in the versions it names; remove the entry";
 
-/// How to resolve a finding of `rule` (a rule name) in `tool`'s contract.
-fn fix_words(rule: &str, tool: &str) -> String {
+/// How to resolve a finding of `rule` (a rule name) in `tool`'s contract: every report says it
+/// in these words (an open object is never accepted in `lint.yaml`, which refuses it).
+pub fn fix_words(rule: &str, tool: &str) -> String {
     if rule == Rule::ObjectOpen.name() {
         "fix it in a new contract version, or, where the upstream adds members on purpose, declare the place under the shape's `tolerate:` with a reason".to_owned()
     } else {

@@ -9,9 +9,12 @@ use toolgate_model::{Facts, JsonType, Kind, Node, ShapeDoc, Version, admits, alt
 
 use super::rules::{LintFinding, Rule};
 
-/// Strings longer than this make a pattern unbounded: a request id is an opaque token, never a
-/// paragraph.
-const LONGEST_BOUNDED_PATTERN: u64 = 256;
+use toolgate_model::strings::LONGEST_BOUNDED_PATTERN;
+
+/// Whether the patterns of `strings` bound its length ([`strings::patterns_bound`]).
+fn pattern_bounds(strings: &Strings) -> bool {
+    strings::patterns_bound(&strings.patterns, LONGEST_BOUNDED_PATTERN)
+}
 
 /// How deep the lint follows a schema before it stops (schemas nest far less).
 const DEPTH_BUDGET: usize = 48;
@@ -208,11 +211,18 @@ impl Linter<'_> {
         };
         let name = member.unwrap_or_default();
         if types.contains(&JsonType::String) {
-            if facts.strings.max_length.is_none() && facts.strings.patterns.is_empty() {
+            if facts.strings.max_length.is_none() && !pattern_bounds(&facts.strings) {
+                let what = if facts.strings.patterns.is_empty() {
+                    "a string with no maxLength, pattern, enum or const".to_owned()
+                } else {
+                    format!(
+                        "a string whose pattern matches strings longer than {LONGEST_BOUNDED_PATTERN} characters (it has no longest match), with no maxLength"
+                    )
+                };
                 self.report(
                     node,
                     Rule::StringUnbounded,
-                    format!("{shown}: a string with no maxLength, pattern, enum or const, bounded only by the byte limit; add a maxLength (and a pattern where the value has a form)"),
+                    format!("{shown}: {what}, bounded only by the byte limit; add a maxLength (and a pattern where the value has a form)"),
                 );
             }
             let date_like = ["_at", "_time", "_date"]
@@ -311,7 +321,7 @@ impl Linter<'_> {
         let names_bounded = names.is_some_and(|names| {
             names.values.is_some()
                 || names.strings.max_length.is_some()
-                || !names.strings.patterns.is_empty()
+                || pattern_bounds(&names.strings)
         });
         if facts.max_properties.is_none() || !names_bounded {
             let missing = match (facts.max_properties.is_none(), names_bounded) {
@@ -343,13 +353,7 @@ impl Linter<'_> {
             if facts.values.is_some() || facts.strings.max_length.is_some() {
                 continue;
             }
-            let bounded = !facts.strings.patterns.is_empty()
-                && strings::example(&Strings {
-                    min_length: LONGEST_BOUNDED_PATTERN + 1,
-                    max_length: None,
-                    patterns: facts.strings.patterns.clone(),
-                }) == Ok(None);
-            if !bounded {
+            if !pattern_bounds(&facts.strings) {
                 self.report(
                     &node,
                     Rule::RequestIdUnbounded,

@@ -247,13 +247,13 @@ impl Suite {
                 Problem::new(
                     ProblemKind::Lint,
                     format!(
-                        "{} {}#{} [{}]: {}; fix it in a new contract version, or accept it in {} with a reason",
+                        "{} {}#{} [{}]: {}; {}",
                         finding.version,
                         finding.file,
                         finding.pointer,
                         finding.rule,
                         finding.message,
-                        accepted.file.display()
+                        lint::fix_words(finding.rule.name(), tool)
                     ),
                 )
                 .at(&file, None),
