@@ -315,3 +315,66 @@ fn accept_does_not_lock_a_version_whose_suite_fails() {
     let lock = fs::read_to_string(root.join("contracts/contracts.lock")).unwrap_or_default();
     assert!(!lock.contains("order v1"), "{lock}");
 }
+
+/// A JSON response documented by example only (no schema, as a fifth of a breaking-change
+/// corpus's descriptions write it): the schema is inferred from the example, which is a real
+/// accepted fixture, and the suite passes. With neither, the refusal says what to do.
+#[test]
+fn a_response_with_an_example_and_no_schema_is_inferred_from_the_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = |content: Value| {
+        json!({
+            "openapi": "3.0.3",
+            "info": {"title": "t", "version": "1"},
+            "paths": {"/status": {"get": {
+                "operationId": "status",
+                "responses": {"200": {"description": "ok", "content": {"application/json": content}}}
+            }}}
+        })
+    };
+    let spec = dir.path().join("openapi.json");
+    fs::write(
+        &spec,
+        description(json!({"example": {"state": "green", "checked": 12}})).to_string(),
+    )
+    .unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let new = scaffold(&root, "status", &spec, "status");
+    assert!(
+        root.join("fixtures/status/accepted/example.json").is_file(),
+        "{}",
+        new.stdout
+    );
+    let contract = fs::read_to_string(root.join("contracts/status/v1/contract.yaml")).unwrap();
+    assert!(
+        contract.contains("inferred from the documented examples"),
+        "{contract}"
+    );
+    let accept = toolgate(&root, &["test", "--accept", "status"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+
+    fs::write(&spec, description(json!({})).to_string()).unwrap();
+    let bare = dir.path().join("bare");
+    fs::create_dir(&bare).unwrap();
+    let refused = toolgate(
+        &bare,
+        &[
+            "new",
+            "status",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "status",
+        ],
+        true,
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused
+            .stderr
+            .contains("no JSON schema and no JSON example"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -150,9 +150,11 @@ pub fn operation(description: &Value, wanted: &str) -> Result<Operation, String>
         .find(|status| responses.contains_key(*status))
         .ok_or_else(|| format!("operation `{id}` documents no success response (2xx)"))?;
     let success = resolve(&responses[success_status]);
-    let (schema, examples) = json_content(description, &success).ok_or_else(|| {
-        format!("operation `{id}`'s {success_status} response has no JSON schema: it is not a JSON tool result")
-    })?;
+    let (schema, examples) = json_content(description, &success)
+        .filter(|(schema, examples)| !schema.is_null() || !examples.is_empty())
+        .ok_or_else(|| {
+            format!("operation `{id}`'s {success_status} response has no JSON schema and no JSON example: nothing says it is a JSON tool result; describe it, or scaffold from real responses with --from-sample")
+        })?;
 
     let mut errors = Vec::new();
     for (status, response) in responses {
@@ -237,7 +239,9 @@ fn json_content(description: &Value, response: &Value) -> Option<(Value, Vec<(St
             .find(|(name, _)| name.contains("json"))
             .map(|(_, media)| media)
     })?;
-    let schema = media.get("schema")?.clone();
+    // A JSON media type with examples and no schema still says what the response is: the
+    // schema is then `null` here, and inferred from the examples.
+    let schema = media.get("schema").cloned().unwrap_or(Value::Null);
     let mut examples = Vec::new();
     if let Some(example) = media.get("example") {
         examples.push(("example".to_owned(), example.clone()));

@@ -186,6 +186,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         ));
     }
     let mut free_text_places = Vec::new();
+    let chosen_here = fields.is_empty() && !text;
     let fields = if fields.is_empty() {
         formats_from_examples(&mut schema, &admitted, &mut assumptions);
         let (chosen, left, free_text) =
@@ -235,7 +236,58 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         ));
     }
     if fields.is_empty() {
-        return Err("no field to promise: name one with --field NAME=POINTER".to_owned());
+        let offered = candidates(&schema);
+        return Err(if offered.is_empty() {
+            "no field to promise: the response's schema names no member (a map, or an object of any members), so nothing says what the agent could be given; name what it needs with --field NAME=POINTER (e.g. --field total=/total), or give the schema named members".to_owned()
+        } else {
+            format!(
+                "no field to promise: the response has no member at its top the scaffold could promise. Members below it the agent could be given, most useful first; promise each it needs:\n{}",
+                offered
+                    .iter()
+                    .map(|line| format!("  {line}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        });
+    }
+    // What the agent will see, in one line, for the person to confirm: a chosen field is a
+    // choice made for them.
+    if chosen_here {
+        let seen: Vec<String> = fields
+            .iter()
+            .map(|field| match &field.each {
+                None => format!("{} ({})", field.name, shown(&field.from)),
+                Some(members) => format!(
+                    "{} (each item of {}: {})",
+                    field.name,
+                    shown(&field.from),
+                    members
+                        .iter()
+                        .map(|(name, _, _)| name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect();
+        let promised: Vec<&str> = fields.iter().map(|field| field.from.as_str()).collect();
+        let others: Vec<String> = candidates(&schema)
+            .into_iter()
+            .filter(|line| {
+                !promised
+                    .iter()
+                    .any(|from| line.contains(&format!("={from} ")))
+            })
+            .take(3)
+            .collect();
+        let others = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (it could also be given: {})", others.join("; "))
+        };
+        todo.push(format!(
+            "the agent will see only {}, and nothing else of the response: confirm that is what it needs, or name its fields with --field NAME=POINTER{others}",
+            seen.join(", ")
+        ));
     }
     // What the agent sees, place by place (`*` for each item of a list): the values the
     // examples hold there. A number there is not negative, and a string not empty, where no
@@ -952,12 +1004,20 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             .collect()
     };
     let mut chosen = root_fields(pinned_members(schema, root, &mut left, ""));
-    if chosen.is_empty()
-        && let Some(Value::Object(members)) = example
-    {
-        // One level down, under the first object member (`{"data": {…}}` wrappers).
+    if chosen.is_empty() {
+        // One level down, under the first object member (`{"data": {…}}` wrappers): those the
+        // example holds first, then the schema's others (an example may leave them out).
+        let mut names: Vec<String> = match example {
+            Some(Value::Object(members)) => members.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        for (name, _) in properties(schema, root) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         let required = required_names(schema, root);
-        for (name, _) in members {
+        for name in &names {
             let Some(inner) = property(schema, root, name) else {
                 continue;
             };
@@ -1026,6 +1086,64 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         left.clear();
     }
     (chosen, left, free_text)
+}
+
+/// The members the agent could be given where nothing is pinned: the root's scalar members and
+/// those of its object members, ranked (identifiers, then pinned values, then numbers and
+/// booleans, then text), each as the `--field` that promises it.
+fn candidates(schema: &Value) -> Vec<String> {
+    let whole = resolve(schema, schema);
+    let (root, _) = object_branch(schema, whole);
+    let mut found: Vec<(u8, String, String, &'static str)> = Vec::new();
+    let visit = |object: &Value, prefix: &str, found: &mut Vec<_>| {
+        for (name, member) in properties(schema, object) {
+            let member = resolve(schema, member);
+            let pointer = format!("{prefix}/{}", crate::convert::escape(&name));
+            let identifier = name == "id"
+                || name.ends_with("_id")
+                || name.ends_with("Id")
+                || name == "key"
+                || name == "name";
+            let (rank, kind) =
+                if is_type(schema, member, "object") || is_type(schema, member, "array") {
+                    continue;
+                } else if identifier {
+                    (0, "an identifier")
+                } else if pinned(schema, member) && is_type(schema, member, "string") {
+                    (1, "a pinned string")
+                } else if pinned(schema, member) {
+                    (2, "a number, boolean or listed value")
+                } else if is_type(schema, member, "string") {
+                    (3, "free text: accept its near-misses with a reason")
+                } else {
+                    continue;
+                };
+            let field = if prefix.is_empty() {
+                field_name(&name)
+            } else {
+                field_name(&format!("{}_{name}", &prefix[1..]))
+            };
+            found.push((rank, field, pointer, kind));
+        }
+    };
+    visit(root, "", &mut found);
+    for (name, member) in properties(schema, root) {
+        let member = resolve(schema, member);
+        if is_type(schema, member, "object") {
+            let (inner, _) = object_branch(schema, member);
+            visit(
+                inner,
+                &format!("/{}", crate::convert::escape(&name)),
+                &mut found,
+            );
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.len().cmp(&b.2.len())));
+    found
+        .into_iter()
+        .take(MOST_FIELDS)
+        .map(|(_, field, pointer, kind)| format!("--field {field}={pointer}   ({kind})"))
+        .collect()
 }
 
 /// Why `toolgate new` accepted a near-miss in free text it promised: the words written into
@@ -1817,6 +1935,61 @@ mod tests {
             plan.schema.pointer("/properties/number/minimum"),
             Some(&json!(0))
         );
+    }
+
+    /// Nothing at the top to promise: the refusal lists what lies below, identifiers first,
+    /// each as the `--field` that promises it; a schema with no named member says so.
+    #[test]
+    fn no_field_to_promise_names_the_candidates() {
+        let nested = json!({
+            "type": "object",
+            "properties": {"page": {"type": "object", "properties": {
+                "title": {"type": "string", "maxLength": 10},
+                "page_id": {"type": "string", "maxLength": 10},
+                "meta": {"type": "object", "additionalProperties": {"type": "string"}}
+            }}},
+            "unevaluatedProperties": false
+        });
+        let Err(message) = plan(parts(nested, Vec::new())) else {
+            panic!("nothing to promise at the top");
+        };
+        let lines: Vec<&str> = message.lines().skip(1).map(str::trim).collect();
+        assert_eq!(
+            lines,
+            [
+                "--field page_page_id=/page/page_id   (an identifier)",
+                "--field page_title=/page/title   (free text: accept its near-misses with a reason)"
+            ],
+            "{message}"
+        );
+        let map = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let Err(message) = plan(parts(map, Vec::new())) else {
+            panic!("a map has no member to promise");
+        };
+        assert!(message.contains("names no member"), "{message}");
+    }
+
+    /// A field chosen for the author is a choice they confirm: the to-do list says, in one line,
+    /// all the agent will see and what else it could be given.
+    #[test]
+    fn the_to_do_list_says_what_the_agent_will_see() {
+        let schema = json!({
+            "type": "object",
+            "required": ["ok"],
+            "properties": {"ok": {"type": "boolean"}, "zone_id": {"type": "string", "maxLength": 40}},
+            "unevaluatedProperties": false
+        });
+        let plan = plan(parts(
+            schema,
+            vec![("a".to_owned(), json!({"ok": true, "zone_id": "z1"}))],
+        ))
+        .unwrap();
+        let line = plan
+            .todo
+            .iter()
+            .find(|line| line.starts_with("the agent will see only ok (/ok), and nothing else"))
+            .unwrap_or_else(|| panic!("{:?}", plan.todo));
+        assert!(line.contains("--field zone_id=/zone_id"), "{line}");
     }
 
     #[test]

@@ -18,8 +18,32 @@ pub fn from_openapi(
     fields: Vec<(String, String)>,
 ) -> Result<Parts, String> {
     let operation = openapi::operation(description, operation)?;
-    let dialect = operation.dialect;
-    let (schema, assumptions) = Converter::new(description, dialect)
+    if operation.success.1.is_null() {
+        // No schema, only examples: the schema every example fits, each assumption listed.
+        let values: Vec<Value> = operation
+            .examples
+            .iter()
+            .map(|(_, value)| value.clone())
+            .collect();
+        let (schema, mut assumptions) = infer(&values);
+        assumptions.insert(
+            0,
+            crate::Assumption {
+                pointer: String::new(),
+                what: "inferred from the documented examples: the description gives the response no schema".to_owned(),
+            },
+        );
+        return Ok(openapi_parts(
+            description,
+            source,
+            operation,
+            tool,
+            fields,
+            schema,
+            assumptions,
+        ));
+    }
+    let (schema, assumptions) = Converter::new(description, operation.dialect)
         .with_unfollowed(unfollowed.iter().map(|skip| {
             (
                 skip.reference.clone(),
@@ -27,6 +51,27 @@ pub fn from_openapi(
             )
         }))
         .document(&operation.success.1);
+    Ok(openapi_parts(
+        description,
+        source,
+        operation,
+        tool,
+        fields,
+        schema,
+        assumptions,
+    ))
+}
+
+/// The parts of an operation's contract, its schema made.
+fn openapi_parts(
+    description: &Value,
+    source: &str,
+    operation: openapi::Operation,
+    tool: &str,
+    fields: Vec<(String, String)>,
+    schema: Value,
+    assumptions: Vec<crate::Assumption>,
+) -> Parts {
     let server = description
         .pointer("/servers/0/url")
         .and_then(Value::as_str)
@@ -61,7 +106,7 @@ pub fn from_openapi(
         });
     }
     let context: Map<String, Value> = operation.path_parameters.iter().cloned().collect();
-    Ok(Parts {
+    Parts {
         tool: tool.to_owned(),
         origin: Origin {
             source: format!("{source}, operation {}", operation.id),
@@ -77,7 +122,7 @@ pub fn from_openapi(
         errors,
         text: false,
         decisions: Vec::new(),
-    })
+    }
 }
 
 /// From samples of a tool's output: the schema every sample fits, and the samples as fixtures.
