@@ -651,6 +651,11 @@ pub(crate) struct NewArgs {
     /// The repository root, holding contracts/ and fixtures/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
+    /// Write the version after TOOL's newest (vN+1) from a newer description or newer samples:
+    /// the response schema is the newer one's, everything the author decided in vN is kept, and
+    /// what no longer applies is a to-do; then `toolgate diff TOOL vN vN+1` reviews the bump.
+    #[arg(long, conflicts_with = "from_mcp")]
+    next_version: bool,
     /// How long the MCP server has to list its tools, and to answer each call (e.g. 30s).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
     timeout: Duration,
@@ -704,6 +709,7 @@ impl From<NewArgs> for crate::new::NewConfig {
             source,
             fields: args.field,
             root: args.root,
+            next_version: args.next_version,
         }
     }
 }

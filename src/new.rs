@@ -51,6 +51,8 @@ pub(crate) struct NewConfig {
     pub fields: Vec<(String, String)>,
     /// The repository root.
     pub root: PathBuf,
+    /// Write the version after the tool's newest, keeping what its author decided there.
+    pub next_version: bool,
 }
 
 /// The largest sample read.
@@ -164,6 +166,14 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
     };
 
     let mcp = matches!(config.source, Source::Mcp { .. });
+    if config.next_version {
+        if mcp {
+            return Err(UsageError::new(
+                "--next-version bumps one tool: scaffold it from --from-openapi or --from-sample",
+            ));
+        }
+        return next_version(config, &root, parts, out);
+    }
     let mut left = 0;
     // Every tool is planned before anything is written, so one that cannot be written (a name
     // only the case tells from another) never leaves a tree half written.
@@ -238,7 +248,7 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                 plan.tool
             ));
         }
-        todo.extend(findings(&config.root, &plan.tool)?);
+        todo.extend(findings(&config.root, &plan.tool, "v1")?);
         left += todo.len();
         report(out, &plan, &written, &todo)?;
     }
@@ -412,7 +422,51 @@ fn accept_free_text(
         .map_err(|error| UsageError::new(error.to_string()))
 }
 
-fn findings(root: &Path, tool: &str) -> Result<Vec<String>, UsageError> {
+/// `--next-version`: the plan written as the version after the tool's newest, then the same
+/// lint and mutants on it, and what is left to decide.
+fn next_version(
+    config: &NewConfig,
+    root: &RepoRoot,
+    parts: Vec<Parts>,
+    out: &mut impl Write,
+) -> Result<Status, UsageError> {
+    let Some(mut parts) = parts.into_iter().next() else {
+        return Ok(Status::Passed);
+    };
+    if parts.fields.is_empty() {
+        parts.fields =
+            toolgate_scaffold::bump::kept_fields(root, &parts.tool).map_err(UsageError::new)?;
+    }
+    let source = parts.origin.source.clone();
+    let plan = plan(parts).map_err(UsageError::new)?;
+    let bumped =
+        toolgate_scaffold::bump::write_next(root, &plan, &source).map_err(UsageError::new)?;
+    let mut todo = bumped.todo.clone();
+    todo.extend(findings(&config.root, &plan.tool, &bumped.version)?);
+    let mut text = format!(
+        "toolgate new: wrote {} {} (the response schema from {source}; everything else kept from {})\n",
+        plan.tool, bumped.version, bumped.from
+    );
+    for path in &bumped.written {
+        text.push_str(&format!("  {}\n", path.display()));
+    }
+    if todo.is_empty() {
+        text.push_str("\nnothing left to decide.\n");
+    } else {
+        text.push_str(&format!("\nto decide ({}):\n", todo.len()));
+        for line in &todo {
+            text.push_str(&format!("  - {}\n", escape_hidden(line)));
+        }
+    }
+    text.push_str(&format!(
+        "\nnext: review the bump with `toolgate diff {0} {1} {2}`, then `toolgate test --accept {0}` (locks {2}) and `CI=true toolgate test {0}`\n\n",
+        plan.tool, bumped.from, bumped.version
+    ));
+    toolgate_repo::write_output(out, text.as_bytes())?;
+    Ok(Status::passed_if(todo.is_empty()))
+}
+
+fn findings(root: &Path, tool: &str, version: &str) -> Result<Vec<String>, UsageError> {
     let mut todo = Vec::new();
     let repository = Repository::open(root)?;
     let linted = lint::lint_tool(&repository, tool);
@@ -424,7 +478,13 @@ fn findings(root: &Path, tool: &str) -> Result<Vec<String>, UsageError> {
         ));
     }
     let suite = Suite::discover_scoped(root, Scope::Tool(tool.to_owned()))?;
-    match suite.mutant_run(tool, "v1", Family::ALL, Path::new(DEFAULT_EMIT_DIR), false) {
+    match suite.mutant_run(
+        tool,
+        version,
+        Family::ALL,
+        Path::new(DEFAULT_EMIT_DIR),
+        false,
+    ) {
         Ok(run) => {
             // One line per mutation and place, however many fixtures show it.
             let mut grouped: Vec<(String, usize, String)> = Vec::new();

@@ -378,3 +378,172 @@ fn a_response_with_an_example_and_no_schema_is_inferred_from_the_example() {
         refused.stderr
     );
 }
+
+/// `--next-version`: a newer description becomes v2 beside v1, with what the author decided in
+/// v1 kept (its contract text, a field they chose), the newer schema in place, the newer
+/// example a fixture of v2 only, and `toolgate diff` reviewing the bump at once. A field the
+/// newer schema no longer declares is a to-do.
+#[test]
+fn next_version_writes_the_bump_beside_the_versions_and_keeps_what_was_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = |states: Value, example: Value, extra: Option<(&str, Value)>| {
+        let mut properties = json!({
+            "id": {"type": "integer"},
+            "state": {"type": "string", "enum": states}
+        });
+        if let Some((name, schema)) = extra {
+            properties[name] = schema;
+        }
+        json!({
+            "openapi": "3.1.0",
+            "info": {"title": "t", "version": "1"},
+            "paths": {"/order/{id}": {"get": {
+                "operationId": "order",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {
+                    "schema": {"type": "object", "required": ["id", "state"], "properties": properties},
+                    "example": example
+                }}}}
+            }}}
+        })
+    };
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let v1 = dir.path().join("v1.json");
+    fs::write(
+        &v1,
+        description(
+            json!(["open", "shipped"]),
+            json!({"id": 1, "state": "open"}),
+            None,
+        )
+        .to_string(),
+    )
+    .unwrap();
+    scaffold(&root, "order", &v1, "order");
+    // The author's own decision, in v1's text: a description the model is served.
+    let contract = root.join("contracts/order/v1/contract.yaml");
+    let text = fs::read_to_string(&contract).unwrap();
+    fs::write(
+        &contract,
+        text.replace(
+            "direction: result\n",
+            "direction: result\ndescription: An order's state, as our shop reports it.\n",
+        ),
+    )
+    .unwrap();
+    let accept = toolgate(&root, &["test", "--accept", "order"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+
+    let v2 = dir.path().join("v2.json");
+    fs::write(
+        &v2,
+        description(
+            json!(["open", "shipped", "cancelled"]),
+            json!({"id": 2, "state": "cancelled", "carrier": "dhl"}),
+            Some(("carrier", json!({"type": "string", "maxLength": 20}))),
+        )
+        .to_string(),
+    )
+    .unwrap();
+    let bump = toolgate(
+        &root,
+        &[
+            "new",
+            "order",
+            "--from-openapi",
+            v2.to_str().unwrap(),
+            "--operation",
+            "order",
+            "--next-version",
+        ],
+        true,
+    );
+    assert!(
+        matches!(bump.code, 0 | 1),
+        "{}\n{}",
+        bump.stdout,
+        bump.stderr
+    );
+    assert!(bump.stdout.contains("wrote order v2"), "{}", bump.stdout);
+    assert!(
+        bump.stdout.contains("toolgate diff order v1 v2"),
+        "{}",
+        bump.stdout
+    );
+    let bumped = fs::read_to_string(root.join("contracts/order/v2/contract.yaml")).unwrap();
+    assert!(
+        bumped.contains("version: 2\n")
+            && bumped.contains("An order's state, as our shop reports it."),
+        "{bumped}"
+    );
+    let schema = read_json(&root.join("contracts/order/v2/response.schema.json"));
+    assert!(schema["properties"]["carrier"].is_object(), "{schema:#}");
+    let sidecar =
+        fs::read_to_string(root.join("fixtures/order/accepted/example_v2.expect.yaml")).unwrap();
+    assert!(sidecar.contains("- v2"), "{sidecar}");
+    // The bump is reviewed at once, and then accepted and locked.
+    let diff = toolgate(&root, &["diff", "order", "v1", "v2"], true);
+    assert!(
+        matches!(diff.code, 0 | 1),
+        "{}\n{}",
+        diff.stdout,
+        diff.stderr
+    );
+    assert!(
+        diff.stdout.contains("carrier") || diff.stdout.contains("cancelled"),
+        "{}",
+        diff.stdout
+    );
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+    assert!(
+        fs::read_to_string(root.join("contracts/contracts.lock"))
+            .unwrap()
+            .contains("order v2")
+    );
+
+    // A newer description without the promised member: the to-do says so.
+    let v3 = dir.path().join("v3.json");
+    let mut without = description(
+        json!(["open"]),
+        json!({"id": 3, "status": "open"}),
+        Some(("status", json!({"type": "string", "enum": ["open"]}))),
+    );
+    without["paths"]["/order/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = json!({"type": "object", "required": ["id", "status"], "properties": {"id": {"type": "integer"}, "status": {"type": "string", "enum": ["open"]}}});
+    fs::write(&v3, without.to_string()).unwrap();
+    let bump = toolgate(
+        &root,
+        &[
+            "new",
+            "order",
+            "--from-openapi",
+            v3.to_str().unwrap(),
+            "--operation",
+            "order",
+            "--next-version",
+        ],
+        true,
+    );
+    assert_eq!(bump.code, 1, "{}\n{}", bump.stdout, bump.stderr);
+    assert!(
+        bump.stdout.contains("contracts/order/v3/contract.yaml: field `state` reads /state, which the newer schema does not declare"),
+        "{}",
+        bump.stdout
+    );
+    // Without a contract to follow, it says what to do.
+    let none = toolgate(
+        &root,
+        &[
+            "new",
+            "other",
+            "--from-openapi",
+            v3.to_str().unwrap(),
+            "--operation",
+            "order",
+            "--next-version",
+        ],
+        true,
+    );
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("scaffold v1 first"), "{}", none.stderr);
+}

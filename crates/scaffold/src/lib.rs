@@ -6,6 +6,7 @@
 //! assumption written into `contract.yaml`'s header, a request file, fixtures with sidecars, and
 //! a list of what is left to decide. [`plan::write`] writes it, never over an existing contract.
 
+pub mod bump;
 pub mod bundle;
 pub mod convert;
 pub mod infer;

@@ -1387,7 +1387,7 @@ fn required_at(schema: &Value, pointer: &str) -> bool {
 }
 
 /// Where the schema at `pointer` in a response is written: the first of [`locate_all`].
-fn locate(document: &Value, pointer: &str) -> Option<String> {
+pub(crate) fn locate(document: &Value, pointer: &str) -> Option<String> {
     locate_all(document, pointer).into_iter().next()
 }
 

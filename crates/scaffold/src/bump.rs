@@ -1,0 +1,331 @@
+//! `toolgate new TOOL … --next-version`: a newer description made the tool's next version,
+//! `contracts/<tool>/v<N+1>/`, beside the versions it has. What the author decided in `vN` is
+//! kept as they wrote it (its `contract.yaml`, comments and all, its other files byte for byte);
+//! only the response schema is the newer description's, and every promised field or tolerated
+//! place the newer schema no longer declares is a to-do. The newer description's documented
+//! examples that no fixture already holds become accepted fixtures of the new version, so
+//! `toolgate diff <tool> vN vN+1` reviews the bump at once.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+use toolgate_repo::{CONTRACTS_DIR, EntryKind, FIXTURES_DIR, RepoRoot};
+
+use crate::plan::{Plan, SYNTHESIZED_CASE, locate};
+use crate::render;
+
+/// The largest file of a version folder copied into the next.
+const MAX_COPIED_BYTES: u64 = 16 << 20;
+
+/// What `--next-version` wrote and what it leaves to decide.
+pub struct Bumped {
+    /// The version written (`v3`).
+    pub version: String,
+    /// The version it was made from (`v2`).
+    pub from: String,
+    /// Every file written, relative to the root.
+    pub written: Vec<PathBuf>,
+    /// What the newer description no longer holds of what `from` decided.
+    pub todo: Vec<String>,
+}
+
+/// The newest version folder of `tool`: its number and its path.
+fn newest(root: &RepoRoot, tool: &str) -> Result<(u32, PathBuf), String> {
+    let folder = Path::new(CONTRACTS_DIR).join(tool);
+    if root.kind(&folder).map_err(|error| error.to_string())? != EntryKind::Dir {
+        return Err(format!(
+            "{}: no contract to follow; --next-version writes the version after the newest one, so scaffold v1 first (without --next-version)",
+            root.shown(&folder).display()
+        ));
+    }
+    root.list(&folder)
+        .map_err(|error| error.to_string())?
+        .into_iter()
+        .filter(|entry| matches!(entry.kind, Ok(EntryKind::Dir)))
+        .filter_map(|entry| {
+            let number = entry.name.strip_prefix('v')?.parse::<u32>().ok()?;
+            (format!("v{number}") == entry.name).then_some((number, entry.path))
+        })
+        .max_by_key(|(number, _)| *number)
+        .ok_or_else(|| {
+            format!(
+                "{}: no version folder (v1, v2, …) to follow",
+                root.shown(&folder).display()
+            )
+        })
+}
+
+/// The plain promised fields (`name`, `from`) of `tool`'s newest version: what the next one is
+/// planned with, so the scaffold does not choose again what the author chose (a list field is
+/// kept by the copied `contract.yaml` all the same).
+pub fn kept_fields(root: &RepoRoot, tool: &str) -> Result<Vec<(String, String)>, String> {
+    let (_, path) = newest(root, tool)?;
+    let file = path.join("contract.yaml");
+    let text = String::from_utf8(
+        root.read_capped(&file, MAX_COPIED_BYTES)
+            .map_err(|error| error.to_string())?,
+    )
+    .map_err(|_| format!("{}: not UTF-8", root.shown(&file).display()))?;
+    let contract: Value = toolgate_gate::internals::read_strict_yaml(&text)
+        .map_err(|error| format!("{}: {error}", root.shown(&file).display()))?;
+    Ok(contract
+        .pointer("/shape/fields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|field| field.get("each").is_none())
+        .filter_map(|field| {
+            Some((
+                field.get("name")?.as_str()?.to_owned(),
+                field.get("from")?.as_str()?.to_owned(),
+            ))
+        })
+        .collect())
+}
+
+/// Writes `plan` (made from the newer description) as the version after `tool`'s newest.
+pub fn write_next(root: &RepoRoot, plan: &Plan, source: &str) -> Result<Bumped, String> {
+    let tool = &plan.tool;
+    let (number, from_path) = newest(root, tool)?;
+    let from = format!("v{number}");
+    let version = format!("v{}", number + 1);
+    let to_path = Path::new(CONTRACTS_DIR).join(tool).join(&version);
+    let contract_file = from_path.join("contract.yaml");
+    let text = String::from_utf8(
+        root.read_capped(&contract_file, MAX_COPIED_BYTES)
+            .map_err(|error| error.to_string())?,
+    )
+    .map_err(|_| format!("{}: not UTF-8", root.shown(&contract_file).display()))?;
+    let contract: Value = toolgate_gate::internals::read_strict_yaml(&text)
+        .map_err(|error| format!("{}: {error}", root.shown(&contract_file).display()))?;
+    let schema_name = contract
+        .pointer("/shape/schema")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            format!(
+                "{}: no `shape.schema` to replace with the newer description's",
+                root.shown(&contract_file).display()
+            )
+        })?;
+    let bumped = bumped_contract(&text, number).ok_or_else(|| {
+        format!(
+            "{}: no `version: {number}` line to raise; write v{} by hand",
+            root.shown(&contract_file).display(),
+            number + 1
+        )
+    })?;
+    let header = render::comment(&format!(
+        "{version}: the response schema is {source}'s (`toolgate new --next-version`); the rest is {from}'s, as its author wrote it."
+    ));
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![(
+        to_path.join("contract.yaml"),
+        format!("# {header}\n{bumped}").into_bytes(),
+    )];
+    for entry in root.list(&from_path).map_err(|error| error.to_string())? {
+        if entry.name == "contract.yaml" || !matches!(entry.kind, Ok(EntryKind::File)) {
+            continue;
+        }
+        let bytes = if entry.name == schema_name {
+            render::json(&plan.schema).bytes
+        } else {
+            root.read_capped(&entry.path, MAX_COPIED_BYTES)
+                .map_err(|error| error.to_string())?
+        };
+        files.push((to_path.join(&entry.name), bytes));
+    }
+    if !files
+        .iter()
+        .any(|(path, _)| path.file_name().is_some_and(|name| name == schema_name))
+    {
+        files.push((to_path.join(schema_name), render::json(&plan.schema).bytes));
+    }
+    let mut todo = Vec::new();
+    for (what, pointer) in decided_places(&contract) {
+        if locate(&plan.schema, &pointer).is_none() {
+            todo.push(format!(
+                "contracts/{tool}/{version}/contract.yaml: {what} reads {pointer}, which the newer schema does not declare: map it to where the value now is, or remove it"
+            ));
+        }
+    }
+    files.extend(new_examples(root, plan, &version)?);
+    for (path, _) in &files {
+        if root.kind(path).map_err(|error| error.to_string())? != EntryKind::Missing {
+            return Err(format!(
+                "{}: already exists; `toolgate new` never overwrites a file",
+                root.shown(path).display()
+            ));
+        }
+    }
+    for (path, bytes) in &files {
+        root.write(path, bytes).map_err(|error| error.to_string())?;
+    }
+    Ok(Bumped {
+        version,
+        from,
+        written: files.into_iter().map(|(path, _)| path).collect(),
+        todo,
+    })
+}
+
+/// `vN`'s contract text with its one `version: N` line raised to `N + 1`, or `None` when it
+/// has no such line (or more than one).
+fn bumped_contract(text: &str, number: u32) -> Option<String> {
+    let is_version = |line: &str| {
+        line.strip_prefix("version:")
+            .map(|rest| rest.split('#').next().unwrap_or_default().trim())
+            == Some(number.to_string().as_str())
+    };
+    if text.lines().filter(|line| is_version(line)).count() != 1 {
+        return None;
+    }
+    Some(
+        text.split_inclusive('\n')
+            .map(|line| {
+                if is_version(line.trim_end()) {
+                    let ending = &line[line.trim_end().len()..];
+                    format!("version: {}{ending}", number + 1)
+                } else {
+                    line.to_owned()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The places of a response a contract's author decided about: each promised field's `from`
+/// (a list field's members under each item) and each tolerated place.
+fn decided_places(contract: &Value) -> Vec<(String, String)> {
+    let mut places = Vec::new();
+    for field in contract
+        .pointer("/shape/fields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = field["name"].as_str().unwrap_or_default();
+        let from = field["from"].as_str().unwrap_or_default();
+        match field.get("each").and_then(Value::as_array) {
+            None => places.push((format!("field `{name}`"), from.to_owned())),
+            Some(members) => {
+                for member in members {
+                    places.push((
+                        format!(
+                            "field `{name}`'s member `{}`",
+                            member["name"].as_str().unwrap_or_default()
+                        ),
+                        format!("{from}/0{}", member["from"].as_str().unwrap_or_default()),
+                    ));
+                }
+            }
+        }
+    }
+    for tolerated in contract
+        .pointer("/shape/tolerate")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(at) = tolerated["at"].as_str() {
+            places.push(("a `tolerate:` entry".to_owned(), at.to_owned()));
+        }
+    }
+    places
+}
+
+/// A sidecar for an example new in one version.
+#[derive(Serialize)]
+struct NewExample<'a> {
+    description: &'a str,
+    versions: [&'a str; 1],
+    expect: Admitted,
+}
+
+#[derive(Serialize)]
+struct Admitted {
+    outcome: &'static str,
+}
+
+/// The documented examples of the newer description that no accepted fixture of the tool holds
+/// already, as accepted fixtures of `version` only (never one synthesized from the schema: the
+/// fixtures the tool has are real).
+fn new_examples(
+    root: &RepoRoot,
+    plan: &Plan,
+    version: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
+    let folder = Path::new(FIXTURES_DIR).join(&plan.tool).join("accepted");
+    let mut known: Vec<Value> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    if root.kind(&folder).map_err(|error| error.to_string())? == EntryKind::Dir {
+        for entry in root.list(&folder).map_err(|error| error.to_string())? {
+            names.push(entry.name.clone());
+            if entry.name.ends_with(".expect.yaml") {
+                continue;
+            }
+            if let Ok(bytes) = root.read_capped(&entry.path, MAX_COPIED_BYTES)
+                && let Ok(value) = serde_json::from_slice::<Value>(&bytes)
+            {
+                known.push(value);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for fixture in plan
+        .fixtures
+        .iter()
+        .filter(|fixture| fixture.class == "accepted" && fixture.case != SYNTHESIZED_CASE)
+    {
+        let Ok(value) = serde_json::from_slice::<Value>(&fixture.body.bytes) else {
+            continue;
+        };
+        if known.contains(&value) {
+            continue;
+        }
+        let mut case = format!("{}_{version}", fixture.case);
+        let mut counter = 1;
+        while names
+            .iter()
+            .any(|name| name.starts_with(&format!("{case}.")))
+        {
+            counter += 1;
+            case = format!("{}_{version}_{counter}", fixture.case);
+        }
+        names.push(format!("{case}.json"));
+        let description = format!(
+            "A documented example of the description {version} was scaffolded from (`{}`).",
+            fixture.case
+        );
+        let sidecar = render::yaml(
+            &[],
+            &NewExample {
+                description: &description,
+                versions: [version],
+                expect: Admitted {
+                    outcome: "admitted",
+                },
+            },
+        )?;
+        files.push((
+            folder.join(format!("{case}.json")),
+            fixture.body.bytes.clone(),
+        ));
+        files.push((folder.join(format!("{case}.expect.yaml")), sidecar.bytes));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_one_version_line_is_raised() {
+        assert_eq!(
+            bumped_contract("# v2\ntool: t\nversion: 2  # the second\nshape: {}\n", 2).as_deref(),
+            Some("# v2\ntool: t\nversion: 3\nshape: {}\n")
+        );
+        assert_eq!(bumped_contract("tool: t\nversion: 1\n", 2), None);
+        assert_eq!(bumped_contract("version: 1\nversion: 1\n", 1), None);
+    }
+}
