@@ -231,6 +231,10 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
             accept_free_text(&root, &config.root, &plan)?;
         }
         let mut written = written;
+        let mut todo = plan.todo.clone();
+        if let Some(lint_file) = accept_anything(&root, &config.root, &plan, &mut todo)? {
+            written.push(lint_file);
+        }
         if let Some(listing) = listings.get(&plan.tool) {
             toolgate_mcp::write_pin(&root, &plan.tool, listing)?;
             written.push(
@@ -239,7 +243,6 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                     .join(toolgate_repo::PIN_FILE),
             );
         }
-        let mut todo = plan.todo.clone();
         if let Some(source) = mcp_name
             && !source.ends_with(&format!("`{}`", plan.tool))
         {
@@ -466,12 +469,80 @@ fn next_version(
     Ok(Status::passed_if(todo.is_empty()))
 }
 
+/// Why `toolgate new` accepted a `value_untyped` finding: the words written into `lint.yaml`
+/// beside each entry, for a person to confirm or replace.
+pub(crate) const ANYTHING_REASON: &str = "The description allows any value here, so toolgate new kept it as it says: admitted unchecked, and never promised (an untyped promised field fails promised_field_open, which is not accepted). Confirm the agent needs nothing of it, or describe it in the schema and remove this entry.";
+
+/// Where the description allows any value (`{}`, or a union with a branch that admits
+/// anything), the contract does too, as it says, and never promises it: each such place the lint
+/// reports (`value_untyped`) is accepted in `contracts/<tool>/lint.yaml` with
+/// [`ANYTHING_REASON`], and is a decision on the to-do list. What the lint reports is derived
+/// from the contract just written, not assumed. Returns the file written, if any.
+fn accept_anything(
+    root: &RepoRoot,
+    path: &Path,
+    plan: &toolgate_scaffold::Plan,
+    todo: &mut Vec<String>,
+) -> Result<Option<PathBuf>, UsageError> {
+    let repository = Repository::open(path)?;
+    let linted = lint::lint_tool(&repository, &plan.tool);
+    let untyped: Vec<_> = linted
+        .findings()
+        .into_iter()
+        .filter(|finding| finding.rule == lint::Rule::ValueUntyped)
+        .collect();
+    if untyped.is_empty() {
+        return Ok(None);
+    }
+    let mut entries: Vec<Value> = Vec::new();
+    for finding in &untyped {
+        let entry = serde_json::json!({
+            "rule": lint::Rule::ValueUntyped.name(),
+            "file": finding.file,
+            "pointer": finding.pointer,
+            "reason": ANYTHING_REASON,
+        });
+        if entries.contains(&entry) {
+            continue;
+        }
+        entries.push(entry);
+        let place = format!("{}#{}:", finding.file, finding.pointer);
+        if !todo.iter().any(|line| line.starts_with(&place)) {
+            let instance = finding.message.split(':').next().unwrap_or_default();
+            todo.push(format!(
+                "{place} the description allows any value at {instance}, so the contract admits it unchecked and the agent never sees it; accepted in contracts/{}/lint.yaml for you to confirm, or describe it",
+                plan.tool
+            ));
+        }
+    }
+    let file = Path::new(toolgate_repo::CONTRACTS_DIR)
+        .join(&plan.tool)
+        .join("lint.yaml");
+    let rendered = render::yaml(&[], &entries).map_err(UsageError::new)?;
+    render::check(&file.display().to_string(), &rendered).map_err(UsageError::new)?;
+    root.write(&file, &rendered.bytes)
+        .map_err(|error| UsageError::new(error.to_string()))?;
+    Ok(Some(file))
+}
+
 fn findings(root: &Path, tool: &str, version: &str) -> Result<Vec<String>, UsageError> {
     let mut todo = Vec::new();
     let repository = Repository::open(root)?;
     let linted = lint::lint_tool(&repository, tool);
     todo.extend(linted.errors());
-    for finding in linted.findings() {
+    let findings = linted.findings();
+    // What lint.yaml accepts (a place the description leaves open, accepted above for a person
+    // to confirm) is already a to-do line of its own.
+    let unaccepted: Vec<&lint::LintFinding> = match &linted.accepted {
+        Ok(accepted) => lint::judge(&findings, accepted, &linted.read_versions())
+            .0
+            .into_iter()
+            .filter(|judged| judged.accepted.is_none())
+            .map(|judged| judged.finding)
+            .collect(),
+        Err(_) => findings.iter().collect(),
+    };
+    for finding in unaccepted {
         todo.push(format!(
             "contracts/{tool}/{}/{}#{} [{}]: {}",
             finding.version, finding.file, finding.pointer, finding.rule, finding.message

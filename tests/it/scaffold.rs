@@ -547,3 +547,71 @@ fn next_version_writes_the_bump_beside_the_versions_and_keeps_what_was_decided()
     assert_eq!(none.code, 2);
     assert!(none.stderr.contains("scaffold v1 first"), "{}", none.stderr);
 }
+
+/// Where the description allows any value (an empty schema, a union with a branch that admits
+/// anything), the contract does too and never promises it: the lint's `value_untyped` there is
+/// accepted in lint.yaml with the reason a person confirms, each place is a decision on the
+/// to-do list, and the suite passes with no hand edit.
+#[test]
+fn a_value_the_description_leaves_open_is_kept_open_never_promised_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/job": {"get": {
+            "operationId": "job",
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"type": "object", "required": ["id", "state"], "properties": {
+                    "id": {"type": "integer"},
+                    "state": {"type": "string", "enum": ["queued", "done"]},
+                    "metadata": {},
+                    "pages": {"anyOf": [{"type": "object", "properties": {"next": {"type": "string"}}}, {}]}
+                }},
+                "example": {"id": 1, "state": "done", "metadata": {"k": [1, "x"]}, "pages": 7}
+            }}}}
+        }}}
+    });
+    let spec = dir.path().join("openapi.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let new = scaffold(&root, "job", &spec, "job");
+    assert!(
+        new.stdout.contains(
+            "response.schema.json#/properties/metadata: the description allows any value here"
+        ),
+        "{}",
+        new.stdout
+    );
+    assert!(
+        new.stdout.contains(
+            "response.schema.json#/properties/pages: the description allows any value at /pages"
+        ),
+        "{}",
+        new.stdout
+    );
+    assert!(
+        !new.stdout.contains("[value_untyped]"),
+        "accepted, not left undone: {}",
+        new.stdout
+    );
+    let schema = read_json(&root.join("contracts/job/v1/response.schema.json"));
+    assert_eq!(
+        schema["properties"]["metadata"],
+        json!({}),
+        "kept as the description says"
+    );
+    let contract = fs::read_to_string(root.join("contracts/job/v1/contract.yaml")).unwrap();
+    assert!(
+        !contract.contains("/metadata") || contract.contains("#   /properties/metadata"),
+        "never promised: {contract}"
+    );
+    let accepted = fs::read_to_string(root.join("contracts/job/lint.yaml")).unwrap();
+    assert!(
+        accepted.contains("The description allows any value here"),
+        "{accepted}"
+    );
+    let accept = toolgate(&root, &["test", "--accept", "job"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+    assert_eq!(toolgate(&root, &["test", "job"], true).code, 0);
+}

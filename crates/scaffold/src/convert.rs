@@ -5,7 +5,7 @@
 //! (strings, arrays, maps, identifiers), with every choice the description did not make listed
 //! as an assumption, so a reviewer sees what was decided for them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -45,6 +45,10 @@ const DROPPED: [&str; 6] = [
     "nullable",
     "definitions",
 ];
+
+/// What [`Converter::implied_types`] found of each schema it visited (by address, and whether
+/// converted).
+type TypesSeen = HashMap<(*const Map<String, Value>, bool), Option<BTreeSet<String>>>;
 
 /// Where a schema sits, which decides whether it is closed there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,6 +336,35 @@ impl<'a> Converter<'a> {
                 self.assume(at, format!("type {kind}: its own keywords describe one"));
             }
         }
+        // A composition whose every branch has a type has one too (the branches of an `anyOf`
+        // of objects are objects): written in, so no value is untyped where every way to be
+        // admitted is typed. Not beside OpenAPI 3.0's `nullable`, which admits `null` besides.
+        if !out.contains_key("type")
+            && !out.contains_key("enum")
+            && !out.contains_key("const")
+            && members.get("nullable") != Some(&Value::Bool(true))
+            && ["allOf", "anyOf"]
+                .iter()
+                .any(|keyword| out.contains_key(*keyword))
+            && let Some(types) = self.implied_types(&out, true, 0, &mut HashMap::new())
+            && !types.is_empty()
+        {
+            let names: Vec<&str> = types.iter().map(String::as_str).collect();
+            out.insert(
+                "type".to_owned(),
+                match names.as_slice() {
+                    [one] => Value::from(*one),
+                    _ => json!(names),
+                },
+            );
+            self.assume(
+                at,
+                format!(
+                    "type {}: every schema it composes is one",
+                    names.join(" or ")
+                ),
+            );
+        }
         if self.dialect == Dialect::OpenApi30 && members.get("nullable") == Some(&Value::Bool(true))
         {
             out = nullable(out);
@@ -354,16 +387,7 @@ impl<'a> Converter<'a> {
         if let Some(name) = self.names.get(pointer) {
             return Some(format!("#/$defs/{}", escape(name)));
         }
-        let last = pointer
-            .rsplit('/')
-            .next()?
-            .replace("~1", "/")
-            .replace("~0", "~");
-        let base = if last.is_empty() {
-            "schema".to_owned()
-        } else {
-            last
-        };
+        let base = definition_name(pointer);
         let mut name = base.clone();
         let mut counter = 1;
         while self.pointers.contains_key(&name) {
@@ -441,6 +465,103 @@ impl<'a> Converter<'a> {
     }
 
     /// What the converted definition `name` (a `$defs` name this converter gave) was made from.
+    /// The types every value `schema` admits can have, where its keywords say (its `type`,
+    /// what its `$ref` points to, the union of its `anyOf` branches, the intersection of its typed
+    /// `allOf` parts); `None` where something in it admits any type. `converted` as for
+    /// [`Converter::describes_object`]; a description's cycles end at a depth.
+    fn implied_types(
+        &self,
+        schema: &Map<String, Value>,
+        converted: bool,
+        depth: usize,
+        known: &mut TypesSeen,
+    ) -> Option<BTreeSet<String>> {
+        // Each schema once (compositions fan out), and a cycle answers "any type".
+        let key = (schema as *const Map<String, Value>, converted);
+        if depth > 16 {
+            return None;
+        }
+        if let Some(answer) = known.get(&key) {
+            return answer.clone();
+        }
+        known.insert(key, None);
+        let answer = self.implied_types_once(schema, converted, depth, known);
+        known.insert(key, answer.clone());
+        answer
+    }
+
+    fn implied_types_once(
+        &self,
+        schema: &Map<String, Value>,
+        converted: bool,
+        depth: usize,
+        seen: &mut TypesSeen,
+    ) -> Option<BTreeSet<String>> {
+        match schema.get("type") {
+            Some(Value::String(name)) => return Some(BTreeSet::from([name.clone()])),
+            Some(Value::Array(names)) => {
+                return Some(
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                );
+            }
+            _ => {}
+        }
+        let mut known: Option<BTreeSet<String>> = None;
+        let mut meet = |types: BTreeSet<String>| {
+            known = Some(match known.take() {
+                None => types,
+                Some(before) => before.intersection(&types).cloned().collect(),
+            });
+        };
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            let target = if converted {
+                reference
+                    .strip_prefix("#/$defs/")
+                    .and_then(|name| self.source_definition(name))
+            } else {
+                reference
+                    .strip_prefix('#')
+                    .and_then(|pointer| self.source.pointer(pointer))
+            };
+            meet(self.implied_types(target?.as_object()?, false, depth + 1, seen)?);
+        }
+        for part in schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(types) = part
+                .as_object()
+                .and_then(|part| self.implied_types(part, converted, depth + 1, seen))
+            {
+                meet(types);
+            }
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(branches) = schema.get(keyword).and_then(Value::as_array) {
+                let mut union = BTreeSet::new();
+                for branch in branches {
+                    union.extend(self.implied_types(
+                        branch.as_object()?,
+                        converted,
+                        depth + 1,
+                        seen,
+                    )?);
+                }
+                meet(union);
+            }
+        }
+        if known.is_none() && schema.contains_key("properties") {
+            known = Some(BTreeSet::from(["object".to_owned()]));
+        }
+        known
+    }
+
     fn source_definition(&self, name: &str) -> Option<&Value> {
         let name = name.replace("~1", "/").replace("~0", "~");
         self.source.pointer(self.pointers.get(&name)?)
@@ -590,6 +711,82 @@ impl<'a> Converter<'a> {
     }
 }
 
+/// The `$defs` name for the schema at `pointer` in a description: its last token that names
+/// something (`Pet` of `/components/schemas/Pet`, `links` of `/paths/…/properties/links`), past
+/// indexes and the words of the document's structure; for a response's own schema, its path and
+/// method (`v2_apps_get`); an external file's key without its extension (`pet`).
+fn definition_name(pointer: &str) -> String {
+    const STRUCTURE: [&str; 16] = [
+        "schema",
+        "schemas",
+        "items",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "properties",
+        "additionalProperties",
+        "content",
+        "responses",
+        "components",
+        "$defs",
+        "definitions",
+        "paths",
+        "x-toolgate-external",
+    ];
+    const METHODS: [&str; 8] = [
+        "get", "put", "post", "delete", "options", "head", "patch", "trace",
+    ];
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let sanitized = |text: &str| -> String {
+        let name: String = text
+            .chars()
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || ch == '_' || ch == '-' {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        name.trim_matches('_').to_owned()
+    };
+    for (index, token) in tokens.iter().enumerate().rev() {
+        let generic = token.is_empty()
+            || token.chars().all(|ch| ch.is_ascii_digit())
+            || STRUCTURE.contains(&token.as_str())
+            // A media type (`application/json`), not a file (`pet.json`).
+            || (token.contains("json") && !token.ends_with(".json"))
+            || token.ends_with("XX")
+            || token == "default";
+        if generic {
+            continue;
+        }
+        if METHODS.contains(&token.as_str()) && index > 0 {
+            let name = sanitized(&format!("{}_{token}", tokens[index - 1]));
+            if !name.is_empty() {
+                return name;
+            }
+        }
+        let stem = token
+            .rsplit('/')
+            .next()
+            .unwrap_or(token)
+            .trim_end_matches(".yaml")
+            .trim_end_matches(".yml")
+            .trim_end_matches(".json");
+        let name = sanitized(stem);
+        if !name.is_empty() {
+            return name;
+        }
+    }
+    "schema".to_owned()
+}
+
 /// An OpenAPI 3.0 `nullable: true` schema, as 2020-12 says it: `null` added to its type (and
 /// to its `enum`), or, where it has no type, an `anyOf` with `{"type": "null"}`.
 fn nullable(mut schema: Map<String, Value>) -> Map<String, Value> {
@@ -634,6 +831,51 @@ pub(crate) fn escape(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn definitions_are_named_by_what_the_pointer_names() {
+        for (pointer, name) in [
+            ("/components/schemas/Pet", "Pet"),
+            (
+                "/paths/~1v2~1apps/get/responses/200/content/application~1json/schema/properties/links",
+                "links",
+            ),
+            (
+                "/paths/~1v2~1apps/get/responses/200/content/application~1json/schema/allOf/1",
+                "v2_apps_get",
+            ),
+            ("/x-toolgate-external/schemas~1pet.yaml", "pet"),
+            ("/x-toolgate-external/owner.json/Owner", "Owner"),
+            ("/x-toolgate-external/owner.json", "owner"),
+            ("", "schema"),
+        ] {
+            assert_eq!(definition_name(pointer), name, "{pointer}");
+        }
+    }
+
+    #[test]
+    fn a_composition_of_typed_schemas_is_typed() {
+        let source = json!({"components": {"schemas": {
+            "A": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}},
+            "B": {"properties": {"b": {"type": "integer"}}},
+            "Open": {"description": "anything"}
+        }}});
+        let schema = json!({"type": "object", "properties": {
+            "either": {"anyOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}]},
+            "both": {"allOf": [{"$ref": "#/components/schemas/A"}, {"description": "more"}]},
+            "loose": {"anyOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/Open"}]},
+            "mixed": {"oneOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]}
+        }});
+        let (converted, _) = Converter::new(&source, Dialect::JsonSchema).document(&schema);
+        let properties = &converted["properties"];
+        assert_eq!(properties["either"]["type"], "object");
+        assert_eq!(properties["both"]["type"], "object");
+        assert!(
+            properties["loose"].get("type").is_none(),
+            "a branch admits anything"
+        );
+        assert_eq!(properties["mixed"]["type"], json!(["integer", "string"]));
+    }
 
     /// Compositions that refer to one another fan out: twelve `allOf` parts, each the next
     /// level, sixteen levels deep, is a 7 KB description and was 12^8 walks of the question
