@@ -1663,7 +1663,7 @@ fn contract_yaml(
                                 })
                                 .collect(),
                         ),
-                        optional: false,
+                        optional: field.optional,
                         ..field_file(field)
                     },
                 })
@@ -1967,6 +1967,29 @@ mod tests {
             panic!("a map has no member to promise");
         };
         assert!(message.contains("names no member"), "{message}");
+    }
+
+    /// A list one level down that the schema does not require is an optional list field: a
+    /// response without it passes the schema, so projection must not fail on it.
+    #[test]
+    fn a_list_the_schema_does_not_require_is_an_optional_field() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"clicks": {"type": "array", "maxItems": 5, "items": {
+                "type": "object", "required": ["slug"],
+                "properties": {"slug": {"type": "string", "enum": ["a", "b"]}},
+                "unevaluatedProperties": false
+            }}},
+            "unevaluatedProperties": false
+        });
+        let plan = plan(parts(
+            schema,
+            vec![("a".to_owned(), json!({"clicks": [{"slug": "a"}]}))],
+        ))
+        .unwrap();
+        let field = &contract_of(&plan)["shape"]["fields"][0];
+        assert_eq!(field["from"], "/clicks", "{}", plan.contract.text());
+        assert_eq!(field["optional"], true, "{}", plan.contract.text());
     }
 
     /// A field chosen for the author is a choice they confirm: the to-do list says, in one line,
