@@ -453,14 +453,7 @@ fn next_version(
     for path in &bumped.written {
         text.push_str(&format!("  {}\n", path.display()));
     }
-    if todo.is_empty() {
-        text.push_str("\nnothing left to decide.\n");
-    } else {
-        text.push_str(&format!("\nto decide ({}):\n", todo.len()));
-        for line in &todo {
-            text.push_str(&format!("  - {}\n", escape_hidden(line)));
-        }
-    }
+    text.push_str(&todo_list(&todo));
     text.push_str(&format!(
         "\nnext: review the bump with `toolgate diff {0} {1} {2}`, then `toolgate test --accept {0}` (locks {2}) and `CI=true toolgate test {0}`\n\n",
         plan.tool, bumped.from, bumped.version
@@ -595,6 +588,18 @@ fn findings(root: &Path, tool: &str, version: &str) -> Result<Vec<String>, Usage
     Ok(todo)
 }
 
+/// The to-do list as the report prints it, each line escaped.
+fn todo_list(todo: &[String]) -> String {
+    if todo.is_empty() {
+        return "\nnothing left to decide.\n".to_owned();
+    }
+    let mut text = format!("\nto decide ({}):\n", todo.len());
+    for line in todo {
+        text.push_str(&format!("  - {}\n", escape_hidden(line)));
+    }
+    text
+}
+
 fn report(
     out: &mut impl Write,
     plan: &toolgate_scaffold::Plan,
@@ -616,14 +621,7 @@ fn report(
             plan.tool
         ));
     }
-    if todo.is_empty() {
-        text.push_str("\nnothing left to decide.\n");
-    } else {
-        text.push_str(&format!("\nto decide ({}):\n", todo.len()));
-        for line in todo {
-            text.push_str(&format!("  - {}\n", escape_hidden(line)));
-        }
-    }
+    text.push_str(&todo_list(todo));
     text.push_str(&format!(
         "\nnext: review it, then `toolgate test --accept {0}` (writes the snapshots and locks v1) and `CI=true toolgate test {0}`\n\n",
         plan.tool

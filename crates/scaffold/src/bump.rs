@@ -43,10 +43,7 @@ fn newest(root: &RepoRoot, tool: &str) -> Result<(u32, PathBuf), String> {
         .map_err(|error| error.to_string())?
         .into_iter()
         .filter(|entry| matches!(entry.kind, Ok(EntryKind::Dir)))
-        .filter_map(|entry| {
-            let number = entry.name.strip_prefix('v')?.parse::<u32>().ok()?;
-            (format!("v{number}") == entry.name).then_some((number, entry.path))
-        })
+        .filter_map(|entry| Some((toolgate_repo::parse_version(&entry.name)?, entry.path)))
         .max_by_key(|(number, _)| *number)
         .ok_or_else(|| {
             format!(
@@ -56,20 +53,42 @@ fn newest(root: &RepoRoot, tool: &str) -> Result<(u32, PathBuf), String> {
         })
 }
 
+/// A tool's newest version: its number, its folder, and its `contract.yaml` as written and as
+/// read.
+struct Newest {
+    number: u32,
+    path: PathBuf,
+    text: String,
+    contract: Value,
+}
+
+impl Newest {
+    fn read(root: &RepoRoot, tool: &str) -> Result<Newest, String> {
+        let (number, path) = newest(root, tool)?;
+        let file = path.join("contract.yaml");
+        let text = String::from_utf8(
+            root.read_capped(&file, MAX_COPIED_BYTES)
+                .map_err(|error| error.to_string())?,
+        )
+        .map_err(|_| format!("{}: not UTF-8", root.shown(&file).display()))?;
+        let contract = toolgate_gate::internals::read_strict_yaml(&text)
+            .map_err(|error| format!("{}: {error}", root.shown(&file).display()))?;
+        Ok(Newest {
+            number,
+            path,
+            text,
+            contract,
+        })
+    }
+}
+
 /// The plain promised fields (`name`, `from`) of `tool`'s newest version: what the next one is
 /// planned with, so the scaffold does not choose again what the author chose (a list field is
 /// kept by the copied `contract.yaml` all the same).
 pub fn kept_fields(root: &RepoRoot, tool: &str) -> Result<Vec<(String, String)>, String> {
-    let (_, path) = newest(root, tool)?;
-    let file = path.join("contract.yaml");
-    let text = String::from_utf8(
-        root.read_capped(&file, MAX_COPIED_BYTES)
-            .map_err(|error| error.to_string())?,
-    )
-    .map_err(|_| format!("{}: not UTF-8", root.shown(&file).display()))?;
-    let contract: Value = toolgate_gate::internals::read_strict_yaml(&text)
-        .map_err(|error| format!("{}: {error}", root.shown(&file).display()))?;
-    Ok(contract
+    let newest = Newest::read(root, tool)?;
+    Ok(newest
+        .contract
         .pointer("/shape/fields")
         .and_then(Value::as_array)
         .into_iter()
@@ -87,18 +106,16 @@ pub fn kept_fields(root: &RepoRoot, tool: &str) -> Result<Vec<(String, String)>,
 /// Writes `plan` (made from the newer description) as the version after `tool`'s newest.
 pub fn write_next(root: &RepoRoot, plan: &Plan, source: &str) -> Result<Bumped, String> {
     let tool = &plan.tool;
-    let (number, from_path) = newest(root, tool)?;
+    let Newest {
+        number,
+        path: from_path,
+        text,
+        contract,
+    } = Newest::read(root, tool)?;
     let from = format!("v{number}");
     let version = format!("v{}", number + 1);
     let to_path = Path::new(CONTRACTS_DIR).join(tool).join(&version);
     let contract_file = from_path.join("contract.yaml");
-    let text = String::from_utf8(
-        root.read_capped(&contract_file, MAX_COPIED_BYTES)
-            .map_err(|error| error.to_string())?,
-    )
-    .map_err(|_| format!("{}: not UTF-8", root.shown(&contract_file).display()))?;
-    let contract: Value = toolgate_gate::internals::read_strict_yaml(&text)
-        .map_err(|error| format!("{}: {error}", root.shown(&contract_file).display()))?;
     let schema_name = contract
         .pointer("/shape/schema")
         .and_then(Value::as_str)

@@ -18,7 +18,7 @@ pub fn from_openapi(
     fields: Vec<(String, String)>,
 ) -> Result<Parts, String> {
     let operation = openapi::operation(description, operation)?;
-    if operation.success.1.is_null() {
+    let (schema, assumptions) = if operation.success.1.is_null() {
         // No schema, only examples: the schema every example fits, each assumption listed.
         let values: Vec<Value> = operation
             .examples
@@ -33,24 +33,17 @@ pub fn from_openapi(
                 what: "inferred from the documented examples: the description gives the response no schema".to_owned(),
             },
         );
-        return Ok(openapi_parts(
-            description,
-            source,
-            operation,
-            tool,
-            fields,
-            schema,
-            assumptions,
-        ));
-    }
-    let (schema, assumptions) = Converter::new(description, operation.dialect)
-        .with_unfollowed(unfollowed.iter().map(|skip| {
-            (
-                skip.reference.clone(),
-                format!("{}, in {}", skip.why, skip.file),
-            )
-        }))
-        .document(&operation.success.1);
+        (schema, assumptions)
+    } else {
+        Converter::new(description, operation.dialect)
+            .with_unfollowed(unfollowed.iter().map(|skip| {
+                (
+                    skip.reference.clone(),
+                    format!("{}, in {}", skip.why, skip.file),
+                )
+            }))
+            .document(&operation.success.1)
+    };
     Ok(openapi_parts(
         description,
         source,
