@@ -1007,6 +1007,39 @@ fn member_and_item_keywords_beside_another_type_change_nothing() {
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
 }
 
+/// A value's type is also what its `const` or `enum` holds and what its `oneOf` branches take:
+/// `uniqueItems` beside a `const` string, a `format` on an object whose branches are all
+/// objects, or an `enum` value its `type` refuses, constrains nothing, and an edit there is no
+/// change (the model drops such keywords as it reads them; the search is off, so this is the
+/// model's own answer).
+#[test]
+fn keywords_of_a_type_no_value_can_have_change_nothing() {
+    let data = |edited: bool| {
+        let mut outcome = json!({"const": "success"});
+        let mut choice = json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"], "additionalProperties": false},
+            {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"], "additionalProperties": false}
+        ]});
+        let mut level = json!({"type": "string", "enum": ["low", "high", 3]});
+        if edited {
+            outcome["uniqueItems"] = json!(true);
+            outcome["minItems"] = json!(2);
+            outcome["required"] = json!(["g"]);
+            outcome["multipleOf"] = json!(2);
+            choice["format"] = json!("email");
+            choice["pattern"] = json!("^[0-9]+$");
+            choice["maxItems"] = json!(1);
+            level["enum"] = json!(["low", "high", true]);
+        }
+        json!({"type": "object", "properties": {
+            "outcome": outcome, "choice": choice, "level": level
+        }, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(data(false), data(true), &["/level"], false);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    assert!(report.changes.is_empty(), "{:?}", report.changes);
+}
+
 /// Two different `multipleOf` (or formats) on one value are beyond the model, unless the value
 /// can be no number (no string): a `const` string with `allOf: [{multipleOf: 2}, {multipleOf:
 /// 3}]` beside it is just that string, and the rest of the bump is decided.

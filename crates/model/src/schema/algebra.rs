@@ -152,24 +152,8 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             }
             // Two different formats or multipleOf on one value are beyond the model, unless
             // the value can be no string (no number): then they constrain nothing at all.
-            let takes = |kinds: &[JsonType], is: fn(&Value) -> bool| {
-                kinds.iter().any(|kind| merged.allows_type(*kind))
-                    && merged
-                        .values
-                        .as_ref()
-                        .is_none_or(|values| values.iter().any(is))
-            };
-            let strings = takes(&[JsonType::String], Value::is_string);
-            let numbers = takes(&[JsonType::Number, JsonType::Integer], Value::is_number);
-            if !strings {
-                merged.format = None;
-                merged.strings = Default::default();
-            }
-            if !numbers {
-                merged.minimum = None;
-                merged.maximum = None;
-                merged.multiple_of = None;
-            }
+            let strings = takes_any(&merged, &[JsonType::String]);
+            let numbers = takes_any(&merged, &[JsonType::Number, JsonType::Integer]);
             merged.format = match (&merged.format, &y.format) {
                 _ if !strings => None,
                 (Some(p), Some(q)) if p != q => {
@@ -227,10 +211,87 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
                     }
                 }
             }
+            tidy(&mut merged);
             Node {
                 at,
                 kind: Kind::Facts(Arc::new(merged)),
             }
+        }
+    }
+}
+
+/// Whether a value of `facts` can be of one of `kinds`: its `type` allows it, an `enum` or
+/// `const` holds a value of it, and a `oneOf`/`anyOf` branch may take it.
+fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
+    kinds.iter().any(|kind| {
+        facts.allows_type(*kind)
+            && facts.values.as_ref().is_none_or(|values| {
+                values
+                    .iter()
+                    .any(|value| JsonType::of(value).contains(kind))
+            })
+            && facts.union.as_ref().is_none_or(|union| {
+                union.branches.iter().any(|branch| match &branch.kind {
+                    Kind::Nothing => false,
+                    Kind::Any | Kind::Unknown { .. } => true,
+                    Kind::Facts(branch) => takes_any(branch, &[*kind]),
+                })
+            })
+    })
+}
+
+/// The canonical form of one node's facts: a keyword of a type no value of the node can have
+/// constrains nothing, so it is dropped (a `uniqueItems` beside a `const` string, a `format`
+/// on an object whose `oneOf` branches are all objects), and an `enum` value the node's
+/// `type` refuses is no value of it. Two versions that differ only there are then equal, as
+/// the gate finds them; the result admits exactly what `facts` admits.
+pub(super) fn tidy(facts: &mut Facts) {
+    if let Some(values) = &facts.values
+        && facts.types.is_some()
+        && values.iter().any(|value| {
+            !JsonType::of(value)
+                .iter()
+                .any(|kind| facts.allows_type(*kind))
+        })
+    {
+        let kept = values
+            .iter()
+            .filter(|value| {
+                JsonType::of(value)
+                    .iter()
+                    .any(|kind| facts.allows_type(*kind))
+            })
+            .cloned()
+            .collect();
+        facts.values = Some(Values::new(kept));
+    }
+    if !takes_any(facts, &[JsonType::String]) {
+        facts.format = None;
+        facts.strings = Default::default();
+    }
+    if !takes_any(facts, &[JsonType::Number, JsonType::Integer]) {
+        facts.minimum = None;
+        facts.maximum = None;
+        facts.multiple_of = None;
+    }
+    if !takes_any(facts, &[JsonType::Array]) {
+        facts.items = Box::new(Node::any(&facts.items.at));
+        facts.min_items = 0;
+        facts.max_items = None;
+        facts.unique_items = false;
+        for name in ["contains", "minContains", "maxContains"] {
+            facts.conjuncts.remove(name);
+        }
+    }
+    if !takes_any(facts, &[JsonType::Object]) {
+        facts.properties.clear();
+        facts.required.clear();
+        facts.additional = Box::new(Node::any(&facts.additional.at));
+        facts.property_names = Box::new(Node::any(&facts.property_names.at));
+        facts.min_properties = 0;
+        facts.max_properties = None;
+        for name in ["dependentRequired", "dependentSchemas"] {
+            facts.conjuncts.remove(name);
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use toolgate_gate::Sha256Digest;
 
-use super::algebra::{close_unevaluated, intersect, tighter};
+use super::algebra::{close_unevaluated, intersect, tidy, tighter};
 use super::{Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, Node, Union, Values};
 
 /// Keywords that say nothing about which instances are valid.
@@ -619,6 +619,7 @@ impl Normalizer<'_> {
         if merged.len() == 1 && unevaluated.is_none() && facts == Facts::new(at) {
             return merged.remove(0);
         }
+        tidy(&mut facts);
         let mut node = Node {
             at: at.clone(),
             kind: Kind::Facts(Arc::new(facts)),
