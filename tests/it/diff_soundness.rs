@@ -1040,6 +1040,42 @@ fn keywords_of_a_type_no_value_can_have_change_nothing() {
     assert!(report.changes.is_empty(), "{:?}", report.changes);
 }
 
+/// A recursion too wide for the model's full depth (a binary tree) is modelled shallower, and
+/// there a plain definition beside the recursive `$ref` used to be cut off with it: the node
+/// became an unknown conjunction whose digest changed with any edit to the tree, so an edit
+/// the model decides (a longer `maxLength`) was undecided both ways. Now only the recursion is
+/// cut, and a recursion closing with the same keywords beside it in both versions compares
+/// co-inductively (search off: the model's own answer).
+#[test]
+fn a_wide_recursion_beside_other_keywords_is_compared_co_inductively() {
+    let data = |max_length: u64| {
+        let tree = "#/properties/data/$defs/tree";
+        json!({
+            "$defs": {
+                "anything": {},
+                "tree": {
+                    "type": "object",
+                    "allOf": [{"$ref": "#/properties/data/$defs/anything"}],
+                    "properties": {
+                        "left": {"$ref": tree, "maxProperties": 3},
+                        "right": {"$ref": tree, "maxProperties": 3},
+                        "name": {"type": "string", "maxLength": max_length}
+                    },
+                    "additionalProperties": false
+                }
+            },
+            "$ref": tree
+        })
+    };
+    let (found, report) = verdicts_with(data(4), data(8), &["/name"], false);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}
+
 /// Two different `multipleOf` (or formats) on one value are beyond the model, unless the value
 /// can be no number (no string): a `const` string with `allOf: [{multipleOf: 2}, {multipleOf:
 /// 3}]` beside it is just that string, and the rest of the bump is decided.

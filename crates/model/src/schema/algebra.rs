@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_gate::internals::format_accepts;
 
+use super::normalize::{BESIDE, CLOSES_RECURSION};
 use super::{Bound, Facts, JsonType, Kind, Node, Values, fingerprint};
 use crate::strings;
 
@@ -108,6 +109,22 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
         },
         // Unknown beside anything stays unknown, but keeps what the other side says: two such
         // conjunctions compare equal only when both parts are the same.
+        // A recursion closing beside other keywords still closes it: the pair compares
+        // co-inductively where both versions write the same beside it (a digest of what it
+        // is intersected with is folded into `beside`).
+        (Kind::Unknown { reason, raw }, _) | (_, Kind::Unknown { reason, raw })
+            if raw[CLOSES_RECURSION] == Value::Bool(true) =>
+        {
+            let other = if a.recursion_closed().is_some() { b } else { a };
+            let mut raw = raw.clone();
+            let beside = format!(
+                "{}{}",
+                raw[BESIDE].as_str().unwrap_or(""),
+                fingerprint(other)
+            );
+            raw[BESIDE] = Value::from(toolgate_gate::Sha256Digest::of(beside.as_bytes()).to_hex());
+            Node::unknown(&at, reason.clone(), &raw)
+        }
         (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
             Node::unknown(&at, reason.clone(), &both(a, b))
         }

@@ -415,13 +415,14 @@ impl Node {
     }
 
     /// For a `$ref` cut off at the model's depth whose target is being expanded above it (a
-    /// recursion closing), that target (`file#pointer`). Two such nodes with the same target
-    /// are compared co-inductively: whatever their digests, the pair holds there if it holds
-    /// where the target is expanded, which the comparison decides.
-    pub fn recursion_closed(&self) -> Option<&str> {
+    /// recursion closing), that target (`file#pointer`), and a digest of the facts written
+    /// beside the `$ref` (`None` when there are none). Two such nodes with the same target and
+    /// the same facts beside are compared co-inductively: whatever their digests, the pair
+    /// holds there if it holds where the target is expanded, which the comparison decides.
+    pub fn recursion_closed(&self) -> Option<(&str, Option<&str>)> {
         match &self.kind {
             Kind::Unknown { raw, .. } if raw[normalize::CLOSES_RECURSION] == Value::Bool(true) => {
-                raw["$ref"].as_str()
+                Some((raw["$ref"].as_str()?, raw[normalize::BESIDE].as_str()))
             }
             _ => None,
         }

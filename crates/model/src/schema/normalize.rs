@@ -51,6 +51,10 @@ const MAX_REF_DEPTH: usize = 24;
 /// [`Node::recursion_closed`](super::Node::recursion_closed)).
 pub(super) const CLOSES_RECURSION: &str = "closes_recursion";
 
+/// The member of a recursion closing's raw form that digests the facts it was intersected with
+/// (a `$ref` beside other keywords): two closings compare co-inductively only where it is equal.
+pub(super) const BESIDE: &str = "beside";
+
 /// The shallower depths tried, in order, when following `$ref`s that deep builds more nodes than
 /// [`NODE_BUDGET`] allows (a binary tree `{"left": {"$ref": "#"}, "right": {"$ref": "#"}}`
 /// doubles at every level). Depth 0 models the file as written, every `$ref` left unfollowed.
@@ -98,7 +102,9 @@ impl Schemas {
                 expanded: HashMap::new(),
                 digests: HashMap::new(),
                 built: 0,
-                following: Vec::new(),
+                // The file's root is being expanded too: a `$ref` back to it closes a
+                // recursion, compared co-inductively like any other.
+                following: vec![at.clone()],
                 relied_on: usize::MAX,
             };
             let root = normalizer.normalize(&at, document, 0);
@@ -344,14 +350,12 @@ impl Normalizer<'_> {
     /// The node a `$ref` at nesting `depth` refers to: expanded once per depth, copied after.
     fn follow(&mut self, target: Location, schema: &Value, depth: usize) -> Node {
         let closing = self.following.iter().rposition(|above| *above == target);
-        // At the full depth, only a recursion is cut off: a target not being expanded above
-        // is followed on (as far again), so the cut falls where the recursion closes, which
-        // the differ compares co-inductively, not on a plain definition inside it.
-        let slack = if self.max_depth == MAX_REF_DEPTH && closing.is_none() {
-            MAX_REF_DEPTH
-        } else {
-            0
-        };
+        // Only a recursion is cut off at the depth: a target not being expanded above is
+        // followed on (as far as the full depth again), so the cut falls where the recursion
+        // closes, which the differ compares co-inductively, not on a plain definition inside
+        // it. (A shallower depth, taken when the full one passes the node budget, still bounds
+        // the recursion, which is what costs nodes.)
+        let slack = if closing.is_none() { MAX_REF_DEPTH } else { 0 };
         if depth > self.max_depth + slack {
             self.built += 1;
             let schemas = self.schemas;
