@@ -292,7 +292,7 @@ pub(super) fn tidy(facts: &mut Facts) {
         facts.multiple_of = None;
     }
     if !takes_any(facts, &[JsonType::Array]) {
-        facts.items = Box::new(Node::any(&facts.items.at));
+        *facts.items = Node::any(&facts.items.at);
         facts.min_items = 0;
         facts.max_items = None;
         facts.unique_items = false;
@@ -303,8 +303,8 @@ pub(super) fn tidy(facts: &mut Facts) {
     if !takes_any(facts, &[JsonType::Object]) {
         facts.properties.clear();
         facts.required.clear();
-        facts.additional = Box::new(Node::any(&facts.additional.at));
-        facts.property_names = Box::new(Node::any(&facts.property_names.at));
+        *facts.additional = Node::any(&facts.additional.at);
+        *facts.property_names = Node::any(&facts.property_names.at);
         facts.min_properties = 0;
         facts.max_properties = None;
         for name in ["dependentRequired", "dependentSchemas"] {
