@@ -94,11 +94,20 @@ impl Schemas {
         let Some(document) = self.files.get(file) else {
             return Node::unknown(&at, format!("no schema file `{file}`"), &Value::Null);
         };
-        for max_depth in std::iter::once(MAX_REF_DEPTH).chain(SHALLOWER_REF_DEPTHS) {
+        // Each shallower depth is tried first with plain definitions followed past it (only
+        // the recursion cut), then, where those double up past the budget, with every `$ref`
+        // cut at it.
+        let attempts = std::iter::once((MAX_REF_DEPTH, true)).chain(
+            SHALLOWER_REF_DEPTHS
+                .into_iter()
+                .flat_map(|depth| [(depth, true), (depth, false)]),
+        );
+        for (max_depth, follow_plain) in attempts {
             let mut normalizer = Normalizer {
                 schemas: self,
                 entry: file,
                 max_depth,
+                follow_plain,
                 expanded: HashMap::new(),
                 digests: HashMap::new(),
                 built: 0,
@@ -329,6 +338,9 @@ struct Normalizer<'a> {
     /// dynamic scope.
     entry: &'a str,
     max_depth: usize,
+    /// Whether a `$ref` past `max_depth` whose target is not being expanded above (no
+    /// recursion) is followed on, as far as [`MAX_REF_DEPTH`] again.
+    follow_plain: bool,
     /// Each `$ref` target already expanded at a depth, with the nodes it holds. At a given depth
     /// a target always expands the same way, so the second use is a copy, not a second walk.
     expanded: HashMap<(Location, usize), (Node, usize)>,
@@ -353,9 +365,14 @@ impl Normalizer<'_> {
         // Only a recursion is cut off at the depth: a target not being expanded above is
         // followed on (as far as the full depth again), so the cut falls where the recursion
         // closes, which the differ compares co-inductively, not on a plain definition inside
-        // it. (A shallower depth, taken when the full one passes the node budget, still bounds
-        // the recursion, which is what costs nodes.)
-        let slack = if closing.is_none() { MAX_REF_DEPTH } else { 0 };
+        // it. (A shallower depth, taken when the full one passes the node budget, bounds the
+        // recursion, which is what usually costs nodes; definitions that double up without
+        // recursion are cut too only when that is still past the budget.)
+        let slack = if self.follow_plain && closing.is_none() {
+            MAX_REF_DEPTH
+        } else {
+            0
+        };
         if depth > self.max_depth + slack {
             self.built += 1;
             let schemas = self.schemas;
