@@ -1076,6 +1076,61 @@ fn a_wide_recursion_beside_other_keywords_is_compared_co_inductively() {
     );
 }
 
+/// `not` and `contains` are kept as written; changed, their schemas are compared by the model:
+/// a `not` whose schema admits more refuses more (shown by a value of its schema), and a
+/// `contains` whose schema admits more is satisfied by more arrays. Without a `maxContains`
+/// only: a maximum counts the matches, and a wider `contains` matches more of them.
+#[test]
+fn a_changed_not_or_contains_is_ordered_by_what_its_schema_admits() {
+    let data = |not: serde_json::Value, contains: serde_json::Value, max: Option<u64>| {
+        let mut tags = json!({"type": "array", "maxItems": 4, "items": {"type": ["string", "integer"], "maxLength": 8}, "contains": contains});
+        if let Some(max) = max {
+            tags["maxContains"] = json!(max);
+        }
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 8, "not": not},
+            "tags": tags
+        }, "additionalProperties": false})
+    };
+    // `not` narrowed: v2 also refuses "b", which v1 admits.
+    let (found, report) = verdicts_with(
+        data(json!({"const": "a"}), json!({"type": "string"}), None),
+        data(json!({"enum": ["a", "b"]}), json!({"type": "string"}), None),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // `contains` widened: every array v1 admits, v2 admits.
+    let (found, report) = verdicts_with(
+        data(json!({"const": "a"}), json!({"type": "string"}), None),
+        data(
+            json!({"const": "a"}),
+            json!({"type": ["string", "integer"]}),
+            None,
+        ),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    // With a `maxContains`, the same edit can refuse ["x", 1] (two matches where one was).
+    let (found, report) = verdicts_with(
+        data(json!({"const": "a"}), json!({"type": "string"}), Some(1)),
+        data(
+            json!({"const": "a"}),
+            json!({"type": ["string", "integer"]}),
+            Some(1),
+        ),
+        &["/name"],
+        false,
+    );
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+}
+
 /// Two different `multipleOf` (or formats) on one value are beyond the model, unless the value
 /// can be no number (no string): a `const` string with `allOf: [{multipleOf: 2}, {multipleOf:
 /// 3}]` beside it is just that string, and the rest of the bump is decided.

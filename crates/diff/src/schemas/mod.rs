@@ -11,7 +11,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use toolgate_model::{Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, of_type};
+use toolgate_model::{
+    Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, intersect, of_type,
+};
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 
@@ -297,16 +299,35 @@ impl Walk<'_> {
                     narrower.map(|kept| &kept.value),
                     wider.map(|kept| &kept.value),
                 );
-                (name == "dependentRequired")
-                    .then(|| dependent_probe(path, node, narrower, wider))
-                    .flatten()
-                    .unwrap_or_else(|| Effect::Unknown(why.clone()))
+                match name.as_str() {
+                    "dependentRequired" => dependent_probe(path, node, narrower, wider),
+                    "not" => narrower.map(|inner| not_probe(path, node, inner, wider)),
+                    _ => None,
+                }
+                .unwrap_or_else(|| Effect::Unknown(why.clone()))
             };
-            let (forward, backward) = match narrowing(
-                name,
-                before.map(|kept| &kept.value),
-                after.map(|kept| &kept.value),
-            ) {
+            // `contains` is monotone in its schema only while no `maxContains` counts its
+            // matches (a wider `contains` matches more items, which a maximum may refuse).
+            let counted = name == "contains"
+                && (a.conjuncts.contains_key("maxContains")
+                    || b.conjuncts.contains_key("maxContains"));
+            let order = match (name.as_str(), before, after) {
+                ("not" | "contains", Some(before), Some(after)) if !counted => {
+                    let order = admitted_order(&before.value, &after.value);
+                    // A wider inner schema narrows `not` and widens `contains`.
+                    if name == "not" {
+                        order.map(Ordering::reverse)
+                    } else {
+                        order
+                    }
+                }
+                _ => narrowing(
+                    name,
+                    before.map(|kept| &kept.value),
+                    after.map(|kept| &kept.value),
+                ),
+            };
+            let (forward, backward) = match order {
                 // Narrowed, TO admits nothing new by it; widened, TO refuses nothing FROM
                 // admits by it; anything else, either.
                 Some(Ordering::Less) => (shown(from, after, before), Effect::No),
@@ -799,6 +820,57 @@ fn narrowing(name: &str, before: Option<&Value>, after: Option<&Value>) -> Optio
     }
 }
 
+/// The file name a kept keyword's schema is modelled under, on its own: it is written without
+/// a reference (see [`toolgate_model::CONJUNCTS`]), so it needs no other file.
+const KEPT_FILE: &str = "(kept keyword)";
+
+/// A kept keyword's schema (`not`'s, `contains`') as the model reads it.
+fn kept_node(schema: &Value) -> Node {
+    let file = std::collections::BTreeMap::from([(KEPT_FILE.to_owned(), schema.clone())]);
+    toolgate_model::Schemas::new(file).root(KEPT_FILE)
+}
+
+/// The witness of a `not` whose schema admits more in one version (`narrower`, the `not`
+/// that refuses more): a value of `node` (the other version) that schema admits, one the
+/// other `not`'s schema refuses where the model finds one.
+fn not_probe(path: &str, node: &Node, narrower: &Value, wider: Option<&Value>) -> Effect {
+    let refused = kept_node(narrower);
+    // The kept keywords are left to the gate, which decides the witness in both versions
+    // (the model builds no value of a node that keeps one).
+    let mut unkept = node.clone();
+    if let Kind::Facts(facts) = &mut unkept.kind {
+        std::sync::Arc::make_mut(facts).conjuncts.clear();
+    }
+    let mut shape = intersect(&unkept, &refused);
+    if let Some(wider) = wider {
+        let admitted = kept_node(wider);
+        if let Ok(Some(value)) = difference::difference(&refused, &admitted, &admitted) {
+            let mut pinned = Facts::new(&node.at);
+            pinned.values = Some(toolgate_model::Values::new(vec![value]));
+            let pinned = Node {
+                at: node.at.clone(),
+                kind: Kind::Facts(std::sync::Arc::new(pinned)),
+            };
+            shape = intersect(&shape, &pinned);
+        }
+    }
+    branch_probe(path, &shape)
+}
+
+/// How two kept keywords' schemas relate by what they admit: `Less` where `after` admits
+/// less than `before`, `Greater` more, `Equal` the same; `None` where neither holds the
+/// other, or the model cannot tell.
+fn admitted_order(before: &Value, after: &Value) -> Option<Ordering> {
+    let (before, after) = (kept_node(before), kept_node(after));
+    let within = |a: &Node, b: &Node| matches!(difference::difference(a, b, b), Ok(None));
+    match (within(&after, &before), within(&before, &after)) {
+        (true, true) => Some(Ordering::Equal),
+        (true, false) => Some(Ordering::Less),
+        (false, true) => Some(Ordering::Greater),
+        (false, false) => None,
+    }
+}
+
 /// A `dependentRequired` value as (member, member it requires) pairs.
 fn dependent_pairs(value: &Value) -> Option<BTreeSet<(String, String)>> {
     let mut pairs = BTreeSet::new();
@@ -836,7 +908,7 @@ fn dependent_probe(
         at: node.at.clone(),
         kind: Kind::Facts(std::sync::Arc::new(shape)),
     };
-    Some(branch_probe(path, &toolgate_model::intersect(node, &shape)))
+    Some(branch_probe(path, &intersect(node, &shape)))
 }
 
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
