@@ -566,12 +566,8 @@ pub const SYNTHESIZED_CASE: &str = "synthesized_from_schema";
 /// required members), and checked by the validator the gate compiles: `None` when the model
 /// cannot build one.
 fn synthesized_example(schema: &Value) -> Option<Value> {
-    let schemas = toolgate_model::Schemas::new(
-        [(SCHEMA_FILE.to_owned(), schema.clone())]
-            .into_iter()
-            .collect(),
-    );
-    let example = toolgate_model::example(&schemas.root(SCHEMA_FILE), None)?;
+    let root = toolgate_model::Schemas::standalone(SCHEMA_FILE, schema);
+    let example = toolgate_model::example(&root, None)?;
     validator(schema)
         .ok()?
         .is_valid(&example)

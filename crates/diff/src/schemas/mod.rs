@@ -826,8 +826,7 @@ const KEPT_FILE: &str = "(kept keyword)";
 
 /// A kept keyword's schema (`not`'s, `contains`') as the model reads it.
 fn kept_node(schema: &Value) -> Node {
-    let file = std::collections::BTreeMap::from([(KEPT_FILE.to_owned(), schema.clone())]);
-    toolgate_model::Schemas::new(file).root(KEPT_FILE)
+    toolgate_model::Schemas::standalone(KEPT_FILE, schema)
 }
 
 /// The witness of a `not` whose schema admits more in one version (`narrower`, the `not`

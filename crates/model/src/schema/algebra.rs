@@ -107,8 +107,6 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             at,
             kind: Kind::Nothing,
         },
-        // Unknown beside anything stays unknown, but keeps what the other side says: two such
-        // conjunctions compare equal only when both parts are the same.
         // A recursion closing beside other keywords still closes it: the pair compares
         // co-inductively where both versions write the same beside it (a digest of what it
         // is intersected with is folded into `beside`).
@@ -125,6 +123,8 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             raw[BESIDE] = Value::from(toolgate_gate::Sha256Digest::of(beside.as_bytes()).to_hex());
             Node::unknown(&at, reason.clone(), &raw)
         }
+        // Unknown beside anything stays unknown, but keeps what the other side says: two such
+        // conjunctions compare equal only when both parts are the same.
         (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
             Node::unknown(&at, reason.clone(), &both(a, b))
         }
@@ -263,21 +263,18 @@ fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
 /// `type` refuses is no value of it. Two versions that differ only there are then equal, as
 /// the gate finds them; the result admits exactly what `facts` admits.
 pub(super) fn tidy(facts: &mut Facts) {
+    let typed = |value: &Value| {
+        JsonType::of(value)
+            .iter()
+            .any(|kind| facts.allows_type(*kind))
+    };
+    // Rebuilt only when a value goes: an enum can be large.
     if let Some(values) = &facts.values
-        && facts.types.is_some()
-        && values.iter().any(|value| {
-            !JsonType::of(value)
-                .iter()
-                .any(|kind| facts.allows_type(*kind))
-        })
+        && !values.iter().all(typed)
     {
         let kept = values
             .iter()
-            .filter(|value| {
-                JsonType::of(value)
-                    .iter()
-                    .any(|kind| facts.allows_type(*kind))
-            })
+            .filter(|value| typed(value))
             .cloned()
             .collect();
         facts.values = Some(Values::new(kept));

@@ -78,6 +78,12 @@ impl Schemas {
         Schemas { files, ids }
     }
 
+    /// The normalized root of a schema written on its own, with no file beside it (`file`
+    /// names it in locations).
+    pub fn standalone(file: &str, schema: &Value) -> Node {
+        Schemas::new(BTreeMap::from([(file.to_owned(), schema.clone())])).root(file)
+    }
+
     /// The schema files, by name.
     pub fn files(&self) -> &BTreeMap<String, Value> {
         &self.files
