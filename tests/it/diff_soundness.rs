@@ -1232,3 +1232,90 @@ fn a_dependent_required_pair_added_is_shown_by_a_value_without_the_member_it_req
         report.answers
     );
 }
+
+/// Where a recursion closes, the model still knows which JSON types its target can take, and
+/// that the edit it cuts off is modelled where the target is expanded: keywords beside a
+/// recursive `$ref` that no value of the target's types can have change nothing, a `oneOf`
+/// whose branches take different types is compared branch by branch even where one branch
+/// recurses, and an edit no value can see is no change even inside an overlapping `oneOf` of
+/// the recursion.
+#[test]
+fn a_recursion_closing_is_read_for_the_types_its_target_takes() {
+    // `either`: a oneOf whose branches overlap holds the recursion.
+    let data =
+        |beside_child: serde_json::Value, maximum: u64, kind: serde_json::Value, either: bool| {
+            let tree = "#/properties/data/$defs/tree";
+            let mut child = json!({"$ref": tree});
+            child
+                .as_object_mut()
+                .unwrap()
+                .extend(beside_child.as_object().unwrap().clone());
+            let mut data = json!({
+                "$defs": {
+                    "tree": {
+                        "type": "object",
+                        "properties": {
+                            "child": child,
+                            "name": {"type": "string", "maxLength": 8},
+                            "kind": kind,
+                            "count": {"oneOf": [
+                                {"type": "array", "items": {"type": "integer"}, "maxItems": 2},
+                                {"$ref": tree},
+                                {"type": "integer", "maximum": maximum}
+                            ]},
+                            "either": {"oneOf": [
+                                {"type": "object", "maxProperties": 1},
+                                {"$ref": tree}
+                            ]}
+                        },
+                        "additionalProperties": false
+                    }
+                },
+                "$ref": tree
+            });
+            if !either {
+                data["$defs"]["tree"]["properties"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("either");
+            }
+            data
+        };
+    let leaf = || json!({"const": "leaf"});
+    // A `multipleOf` beside a `$ref` to an object: nothing changed.
+    let (found, report) = verdicts_with(
+        data(json!({}), 10, leaf(), true),
+        data(json!({"multipleOf": 0.5}), 10, leaf(), true),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    // A `required` beside a `const` string, inside the recursion: nothing changed either.
+    let (found, report) = verdicts_with(
+        data(json!({}), 10, leaf(), true),
+        data(
+            json!({}),
+            10,
+            json!({"const": "leaf", "required": ["g"]}),
+            true,
+        ),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    // The integer branch narrowed beside a recursive object branch: breaking, and nothing
+    // loosened (no overlapping `either` this time: there, a narrower branch lets the other
+    // take a value alone, which loosens).
+    let (found, report) = verdicts_with(
+        data(json!({}), 10, leaf(), false),
+        data(json!({}), 5, leaf(), false),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -359,7 +359,10 @@ fn answer(
             _ => None,
         })
         .collect();
-    reasons.dedup();
+    // A change reached through many places (a recursion unrolled) gives the same reason at
+    // each: one line says it.
+    let mut seen = std::collections::HashSet::new();
+    reasons.retain(|reason| seen.insert(reason.clone()));
     let credited_to = |effect: fn(&Effect) -> bool| {
         changes
             .iter()

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use toolgate_model::{
-    Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, intersect, of_type,
+    Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, intersect, may_take, of_type,
+    same_value,
 };
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
@@ -1022,14 +1023,41 @@ pub(super) fn align<'n>(
     Some(pairs)
 }
 
-/// Whether no value can match two of `branches`: each pins one required member to a constant
-/// no other branch pins it to (a single branch is trivially so).
+/// Whether no value can match two of `branches`: every two of them take no JSON type in common
+/// (an array and an object), or pin one required member to different constants (a single
+/// branch is trivially so).
 pub(super) fn disjoint_branches(branches: &[Node]) -> bool {
-    branches.len() < 2
-        || align(branches, branches).is_some_and(|pairs| {
-            pairs
-                .iter()
-                .all(|(_, _, discriminator)| discriminator.is_some())
+    branches.iter().enumerate().all(|(index, branch)| {
+        branches[..index]
+            .iter()
+            .all(|other| disjoint_pair(branch, other))
+    })
+}
+
+/// Whether no value can match both `a` and `b`.
+fn disjoint_pair(a: &Node, b: &Node) -> bool {
+    const CATEGORIES: [JsonType; 6] = [
+        JsonType::Null,
+        JsonType::Boolean,
+        JsonType::Number,
+        JsonType::String,
+        JsonType::Array,
+        JsonType::Object,
+    ];
+    let pinned = |branch: &Node, name: &str| -> Option<Value> {
+        let facts = branch.facts()?;
+        let values = facts.properties.get(name)?.facts()?.values.as_ref()?;
+        (values.len() == 1 && facts.required.contains(name)).then(|| values[0].clone())
+    };
+    let no_common_type = CATEGORIES
+        .iter()
+        .all(|kind| !(may_take(a, *kind) && may_take(b, *kind)));
+    no_common_type
+        || a.facts().is_some_and(|facts| {
+            facts.properties.keys().any(|name| {
+                matches!((pinned(a, name), pinned(b, name)),
+                    (Some(x), Some(y)) if !same_value(&x, &y))
+            })
         })
 }
 

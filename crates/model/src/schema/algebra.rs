@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_gate::internals::format_accepts;
 
-use super::normalize::{BESIDE, CLOSES_RECURSION};
+use super::normalize::{BESIDE, CLOSES_RECURSION, CLOSING_TYPES};
 use super::{Bound, Facts, JsonType, Kind, Node, Values, fingerprint};
 use crate::strings;
 
@@ -114,6 +114,20 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             if raw[CLOSES_RECURSION] == Value::Bool(true) =>
         {
             let other = if a.recursion_closed().is_some() { b } else { a };
+            // Keywords beside it that no value of the target's types can have say nothing
+            // (a `multipleOf` beside a `$ref` to an object): the closing stays as it was.
+            if let Some(types) = closing_types(raw) {
+                let typed = Node {
+                    at: at.clone(),
+                    kind: Kind::Facts(Arc::new(Facts {
+                        types: Some(types),
+                        ..Facts::new(&at)
+                    })),
+                };
+                if intersect(other, &typed) == typed {
+                    return Node::unknown(&at, reason.clone(), raw);
+                }
+            }
             let mut raw = raw.clone();
             let beside = format!(
                 "{}{}",
@@ -237,6 +251,46 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
     }
 }
 
+/// Whether a value `node` admits may be of `kind`'s category (integer and number count as one:
+/// an integer is a number). `true` where the model cannot say (an unknown node), so two nodes
+/// neither of which may take the other's categories admit no value in common.
+pub fn may_take(node: &Node, kind: JsonType) -> bool {
+    let kinds: &[JsonType] = match kind {
+        JsonType::Integer | JsonType::Number => &[JsonType::Integer, JsonType::Number],
+        _ => std::slice::from_ref(&kind),
+    };
+    takes_any_of(node, kinds)
+}
+
+/// Whether a value of `node` may be of one of `kinds`; `true` where the model cannot say, but a
+/// recursion closing answers for the types its target can take.
+fn takes_any_of(node: &Node, kinds: &[JsonType]) -> bool {
+    match &node.kind {
+        Kind::Nothing => false,
+        Kind::Any => true,
+        Kind::Unknown { raw, .. } => closing_types(raw).is_none_or(|types| {
+            let typed = Facts {
+                types: Some(types),
+                ..Facts::new(&node.at)
+            };
+            takes_any(&typed, kinds)
+        }),
+        Kind::Facts(facts) => takes_any(facts, kinds),
+    }
+}
+
+/// The types a recursion closing's target can take, as the normalizer read them from it.
+fn closing_types(raw: &Value) -> Option<BTreeSet<JsonType>> {
+    if raw[CLOSES_RECURSION] != Value::Bool(true) {
+        return None;
+    }
+    raw[CLOSING_TYPES]
+        .as_array()?
+        .iter()
+        .map(|name| name.as_str().and_then(JsonType::from_name))
+        .collect()
+}
+
 /// Whether a value of `facts` can be of one of `kinds`: its `type` allows it, an `enum` or
 /// `const` holds a value of it, and a `oneOf`/`anyOf` branch may take it.
 fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
@@ -248,11 +302,10 @@ fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
                     .any(|value| JsonType::of(value).contains(kind))
             })
             && facts.union.as_ref().is_none_or(|union| {
-                union.branches.iter().any(|branch| match &branch.kind {
-                    Kind::Nothing => false,
-                    Kind::Any | Kind::Unknown { .. } => true,
-                    Kind::Facts(branch) => takes_any(branch, &[*kind]),
-                })
+                union
+                    .branches
+                    .iter()
+                    .any(|branch| takes_any_of(branch, &[*kind]))
             })
     })
 }

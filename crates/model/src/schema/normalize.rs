@@ -55,6 +55,14 @@ pub(super) const CLOSES_RECURSION: &str = "closes_recursion";
 /// (a `$ref` beside other keywords): two closings compare co-inductively only where it is equal.
 pub(super) const BESIDE: &str = "beside";
 
+/// The member of a recursion closing's raw form that lists the JSON types its target can take
+/// (`"number"` standing for integers too), when that is not every type.
+pub(super) const CLOSING_TYPES: &str = "types";
+
+/// How many schema objects reading a closing target's types may visit before it gives up (and
+/// says any type): the reading follows `$ref`s, which a large contract has many of.
+const TYPE_READING_BUDGET: usize = 256;
+
 /// The shallower depths tried, in order, when following `$ref`s that deep builds more nodes than
 /// [`NODE_BUDGET`] allows (a binary tree `{"left": {"$ref": "#"}, "right": {"$ref": "#"}}`
 /// doubles at every level). Depth 0 models the file as written, every `$ref` left unfollowed.
@@ -231,6 +239,91 @@ impl Schemas {
 }
 
 impl Schemas {
+    /// The categories of JSON value (integers counted as numbers) the schema `schema`, written
+    /// in `file`, can admit, read from its `type`, `const`, `enum`, `allOf`, `oneOf`, `anyOf`
+    /// and `$ref`s; `None` when that may be any. A superset: a keyword it does not read only
+    /// narrows further, and a `$ref` back to a target being read (in `seen`) is taken to admit
+    /// anything.
+    fn categories(
+        &self,
+        file: &str,
+        schema: &Value,
+        seen: &mut Vec<Location>,
+        budget: &mut usize,
+    ) -> Option<BTreeSet<JsonType>> {
+        const EVERY: [JsonType; 6] = [
+            JsonType::Null,
+            JsonType::Boolean,
+            JsonType::Number,
+            JsonType::String,
+            JsonType::Array,
+            JsonType::Object,
+        ];
+        let category = |kind: JsonType| match kind {
+            JsonType::Integer => JsonType::Number,
+            other => other,
+        };
+        let of_value = |value: &Value| category(JsonType::of(value)[0]);
+        let members = match schema {
+            Value::Bool(false) => return Some(BTreeSet::new()),
+            Value::Object(members) if *budget > 0 => members,
+            _ => return None,
+        };
+        *budget -= 1;
+        let mut kinds: BTreeSet<JsonType> = EVERY.into_iter().collect();
+        let mut narrow = |found: Option<BTreeSet<JsonType>>| {
+            if let Some(found) = found {
+                kinds.retain(|kind| found.contains(kind));
+            }
+        };
+        if let Some(written) = members.get("type") {
+            let names: Vec<&Value> = match written {
+                Value::Array(names) => names.iter().collect(),
+                name => vec![name],
+            };
+            let named: Option<BTreeSet<JsonType>> = names
+                .iter()
+                .map(|name| name.as_str().and_then(JsonType::from_name).map(category))
+                .collect();
+            narrow(named);
+        }
+        if let Some(value) = members.get("const") {
+            narrow(Some(BTreeSet::from([of_value(value)])));
+        }
+        if let Some(Value::Array(values)) = members.get("enum") {
+            narrow(Some(values.iter().map(of_value).collect()));
+        }
+        if let Some(Value::Array(parts)) = members.get("allOf") {
+            for part in parts {
+                narrow(self.categories(file, part, seen, budget));
+            }
+        }
+        for keyword in ["oneOf", "anyOf"] {
+            if let Some(Value::Array(branches)) = members.get(keyword) {
+                let mut union = Some(BTreeSet::new());
+                for branch in branches {
+                    union = match (union, self.categories(file, branch, seen, budget)) {
+                        (Some(mut union), Some(found)) => {
+                            union.extend(found);
+                            Some(union)
+                        }
+                        _ => None,
+                    };
+                }
+                narrow(union);
+            }
+        }
+        if let Some(Value::String(reference)) = members.get("$ref")
+            && let Some((target, resolved)) = self.resolve(file, reference)
+            && !seen.contains(&target)
+        {
+            seen.push(target.clone());
+            narrow(self.categories(&target.file, resolved, seen, budget));
+            seen.pop();
+        }
+        (kinds.len() < EVERY.len()).then_some(kinds)
+    }
+
     /// Resolves a `$dynamicRef` written in `file`, evaluated from the root of `entry`, where it
     /// does not depend on the path taken: as a `$ref`, unless it names a `$dynamicAnchor`; then
     /// the outermost resource of the dynamic scope declaring that anchor wins, which is the
@@ -381,11 +474,6 @@ impl Normalizer<'_> {
         };
         if depth > self.max_depth + slack {
             self.built += 1;
-            let schemas = self.schemas;
-            let digest = self
-                .digests
-                .entry(target.clone())
-                .or_insert_with(|| schemas.digest(&target, schema));
             let reason = if self.max_depth == MAX_REF_DEPTH {
                 format!(
                     "`$ref`s nested more than {MAX_REF_DEPTH} deep (a recursive schema is modelled that far)"
@@ -396,13 +484,38 @@ impl Normalizer<'_> {
                     self.max_depth
                 )
             };
-            let mut raw = json!({"$ref": target.to_string(), "sha256": digest.as_str()});
-            // The same target is being expanded above: the recursion closes here, and the
-            // differ compares it co-inductively (the pair holds here if it holds there).
-            if let Some(index) = closing {
-                raw[CLOSES_RECURSION] = Value::Bool(true);
-                self.relied_on = self.relied_on.min(index);
-            }
+            let raw = match closing {
+                // The same target is being expanded above: the recursion closes here, and the
+                // differ compares it co-inductively (the pair holds here if it holds there).
+                // What the target says is modelled there, so no digest of it is kept: two
+                // versions that differ only in what their unrolling cuts off are equal, as
+                // they are where the target is expanded.
+                // The JSON types the target can take are kept, read from it as written, so
+                // that keywords beside the closing that no such value can have, and union
+                // branches no value can share with it, are still seen for what they are.
+                Some(index) => {
+                    self.relied_on = self.relied_on.min(index);
+                    let mut raw = json!({"$ref": target.to_string(), CLOSES_RECURSION: true});
+                    let mut budget = TYPE_READING_BUDGET;
+                    let mut seen = vec![target.clone()];
+                    if let Some(kinds) =
+                        self.schemas
+                            .categories(&target.file, schema, &mut seen, &mut budget)
+                    {
+                        raw[CLOSING_TYPES] =
+                            kinds.iter().map(|kind| Value::from(kind.name())).collect();
+                    }
+                    raw
+                }
+                None => {
+                    let schemas = self.schemas;
+                    let digest = self
+                        .digests
+                        .entry(target.clone())
+                        .or_insert_with(|| schemas.digest(&target, schema));
+                    json!({"$ref": target.to_string(), "sha256": digest.as_str()})
+                }
+            };
             return Node::unknown(&target, reason, &raw);
         }
         let key = (target, depth);
