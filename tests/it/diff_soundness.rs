@@ -38,10 +38,15 @@ fn search() -> bool {
 }
 
 /// `TOOLGATE_DIFF_REASONS=1` also prints why upstream breaking was left undecided, by reason with
-/// pointers and values taken out (what to model next); with `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the
-/// seed of each pair whose reason holds TEXT (`contractgen pair SEED DIR` writes it out).
-fn reasons() -> bool {
-    std::env::var("TOOLGATE_DIFF_REASONS").is_ok_and(|value| value == "1")
+/// pointers and values taken out (what to model next; `=loosened` for upstream loosened); with
+/// `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the seed of each pair whose reason holds TEXT (`contractgen
+/// pair SEED DIR` writes it out).
+fn reasons() -> Option<BumpVerdict> {
+    match std::env::var("TOOLGATE_DIFF_REASONS").ok()?.as_str() {
+        "1" => Some(BumpVerdict::UpstreamBreaking),
+        "loosened" => Some(BumpVerdict::UpstreamLoosened),
+        _ => None,
+    }
 }
 
 /// A reason with what varies from pair to pair (pointers, quoted values, numbers) taken out.
@@ -142,15 +147,17 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
             }
         }
         compared += 1;
-        let breaking = report.answer(BumpVerdict::UpstreamBreaking);
-        if reasons() && breaking.value.is_none() {
-            let mut kinds: std::collections::BTreeSet<String> = breaking
+        if let Some(verdict) = reasons()
+            && report.answer(verdict).value.is_none()
+        {
+            let open = report.answer(verdict);
+            let mut kinds: std::collections::BTreeSet<String> = open
                 .reasons
                 .iter()
                 .map(|reason| reason_kind(reason))
                 .collect();
             for change in &report.changes {
-                match change.effect(BumpVerdict::UpstreamBreaking) {
+                match change.effect(verdict) {
                     toolgate_diff::Effect::Unknown(reason) => kinds.insert(reason_kind(reason)),
                     toolgate_diff::Effect::Yes(_) => kinds.insert("yes, unconfirmed".to_owned()),
                     toolgate_diff::Effect::No => false,
@@ -259,10 +266,19 @@ fn verdicts_with(
     promised: &[&str],
     search: bool,
 ) -> ([Option<bool>; 4], toolgate_diff::Report) {
+    verdicts_written(minimal(1, &v1, promised), minimal(2, &v2, promised), search)
+}
+
+/// As [`verdicts_with`], on two versions written whole: each a `contract.yaml` and the
+/// `s.schema.json` it names.
+fn verdicts_written(
+    v1: (String, serde_json::Value),
+    v2: (String, serde_json::Value),
+    search: bool,
+) -> ([Option<bool>; 4], toolgate_diff::Report) {
     let dir = tempfile::tempdir().unwrap();
     let mut contracts = Vec::new();
-    for (version, data) in [(1, &v1), (2, &v2)] {
-        let (contract, schema) = minimal(version, data, promised);
+    for (version, (contract, schema)) in [(1, v1), (2, v2)] {
         let folder = dir.path().join(format!("contracts/probe/v{version}"));
         fs::create_dir_all(&folder).unwrap();
         fs::write(folder.join("contract.yaml"), &contract).unwrap();
@@ -1318,4 +1334,176 @@ fn a_recursion_closing_is_read_for_the_types_its_target_takes() {
         "{:?}",
         report.answers
     );
+}
+
+/// A contract of tool `probe` whose responses are an envelope: a success with `data`, or an
+/// upstream failure with an error code; `rules` as written under `rules:`.
+fn enveloped(
+    version: u32,
+    success: serde_json::Value,
+    failure: serde_json::Value,
+    rules: &str,
+) -> (String, serde_json::Value) {
+    let contract = format!(
+        "tool: probe\nversion: {version}\ndirection: result\nshape:\n  schema: s.schema.json\n  outcome: {{ pointer: /outcome, success: ok, failure: failed }}\n  error_code: /error/code\n  correlation: {{ tool: /tool, request_id: /request_id }}\n  fields:\n    - {{ name: at, from: /data/at }}\n{rules}"
+    );
+    let schema = json!({"oneOf": [success, failure]});
+    (contract, schema)
+}
+
+fn success_branch(tool: serde_json::Value) -> serde_json::Value {
+    json!({
+        "type": "object",
+        "required": ["tool", "request_id", "outcome", "data"],
+        "properties": {
+            "tool": tool,
+            "request_id": {"type": "string", "maxLength": 32},
+            "outcome": {"const": "ok"},
+            "data": {
+                "type": "object",
+                "required": ["at"],
+                "properties": {"at": {"type": "string", "format": "date-time"}},
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+fn failure_branch(types: serde_json::Value, code: serde_json::Value) -> serde_json::Value {
+    json!({
+        "type": types,
+        "required": ["tool", "request_id", "outcome", "error"],
+        "properties": {
+            "tool": {"const": "probe"},
+            "request_id": {"type": "string", "maxLength": 32},
+            "outcome": {"const": "failed"},
+            "error": {
+                "type": "object",
+                "required": ["code"],
+                "properties": {"code": code},
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Correlation is checked on every response a shape's schema admits, success or failure: what
+/// it always refuses (a response that is not an object, a tool name the contract is not for)
+/// is admitted by neither version, whatever the schemas say.
+#[test]
+fn what_correlation_always_refuses_is_admitted_by_neither_version() {
+    let code = || json!({"enum": ["NOT_FOUND"]});
+    let probe = || json!({"const": "probe"});
+    // The failure branch also takes integers: no integer is ever admitted.
+    let (found, report) = verdicts_written(
+        enveloped(
+            1,
+            success_branch(probe()),
+            failure_branch(json!("object"), code()),
+            "",
+        ),
+        enveloped(
+            2,
+            success_branch(probe()),
+            failure_branch(json!(["object", "integer"]), code()),
+            "",
+        ),
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // A success names another tool: every success v1 admits is refused, and nothing is
+    // loosened (correlation refuses the other name).
+    let (found, report) = verdicts_written(
+        enveloped(
+            1,
+            success_branch(probe()),
+            failure_branch(json!("object"), code()),
+            "",
+        ),
+        enveloped(
+            2,
+            success_branch(json!({"const": "other"})),
+            failure_branch(json!("object"), code()),
+            "",
+        ),
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}
+
+/// A response synthesized for a tool with no fixtures fits the contract's rules only where it
+/// holds their fields: a failure envelope, which has no data for a freshness rule to read, is
+/// still a base, and shows a change that only failures see.
+#[test]
+fn a_failure_envelope_is_synthesized_under_a_rule_on_data_it_does_not_hold() {
+    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
+    let success = || success_branch(json!({"const": "probe"}));
+    let (found, report) = verdicts_written(
+        enveloped(
+            1,
+            success(),
+            failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]})),
+            freshness,
+        ),
+        enveloped(
+            2,
+            success(),
+            failure_branch(
+                json!("object"),
+                json!({"enum": ["NOT_FOUND"], "pattern": "^.{1,4}$"}),
+            ),
+            freshness,
+        ),
+        true,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let witness = report.answers[0].witness.as_ref().unwrap();
+    assert!(witness.raw.contains("NOT_FOUND"), "{}", witness.raw);
+}
+
+/// `prefixItems` is kept as a further condition on an array (no `items` beside it, which would
+/// then apply past the prefix alone), and a changed one is ordered position by position by
+/// what each position's schema admits.
+#[test]
+fn a_changed_prefix_is_ordered_by_what_each_position_admits() {
+    let data = |max_length: u64, second: Option<serde_json::Value>| {
+        let mut prefix = vec![json!({"type": "string", "maxLength": max_length})];
+        prefix.extend(second);
+        json!({"type": "object", "properties": {
+            "pair": {"type": "array", "maxItems": 3, "prefixItems": prefix},
+            "name": {"type": "string", "maxLength": 8}
+        }, "additionalProperties": false})
+    };
+    // The first position narrowed: nothing loosened.
+    let (found, report) = verdicts_with(data(8, None), data(4, None), &["/name"], false);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    // Widened, and a longer prefix whose new position admits anything: nothing breaks.
+    let (found, report) =
+        verdicts_with(data(4, None), data(8, Some(json!(true))), &["/name"], false);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    // A new position that admits less: breaking cannot be said false.
+    let (found, report) = verdicts_with(
+        data(4, None),
+        data(8, Some(json!({"type": "integer"}))),
+        &["/name"],
+        false,
+    );
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
 }

@@ -13,6 +13,112 @@ use super::change::{BumpVerdict, Change, Edit, Effect, Probe};
 use super::schemas::{self, ShapeContext};
 use toolgate_model::{Kind, Node, RuleDoc, ShapeDoc, Version};
 
+/// What the gate can admit of `shape` in `version`, as the model reads it: the shape's schema,
+/// and the correlation every decision checks after it (success or failure), so that a value
+/// the schema admits and correlation always refuses (a response that is not an object, a tool
+/// name the contract is not for) is not counted as admitted. Pointers through a member named
+/// like an array index are left out, as the document there may be an array.
+fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
+    let root = version.schemas.root(&shape.schema);
+    // A recursion back to the file's root stands for the schema alone: the comparison assumes
+    // that pair holds where the recursion closes, which is sound only where the schema alone is
+    // also expanded below the root (a `$ref` to it followed) and compared there.
+    let (closes, expanded) = root_recursion(&root, &shape.schema);
+    if closes && !expanded {
+        return root;
+    }
+    let tool = version.contract.tool();
+    let echoed = [
+        (shape.tool.as_deref(), Some(Value::from(tool))),
+        (shape.request_id.as_deref(), None),
+    ];
+    echoed
+        .into_iter()
+        .filter_map(|(pointer, value)| Some((pointer?, value)))
+        .fold(root, |root, (pointer, value)| {
+            let Some(echoed) = echoed_at(&root.at, pointer, value) else {
+                return root;
+            };
+            let mut admitted = toolgate_model::intersect(&root, &echoed);
+            // Into each branch of the root's union too (an envelope's success and failure),
+            // where the comparison reads them: on the values correlation lets through, a
+            // branch matches exactly when it does with the correlation beside it.
+            if let Kind::Facts(facts) = &mut admitted.kind
+                && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
+            {
+                for branch in &mut union.branches {
+                    *branch = toolgate_model::intersect(branch, &echoed);
+                }
+            }
+            admitted
+        })
+}
+
+/// Whether a recursion in `root` closes at the root of `file`, and whether the root's schema is
+/// expanded somewhere below it (a `$ref` to it followed: a node written at the root's place).
+fn root_recursion(root: &Node, file: &str) -> (bool, bool) {
+    let target = format!("{file}#");
+    let (mut closes, mut expanded) = (false, false);
+    let mut pending: Vec<&Node> = match root.facts() {
+        Some(facts) => children(facts),
+        None => Vec::new(),
+    };
+    while let Some(node) = pending.pop() {
+        closes |= node
+            .recursion_closed()
+            .is_some_and(|(closing, _)| closing == target);
+        if let Some(facts) = node.facts() {
+            expanded |= node.at.file == file && node.at.pointer.is_empty();
+            pending.extend(children(facts));
+        }
+    }
+    (closes, expanded)
+}
+
+/// The nodes one node's facts hold.
+fn children(facts: &toolgate_model::Facts) -> Vec<&Node> {
+    let mut nodes: Vec<&Node> = facts.properties.values().collect();
+    nodes.extend([&*facts.additional, &*facts.property_names, &*facts.items]);
+    if let Some(union) = &facts.union {
+        nodes.extend(&union.branches);
+    }
+    nodes
+}
+
+/// The schema of a document holding a string at `pointer` (`value` itself, when given).
+fn echoed_at(at: &toolgate_model::Location, pointer: &str, value: Option<Value>) -> Option<Node> {
+    use std::sync::Arc;
+    use toolgate_model::{Facts, JsonType, Values};
+    let tokens: Vec<String> = pointer
+        .strip_prefix('/')?
+        .split('/')
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    if tokens.iter().any(|token| {
+        token == "-" || (!token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()))
+    }) {
+        return None;
+    }
+    let mut leaf = Facts::new(at);
+    leaf.types = Some(BTreeSet::from([JsonType::String]));
+    leaf.values = value.map(|value| Values::new(vec![value]));
+    let mut node = Node {
+        at: at.clone(),
+        kind: Kind::Facts(Arc::new(leaf)),
+    };
+    for token in tokens.into_iter().rev() {
+        let mut object = Facts::new(at);
+        object.types = Some(BTreeSet::from([JsonType::Object]));
+        object.required.insert(token.clone());
+        object.properties.insert(token, node);
+        node = Node {
+            at: at.clone(),
+            kind: Kind::Facts(Arc::new(object)),
+        };
+    }
+    Some(node)
+}
+
 /// Every change between `from` and `to`.
 pub(crate) fn compare(from: &Version, to: &Version) -> Vec<Change> {
     let mut out = Vec::new();
@@ -38,22 +144,30 @@ fn compare_shapes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                     .chain(other.fields.values())
                     .map(|(pointer, _)| pointer.clone())
                     .collect();
-                let required = |shape: &ShapeDoc| {
+                // What a success must hold: every field not marked optional (projection
+                // requires it), and every field a rule reads (a rule on an absent field
+                // cannot hold, so the gate refuses the response).
+                let required = |shape: &ShapeDoc, version: &Version| {
+                    let ruled: BTreeSet<String> = version
+                        .rules()
+                        .iter()
+                        .map(|rule| rule.field().to_owned())
+                        .collect();
                     shape
                         .fields
-                        .values()
-                        .filter(|(_, optional)| !optional)
-                        .map(|(pointer, _)| pointer.clone())
+                        .iter()
+                        .filter(|(name, (_, optional))| !optional || ruled.contains(*name))
+                        .map(|(_, (pointer, _))| pointer.clone())
                         .collect()
                 };
                 let context = ShapeContext {
                     shape: shape.name.clone(),
                     promised: promised.into_iter().collect(),
-                    projected: (required(shape), required(other)),
+                    projected: (required(shape, from), required(other, to)),
                 };
                 schemas::compare(
-                    &from.schemas.root(&shape.schema),
-                    &to.schemas.root(&other.schema),
+                    &admitted_root(from, shape),
+                    &admitted_root(to, other),
                     &context,
                     out,
                 );

@@ -49,10 +49,37 @@ pub(crate) fn bases(from: &Version, to: &Version) -> Vec<Base> {
                 .into_iter()
                 .chain(full(root, FULL_DEPTH))
                 .chain([Value::Object(Map::new())]);
-            for start in starts {
-                let Some(document) = repairer.repair(start, None, &mut budget) else {
-                    continue;
-                };
+            let repaired: Vec<Value> = starts
+                .filter_map(|start| repairer.repair(start, None, &mut budget))
+                .collect();
+            // A response the schema admits without a promised field is still refused at
+            // projection: each also with those fields as another start holds them.
+            let required: Vec<&String> = shape
+                .fields
+                .values()
+                .filter(|(_, optional)| !optional)
+                .map(|(pointer, _)| pointer)
+                .collect();
+            let mut documents = repaired.clone();
+            for document in &repaired {
+                let mut filled = document.clone();
+                for pointer in &required {
+                    if filled.pointer(pointer).is_none()
+                        && let Some(value) =
+                            repaired.iter().find_map(|other| other.pointer(pointer))
+                        && let Some(edited) =
+                            edit::with_value_or_member(&filled, pointer, value.clone())
+                    {
+                        filled = edited;
+                    }
+                }
+                if filled != *document
+                    && let Some(filled) = repairer.repair(filled, None, &mut budget)
+                {
+                    documents.push(filled);
+                }
+            }
+            for document in documents {
                 if !seen.insert(document.to_string()) {
                     continue;
                 }
@@ -140,9 +167,21 @@ fn fitted(
             .unwrap_or_default()
             .to_owned();
         if rule.kind == "freshness" {
-            // A minute old: inside any window the contract can state.
+            // A minute old: inside any window the contract can state. Only where the document
+            // has the field (a failure envelope has no data for a rule to read); an optional
+            // field the schema gave no string is left out instead, which the rule then skips.
             let when = format_timestamp(now.checked_sub(Duration::from_secs(60))?)?;
-            document = edit::with_value(&document, pointer, Value::from(when))?;
+            let optional = current
+                .fields
+                .get(rule.field())
+                .is_some_and(|field| field.1);
+            match document.pointer(pointer) {
+                Some(value) if optional && !value.is_string() => {
+                    document = edit::without_pointer(&document, pointer);
+                }
+                Some(_) => document = edit::with_value(&document, pointer, Value::from(when))?,
+                None => {}
+            }
             continue;
         }
         let Some(value) = document.pointer(pointer).cloned() else {

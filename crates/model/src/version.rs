@@ -42,6 +42,8 @@ pub struct ShapeDoc {
     pub outcome: Option<(String, Value)>,
     /// Where the shape carries the request id, if it does.
     pub request_id: Option<String>,
+    /// Where the shape carries the tool's name, if it does.
+    pub tool: Option<String>,
 }
 
 /// One rule, as `contract.yaml` writes it.
@@ -91,6 +93,7 @@ impl Version {
             request_id: value["correlation"]["request_id"]
                 .as_str()
                 .map(str::to_owned),
+            tool: value["correlation"]["tool"].as_str().map(str::to_owned),
         };
         let mut shapes = vec![shape(&self.document["shape"], toolgate_gate::CURRENT_SHAPE)];
         for legacy in self.document["legacy_shapes"]

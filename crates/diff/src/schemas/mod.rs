@@ -27,8 +27,9 @@ pub(crate) struct ShapeContext {
     pub shape: String,
     /// The response pointers its promised fields are read from, in either version.
     pub promised: Vec<String>,
-    /// The pointers FROM's and TO's projection require (fields not marked optional): a response
-    /// without one is rejected at projection, whatever the schema says about the member.
+    /// The pointers a success of FROM and of TO must hold (fields not marked optional, and
+    /// fields a rule reads): a response without one is rejected at projection or by the rule,
+    /// whatever the schema says about the member.
     pub projected: (Vec<String>, Vec<String>),
 }
 
@@ -313,6 +314,10 @@ impl Walk<'_> {
                 && (a.conjuncts.contains_key("maxContains")
                     || b.conjuncts.contains_key("maxContains"));
             let order = match (name.as_str(), before, after) {
+                ("prefixItems", before, after) => prefix_order(
+                    before.map(|kept| &kept.value),
+                    after.map(|kept| &kept.value),
+                ),
                 ("not" | "contains", Some(before), Some(after)) if !counted => {
                     let order = admitted_order(&before.value, &after.value);
                     // A wider inner schema narrows `not` and widens `contains`.
@@ -869,6 +874,29 @@ fn admitted_order(before: &Value, after: &Value) -> Option<Ordering> {
         (false, true) => Some(Ordering::Greater),
         (false, false) => None,
     }
+}
+
+/// How two `prefixItems` (absent: no prefix) relate by what they admit, position by position:
+/// an item past a prefix's end may be anything, so a longer prefix adds conditions. `Less`
+/// where every position of `after` admits no more than `before`'s, `Greater` the other way.
+fn prefix_order(before: Option<&Value>, after: Option<&Value>) -> Option<Ordering> {
+    let positions = |value: Option<&Value>| -> Option<Vec<Value>> {
+        value.map_or(Some(Vec::new()), |value| value.as_array().cloned())
+    };
+    let (before, after) = (positions(before)?, positions(after)?);
+    let anything = Value::Bool(true);
+    let mut order = Ordering::Equal;
+    for index in 0..before.len().max(after.len()) {
+        let at = |list: &[Value]| list.get(index).unwrap_or(&anything).clone();
+        let here = admitted_order(&at(&before), &at(&after))?;
+        order = match (order, here) {
+            (Ordering::Equal, here) => here,
+            (order, Ordering::Equal) => order,
+            (order, here) if order == here => order,
+            _ => return None,
+        };
+    }
+    Some(order)
 }
 
 /// A `dependentRequired` value as (member, member it requires) pairs.

@@ -316,6 +316,33 @@ fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
 /// `type` refuses is no value of it. Two versions that differ only there are then equal, as
 /// the gate finds them; the result admits exactly what `facts` admits.
 pub(super) fn tidy(facts: &mut Facts) {
+    // A union branch is read only on values of the node's own types: a branch that also takes
+    // others is narrowed to them (which leaves how many branches a value matches as it was), so
+    // an edit to what no value of the node can be is no change.
+    let others: Vec<JsonType> = JsonType::ALL
+        .into_iter()
+        .filter(|kind| !facts.allows_type(*kind))
+        .collect();
+    if let (Some(types), Some(union)) = (facts.types.clone(), facts.union.as_mut())
+        && union
+            .branches
+            .iter()
+            .any(|branch| takes_any_of(branch, &others))
+    {
+        let at = union.branches[0].at.clone();
+        let typed = Node {
+            kind: Kind::Facts(Arc::new(Facts {
+                types: Some(types),
+                ..Facts::new(&at)
+            })),
+            at,
+        };
+        for branch in &mut union.branches {
+            if takes_any_of(branch, &others) {
+                *branch = intersect(branch, &typed);
+            }
+        }
+    }
     let typed = |value: &Value| {
         JsonType::of(value)
             .iter()
@@ -346,7 +373,7 @@ pub(super) fn tidy(facts: &mut Facts) {
         facts.min_items = 0;
         facts.max_items = None;
         facts.unique_items = false;
-        for name in ["contains", "minContains", "maxContains"] {
+        for name in ["prefixItems", "contains", "minContains", "maxContains"] {
             facts.conjuncts.remove(name);
         }
     }

@@ -737,7 +737,10 @@ impl Normalizer<'_> {
                 }
                 "items" => facts.items = Box::new(self.normalize(&here, value, depth)),
                 "uniqueItems" => facts.unique_items = value.as_bool().unwrap_or(false),
-                kept if CONJUNCTS.contains(&kept) && references(value).is_empty() => {
+                kept if CONJUNCTS.contains(&kept)
+                    && references(value).is_empty()
+                    && !(kept == "prefixItems" && members.contains_key("items")) =>
+                {
                     facts.conjuncts.insert(
                         kept.to_owned(),
                         Conjunct {
