@@ -1506,4 +1506,26 @@ fn a_changed_prefix_is_ordered_by_what_each_position_admits() {
         false,
     );
     assert_ne!(found[0], Some(false), "{:?}", report.answers);
+    // With `items` beside, what is past the prefix is read from it: the rest narrowed loosens
+    // nothing; the prefix grown into a position the rest refused breaks nothing.
+    let with_rest = |max_length: u64, second: Option<serde_json::Value>, maximum: u64| {
+        let mut data = data(max_length, second);
+        data["properties"]["pair"]["items"] = json!({"type": "integer", "maximum": maximum});
+        data
+    };
+    let (found, report) = verdicts_with(
+        with_rest(8, None, 10),
+        with_rest(8, None, 5),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+    let (found, report) = verdicts_with(
+        with_rest(8, None, 10),
+        with_rest(8, Some(json!({"type": "integer", "maximum": 20})), 10),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
 }

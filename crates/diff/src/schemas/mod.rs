@@ -287,8 +287,34 @@ impl Walk<'_> {
         // shown false, so every verdict it touches stays open (the rest is still compared, and
         // the search may still show a verdict true).
         let kept: BTreeSet<&String> = a.conjuncts.keys().chain(b.conjuncts.keys()).collect();
+        // A kept `items` (past a prefix) is read with its `prefixItems`, as one change.
+        let prefix_changed = ["prefixItems", "items"]
+            .iter()
+            .any(|name| a.conjuncts.get(*name) != b.conjuncts.get(*name));
         for name in kept {
-            let (before, after) = (a.conjuncts.get(name), b.conjuncts.get(name));
+            let (before, after) = if name == "prefixItems" && prefix_changed {
+                let written = |facts: &Facts| {
+                    facts.conjuncts.get(name).map(|prefix| Conjunct {
+                        value: serde_json::json!([
+                            prefix.value,
+                            facts
+                                .conjuncts
+                                .get("items")
+                                .map_or(Value::Bool(true), |rest| rest.value.clone())
+                        ]),
+                        at: prefix.at.clone(),
+                    })
+                };
+                (written(a), written(b))
+            } else if name == "items" {
+                continue;
+            } else {
+                (
+                    a.conjuncts.get(name).cloned(),
+                    b.conjuncts.get(name).cloned(),
+                )
+            };
+            let (before, after) = (before.as_ref(), after.as_ref());
             let Some(written) = after.or(before).filter(|_| before != after) else {
                 continue;
             };
@@ -876,19 +902,24 @@ fn admitted_order(before: &Value, after: &Value) -> Option<Ordering> {
     }
 }
 
-/// How two `prefixItems` (absent: no prefix) relate by what they admit, position by position:
-/// an item past a prefix's end may be anything, so a longer prefix adds conditions. `Less`
-/// where every position of `after` admits no more than `before`'s, `Greater` the other way.
+/// How two `prefixItems` relate by what they admit, position by position, each written as
+/// `[prefix, the items schema past it]` (absent: no prefix, any item): an item past a prefix's
+/// end is its `items` (anything when not written). `Less` where every position of `after`
+/// admits no more than `before`'s, `Greater` the other way.
 fn prefix_order(before: Option<&Value>, after: Option<&Value>) -> Option<Ordering> {
-    let positions = |value: Option<&Value>| -> Option<Vec<Value>> {
-        value.map_or(Some(Vec::new()), |value| value.as_array().cloned())
+    // Each side as written here: `[prefix, what is past it]`; absent, no prefix and anything.
+    let positions = |value: Option<&Value>| -> Option<(Vec<Value>, Value)> {
+        match value {
+            None => Some((Vec::new(), Value::Bool(true))),
+            Some(value) => Some((value.get(0)?.as_array()?.clone(), value.get(1)?.clone())),
+        }
     };
-    let (before, after) = (positions(before)?, positions(after)?);
-    let anything = Value::Bool(true);
+    let ((before, before_rest), (after, after_rest)) = (positions(before)?, positions(after)?);
     let mut order = Ordering::Equal;
-    for index in 0..before.len().max(after.len()) {
-        let at = |list: &[Value]| list.get(index).unwrap_or(&anything).clone();
-        let here = admitted_order(&at(&before), &at(&after))?;
+    // Every position either prefix names, then the rest past both.
+    for index in 0..=before.len().max(after.len()) {
+        let at = |list: &[Value], rest: &Value| list.get(index).unwrap_or(rest).clone();
+        let here = admitted_order(&at(&before, &before_rest), &at(&after, &after_rest))?;
         order = match (order, here) {
             (Ordering::Equal, here) => here,
             (order, Ordering::Equal) => order,

@@ -373,7 +373,13 @@ pub(super) fn tidy(facts: &mut Facts) {
         facts.min_items = 0;
         facts.max_items = None;
         facts.unique_items = false;
-        for name in ["prefixItems", "contains", "minContains", "maxContains"] {
+        for name in [
+            "prefixItems",
+            "items",
+            "contains",
+            "minContains",
+            "maxContains",
+        ] {
             facts.conjuncts.remove(name);
         }
     }

@@ -327,8 +327,8 @@ pub struct Facts {
 /// constrains the value it sits on and nothing else (no sibling reads what it evaluates, unless
 /// `unevaluated*` sits beside it, which the model then does not take), so an identical one on
 /// both sides of an inclusion cannot break it. Kept only when written without a reference
-/// (`$ref`, `$dynamicRef`), so that as written means as meant. `prefixItems` only where no
-/// `items` sits beside it, which would then apply past the prefix alone.
+/// (`$ref`, `$dynamicRef`), so that as written means as meant. An `items` beside `prefixItems`
+/// applies past the prefix alone: it is kept too (under `items`), and the two read together.
 pub const CONJUNCTS: [&str; 10] = [
     "prefixItems",
     "contains",

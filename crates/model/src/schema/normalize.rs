@@ -575,6 +575,13 @@ impl Normalizer<'_> {
         // reaches, so that an edit behind a `$ref` beside an unmodelled keyword still changes it.
         let schemas = self.schemas;
         let opaque = || json!({"schema": schema, "sha256": schemas.digest(at, schema)});
+        // `prefixItems` and an `items` beside it, both written without a reference: kept.
+        let plain_prefix = members
+            .get("prefixItems")
+            .is_some_and(|prefix| references(prefix).is_empty())
+            && members
+                .get("items")
+                .is_none_or(|rest| references(rest).is_empty());
         for (keyword, value) in members {
             let here = child(keyword);
             let bad = |what: &str| Node::unknown(&here, format!("`{keyword}` {what}"), &opaque());
@@ -735,11 +742,25 @@ impl Normalizer<'_> {
                 "unevaluatedProperties" => {
                     unevaluated = Some(self.normalize(&here, value, depth));
                 }
+                // Beside `prefixItems`, `items` applies past the prefix only: both are kept
+                // as written, and read together by the differ.
+                "items" if members.contains_key("prefixItems") => {
+                    if !plain_prefix {
+                        return bad("beside `prefixItems`, with a reference in either");
+                    }
+                    facts.conjuncts.insert(
+                        "items".to_owned(),
+                        Conjunct {
+                            value: value.clone(),
+                            at: here.clone(),
+                        },
+                    );
+                }
                 "items" => facts.items = Box::new(self.normalize(&here, value, depth)),
                 "uniqueItems" => facts.unique_items = value.as_bool().unwrap_or(false),
                 kept if CONJUNCTS.contains(&kept)
                     && references(value).is_empty()
-                    && !(kept == "prefixItems" && members.contains_key("items")) =>
+                    && (kept != "prefixItems" || plain_prefix) =>
                 {
                     facts.conjuncts.insert(
                         kept.to_owned(),
