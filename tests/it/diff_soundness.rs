@@ -1528,4 +1528,14 @@ fn a_changed_prefix_is_ordered_by_what_each_position_admits() {
         false,
     );
     assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    // A prefix added where v1 has plain `items`: v1's items are what is past no prefix, so a
+    // prefix narrower than them loosens nothing.
+    let plain = json!({"type": "object", "properties": {
+        "pair": {"type": "array", "maxItems": 3, "items": {"type": "string"}},
+        "name": {"type": "string", "maxLength": 8}
+    }, "additionalProperties": false});
+    let mut prefixed = plain.clone();
+    prefixed["properties"]["pair"]["prefixItems"] = json!([{"type": "string", "maxLength": 4}]);
+    let (found, report) = verdicts_with(plain, prefixed, &["/name"], false);
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
 }

@@ -287,34 +287,13 @@ impl Walk<'_> {
         // shown false, so every verdict it touches stays open (the rest is still compared, and
         // the search may still show a verdict true).
         let kept: BTreeSet<&String> = a.conjuncts.keys().chain(b.conjuncts.keys()).collect();
-        // A kept `items` (past a prefix) is read with its `prefixItems`, as one change.
-        let prefix_changed = ["prefixItems", "items"]
-            .iter()
-            .any(|name| a.conjuncts.get(*name) != b.conjuncts.get(*name));
+        self.prefix(path, a, b);
         for name in kept {
-            let (before, after) = if name == "prefixItems" && prefix_changed {
-                let written = |facts: &Facts| {
-                    facts.conjuncts.get(name).map(|prefix| Conjunct {
-                        value: serde_json::json!([
-                            prefix.value,
-                            facts
-                                .conjuncts
-                                .get("items")
-                                .map_or(Value::Bool(true), |rest| rest.value.clone())
-                        ]),
-                        at: prefix.at.clone(),
-                    })
-                };
-                (written(a), written(b))
-            } else if name == "items" {
+            // Read together with the items, by `prefix` above.
+            if name == "prefixItems" || name == "items" {
                 continue;
-            } else {
-                (
-                    a.conjuncts.get(name).cloned(),
-                    b.conjuncts.get(name).cloned(),
-                )
-            };
-            let (before, after) = (before.as_ref(), after.as_ref());
+            }
+            let (before, after) = (a.conjuncts.get(name), b.conjuncts.get(name));
             let Some(written) = after.or(before).filter(|_| before != after) else {
                 continue;
             };
@@ -340,10 +319,6 @@ impl Walk<'_> {
                 && (a.conjuncts.contains_key("maxContains")
                     || b.conjuncts.contains_key("maxContains"));
             let order = match (name.as_str(), before, after) {
-                ("prefixItems", before, after) => prefix_order(
-                    before.map(|kept| &kept.value),
-                    after.map(|kept| &kept.value),
-                ),
                 ("not" | "contains", Some(before), Some(after)) if !counted => {
                     let order = admitted_order(&before.value, &after.value);
                     // A wider inner schema narrows `not` and widens `contains`.
@@ -389,6 +364,32 @@ impl Walk<'_> {
             self.arrays(path, from, to, a, b);
         }
         self.unions(path, from, to, a, b);
+    }
+
+    /// A `prefixItems` kept in either version, with what is past it (its `items`, or the
+    /// other version's plain `items`): ordered position by position by what each admits.
+    fn prefix(&mut self, path: &str, a: &Facts, b: &Facts) {
+        let (before, after) = (
+            a.conjuncts.get("prefixItems"),
+            b.conjuncts.get("prefixItems"),
+        );
+        let Some(written) = after.or(before) else {
+            return;
+        };
+        if before == after && a.conjuncts.get("items") == b.conjuncts.get("items") {
+            return;
+        }
+        let (change, why) = unsupported(
+            "`prefixItems` changed so that the model cannot order the two versions' items",
+            &written.at,
+        );
+        let (forward, backward) = match prefix_order(positions(a), positions(b)) {
+            Some(Ordering::Less) => (Effect::Unknown(why), Effect::No),
+            Some(Ordering::Greater) => (Effect::No, Effect::Unknown(why)),
+            Some(Ordering::Equal) => (Effect::No, Effect::No),
+            None => (Effect::Unknown(why.clone()), Effect::Unknown(why)),
+        };
+        self.record(change, path, forward, backward);
     }
 
     fn members(&mut self, path: &str, to: &Node, a: &Facts, b: &Facts) {
@@ -630,7 +631,10 @@ impl Walk<'_> {
     }
 
     fn arrays(&mut self, path: &str, _from: &Node, to: &Node, a: &Facts, b: &Facts) {
-        self.node(&format!("{path}/*"), &a.items, &b.items);
+        // Where either version keeps a `prefixItems`, its items are compared with it.
+        if !(a.conjuncts.contains_key("prefixItems") || b.conjuncts.contains_key("prefixItems")) {
+            self.node(&format!("{path}/*"), &a.items, &b.items);
+        }
         if (a.min_items, a.max_items) != (b.min_items, b.max_items) {
             let count = |facts: &Facts| (facts.min_items, facts.max_items);
             let forward = count_effect(path, count(a), count(b));
@@ -892,9 +896,13 @@ fn not_probe(path: &str, node: &Node, narrower: &Value, wider: Option<&Value>) -
 /// less than `before`, `Greater` more, `Equal` the same; `None` where neither holds the
 /// other, or the model cannot tell.
 fn admitted_order(before: &Value, after: &Value) -> Option<Ordering> {
-    let (before, after) = (kept_node(before), kept_node(after));
+    node_order(&kept_node(before), &kept_node(after))
+}
+
+/// How two nodes relate by what they admit (as [`admitted_order`]).
+fn node_order(before: &Node, after: &Node) -> Option<Ordering> {
     let within = |a: &Node, b: &Node| matches!(difference::difference(a, b, b), Ok(None));
-    match (within(&after, &before), within(&before, &after)) {
+    match (within(after, before), within(before, after)) {
         (true, true) => Some(Ordering::Equal),
         (true, false) => Some(Ordering::Less),
         (false, true) => Some(Ordering::Greater),
@@ -902,24 +910,37 @@ fn admitted_order(before: &Value, after: &Value) -> Option<Ordering> {
     }
 }
 
-/// How two `prefixItems` relate by what they admit, position by position, each written as
-/// `[prefix, the items schema past it]` (absent: no prefix, any item): an item past a prefix's
-/// end is its `items` (anything when not written). `Less` where every position of `after`
-/// admits no more than `before`'s, `Greater` the other way.
-fn prefix_order(before: Option<&Value>, after: Option<&Value>) -> Option<Ordering> {
-    // Each side as written here: `[prefix, what is past it]`; absent, no prefix and anything.
-    let positions = |value: Option<&Value>| -> Option<(Vec<Value>, Value)> {
-        match value {
-            None => Some((Vec::new(), Value::Bool(true))),
-            Some(value) => Some((value.get(0)?.as_array()?.clone(), value.get(1)?.clone())),
-        }
+/// One version's items as a prefix and what is past it: a kept `prefixItems` with its kept
+/// `items` (anything when not written), or no prefix and the plain `items`.
+fn positions(facts: &Facts) -> Option<(Vec<Node>, Node)> {
+    let Some(prefix) = facts.conjuncts.get("prefixItems") else {
+        return Some((Vec::new(), (*facts.items).clone()));
     };
-    let ((before, before_rest), (after, after_rest)) = (positions(before)?, positions(after)?);
+    let rest = facts
+        .conjuncts
+        .get("items")
+        .map_or_else(|| Node::any(&prefix.at), |rest| kept_node(&rest.value));
+    Some((
+        prefix.value.as_array()?.iter().map(kept_node).collect(),
+        rest,
+    ))
+}
+
+/// How two versions' items relate by what they admit, position by position (see
+/// [`positions`]); past a prefix's end, an item is what is past it. `Less` where every position
+/// of `after` admits no more than `before`'s, `Greater` the other way.
+fn prefix_order(
+    before: Option<(Vec<Node>, Node)>,
+    after: Option<(Vec<Node>, Node)>,
+) -> Option<Ordering> {
+    let ((before, before_rest), (after, after_rest)) = (before?, after?);
     let mut order = Ordering::Equal;
     // Every position either prefix names, then the rest past both.
     for index in 0..=before.len().max(after.len()) {
-        let at = |list: &[Value], rest: &Value| list.get(index).unwrap_or(rest).clone();
-        let here = admitted_order(&at(&before, &before_rest), &at(&after, &after_rest))?;
+        let here = node_order(
+            before.get(index).unwrap_or(&before_rest),
+            after.get(index).unwrap_or(&after_rest),
+        )?;
         order = match (order, here) {
             (Ordering::Equal, here) => here,
             (order, Ordering::Equal) => order,
