@@ -1539,3 +1539,35 @@ fn a_changed_prefix_is_ordered_by_what_each_position_admits() {
     let (found, report) = verdicts_with(plain, prefixed, &["/name"], false);
     assert_eq!(found[1], Some(false), "{:?}", report.answers);
 }
+
+/// A `not` whose schema shares no value with its node (another JSON type, or listed values the
+/// node refuses) refuses nothing: written in one version only, it changes nothing.
+#[test]
+fn a_not_that_shares_no_value_with_its_node_changes_nothing() {
+    let data = |not: Option<serde_json::Value>| {
+        let mut name = json!({"type": "string", "maxLength": 2});
+        if let Some(not) = not {
+            name["not"] = not;
+        }
+        json!({"type": "object", "properties": {"name": name}, "additionalProperties": false})
+    };
+    for not in [json!({"const": 5}), json!({"enum": ["zzz", 7]})] {
+        let (found, report) = verdicts_with(data(None), data(Some(not.clone())), &["/name"], false);
+        assert_eq!(found, [Some(false); 4], "{not}: {:?}", report.answers);
+        let (found, report) = verdicts_with(data(Some(not.clone())), data(None), &["/name"], false);
+        assert_eq!(found, [Some(false); 4], "{not}: {:?}", report.answers);
+    }
+    // One it shares: breaking, shown by it.
+    let (found, report) = verdicts_with(
+        data(None),
+        data(Some(json!({"const": "zz"}))),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -20,7 +20,7 @@ mod version;
 pub use schema::{
     Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, NODE_BUDGET, Node, Schemas, Union,
     Values, admits, alternatives, canonical, example, example_avoiding, format_examples, intersect,
-    may_take, number_candidates, of_type, same_value, string_examples,
+    no_type_in_common, number_candidates, of_type, same_value, string_examples,
 };
 pub use strings::Strings;
 pub use undecided::Undecided;

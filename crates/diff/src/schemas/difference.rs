@@ -5,7 +5,7 @@ use serde_json::Value;
 use toolgate_model::strings::{self, Strings};
 use toolgate_model::{
     Facts, JsonType, Kind, Node, Union, admits, example, format_examples, intersect,
-    number_candidates, of_type, string_examples,
+    no_type_in_common, number_candidates, of_type, string_examples,
 };
 
 use super::{closes_same_recursion, disjoint_branches};
@@ -76,6 +76,21 @@ fn difference_outside(
     // A keyword `b` keeps undecided narrows `b` by an unknown amount, unless `a` is narrowed by
     // the very same one: only then can an inclusion the model decides hold.
     if let Some((name, kept)) = b_facts.conjunct_missing_from(a_facts) {
+        // A `not` only `b` has refuses nothing of `a` where `a` and its schema share no value
+        // (then `b` without it decides); a value `a` admits and its schema lists is a witness.
+        if name == "not" {
+            match shared_with_not(a, &kept.value) {
+                Some(Some(value)) => return Ok(Some(value)),
+                Some(None) => {
+                    let mut without = b_check.clone();
+                    if let Kind::Facts(facts) = &mut without.kind {
+                        std::sync::Arc::make_mut(facts).conjuncts.remove("not");
+                    }
+                    return difference_outside(a, &without, b_full, excluded);
+                }
+                None => {}
+            }
+        }
         return Err(format!(
             "{} uses `{name}`, which the differ does not model",
             kept.at
@@ -457,6 +472,23 @@ fn array_difference(
         None => Ok(None),
         Some(why) => Err(why),
     }
+}
+
+/// A value `a` admits that the schema of a `not` (written `schema`) also admits: `Some(None)`
+/// where there is none (they take no JSON type in common, or the schema lists its values and
+/// `a` refuses each); `None` where the model cannot tell.
+pub(super) fn shared_with_not(a: &Node, schema: &Value) -> Option<Option<Value>> {
+    let refused = super::kept_node(schema);
+    if no_type_in_common(a, &refused) {
+        return Some(None);
+    }
+    let listed = refused.facts()?.values.as_ref()?;
+    for value in listed.iter() {
+        if admits(&refused, value).ok()? && admits(a, value).ok()? {
+            return Some(Some(value.clone()));
+        }
+    }
+    Some(None)
 }
 
 /// Whether the facts admit nothing on their face: no type, or no value, is left.

@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 use toolgate_model::{
-    Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, intersect, may_take, of_type,
-    same_value,
+    Conjunct, Facts, JsonType, Kind, Node, admits, example_avoiding, intersect, no_type_in_common,
+    of_type, same_value,
 };
 
 use crate::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
@@ -327,6 +327,16 @@ impl Walk<'_> {
                     } else {
                         order
                     }
+                }
+                // A `not` written in one version only, whose schema shares no value with the
+                // node (another type, listed values the node refuses): it refuses nothing.
+                ("not", None, Some(only)) | ("not", Some(only), None)
+                    if difference::shared_with_not(
+                        if before.is_some() { to } else { from },
+                        &only.value,
+                    ) == Some(None) =>
+                {
+                    Some(Ordering::Equal)
                 }
                 _ => narrowing(
                     name,
@@ -861,7 +871,7 @@ fn narrowing(name: &str, before: Option<&Value>, after: Option<&Value>) -> Optio
 const KEPT_FILE: &str = "(kept keyword)";
 
 /// A kept keyword's schema (`not`'s, `contains`') as the model reads it.
-fn kept_node(schema: &Value) -> Node {
+pub(super) fn kept_node(schema: &Value) -> Node {
     toolgate_model::Schemas::standalone(KEPT_FILE, schema)
 }
 
@@ -1116,23 +1126,12 @@ pub(super) fn disjoint_branches(branches: &[Node]) -> bool {
 
 /// Whether no value can match both `a` and `b`.
 fn disjoint_pair(a: &Node, b: &Node) -> bool {
-    const CATEGORIES: [JsonType; 6] = [
-        JsonType::Null,
-        JsonType::Boolean,
-        JsonType::Number,
-        JsonType::String,
-        JsonType::Array,
-        JsonType::Object,
-    ];
     let pinned = |branch: &Node, name: &str| -> Option<Value> {
         let facts = branch.facts()?;
         let values = facts.properties.get(name)?.facts()?.values.as_ref()?;
         (values.len() == 1 && facts.required.contains(name)).then(|| values[0].clone())
     };
-    let no_common_type = CATEGORIES
-        .iter()
-        .all(|kind| !(may_take(a, *kind) && may_take(b, *kind)));
-    no_common_type
+    no_type_in_common(a, b)
         || a.facts().is_some_and(|facts| {
             facts.properties.keys().any(|name| {
                 matches!((pinned(a, name), pinned(b, name)),

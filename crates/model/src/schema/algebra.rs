@@ -254,12 +254,27 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
 /// Whether a value `node` admits may be of `kind`'s category (integer and number count as one:
 /// an integer is a number). `true` where the model cannot say (an unknown node), so two nodes
 /// neither of which may take the other's categories admit no value in common.
-pub fn may_take(node: &Node, kind: JsonType) -> bool {
+fn may_take(node: &Node, kind: JsonType) -> bool {
     let kinds: &[JsonType] = match kind {
         JsonType::Integer | JsonType::Number => &[JsonType::Integer, JsonType::Number],
         _ => std::slice::from_ref(&kind),
     };
     takes_any_of(node, kinds)
+}
+
+/// Whether no value of `a` can be of a JSON type a value of `b` can be (integers counted as
+/// numbers): then no value is admitted by both.
+pub fn no_type_in_common(a: &Node, b: &Node) -> bool {
+    [
+        JsonType::Null,
+        JsonType::Boolean,
+        JsonType::Number,
+        JsonType::String,
+        JsonType::Array,
+        JsonType::Object,
+    ]
+    .into_iter()
+    .all(|kind| !(may_take(a, kind) && may_take(b, kind)))
 }
 
 /// Whether a value of `node` may be of one of `kinds`; `true` where the model cannot say, but a
