@@ -1571,3 +1571,30 @@ fn a_not_that_shares_no_value_with_its_node_changes_nothing() {
         report.answers
     );
 }
+
+/// Two whole `multipleOf` on one number are one step, their least common multiple.
+#[test]
+fn two_whole_steps_on_one_number_are_their_least_common_multiple() {
+    let data = |count: serde_json::Value| {
+        json!({"type": "object", "properties": {
+            "count": count,
+            "name": {"type": "string", "maxLength": 8}
+        }, "additionalProperties": false})
+    };
+    let both = json!({"type": "integer", "allOf": [{"multipleOf": 4}, {"multipleOf": 6}]});
+    let (found, report) = verdicts_with(
+        data(both.clone()),
+        data(json!({"type": "integer", "multipleOf": 12})),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    let (found, report) = verdicts_with(
+        data(both),
+        data(json!({"type": "integer", "multipleOf": 24})),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[1], Some(false), "{:?}", report.answers);
+    assert_ne!(found[0], Some(false), "{:?}", report.answers);
+}

@@ -638,7 +638,13 @@ fn numbers_included(a: &Facts, b: &Facts, kind: JsonType) -> bool {
             x.value < y.value || (x.value == y.value && (x.exclusive || !y.exclusive))
         }
     };
-    let multiple_ok = b.multiple_of.is_none() || a.multiple_of == b.multiple_of;
+    // A multiple of a whole step is a multiple of every whole step it is a multiple of.
+    let whole = |step: f64| step.fract() == 0.0 && step > 0.0 && step < 9e15;
+    let multiple_ok = match (a.multiple_of, b.multiple_of) {
+        (_, None) => true,
+        (Some(x), Some(y)) => x == y || (whole(x) && whole(y) && x % y == 0.0),
+        (None, Some(_)) => false,
+    };
     // An enum of numbers on `b`'s side: inclusion would need every number of `a` listed.
     let values_ok = b.values.is_none();
     let integers_only = !b.allows_type(JsonType::Number) && b.allows_type(JsonType::Integer);

@@ -196,6 +196,11 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             merged.maximum = tighter(merged.maximum, y.maximum, false);
             merged.multiple_of = match (merged.multiple_of, y.multiple_of) {
                 _ if !numbers => None,
+                // Two whole steps: a multiple of both is a multiple of their least common
+                // multiple (exact while it stays a whole number a double holds).
+                (Some(p), Some(q)) if p != q && common_whole_step(p, q).is_some() => {
+                    common_whole_step(p, q)
+                }
                 (Some(p), Some(q)) if p != q => {
                     return Node::unknown(&at, "two different multipleOf", &both(a, b));
                 }
@@ -260,6 +265,24 @@ fn may_take(node: &Node, kind: JsonType) -> bool {
         _ => std::slice::from_ref(&kind),
     };
     takes_any_of(node, kinds)
+}
+
+/// The least common multiple of two whole `multipleOf` steps, while it is a whole number a
+/// double holds exactly; `None` for a fractional step.
+fn common_whole_step(p: f64, q: f64) -> Option<f64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    let whole =
+        |step: f64| (step.fract() == 0.0 && step > 0.0 && step < EXACT).then_some(step as u64);
+    let (p, q) = (whole(p)?, whole(q)?);
+    let gcd = {
+        let (mut x, mut y) = (p, q);
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    let lcm = (p / gcd).checked_mul(q)?;
+    (lcm < 1 << 53).then_some(lcm as f64)
 }
 
 /// Whether no value of `a` can be of a JSON type a value of `b` can be (integers counted as
