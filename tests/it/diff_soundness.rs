@@ -663,7 +663,8 @@ fn without_fixtures_each_true_verdict_has_a_synthesized_witness() {
 
 #[test]
 fn no_search_leaves_the_model_s_answer_and_the_search_settles_it() {
-    let v1 = json!({"type": "object", "properties": {"c": {"type": "integer", "allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}}});
+    // Two steps, one fractional: the model does not combine them (whole ones it does).
+    let v1 = json!({"type": "object", "properties": {"c": {"type": "integer", "allOf": [{"multipleOf": 2}, {"multipleOf": 1.5}]}}});
     let v2 = json!({"type": "object", "properties": {"c": {"type": "integer", "multipleOf": 5}}});
     let dir = tempfile::tempdir().unwrap();
     for (version, data) in [(1, &v1), (2, &v2)] {
