@@ -1599,3 +1599,29 @@ fn two_whole_steps_on_one_number_are_their_least_common_multiple() {
     assert_eq!(found[1], Some(false), "{:?}", report.answers);
     assert_ne!(found[0], Some(false), "{:?}", report.answers);
 }
+
+/// A success must keep every rule: the field a rule reads is present, and a string where the
+/// rule is freshness. A success whose schema makes that impossible (freshness on a number) is
+/// admitted by neither version, so a change to it breaks and loosens nothing.
+#[test]
+fn a_success_no_rule_can_hold_on_is_admitted_by_neither_version() {
+    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
+    let success = |max_length: u64| {
+        let mut branch = success_branch(json!({"const": "probe"}));
+        branch["properties"]["data"]["properties"]["at"] = json!({"type": "integer"});
+        branch["properties"]["request_id"]["maxLength"] = json!(max_length);
+        branch
+    };
+    let failure = || failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]}));
+    let (found, report) = verdicts_written(
+        enveloped(1, success(32), failure(), freshness),
+        enveloped(2, success(16), failure(), freshness),
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

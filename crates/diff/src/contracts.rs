@@ -32,11 +32,11 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
         (shape.tool.as_deref(), Some(Value::from(tool))),
         (shape.request_id.as_deref(), None),
     ];
-    echoed
+    let correlated = echoed
         .into_iter()
         .filter_map(|(pointer, value)| Some((pointer?, value)))
         .fold(root, |root, (pointer, value)| {
-            let Some(echoed) = echoed_at(&root.at, pointer, value) else {
+            let Some(echoed) = held_at(&root.at, pointer, true, value) else {
                 return root;
             };
             let mut admitted = toolgate_model::intersect(&root, &echoed);
@@ -51,7 +51,65 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
                 }
             }
             admitted
+        });
+    kept_by_rules(version, shape, correlated)
+}
+
+/// `root` where a success must keep every rule on a field the shape declares: the field
+/// present (a rule on an absent field cannot hold), and a string where the rule is freshness
+/// (an RFC 3339 timestamp). A success is every response of a shape without an outcome, else a
+/// union branch (or the root) that pins the outcome member to the success value.
+fn kept_by_rules(version: &Version, shape: &ShapeDoc, mut root: Node) -> Node {
+    let at = root.at.clone();
+    let kept: Vec<Node> = version
+        .rules()
+        .iter()
+        .filter_map(|rule| {
+            let (pointer, _) = shape.fields.get(rule.field())?;
+            held_at(&at, pointer, rule.kind == "freshness", None)
         })
+        .collect();
+    let keep = |node: &Node| {
+        kept.iter().fold(node.clone(), |node, rule| {
+            toolgate_model::intersect(&node, rule)
+        })
+    };
+    let Some((pointer, success)) = &shape.outcome else {
+        return keep(&root);
+    };
+    // A success as the schema pins it: the outcome a required member of that constant.
+    let Some(member) = pointer
+        .strip_prefix('/')
+        .filter(|member| !member.contains('/') && !member.contains('~'))
+    else {
+        return root;
+    };
+    let pins_success = |node: &Node| {
+        node.facts().is_some_and(|facts| {
+            facts.required.contains(member)
+                && facts.properties.get(member).is_some_and(|outcome| {
+                    outcome
+                        .facts()
+                        .and_then(|facts| facts.values.as_ref())
+                        .is_some_and(|values| {
+                            values.len() == 1 && toolgate_model::same_value(&values[0], success)
+                        })
+                })
+        })
+    };
+    if pins_success(&root) {
+        return keep(&root);
+    }
+    if let Kind::Facts(facts) = &mut root.kind
+        && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
+    {
+        for branch in &mut union.branches {
+            if pins_success(branch) {
+                *branch = keep(branch);
+            }
+        }
+    }
+    root
 }
 
 /// Whether a recursion in `root` closes at the root of `file`, and whether the root's schema is
@@ -85,8 +143,14 @@ fn children(facts: &toolgate_model::Facts) -> Vec<&Node> {
     nodes
 }
 
-/// The schema of a document holding a string at `pointer` (`value` itself, when given).
-fn echoed_at(at: &toolgate_model::Location, pointer: &str, value: Option<Value>) -> Option<Node> {
+/// The schema of a document holding a value at `pointer`: a string where `string` says so,
+/// `value` itself when given.
+fn held_at(
+    at: &toolgate_model::Location,
+    pointer: &str,
+    string: bool,
+    value: Option<Value>,
+) -> Option<Node> {
     use std::sync::Arc;
     use toolgate_model::{Facts, JsonType, Values};
     let tokens: Vec<String> = pointer
@@ -100,7 +164,9 @@ fn echoed_at(at: &toolgate_model::Location, pointer: &str, value: Option<Value>)
         return None;
     }
     let mut leaf = Facts::new(at);
-    leaf.types = Some(BTreeSet::from([JsonType::String]));
+    if string {
+        leaf.types = Some(BTreeSet::from([JsonType::String]));
+    }
     leaf.values = value.map(|value| Values::new(vec![value]));
     let mut node = Node {
         at: at.clone(),

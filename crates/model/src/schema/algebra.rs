@@ -285,6 +285,21 @@ fn common_whole_step(p: f64, q: f64) -> Option<f64> {
     (lcm < 1 << 53).then_some(lcm as f64)
 }
 
+/// Whether `node` admits nothing on its face: `false`, no type left, or no value left.
+fn plainly_nothing(node: &Node) -> bool {
+    match &node.kind {
+        Kind::Nothing => true,
+        Kind::Facts(facts) => {
+            facts.types.as_ref().is_some_and(BTreeSet::is_empty)
+                || facts
+                    .values
+                    .as_ref()
+                    .is_some_and(|values| values.iter().next().is_none())
+        }
+        _ => false,
+    }
+}
+
 /// Whether no value of `a` can be of a JSON type a value of `b` can be (integers counted as
 /// numbers): then no value is admitted by both.
 pub fn no_type_in_common(a: &Node, b: &Node) -> bool {
@@ -354,6 +369,19 @@ fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
 /// `type` refuses is no value of it. Two versions that differ only there are then equal, as
 /// the gate finds them; the result admits exactly what `facts` admits.
 pub(super) fn tidy(facts: &mut Facts) {
+    // An object needs each required member: one that can be no value leaves no object.
+    if facts.allows_type(JsonType::Object)
+        && facts
+            .required
+            .iter()
+            .any(|name| plainly_nothing(facts.member(name)))
+    {
+        let kinds = JsonType::ALL
+            .into_iter()
+            .filter(|kind| *kind != JsonType::Object && facts.allows_type(*kind))
+            .collect();
+        facts.types = Some(kinds);
+    }
     // A union branch is read only on values of the node's own types: a branch that also takes
     // others is narrowed to them (which leaves how many branches a value matches as it was), so
     // an edit to what no value of the node can be is no change.
