@@ -52,7 +52,7 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
             }
             admitted
         });
-    kept_by_rules(version, shape, correlated)
+    toolgate_model::without_impossible_objects(&kept_by_rules(version, shape, correlated))
 }
 
 /// `root` where a success must keep every rule on a field the shape declares: the field

@@ -285,6 +285,53 @@ fn common_whole_step(p: f64, q: f64) -> Option<f64> {
     (lcm < 1 << 53).then_some(lcm as f64)
 }
 
+/// `node` where an object one of whose required members can be no value is no object, read
+/// through `properties` and union branches: a member that admits nothing cannot be present.
+/// The differ reads what it admits this way after intersecting in what the gate demands beside
+/// the schema (correlation, the rules' fields); `tidy` does not, as the lint reads a schema
+/// that refuses every answer (`"properties": {"text": false}`) for the members it declares.
+pub fn without_impossible_objects(node: &Node) -> Node {
+    let Kind::Facts(facts) = &node.kind else {
+        return node.clone();
+    };
+    let mut facts = facts.clone();
+    let inner = Arc::make_mut(&mut facts);
+    for member in inner.properties.values_mut() {
+        *member = without_impossible_objects(member);
+    }
+    if let Some(union) = &mut inner.union {
+        for branch in &mut union.branches {
+            *branch = without_impossible_objects(branch);
+        }
+    }
+    let impossible = inner.allows_type(JsonType::Object)
+        && inner
+            .required
+            .iter()
+            .any(|name| plainly_nothing(inner.member(name)));
+    let node = Node {
+        at: node.at.clone(),
+        kind: Kind::Facts(facts),
+    };
+    if !impossible {
+        return node;
+    }
+    let mut others = Facts::new(&node.at);
+    others.types = Some(
+        JsonType::ALL
+            .into_iter()
+            .filter(|kind| *kind != JsonType::Object)
+            .collect(),
+    );
+    intersect(
+        &node,
+        &Node {
+            at: node.at.clone(),
+            kind: Kind::Facts(Arc::new(others)),
+        },
+    )
+}
+
 /// Whether `node` admits nothing on its face: `false`, no type left, or no value left.
 fn plainly_nothing(node: &Node) -> bool {
     match &node.kind {
@@ -369,19 +416,6 @@ fn takes_any(facts: &Facts, kinds: &[JsonType]) -> bool {
 /// `type` refuses is no value of it. Two versions that differ only there are then equal, as
 /// the gate finds them; the result admits exactly what `facts` admits.
 pub(super) fn tidy(facts: &mut Facts) {
-    // An object needs each required member: one that can be no value leaves no object.
-    if facts.allows_type(JsonType::Object)
-        && facts
-            .required
-            .iter()
-            .any(|name| plainly_nothing(facts.member(name)))
-    {
-        let kinds = JsonType::ALL
-            .into_iter()
-            .filter(|kind| *kind != JsonType::Object && facts.allows_type(*kind))
-            .collect();
-        facts.types = Some(kinds);
-    }
     // A union branch is read only on values of the node's own types: a branch that also takes
     // others is narrowed to them (which leaves how many branches a value matches as it was), so
     // an edit to what no value of the node can be is no change.

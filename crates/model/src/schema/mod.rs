@@ -19,7 +19,10 @@ use serde_json::Value;
 
 use crate::strings::Strings;
 
-pub use algebra::{admits, alternatives, intersect, no_type_in_common, of_type, same_value};
+pub use algebra::{
+    admits, alternatives, intersect, no_type_in_common, of_type, same_value,
+    without_impossible_objects,
+};
 pub use examples::{
     example, example_avoiding, format_examples, number_candidates, string_examples,
 };
