@@ -1625,3 +1625,58 @@ fn a_success_no_rule_can_hold_on_is_admitted_by_neither_version() {
         report.answers
     );
 }
+
+/// `minContains`/`maxContains` are one count of the items `contains` matches: with the same
+/// `contains` in both versions, a count within the other's changes nothing that way, and an
+/// array of a count only one version admits shows the rest through the gate, with no fixture
+/// and no search. Where no array can hold a match (`contains` of a type `items` refuses), no
+/// count admits an array, so a count change changes nothing.
+#[test]
+fn a_changed_contains_count_is_decided_and_shown_both_ways() {
+    let data = |items: serde_json::Value, min: u64, max: u64, unique: bool| {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "tags": {"type": "array", "maxItems": 8, "uniqueItems": unique, "items": items,
+                     "contains": {"type": "string", "maxLength": 4}, "minContains": min,
+                     "maxContains": max}
+        }, "additionalProperties": false})
+    };
+    let strings = || json!({"type": "string", "maxLength": 4});
+    // 1..3 → 2..5: one match breaks, four loosen; distinct items where `uniqueItems` asks.
+    for unique in [false, true] {
+        let (found, report) = verdicts_with(
+            data(strings(), 1, 3, unique),
+            data(strings(), 2, 5, unique),
+            &["/name"],
+            false,
+        );
+        assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
+    }
+    // 1..3 → 1..5: only wider.
+    let (found, report) = verdicts_with(
+        data(strings(), 1, 3, false),
+        data(strings(), 1, 5, false),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // No item can match: neither version admits an array, whatever the counts.
+    let integers = || json!({"type": "integer"});
+    let (found, report) = verdicts_with(
+        data(integers(), 1, 3, false),
+        data(integers(), 2, 5, false),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -288,9 +288,14 @@ impl Walk<'_> {
         // the search may still show a verdict true).
         let kept: BTreeSet<&String> = a.conjuncts.keys().chain(b.conjuncts.keys()).collect();
         self.prefix(path, a, b);
+        self.contains_counts(path, from, to, a, b);
         for name in kept {
-            // Read together with the items, by `prefix` above.
-            if name == "prefixItems" || name == "items" {
+            // Read together with the items, by `prefix` above; the counts, by
+            // `contains_counts`.
+            if matches!(
+                name.as_str(),
+                "prefixItems" | "items" | "minContains" | "maxContains"
+            ) {
                 continue;
             }
             let (before, after) = (a.conjuncts.get(name), b.conjuncts.get(name));
@@ -374,6 +379,71 @@ impl Walk<'_> {
             self.arrays(path, from, to, a, b);
         }
         self.unions(path, from, to, a, b);
+    }
+
+    /// `minContains`/`maxContains` changed: how many items must match `contains`. Where both
+    /// versions keep the same `contains`, one version's counts within the other's admit no
+    /// array it refuses by them, and an array with a count only one admits shows the rest.
+    fn contains_counts(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
+        fn count_of(facts: &Facts) -> [Option<&Conjunct>; 2] {
+            ["minContains", "maxContains"].map(|name| facts.conjuncts.get(name))
+        }
+        let (before, after) = (count_of(a), count_of(b));
+        if before == after {
+            return;
+        }
+        // Named at the first count that changed, as written in TO where it is.
+        let Some(written) = before
+            .into_iter()
+            .zip(after)
+            .find(|(before, after)| before != after)
+            .and_then(|(before, after)| after.or(before))
+        else {
+            return;
+        };
+        let why = "a change to minContains/maxContains the model cannot order; review it by hand";
+        let (counts_a, counts_b) = (contains_counts(a), contains_counts(b));
+        let change = Change::new(
+            "contains_count_changed",
+            match (counts_a, counts_b) {
+                (Some(x), Some(y)) => format!(
+                    "{}: the number of items `contains` must match changed from {} to {}",
+                    shown(path),
+                    range(x),
+                    range(y)
+                ),
+                _ => format!(
+                    "{}: the number of items `contains` must match changed",
+                    shown(path)
+                ),
+            },
+            &written.at.file,
+            &written.at.pointer,
+        );
+        let same_contains = a.conjuncts.get("contains") == b.conjuncts.get("contains");
+        // Whether every array `x` admits has a count `y` admits: `y` counts nothing without a
+        // `contains` (the counts alone constrain nothing), `x` may admit no array at all, or
+        // with the same `contains`, `x`'s counts lie within `y`'s.
+        let within = |x: &Facts, y: &Facts| match (contains_counts(x), contains_counts(y)) {
+            (_, None) if !y.conjuncts.contains_key("contains") => true,
+            _ if no_array_counts(x) => true,
+            (Some((x_min, x_max)), Some((y_min, y_max))) => {
+                same_contains
+                    && x_min >= y_min
+                    && y_max.is_none_or(|most| x_max.is_some_and(|max| max <= most))
+            }
+            _ => false,
+        };
+        // Refusing by the counts: shown by an array of a count only `node` admits.
+        let effect = |within: bool, node: &Node, other: &Facts| match within {
+            true => Effect::No,
+            false => {
+                count_probe(path, node, other).unwrap_or_else(|| Effect::Unknown(why.to_owned()))
+            }
+        };
+        let forward = effect(within(a, b), from, b);
+        let backward = effect(within(b, a), to, a);
+        self.record(change, path, forward, backward);
     }
 
     /// A `prefixItems` kept in either version, with what is past it (its `items`, or the
@@ -999,6 +1069,88 @@ fn dependent_probe(
         kind: Kind::Facts(std::sync::Arc::new(shape)),
     };
     Some(branch_probe(path, &intersect(node, &shape)))
+}
+
+/// How many items of an array must match its `contains`, as written beside it: from
+/// `minContains` (1 when not written) to `maxContains` (no bound when not written); `None`
+/// where no `contains` is kept or a count is not a whole number.
+fn contains_counts(facts: &Facts) -> Option<(u64, Option<u64>)> {
+    facts.conjuncts.get("contains")?;
+    let count = |name: &str| match facts.conjuncts.get(name) {
+        None => Some(None),
+        Some(kept) => kept.value.as_u64().map(Some),
+    };
+    Some((count("minContains")?.unwrap_or(1), count("maxContains")?))
+}
+
+/// Whether no array can hold the items `facts`' `contains` must match: at least one must, and
+/// no item `items` admits is of a type `contains` admits (or fewer items are allowed than must
+/// match).
+fn no_array_counts(facts: &Facts) -> bool {
+    let Some((min, _)) = contains_counts(facts) else {
+        return false;
+    };
+    let Some(contains) = facts.conjuncts.get("contains") else {
+        return false;
+    };
+    min >= 1
+        && !facts.conjuncts.contains_key("prefixItems")
+        && (no_type_in_common(&facts.items, &kept_node(&contains.value))
+            || facts.max_items.is_some_and(|max| max < min))
+}
+
+/// The most items a witness for a changed count builds: a count past it is left to review.
+const COUNT_PROBE_ITEMS: u64 = 64;
+
+/// The witness of a changed `minContains`/`maxContains`: an array `node` admits whose number
+/// of items matching its `contains` is one `other`'s counts refuse, the fewest such. Its items
+/// are built from `node`'s `items` (with the `contains` schema for those that match, and
+/// values that schema refuses for the rest), each distinct where `uniqueItems` asks; the gate
+/// decides it in both versions. `None` where the model cannot build one.
+fn count_probe(path: &str, node: &Node, other: &Facts) -> Option<Effect> {
+    let facts = node.facts()?;
+    if facts.conjuncts.contains_key("prefixItems") {
+        return None;
+    }
+    let (min, max) = contains_counts(facts)?;
+    let (other_min, other_max) = contains_counts(other)?;
+    let refused = |count: u64| count < other_min || other_max.is_some_and(|max| count > max);
+    let last = max
+        .unwrap_or(u64::MAX)
+        .min(facts.max_items.unwrap_or(u64::MAX))
+        .min(COUNT_PROBE_ITEMS);
+    let count = (min..=last).find(|count| refused(*count))?;
+    let contains = kept_node(&facts.conjuncts.get("contains")?.value);
+    let matching = intersect(&facts.items, &contains);
+    let mut items: Vec<Value> = Vec::new();
+    let fresh = |items: &[Value]| {
+        if facts.unique_items {
+            items.to_vec()
+        } else {
+            Vec::new()
+        }
+    };
+    for _ in 0..count {
+        items.push(example_avoiding(&matching, &fresh(&items))?);
+    }
+    // Past the count, items the `contains` schema refuses, up to `minItems`.
+    while (items.len() as u64) < facts.min_items {
+        let avoid = fresh(&items);
+        let filler = toolgate_model::alternatives(&facts.items)
+            .iter()
+            .filter_map(|shape| example_avoiding(shape, &avoid))
+            .find(|value| admits(&contains, value) == Ok(false))?;
+        items.push(filler);
+    }
+    let mut pinned = Facts::new(&node.at);
+    pinned.values = Some(toolgate_model::Values::new(vec![Value::Array(items)]));
+    Some(branch_probe(
+        path,
+        &Node {
+            at: node.at.clone(),
+            kind: Kind::Facts(std::sync::Arc::new(pinned)),
+        },
+    ))
 }
 
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
