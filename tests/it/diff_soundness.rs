@@ -1680,3 +1680,43 @@ fn a_changed_contains_count_is_decided_and_shown_both_ways() {
         report.answers
     );
 }
+
+/// A prefix whose positions the two versions order neither way (`prefixItems: [integer]`
+/// before strings) is shown both ways by an array with one position only one version admits,
+/// with no fixture and no search; a prefix that only narrows loosens nothing.
+#[test]
+fn a_changed_prefix_is_shown_by_the_position_it_changes() {
+    let data = |prefix: Option<serde_json::Value>| {
+        let mut list = json!({"type": "array", "maxItems": 4, "uniqueItems": true,
+                              "items": {"type": "string", "maxLength": 4}});
+        if let Some(prefix) = prefix {
+            list["prefixItems"] = prefix;
+        }
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "list": list
+        }, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(
+        data(None),
+        data(Some(json!([{"type": "integer"}]))),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
+    // The second position narrowed to one string: ["a", "b"] breaks; nothing loosens.
+    let (found, report) = verdicts_with(
+        data(None),
+        data(Some(
+            json!([{"type": "string", "maxLength": 4}, {"const": "a"}]),
+        )),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

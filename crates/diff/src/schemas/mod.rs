@@ -287,7 +287,7 @@ impl Walk<'_> {
         // shown false, so every verdict it touches stays open (the rest is still compared, and
         // the search may still show a verdict true).
         let kept: BTreeSet<&String> = a.conjuncts.keys().chain(b.conjuncts.keys()).collect();
-        self.prefix(path, a, b);
+        self.prefix(path, from, to, a, b);
         self.contains_counts(path, from, to, a, b);
         for name in kept {
             // Read together with the items, by `prefix` above; the counts, by
@@ -448,7 +448,7 @@ impl Walk<'_> {
 
     /// A `prefixItems` kept in either version, with what is past it (its `items`, or the
     /// other version's plain `items`): ordered position by position by what each admits.
-    fn prefix(&mut self, path: &str, a: &Facts, b: &Facts) {
+    fn prefix(&mut self, path: &str, from: &Node, to: &Node, a: &Facts, b: &Facts) {
         let (before, after) = (
             a.conjuncts.get("prefixItems"),
             b.conjuncts.get("prefixItems"),
@@ -463,12 +463,23 @@ impl Walk<'_> {
             "`prefixItems` changed so that the model cannot order the two versions' items",
             &written.at,
         );
-        let (forward, backward) = match prefix_order(positions(a), positions(b)) {
-            Some(Ordering::Less) => (Effect::Unknown(why), Effect::No),
-            Some(Ordering::Greater) => (Effect::No, Effect::Unknown(why)),
-            Some(Ordering::Equal) => (Effect::No, Effect::No),
-            None => (Effect::Unknown(why.clone()), Effect::Unknown(why)),
+        let (before_positions, after_positions) = (positions(a), positions(b));
+        // Refusing by the items: shown by an array with one position only `node` admits.
+        let shown = |node: &Node, side: &Option<Positions>, other: &Option<Positions>| {
+            side.as_ref()
+                .zip(other.as_ref())
+                .and_then(|(side, other)| prefix_probe(path, node, side, other))
+                .unwrap_or_else(|| Effect::Unknown(why.clone()))
         };
+        let forward = || shown(from, &before_positions, &after_positions);
+        let backward = || shown(to, &after_positions, &before_positions);
+        let (forward, backward) =
+            match prefix_order(before_positions.clone(), after_positions.clone()) {
+                Some(Ordering::Less) => (forward(), Effect::No),
+                Some(Ordering::Greater) => (Effect::No, backward()),
+                Some(Ordering::Equal) => (Effect::No, Effect::No),
+                None => (forward(), backward()),
+            };
         self.record(change, path, forward, backward);
     }
 
@@ -990,9 +1001,71 @@ fn node_order(before: &Node, after: &Node) -> Option<Ordering> {
     }
 }
 
+/// One version's items: the schema of each position of its prefix, and what is past it.
+type Positions = (Vec<Node>, Node);
+
+/// The witness of a changed prefix: an array `node` admits (its items by `side`) with, at the
+/// first position where one exists, a value `side` admits there and `other` refuses; the
+/// positions before it, and any up to `minItems`, hold values of their own schemas (distinct
+/// where `uniqueItems` asks). The gate decides it in both versions. `None` where the model
+/// finds no such position or cannot build the rest.
+fn prefix_probe(path: &str, node: &Node, side: &Positions, other: &Positions) -> Option<Effect> {
+    let facts = node.facts()?;
+    let at = |positions: &Positions, index: usize| -> Node {
+        positions.0.get(index).unwrap_or(&positions.1).clone()
+    };
+    let longest = side.0.len().max(other.0.len());
+    let (index, refused) = (0..=longest)
+        .take_while(|index| facts.max_items.is_none_or(|max| (*index as u64) < max))
+        .find_map(|index| {
+            let (here, there) = (at(side, index), at(other, index));
+            match difference::difference(&here, &there, &there) {
+                Ok(Some(value)) => Some((index, value)),
+                _ => None,
+            }
+        })?;
+    // The items before it are built around the witness, which `uniqueItems` may forbid them.
+    let mut items = vec![refused];
+    for earlier in 0..index {
+        let item = example_avoiding(&at(side, earlier), &avoided(facts, &items))?;
+        items.insert(earlier, item);
+    }
+    while (items.len() as u64) < facts.min_items {
+        items.push(example_avoiding(
+            &at(side, items.len()),
+            &avoided(facts, &items),
+        )?);
+    }
+    Some(pinned_probe(path, node, Value::Array(items)))
+}
+
+/// The values a further item of an array built so far (`items`) must differ from: all of
+/// them where `uniqueItems` asks, else none.
+fn avoided(facts: &Facts, items: &[Value]) -> Vec<Value> {
+    if facts.unique_items {
+        items.to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
+/// The probe that sets the value at `path` to `value` (a witness the model built), to be
+/// decided by the gate in both versions.
+fn pinned_probe(path: &str, node: &Node, value: Value) -> Effect {
+    let mut pinned = Facts::new(&node.at);
+    pinned.values = Some(toolgate_model::Values::new(vec![value]));
+    branch_probe(
+        path,
+        &Node {
+            at: node.at.clone(),
+            kind: Kind::Facts(std::sync::Arc::new(pinned)),
+        },
+    )
+}
+
 /// One version's items as a prefix and what is past it: a kept `prefixItems` with its kept
 /// `items` (anything when not written), or no prefix and the plain `items`.
-fn positions(facts: &Facts) -> Option<(Vec<Node>, Node)> {
+fn positions(facts: &Facts) -> Option<Positions> {
     let Some(prefix) = facts.conjuncts.get("prefixItems") else {
         return Some((Vec::new(), (*facts.items).clone()));
     };
@@ -1009,10 +1082,7 @@ fn positions(facts: &Facts) -> Option<(Vec<Node>, Node)> {
 /// How two versions' items relate by what they admit, position by position (see
 /// [`positions`]); past a prefix's end, an item is what is past it. `Less` where every position
 /// of `after` admits no more than `before`'s, `Greater` the other way.
-fn prefix_order(
-    before: Option<(Vec<Node>, Node)>,
-    after: Option<(Vec<Node>, Node)>,
-) -> Option<Ordering> {
+fn prefix_order(before: Option<Positions>, after: Option<Positions>) -> Option<Ordering> {
     let ((before, before_rest), (after, after_rest)) = (before?, after?);
     let mut order = Ordering::Equal;
     // Every position either prefix names, then the rest past both.
@@ -1123,34 +1193,19 @@ fn count_probe(path: &str, node: &Node, other: &Facts) -> Option<Effect> {
     let contains = kept_node(&facts.conjuncts.get("contains")?.value);
     let matching = intersect(&facts.items, &contains);
     let mut items: Vec<Value> = Vec::new();
-    let fresh = |items: &[Value]| {
-        if facts.unique_items {
-            items.to_vec()
-        } else {
-            Vec::new()
-        }
-    };
     for _ in 0..count {
-        items.push(example_avoiding(&matching, &fresh(&items))?);
+        items.push(example_avoiding(&matching, &avoided(facts, &items))?);
     }
     // Past the count, items the `contains` schema refuses, up to `minItems`.
     while (items.len() as u64) < facts.min_items {
-        let avoid = fresh(&items);
+        let avoid = avoided(facts, &items);
         let filler = toolgate_model::alternatives(&facts.items)
             .iter()
             .filter_map(|shape| example_avoiding(shape, &avoid))
             .find(|value| admits(&contains, value) == Ok(false))?;
         items.push(filler);
     }
-    let mut pinned = Facts::new(&node.at);
-    pinned.values = Some(toolgate_model::Values::new(vec![Value::Array(items)]));
-    Some(branch_probe(
-        path,
-        &Node {
-            at: node.at.clone(),
-            kind: Kind::Facts(std::sync::Arc::new(pinned)),
-        },
-    ))
+    Some(pinned_probe(path, node, Value::Array(items)))
 }
 
 fn discriminator_words(discriminator: &Option<(String, Value)>) -> String {
