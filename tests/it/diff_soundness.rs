@@ -1720,3 +1720,34 @@ fn a_changed_prefix_is_shown_by_the_position_it_changes() {
         report.answers
     );
 }
+
+/// `unevaluatedItems` on a value whose `type` takes no array constrains nothing: opening an
+/// object's unevaluated members beside it is decided (it loosens and breaks nothing).
+#[test]
+fn unevaluated_items_beside_a_type_that_takes_no_array_constrains_nothing() {
+    let data = |meta: serde_json::Value| {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "meta": meta
+        }, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(
+        data(
+            json!({"type": "object", "properties": {"key": {"type": "string"}},
+                    "unevaluatedProperties": false}),
+        ),
+        data(
+            json!({"type": "object", "properties": {"key": {"type": "string"}},
+                    "unevaluatedItems": {"type": "string"},
+                    "unevaluatedProperties": {"type": "string", "maxLength": 8}}),
+        ),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}

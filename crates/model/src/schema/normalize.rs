@@ -582,11 +582,18 @@ impl Normalizer<'_> {
             && members
                 .get("items")
                 .is_none_or(|rest| references(rest).is_empty());
+        // A `type` that takes no array: `unevaluatedItems` then constrains nothing.
+        let takes_no_array = members.get("type").is_some_and(|written| match written {
+            Value::String(kind) => kind != "array",
+            Value::Array(kinds) => kinds.iter().all(|kind| kind != "array"),
+            _ => false,
+        });
         for (keyword, value) in members {
             let here = child(keyword);
             let bad = |what: &str| Node::unknown(&here, format!("`{keyword}` {what}"), &opaque());
             match keyword.as_str() {
                 keyword if ANNOTATIONS.contains(&keyword) => {}
+                "unevaluatedItems" if takes_no_array => {}
                 "$ref" => {
                     let Some(reference) = value.as_str() else {
                         return bad("is not a string");
