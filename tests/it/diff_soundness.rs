@@ -1751,3 +1751,37 @@ fn unevaluated_items_beside_a_type_that_takes_no_array_constrains_nothing() {
         report.answers
     );
 }
+
+/// `anyOf` branches that cannot be matched up (no discriminating const, a different number of
+/// them) are compared as the whole union: a branch added that an old one already covers
+/// changes nothing, and one that admits a new kind of value loosens.
+#[test]
+fn an_any_of_whose_branches_cannot_be_matched_up_is_compared_whole() {
+    let data = |branches: serde_json::Value| {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "breed": {"anyOf": branches}
+        }, "additionalProperties": false})
+    };
+    let short = json!({"type": "string", "maxLength": 4});
+    let long = json!({"type": "string", "maxLength": 8});
+    let (found, report) = verdicts_with(
+        data(json!([long, {"type": "integer"}])),
+        data(json!([long, short, {"type": "integer"}])),
+        &["/name"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts_with(
+        data(json!([long, {"type": "integer"}])),
+        data(json!([short, {"type": "integer"}, {"type": "boolean"}])),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
+}

@@ -500,7 +500,7 @@ fn plainly_empty(facts: &Facts) -> bool {
             .is_some_and(|values| values.iter().next().is_none())
 }
 
-fn without_union(node: &Node) -> Node {
+pub(super) fn without_union(node: &Node) -> Node {
     let mut node = node.clone();
     if let Kind::Facts(facts) = &mut node.kind {
         std::sync::Arc::make_mut(facts).union = None;

@@ -826,27 +826,21 @@ impl Walk<'_> {
                 "the oneOf branches changed, and they may overlap",
             );
         }
-        let pairs = match align(&x.branches, &y.branches) {
-            Some(pairs) => pairs,
-            None => {
-                let why = format!(
-                    "the {keyword} branches cannot be matched up (no discriminating const); review by hand"
-                );
-                let change = Change::new(
-                    "union_changed",
-                    format!("{}: the {keyword} branches changed", shown(path)),
-                    &to.at.file,
-                    &to.at.pointer,
-                );
-                self.record_undecided(change, path, why);
-                return;
-            }
+        // Branches that cannot be matched up (no discriminating const, a different number of
+        // them) are compared as the whole union: each branch of one version within the other.
+        let Some(pairs) = align(&x.branches, &y.branches) else {
+            return self.union_compared_whole(
+                path,
+                from,
+                to,
+                &format!("the {keyword} branches changed, and they cannot be matched up"),
+            );
         };
         for (from_branch, to_branch, discriminator) in pairs {
             match (from_branch, to_branch) {
                 (Some(p), Some(q)) => self.node(path, p, q),
                 (Some(p), None) => {
-                    let probe = branch_probe(path, p);
+                    let probe = branch_effect(path, from, p, to);
                     let change = Change::new(
                         "branch_removed",
                         format!(
@@ -860,7 +854,7 @@ impl Walk<'_> {
                     self.record(change, path, probe, Effect::No);
                 }
                 (None, Some(q)) => {
-                    let probe = branch_probe(path, q);
+                    let probe = branch_effect(path, to, q, from);
                     let change = Change::new(
                         "branch_added",
                         format!(
@@ -1349,6 +1343,17 @@ fn disjoint_pair(a: &Node, b: &Node) -> bool {
 
 /// The witness for a branch only one version has: the base's value at `path` made to match
 /// the branch (a response of that branch as it is, when the base already is one).
+/// Whether `other` refuses a value of `branch`, one of `node`'s union branches that `other`
+/// has no counterpart of (with `node`'s other facts beside it): decided where the model can
+/// (another branch may still take all of it), else shown by a value of the branch.
+fn branch_effect(path: &str, node: &Node, branch: &Node, other: &Node) -> Effect {
+    let admitted = intersect(&difference::without_union(node), branch);
+    match value_effect(path, &admitted, other) {
+        Effect::Unknown(_) => branch_probe(path, branch),
+        decided => decided,
+    }
+}
+
 fn branch_probe(path: &str, branch: &Node) -> Effect {
     Effect::Yes(Probe {
         path: path.to_owned(),
