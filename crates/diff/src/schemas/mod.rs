@@ -836,6 +836,44 @@ impl Walk<'_> {
                 &format!("the {keyword} branches changed, and they cannot be matched up"),
             );
         };
+        let start = self.out.len();
+        self.aligned_branches(path, from, to, keyword, pairs);
+        // Overlapping `anyOf` branches: a value one branch no longer takes may still be taken by
+        // another, so a branch's "yes" is no proof. Where the whole union shows that direction
+        // changes nothing, it is compared whole instead.
+        if !x.exactly_one && !(disjoint_branches(&x.branches) && disjoint_branches(&y.branches)) {
+            let claims = |verdict: BumpVerdict| {
+                self.out[start..]
+                    .iter()
+                    .any(|change| matches!(change.effect(verdict), Effect::Yes(_)))
+            };
+            let overclaimed = (claims(BumpVerdict::UpstreamBreaking)
+                && value_effect(path, from, to) == Effect::No)
+                || (claims(BumpVerdict::UpstreamLoosened)
+                    && value_effect(path, to, from) == Effect::No);
+            if overclaimed {
+                self.out.truncate(start);
+                self.union_compared_whole(
+                    path,
+                    from,
+                    to,
+                    &format!("the {keyword} branches changed, and they may overlap"),
+                );
+            }
+        }
+    }
+
+    /// The union branches `align` matched up, each pair compared, and each one without a
+    /// counterpart added or removed.
+    #[allow(clippy::type_complexity)]
+    fn aligned_branches(
+        &mut self,
+        path: &str,
+        from: &Node,
+        to: &Node,
+        keyword: &str,
+        pairs: Vec<(Option<&Node>, Option<&Node>, Option<(String, Value)>)>,
+    ) {
         for (from_branch, to_branch, discriminator) in pairs {
             match (from_branch, to_branch) {
                 (Some(p), Some(q)) => self.node(path, p, q),

@@ -285,8 +285,9 @@ fn common_whole_step(p: f64, q: f64) -> Option<f64> {
     (lcm < 1 << 53).then_some(lcm as f64)
 }
 
-/// `node` where an object one of whose required members can be no value is no object, read
-/// through `properties` and union branches: a member that admits nothing cannot be present.
+/// `node` where an object whose required members cannot all be present is no object, read
+/// through `properties` and union branches: a member that admits nothing, or whose name the
+/// object's `propertyNames` refuses, cannot be present, nor more than `maxProperties`.
 /// The differ reads what it admits this way after intersecting in what the gate demands beside
 /// the schema (correlation, the rules' fields); `tidy` does not, as the lint reads a schema
 /// that refuses every answer (`"properties": {"text": false}`) for the members it declares.
@@ -304,11 +305,15 @@ pub fn without_impossible_objects(node: &Node) -> Node {
             *branch = without_impossible_objects(branch);
         }
     }
+    // A required member that admits nothing, or whose name `propertyNames` refuses, or more
+    // required members than `maxProperties` allows.
     let impossible = inner.allows_type(JsonType::Object)
-        && inner
-            .required
-            .iter()
-            .any(|name| plainly_nothing(inner.member(name)));
+        && (inner.required.iter().any(|name| {
+            plainly_nothing(inner.member(name))
+                || admits(&inner.property_names, &Value::from(name.as_str())) == Ok(false)
+        }) || inner
+            .max_properties
+            .is_some_and(|max| inner.required.len() as u64 > max));
     let node = Node {
         at: node.at.clone(),
         kind: Kind::Facts(facts),
@@ -332,7 +337,8 @@ pub fn without_impossible_objects(node: &Node) -> Node {
     )
 }
 
-/// Whether `node` admits nothing on its face: `false`, no type left, or no value left.
+/// Whether `node` admits nothing on its face: `false`, no type left, no value left, a union
+/// none of whose branches admits anything.
 fn plainly_nothing(node: &Node) -> bool {
     match &node.kind {
         Kind::Nothing => true,
@@ -342,6 +348,10 @@ fn plainly_nothing(node: &Node) -> bool {
                     .values
                     .as_ref()
                     .is_some_and(|values| values.iter().next().is_none())
+                || facts
+                    .union
+                    .as_ref()
+                    .is_some_and(|union| union.branches.iter().all(plainly_nothing))
         }
         _ => false,
     }
