@@ -1785,3 +1785,73 @@ fn an_any_of_whose_branches_cannot_be_matched_up_is_compared_whole() {
     );
     assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
 }
+
+/// An object whose required members cannot all be present admits nothing: a name
+/// `propertyNames` refuses, more required members than `maxProperties`, a member whose every
+/// `anyOf` branch admits nothing, or two formats no string has both of (a freshness rule's
+/// timestamp on an IPv6 address). A change inside it breaks and loosens nothing.
+#[test]
+fn an_object_whose_required_members_cannot_all_be_present_admits_nothing() {
+    let data = |limits: serde_json::Value, id: serde_json::Value, max_length: u64| {
+        let mut data = json!({"type": "object", "required": ["id", "name"], "properties": {
+            "id": id,
+            "name": {"type": "string", "maxLength": max_length}
+        }});
+        for (keyword, value) in limits.as_object().unwrap() {
+            data[keyword] = value.clone();
+        }
+        data
+    };
+    let string = || json!({"type": "string"});
+    let impossible = [
+        (json!({"propertyNames": {"maxLength": 3}}), string()),
+        (json!({"maxProperties": 1}), string()),
+        (
+            json!({}),
+            json!({"type": "string", "anyOf": [{"type": "null"}, {"type": "integer"}]}),
+        ),
+    ];
+    for (limits, id) in impossible {
+        let (found, report) = verdicts_with(
+            data(limits.clone(), id.clone(), 8),
+            data(limits.clone(), id.clone(), 4),
+            &["/name"],
+            false,
+        );
+        assert_eq!(
+            found[..2],
+            [Some(false), Some(false)],
+            "{limits} {id}: {:?}",
+            report.answers
+        );
+    }
+    // Possible: the same change breaks.
+    let (found, report) = verdicts_with(
+        data(json!({"propertyNames": {"maxLength": 4}}), string(), 8),
+        data(json!({"propertyNames": {"maxLength": 4}}), string(), 4),
+        &["/name"],
+        false,
+    );
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    // A freshness rule on a field whose format no timestamp has.
+    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
+    let success = |max_length: u64| {
+        let mut branch = success_branch(json!({"const": "probe"}));
+        branch["properties"]["data"]["properties"]["at"] =
+            json!({"type": "string", "format": "ipv6"});
+        branch["properties"]["request_id"]["maxLength"] = json!(max_length);
+        branch
+    };
+    let failure = || failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]}));
+    let (found, report) = verdicts_written(
+        enveloped(1, success(32), failure(), freshness),
+        enveloped(2, success(16), failure(), freshness),
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -36,7 +36,7 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
         .into_iter()
         .filter_map(|(pointer, value)| Some((pointer?, value)))
         .fold(root, |root, (pointer, value)| {
-            let Some(echoed) = held_at(&root.at, pointer, true, value) else {
+            let Some(echoed) = held_at(&root.at, pointer, true, None, value) else {
                 return root;
             };
             let mut admitted = toolgate_model::intersect(&root, &echoed);
@@ -61,16 +61,27 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
 /// union branch (or the root) that pins the outcome member to the success value.
 fn kept_by_rules(version: &Version, shape: &ShapeDoc, mut root: Node) -> Node {
     let at = root.at.clone();
-    let kept: Vec<Node> = version
-        .rules()
-        .iter()
-        .filter_map(|rule| {
-            let (pointer, _) = shape.fields.get(rule.field())?;
-            held_at(&at, pointer, rule.kind == "freshness", None)
-        })
-        .collect();
+    // A freshness field holds an RFC 3339 timestamp, as `date-time` reads one (the gate parses
+    // it so): written only where the schema's own format there admits no timestamp, so that
+    // the two leave no string, and never where it would narrow what the gate admits.
+    let kept = |node: &Node| -> Vec<Node> {
+        version
+            .rules()
+            .iter()
+            .filter_map(|rule| {
+                let (pointer, _) = shape.fields.get(rule.field())?;
+                let timestamp = rule.kind == "freshness";
+                let format = format_at(node, pointer)
+                    .filter(|format| {
+                        timestamp && toolgate_model::disjoint_formats("date-time", format)
+                    })
+                    .map(|_| "date-time");
+                held_at(&at, pointer, timestamp, format, None)
+            })
+            .collect()
+    };
     let keep = |node: &Node| {
-        kept.iter().fold(node.clone(), |node, rule| {
+        kept(node).iter().fold(node.clone(), |node, rule| {
             toolgate_model::intersect(&node, rule)
         })
     };
@@ -149,6 +160,7 @@ fn held_at(
     at: &toolgate_model::Location,
     pointer: &str,
     string: bool,
+    format: Option<&str>,
     value: Option<Value>,
 ) -> Option<Node> {
     use std::sync::Arc;
@@ -167,6 +179,7 @@ fn held_at(
     if string {
         leaf.types = Some(BTreeSet::from([JsonType::String]));
     }
+    leaf.format = format.map(str::to_owned);
     leaf.values = value.map(|value| Values::new(vec![value]));
     let mut node = Node {
         at: at.clone(),
@@ -183,6 +196,16 @@ fn held_at(
         };
     }
     Some(node)
+}
+
+/// The `format` `node` declares at `pointer`, read through `properties` alone.
+fn format_at(node: &Node, pointer: &str) -> Option<String> {
+    let mut node = node;
+    for token in pointer.strip_prefix('/')?.split('/') {
+        let name = token.replace("~1", "/").replace("~0", "~");
+        node = node.facts()?.properties.get(&name)?;
+    }
+    node.facts()?.format.clone()
 }
 
 /// Every change between `from` and `to`.

@@ -187,6 +187,16 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             let numbers = takes_any(&merged, &[JsonType::Number, JsonType::Integer]);
             merged.format = match (&merged.format, &y.format) {
                 _ if !strings => None,
+                // No string is of both: the value is no string.
+                (Some(p), Some(q)) if disjoint_formats(p, q) => {
+                    merged.types = Some(
+                        JsonType::ALL
+                            .into_iter()
+                            .filter(|kind| *kind != JsonType::String && merged.allows_type(*kind))
+                            .collect(),
+                    );
+                    None
+                }
                 (Some(p), Some(q)) if p != q => {
                     return Node::unknown(&at, "two different formats", &both(a, b));
                 }
@@ -283,6 +293,26 @@ fn common_whole_step(p: f64, q: f64) -> Option<f64> {
     };
     let lcm = (p / gcd).checked_mul(q)?;
     (lcm < 1 << 53).then_some(lcm as f64)
+}
+
+/// Formats no string satisfies two of, each by a character or a shape the others never have:
+/// a timestamp's `-` and `:` (`date-time`), a date's ten characters with a `-` and no `:`, a
+/// time's `:` at the third, a UUID's four `-` and no `:`, an IPv4 address's digits and dots
+/// only, an IPv6 address's `:` and no `-`, an email's `@`, a duration's leading `P`.
+const DISJOINT_FORMATS: [&str; 8] = [
+    "date-time",
+    "date",
+    "time",
+    "uuid",
+    "ipv4",
+    "ipv6",
+    "email",
+    "duration",
+];
+
+/// Whether no string satisfies both formats (both asserted by the gate).
+pub fn disjoint_formats(p: &str, q: &str) -> bool {
+    p != q && DISJOINT_FORMATS.contains(&p) && DISJOINT_FORMATS.contains(&q)
 }
 
 /// `node` where an object whose required members cannot all be present is no object, read

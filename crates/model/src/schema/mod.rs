@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::strings::Strings;
 
 pub use algebra::{
-    admits, alternatives, intersect, no_type_in_common, of_type, same_value,
+    admits, alternatives, disjoint_formats, intersect, no_type_in_common, of_type, same_value,
     without_impossible_objects,
 };
 pub use examples::{
