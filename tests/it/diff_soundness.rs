@@ -1855,3 +1855,64 @@ fn an_object_whose_required_members_cannot_all_be_present_admits_nothing() {
         report.answers
     );
 }
+
+/// A failure's code must be one the agent can be shown, and the outcome one the contract names:
+/// a failure code the agent has no word for, or an outcome that is neither, is refused by the
+/// gate in both versions, so adding one to the schema loosens nothing; adding an agent-visible
+/// code does.
+#[test]
+fn a_failure_code_or_an_outcome_the_gate_never_admits_loosens_nothing() {
+    let success = |outcome: serde_json::Value| {
+        let mut branch = success_branch(json!({"const": "probe"}));
+        branch["properties"]["outcome"] = outcome;
+        branch
+    };
+    let failure =
+        |codes: serde_json::Value| failure_branch(json!("object"), json!({"enum": codes}));
+    for (before, after, loosened) in [
+        (
+            json!(["NOT_FOUND"]),
+            json!(["NOT_FOUND", "resource_missing"]),
+            false,
+        ),
+        (
+            json!(["NOT_FOUND"]),
+            json!(["NOT_FOUND", "UPSTREAM_UNAVAILABLE"]),
+            true,
+        ),
+    ] {
+        let (found, report) = verdicts_written(
+            enveloped(1, success(json!({"const": "ok"})), failure(before), ""),
+            enveloped(2, success(json!({"const": "ok"})), failure(after), ""),
+            false,
+        );
+        assert_eq!(
+            found[..2],
+            [Some(false), Some(loosened)],
+            "{:?}",
+            report.answers
+        );
+    }
+    // An outcome widened to a value that is neither success nor failure.
+    let (found, report) = verdicts_written(
+        enveloped(
+            1,
+            success(json!({"const": "ok"})),
+            failure(json!(["NOT_FOUND"])),
+            "",
+        ),
+        enveloped(
+            2,
+            success(json!({"enum": ["ok", "pending"]})),
+            failure(json!(["NOT_FOUND"])),
+            "",
+        ),
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -14,9 +14,11 @@ use super::schemas::{self, ShapeContext};
 use toolgate_model::{Kind, Node, RuleDoc, ShapeDoc, Version};
 
 /// What the gate can admit of `shape` in `version`, as the model reads it: the shape's schema,
-/// and the correlation every decision checks after it (success or failure), so that a value
-/// the schema admits and correlation always refuses (a response that is not an object, a tool
-/// name the contract is not for) is not counted as admitted. Pointers through a member named
+/// and what every decision checks after it: correlation and an outcome the contract names (on
+/// every response), a failure code the agent can be shown (on a failure), the rules' fields (on
+/// a success). A value the schema admits and the gate always refuses (a response that is not an
+/// object, a tool name the contract is not for, a failure code the agent has no word for) is
+/// then not counted as admitted. Pointers through a member named
 /// like an array index are left out, as the document there may be an array.
 fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
     let root = version.schemas.root(&shape.schema);
@@ -28,38 +30,102 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
         return root;
     }
     let tool = version.contract.tool();
-    let echoed = [
-        (shape.tool.as_deref(), Some(Value::from(tool))),
+    let strings = |values: &[&str]| values.iter().map(|value| Value::from(*value)).collect();
+    let mut held = vec![
+        (shape.tool.as_deref(), Some(strings(&[tool]))),
         (shape.request_id.as_deref(), None),
     ];
-    let correlated = echoed
+    // The outcome is one of the two values the contract names, on every response.
+    if let (Some((pointer, success)), Some(failure)) = (&shape.outcome, &shape.failure) {
+        held.push((Some(pointer), Some(vec![success.clone(), failure.clone()])));
+    }
+    let checked = held
         .into_iter()
-        .filter_map(|(pointer, value)| Some((pointer?, value)))
-        .fold(root, |root, (pointer, value)| {
-            let Some(echoed) = held_at(&root.at, pointer, true, None, value) else {
-                return root;
-            };
-            let mut admitted = toolgate_model::intersect(&root, &echoed);
-            // Into each branch of the root's union too (an envelope's success and failure),
-            // where the comparison reads them: on the values correlation lets through, a
-            // branch matches exactly when it does with the correlation beside it.
-            if let Kind::Facts(facts) = &mut admitted.kind
-                && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
-            {
-                for branch in &mut union.branches {
-                    *branch = toolgate_model::intersect(branch, &echoed);
-                }
+        .filter_map(|(pointer, values)| Some((pointer?, values)))
+        .fold(root, |root, (pointer, values)| {
+            match held_at(&root.at, pointer, true, None, values) {
+                Some(held) => everywhere(&root, &held),
+                None => root,
             }
-            admitted
         });
-    toolgate_model::without_impossible_objects(&kept_by_rules(version, shape, correlated))
+    // A failure's code is one the agent can be shown.
+    let coded = match (&shape.error_code, &shape.failure) {
+        (Some(pointer), Some(failure)) => {
+            let codes = ErrorCode::ALL.map(ErrorCode::as_str);
+            match held_at(&checked.at, pointer, true, None, Some(strings(&codes))) {
+                Some(code) => on_outcome(checked, shape, failure, |node| {
+                    toolgate_model::intersect(node, &code)
+                }),
+                None => checked,
+            }
+        }
+        _ => checked,
+    };
+    toolgate_model::without_impossible_objects(&kept_by_rules(version, shape, coded))
+}
+
+/// `root` with `held` intersected in, and into each branch of its union too (an envelope's
+/// success and failure), where the comparison reads them: on the values `held` lets through,
+/// a branch matches exactly when it does with `held` beside it.
+fn everywhere(root: &Node, held: &Node) -> Node {
+    let mut admitted = toolgate_model::intersect(root, held);
+    if let Kind::Facts(facts) = &mut admitted.kind
+        && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
+    {
+        for branch in &mut union.branches {
+            *branch = toolgate_model::intersect(branch, held);
+        }
+    }
+    admitted
+}
+
+/// `root` with `keep` applied to the responses whose outcome is `value`: the root where it
+/// pins the outcome member to that value, else each union branch that does (the rest left as
+/// they are; an outcome the model cannot find pinned leaves `root` unchanged).
+fn on_outcome(root: Node, shape: &ShapeDoc, value: &Value, keep: impl Fn(&Node) -> Node) -> Node {
+    let Some((pointer, _)) = &shape.outcome else {
+        return root;
+    };
+    let Some(member) = pointer
+        .strip_prefix('/')
+        .filter(|member| !member.contains('/') && !member.contains('~'))
+    else {
+        return root;
+    };
+    let pins = |node: &Node| {
+        node.facts().is_some_and(|facts| {
+            facts.required.contains(member)
+                && facts.properties.get(member).is_some_and(|outcome| {
+                    outcome
+                        .facts()
+                        .and_then(|facts| facts.values.as_ref())
+                        .is_some_and(|values| {
+                            values.len() == 1 && toolgate_model::same_value(&values[0], value)
+                        })
+                })
+        })
+    };
+    if pins(&root) {
+        return keep(&root);
+    }
+    let mut root = root;
+    if let Kind::Facts(facts) = &mut root.kind
+        && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
+    {
+        for branch in &mut union.branches {
+            if pins(branch) {
+                *branch = keep(branch);
+            }
+        }
+    }
+    root
 }
 
 /// `root` where a success must keep every rule on a field the shape declares: the field
 /// present (a rule on an absent field cannot hold), and a string where the rule is freshness
 /// (an RFC 3339 timestamp). A success is every response of a shape without an outcome, else a
 /// union branch (or the root) that pins the outcome member to the success value.
-fn kept_by_rules(version: &Version, shape: &ShapeDoc, mut root: Node) -> Node {
+fn kept_by_rules(version: &Version, shape: &ShapeDoc, root: Node) -> Node {
     let at = root.at.clone();
     // A freshness field holds an RFC 3339 timestamp, as `date-time` reads one (the gate parses
     // it so): written only where the schema's own format there admits no timestamp, so that
@@ -85,42 +151,10 @@ fn kept_by_rules(version: &Version, shape: &ShapeDoc, mut root: Node) -> Node {
             toolgate_model::intersect(&node, rule)
         })
     };
-    let Some((pointer, success)) = &shape.outcome else {
-        return keep(&root);
-    };
-    // A success as the schema pins it: the outcome a required member of that constant.
-    let Some(member) = pointer
-        .strip_prefix('/')
-        .filter(|member| !member.contains('/') && !member.contains('~'))
-    else {
-        return root;
-    };
-    let pins_success = |node: &Node| {
-        node.facts().is_some_and(|facts| {
-            facts.required.contains(member)
-                && facts.properties.get(member).is_some_and(|outcome| {
-                    outcome
-                        .facts()
-                        .and_then(|facts| facts.values.as_ref())
-                        .is_some_and(|values| {
-                            values.len() == 1 && toolgate_model::same_value(&values[0], success)
-                        })
-                })
-        })
-    };
-    if pins_success(&root) {
-        return keep(&root);
+    match &shape.outcome {
+        Some((_, success)) => on_outcome(root, shape, success, keep),
+        None => keep(&root),
     }
-    if let Kind::Facts(facts) = &mut root.kind
-        && let Some(union) = &mut std::sync::Arc::make_mut(facts).union
-    {
-        for branch in &mut union.branches {
-            if pins_success(branch) {
-                *branch = keep(branch);
-            }
-        }
-    }
-    root
 }
 
 /// Whether a recursion in `root` closes at the root of `file`, and whether the root's schema is
@@ -161,7 +195,7 @@ fn held_at(
     pointer: &str,
     string: bool,
     format: Option<&str>,
-    value: Option<Value>,
+    values: Option<Vec<Value>>,
 ) -> Option<Node> {
     use std::sync::Arc;
     use toolgate_model::{Facts, JsonType, Values};
@@ -180,7 +214,7 @@ fn held_at(
         leaf.types = Some(BTreeSet::from([JsonType::String]));
     }
     leaf.format = format.map(str::to_owned);
-    leaf.values = value.map(|value| Values::new(vec![value]));
+    leaf.values = values.map(Values::new);
     let mut node = Node {
         at: at.clone(),
         kind: Kind::Facts(Arc::new(leaf)),

@@ -40,6 +40,8 @@ pub struct ShapeDoc {
     pub error_code: Option<String>,
     /// Where the outcome is, and the value that marks a success, for shapes with an outcome.
     pub outcome: Option<(String, Value)>,
+    /// The value that marks a failure, for shapes with an outcome.
+    pub failure: Option<Value>,
     /// Where the shape carries the request id, if it does.
     pub request_id: Option<String>,
     /// Where the shape carries the tool's name, if it does.
@@ -90,6 +92,7 @@ impl Version {
             outcome: value["outcome"]["pointer"]
                 .as_str()
                 .map(|pointer| (pointer.to_owned(), value["outcome"]["success"].clone())),
+            failure: Some(value["outcome"]["failure"].clone()).filter(Value::is_string),
             request_id: value["correlation"]["request_id"]
                 .as_str()
                 .map(str::to_owned),
