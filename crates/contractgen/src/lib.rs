@@ -6,9 +6,9 @@
 //! gate decides with: types and their unions, `oneOf`/`anyOf`/`allOf`, `$ref` within a file, across
 //! files and back to the root (recursion), patterns from a grammar of ECMA-262 features (and the
 //! anchored class sequences the positional matcher takes), formats, Unicode, `enum`/`const`,
-//! bounds, closed and open objects, `unevaluatedProperties`. Documents are drawn from the schema,
-//! then mutated: members added and removed, values of another type, strings at and past their
-//! bounds.
+//! bounds, closed and open objects, `unevaluatedProperties`, `prefixItems`, `contains` with its
+//! counts. Documents are drawn from the schema, then mutated: members added and removed, values
+//! of another type, strings at and past their bounds.
 //!
 //! Everything is drawn from an [`Entropy`]: a seeded generator for property tests (the same seed,
 //! the same contract), or a fuzzer's bytes (its coverage then steers the choices). When the bytes

@@ -3,9 +3,9 @@
 //!
 //! The edits are the ones a contract bump makes (a bound moved, a value added to or removed
 //! from an enum, a member required or dropped, a pattern rewritten, a union branch added or
-//! removed, an object opened or closed, a type widened), plus keywords the differ does not
-//! model (`not`, `dependentRequired`, two `multipleOf` under one `allOf`), which it must answer
-//! "undecided", never "no".
+//! removed, an object opened or closed, a type widened, a `contains` count moved), plus
+//! keywords the differ does not model (`not`, `dependentRequired`, two `multipleOf` under one
+//! `allOf`), which it must answer "undecided", never "no".
 
 use serde_json::{Map, Value, json};
 
@@ -114,13 +114,15 @@ fn edit(entropy: &mut impl Entropy, schemas: &mut [(String, Value)]) -> Option<S
 }
 
 fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Option<String> {
-    const COUNTS: [&str; 6] = [
+    const COUNTS: [&str; 8] = [
         "minLength",
         "maxLength",
         "minItems",
         "maxItems",
         "minProperties",
         "maxProperties",
+        "minContains",
+        "maxContains",
     ];
     const BOUNDS: [&str; 4] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
     let present: Vec<String> = node.keys().cloned().collect();

@@ -419,6 +419,17 @@ impl<'e, E: Entropy> Builder<'e, E> {
             let first = self.value(0);
             schema["prefixItems"] = json!([first]);
         }
+        // How many items must match a schema of their own (`contains` of a type `items` may
+        // refuse: then no array with a match is admitted).
+        if self.entropy.chance(15) {
+            let matched = self.value(0);
+            let least = self.entropy.below(3);
+            schema["contains"] = matched;
+            schema["minContains"] = json!(least);
+            if self.entropy.chance(50) {
+                schema["maxContains"] = json!(least + self.entropy.below(3));
+            }
+        }
         schema
     }
 }

@@ -209,15 +209,7 @@ fn difference_outside(
     let mut decided = true;
     let mut reason = None;
     // Types `a` allows that `b` does not.
-    for kind in [
-        JsonType::Null,
-        JsonType::Boolean,
-        JsonType::Integer,
-        JsonType::Number,
-        JsonType::String,
-        JsonType::Array,
-        JsonType::Object,
-    ] {
+    for kind in JsonType::ALL {
         if !a_facts.allows_type(kind) {
             continue;
         }

@@ -390,16 +390,9 @@ fn plainly_nothing(node: &Node) -> bool {
 /// Whether no value of `a` can be of a JSON type a value of `b` can be (integers counted as
 /// numbers): then no value is admitted by both.
 pub fn no_type_in_common(a: &Node, b: &Node) -> bool {
-    [
-        JsonType::Null,
-        JsonType::Boolean,
-        JsonType::Number,
-        JsonType::String,
-        JsonType::Array,
-        JsonType::Object,
-    ]
-    .into_iter()
-    .all(|kind| !(may_take(a, kind) && may_take(b, kind)))
+    JsonType::CATEGORIES
+        .into_iter()
+        .all(|kind| !(may_take(a, kind) && may_take(b, kind)))
 }
 
 /// Whether a value of `node` may be of one of `kinds`; `true` where the model cannot say, but a

@@ -107,6 +107,16 @@ impl JsonType {
         JsonType::Object,
     ];
 
+    /// Every type with integers counted as numbers: what a value can be, one category each.
+    pub const CATEGORIES: [JsonType; 6] = [
+        JsonType::Null,
+        JsonType::Boolean,
+        JsonType::Number,
+        JsonType::String,
+        JsonType::Array,
+        JsonType::Object,
+    ];
+
     fn from_name(name: &str) -> Option<JsonType> {
         Some(match name {
             "null" => JsonType::Null,

@@ -251,14 +251,6 @@ impl Schemas {
         seen: &mut Vec<Location>,
         budget: &mut usize,
     ) -> Option<BTreeSet<JsonType>> {
-        const EVERY: [JsonType; 6] = [
-            JsonType::Null,
-            JsonType::Boolean,
-            JsonType::Number,
-            JsonType::String,
-            JsonType::Array,
-            JsonType::Object,
-        ];
         let category = |kind: JsonType| match kind {
             JsonType::Integer => JsonType::Number,
             other => other,
@@ -270,7 +262,7 @@ impl Schemas {
             _ => return None,
         };
         *budget -= 1;
-        let mut kinds: BTreeSet<JsonType> = EVERY.into_iter().collect();
+        let mut kinds: BTreeSet<JsonType> = JsonType::CATEGORIES.into_iter().collect();
         let mut narrow = |found: Option<BTreeSet<JsonType>>| {
             if let Some(found) = found {
                 kinds.retain(|kind| found.contains(kind));
@@ -321,7 +313,7 @@ impl Schemas {
             narrow(self.categories(&target.file, resolved, seen, budget));
             seen.pop();
         }
-        (kinds.len() < EVERY.len()).then_some(kinds)
+        (kinds.len() < JsonType::CATEGORIES.len()).then_some(kinds)
     }
 
     /// Resolves a `$dynamicRef` written in `file`, evaluated from the root of `entry`, where it
