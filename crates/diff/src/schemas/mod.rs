@@ -841,7 +841,8 @@ impl Walk<'_> {
         // Overlapping `anyOf` branches: a value one branch no longer takes may still be taken by
         // another, so a branch's "yes" is no proof. Where the whole union shows that direction
         // changes nothing, it is compared whole instead.
-        if !x.exactly_one && !(disjoint_branches(&x.branches) && disjoint_branches(&y.branches)) {
+        let may_overlap = !(disjoint_branches(&x.branches) && disjoint_branches(&y.branches));
+        if !x.exactly_one && may_overlap {
             let claims = |verdict: BumpVerdict| {
                 self.out[start..]
                     .iter()
