@@ -1916,3 +1916,42 @@ fn a_failure_code_or_an_outcome_the_gate_never_admits_loosens_nothing() {
         report.answers
     );
 }
+
+/// An `items` beside `prefixItems` that refers elsewhere is modelled where it refers: an edit
+/// behind its `$ref` is a change past the prefix, decided both ways, and an edit elsewhere
+/// leaves it equal.
+#[test]
+fn items_past_a_prefix_are_read_through_their_reference() {
+    let data = |max_length: u64, name_length: u64| {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": name_length},
+            "list": {"type": "array", "maxItems": 4, "prefixItems": [{"type": "integer"}],
+                     "items": {"$ref": "#/properties/data/$defs/word"}}
+        }, "additionalProperties": false, "$defs": {
+            "word": {"type": "string", "maxLength": max_length}
+        }})
+    };
+    // The referenced schema narrowed: ["x", …] past the prefix breaks.
+    let (found, report) = verdicts_with(data(8, 8), data(4, 8), &["/name"], false);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // Only the name changed: the items past the prefix are equal.
+    let (found, report) = verdicts_with(data(8, 8), data(8, 4), &["/name"], false);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts_with(data(8, 4), data(8, 8), &["/name"], false);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -1102,10 +1102,10 @@ fn positions(facts: &Facts) -> Option<Positions> {
     let Some(prefix) = facts.conjuncts.get("prefixItems") else {
         return Some((Vec::new(), (*facts.items).clone()));
     };
-    let rest = facts
-        .conjuncts
-        .get("items")
-        .map_or_else(|| Node::any(&prefix.at), |rest| kept_node(&rest.value));
+    let rest = facts.conjuncts.get("items").map_or_else(
+        || Node::any(&prefix.at),
+        |rest| rest.node.clone().unwrap_or_else(|| kept_node(&rest.value)),
+    );
     Some((
         prefix.value.as_array()?.iter().map(kept_node).collect(),
         rest,

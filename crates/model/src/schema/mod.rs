@@ -341,7 +341,8 @@ pub struct Facts {
 /// `unevaluated*` sits beside it, which the model then does not take), so an identical one on
 /// both sides of an inclusion cannot break it. Kept only when written without a reference
 /// (`$ref`, `$dynamicRef`), so that as written means as meant. An `items` beside `prefixItems`
-/// applies past the prefix alone: it is kept too (under `items`), and the two read together.
+/// applies past the prefix alone: it is kept too (under `items`), and the two read together;
+/// one that refers elsewhere is kept with its schema modelled ([`Conjunct::node`]).
 pub const CONJUNCTS: [&str; 10] = [
     "prefixItems",
     "contains",
@@ -362,11 +363,14 @@ pub struct Conjunct {
     pub value: Value,
     /// Where the keyword is written.
     pub at: Location,
+    /// Its schema as modelled in the contract's files, where it refers elsewhere (an `items`
+    /// beside `prefixItems`): part of equality, so that an edit behind the reference changes it.
+    pub node: Option<Node>,
 }
 
 impl PartialEq for Conjunct {
     fn eq(&self, other: &Conjunct) -> bool {
-        self.value == other.value
+        self.value == other.value && self.node == other.node
     }
 }
 

@@ -567,13 +567,10 @@ impl Normalizer<'_> {
         // reaches, so that an edit behind a `$ref` beside an unmodelled keyword still changes it.
         let schemas = self.schemas;
         let opaque = || json!({"schema": schema, "sha256": schemas.digest(at, schema)});
-        // `prefixItems` and an `items` beside it, both written without a reference: kept.
+        // `prefixItems` written without a reference: kept, with the `items` beside it.
         let plain_prefix = members
             .get("prefixItems")
-            .is_some_and(|prefix| references(prefix).is_empty())
-            && members
-                .get("items")
-                .is_none_or(|rest| references(rest).is_empty());
+            .is_some_and(|prefix| references(prefix).is_empty());
         // A `type` that takes no array: `unevaluatedItems` then constrains nothing.
         let takes_no_array = members.get("type").is_some_and(|written| match written {
             Value::String(kind) => kind != "array",
@@ -745,13 +742,17 @@ impl Normalizer<'_> {
                 // as written, and read together by the differ.
                 "items" if members.contains_key("prefixItems") => {
                     if !plain_prefix {
-                        return bad("beside `prefixItems`, with a reference in either");
+                        return bad("beside a `prefixItems` with a reference");
                     }
+                    // One that refers elsewhere is modelled here, in its contract's files.
+                    let node = (!references(value).is_empty())
+                        .then(|| self.normalize(&here, value, depth));
                     facts.conjuncts.insert(
                         "items".to_owned(),
                         Conjunct {
                             value: value.clone(),
                             at: here.clone(),
+                            node,
                         },
                     );
                 }
@@ -766,6 +767,7 @@ impl Normalizer<'_> {
                         Conjunct {
                             value: value.clone(),
                             at: here.clone(),
+                            node: None,
                         },
                     );
                 }
