@@ -1605,25 +1605,33 @@ fn two_whole_steps_on_one_number_are_their_least_common_multiple() {
 /// admitted by neither version, so a change to it breaks and loosens nothing.
 #[test]
 fn a_success_no_rule_can_hold_on_is_admitted_by_neither_version() {
-    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
-    let success = |max_length: u64| {
-        let mut branch = success_branch(json!({"const": "probe"}));
-        branch["properties"]["data"]["properties"]["at"] = json!({"type": "integer"});
-        branch["properties"]["request_id"]["maxLength"] = json!(max_length);
-        branch
-    };
-    let failure = || failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]}));
-    let (found, report) = verdicts_written(
-        enveloped(1, success(32), failure(), freshness),
-        enveloped(2, success(16), failure(), freshness),
-        false,
-    );
+    let (found, report) = request_id_narrowed_under_freshness_on(json!({"type": "integer"}));
     assert_eq!(
         found[..2],
         [Some(false), Some(false)],
         "{:?}",
         report.answers
     );
+}
+
+/// An envelope whose success holds `at` (as `at_schema` says) under a freshness rule on it,
+/// diffed with its request id's `maxLength` narrowed from 32 to 16.
+fn request_id_narrowed_under_freshness_on(
+    at_schema: serde_json::Value,
+) -> ([Option<bool>; 4], toolgate_diff::Report) {
+    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
+    let success = |max_length: u64| {
+        let mut branch = success_branch(json!({"const": "probe"}));
+        branch["properties"]["data"]["properties"]["at"] = at_schema.clone();
+        branch["properties"]["request_id"]["maxLength"] = json!(max_length);
+        branch
+    };
+    let failure = || failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]}));
+    verdicts_written(
+        enveloped(1, success(32), failure(), freshness),
+        enveloped(2, success(16), failure(), freshness),
+        false,
+    )
 }
 
 /// `minContains`/`maxContains` are one count of the items `contains` matches: with the same
@@ -1834,20 +1842,8 @@ fn an_object_whose_required_members_cannot_all_be_present_admits_nothing() {
     );
     assert_eq!(found[0], Some(true), "{:?}", report.answers);
     // A freshness rule on a field whose format no timestamp has.
-    let freshness = "rules:\n  - name: fresh\n    freshness: { field: at, max_age: 15m, max_future: 2m }\n    retryable: true\n";
-    let success = |max_length: u64| {
-        let mut branch = success_branch(json!({"const": "probe"}));
-        branch["properties"]["data"]["properties"]["at"] =
-            json!({"type": "string", "format": "ipv6"});
-        branch["properties"]["request_id"]["maxLength"] = json!(max_length);
-        branch
-    };
-    let failure = || failure_branch(json!("object"), json!({"enum": ["NOT_FOUND"]}));
-    let (found, report) = verdicts_written(
-        enveloped(1, success(32), failure(), freshness),
-        enveloped(2, success(16), failure(), freshness),
-        false,
-    );
+    let (found, report) =
+        request_id_narrowed_under_freshness_on(json!({"type": "string", "format": "ipv6"}));
     assert_eq!(
         found[..2],
         [Some(false), Some(false)],
