@@ -55,8 +55,26 @@ type TypesSeen = HashMap<(*const Map<String, Value>, bool), Option<BTreeSet<Stri
 enum Position {
     /// A value: the root, a property, an item, a map's values. Closed here.
     Value,
-    /// A part of a composition (`allOf`, `anyOf`, `oneOf`): the composing schema closes it.
+    /// A part of a composition (`allOf`, `anyOf`, `oneOf`) or a schema applied to the same
+    /// value when a condition holds (`dependentSchemas`, `then`, `else`): the composing schema
+    /// closes it.
     Part,
+    /// A condition (`if`, `not`) or anything beneath one: copied as the description means it,
+    /// with no bound, closing or type written in, since a bound inside `not` admits what it
+    /// seems to refuse (`not: {type: string}` with a `maxLength` admits every longer string),
+    /// and one inside `if` moves which of `then`/`else` applies.
+    Condition,
+}
+
+impl Position {
+    /// Where a value below this place sits (a property's, an item's, a map's): a value of its
+    /// own, unless beneath a condition.
+    fn of_value(self) -> Position {
+        match self {
+            Position::Condition => Position::Condition,
+            _ => Position::Value,
+        }
+    }
 }
 
 /// Converts schemas of one description into one self-contained document.
@@ -183,17 +201,24 @@ impl<'a> Converter<'a> {
                     let Value::Object(named) = value else {
                         continue;
                     };
-                    let kind = if keyword == "$defs" {
-                        Position::Part
-                    } else {
-                        Position::Value
+                    // A dependent schema applies to this same value, whose name it keeps.
+                    let (kind, names_member) = match keyword.as_str() {
+                        _ if position == Position::Condition => (Position::Condition, false),
+                        "$defs" => (Position::Part, true),
+                        "dependentSchemas" => (Position::Part, false),
+                        _ => (Position::Value, true),
                     };
                     Value::Object(
                         named
                             .iter()
                             .map(|(name, schema)| {
                                 let inner = format!("{here}/{}", escape(name));
-                                (name.clone(), self.convert(schema, &inner, kind, Some(name)))
+                                let described = if names_member {
+                                    Some(name.as_str())
+                                } else {
+                                    member
+                                };
+                                (name.clone(), self.convert(schema, &inner, kind, described))
                             })
                             .collect(),
                     )
@@ -209,14 +234,14 @@ impl<'a> Converter<'a> {
                                     .enumerate()
                                     .map(|(index, schema)| {
                                         let inner = format!("{at}/prefixItems/{index}");
-                                        self.convert(schema, &inner, Position::Value, None)
+                                        self.convert(schema, &inner, position.of_value(), None)
                                     })
                                     .collect(),
                             ),
                         );
                         continue;
                     }
-                    schema => self.convert(schema, &here, Position::Value, None),
+                    schema => self.convert(schema, &here, position.of_value(), None),
                 },
                 "prefixItems" => Value::Array(
                     value
@@ -226,18 +251,21 @@ impl<'a> Converter<'a> {
                         .enumerate()
                         .map(|(index, schema)| {
                             let inner = format!("{here}/{index}");
-                            self.convert(schema, &inner, Position::Value, None)
+                            self.convert(schema, &inner, position.of_value(), None)
                         })
                         .collect(),
                 ),
-                "additionalProperties"
-                | "unevaluatedProperties"
-                | "propertyNames"
-                | "contains"
-                | "not"
-                | "if"
-                | "then"
-                | "else" => self.convert(value, &here, Position::Value, None),
+                "additionalProperties" | "unevaluatedProperties" | "propertyNames" | "contains" => {
+                    self.convert(value, &here, position.of_value(), None)
+                }
+                "not" | "if" => self.convert(value, &here, Position::Condition, member),
+                "then" | "else" => {
+                    let kind = match position {
+                        Position::Condition => Position::Condition,
+                        _ => Position::Part,
+                    };
+                    self.convert(value, &here, kind, member)
+                }
                 "allOf" | "anyOf" | "oneOf" => {
                     let parts = value
                         .as_array()
@@ -246,10 +274,14 @@ impl<'a> Converter<'a> {
                         .enumerate()
                         .map(|(index, schema)| {
                             let inner = format!("{here}/{index}");
-                            self.convert(schema, &inner, Position::Part, member)
+                            let kind = match position {
+                                Position::Condition => Position::Condition,
+                                _ => Position::Part,
+                            };
+                            self.convert(schema, &inner, kind, member)
                         })
                         .collect();
-                    if keyword == "oneOf" {
+                    if keyword == "oneOf" && position != Position::Condition {
                         // Descriptions rarely make branches exclusive, and a document two
                         // branches take would be refused by `oneOf`.
                         self.assume(
@@ -319,7 +351,9 @@ impl<'a> Converter<'a> {
         // Descriptions often leave out the type a schema's own keywords imply (`properties`
         // without `type: object`): a value of another type, `null` among them, would then pass
         // the schema and fail only at projection. Written in, and listed.
-        if !out.contains_key("type")
+        let assumes = position != Position::Condition;
+        if assumes
+            && !out.contains_key("type")
             && !["$ref", "allOf", "anyOf", "oneOf", "enum", "const"]
                 .iter()
                 .any(|keyword| out.contains_key(*keyword))
@@ -339,7 +373,8 @@ impl<'a> Converter<'a> {
         // A composition whose every branch has a type has one too (the branches of an `anyOf`
         // of objects are objects): written in, so no value is untyped where every way to be
         // admitted is typed. Not beside OpenAPI 3.0's `nullable`, which admits `null` besides.
-        if !out.contains_key("type")
+        if assumes
+            && !out.contains_key("type")
             && !out.contains_key("enum")
             && !out.contains_key("const")
             && members.get("nullable") != Some(&Value::Bool(true))
@@ -374,7 +409,9 @@ impl<'a> Converter<'a> {
         {
             out.insert("examples".to_owned(), json!([example]));
         }
-        self.bound(&mut out, at, position, member);
+        if assumes {
+            self.bound(&mut out, at, position, member);
+        }
         Value::Object(out)
     }
 
@@ -1009,5 +1046,57 @@ mod tests {
         assert!(validator.is_valid(&json!({"a": null, "b": 0.5, "c": null, "d": 7})));
         assert!(!validator.is_valid(&json!({"b": 0})));
         assert!(!validator.is_valid(&json!({"e": 1})), "closed");
+    }
+
+    #[test]
+    fn conditions_are_copied_as_written_and_dependent_schemas_stay_open() {
+        let source = json!({});
+        let (schema, _) = Converter::new(&source, Dialect::JsonSchema).document(&json!({
+            "type": "object",
+            "properties": {
+                "name": {"not": {"type": "string", "properties": {"x": {"type": "integer"}}}},
+                "card": {"type": "string"},
+                "kind": {"type": "string"}
+            },
+            "dependentSchemas": {"card": {"properties": {"billing": {"type": "string"}}, "required": ["billing"]}},
+            "if": {"properties": {"kind": {"const": "a"}}},
+            "then": {"properties": {"a": {"type": "string"}}},
+            "else": {"properties": {"b": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}}
+        }));
+        // Nothing bounded, typed or closed beneath `not` or `if`.
+        assert_eq!(
+            schema["properties"]["name"]["not"],
+            json!({"type": "string", "properties": {"x": {"type": "integer"}}})
+        );
+        assert_eq!(
+            schema["if"],
+            json!({"properties": {"kind": {"const": "a"}}})
+        );
+        // A dependent schema, `then` and `else` apply to the object itself: its closing
+        // `unevaluatedProperties` sees their members, so they are not closed on their own.
+        let dependent = &schema["dependentSchemas"]["card"];
+        assert!(
+            dependent.get("unevaluatedProperties").is_none(),
+            "{dependent}"
+        );
+        assert!(schema["then"].get("unevaluatedProperties").is_none());
+        let validator = toolgate_gate::internals::standalone_validator(&schema).unwrap();
+        assert!(
+            validator
+                .is_valid(&json!({"name": 1, "card": "c", "billing": "b", "kind": "a", "a": "x"}))
+        );
+        assert!(validator.is_valid(&json!({"kind": "b", "b": 3})));
+        assert!(
+            !validator.is_valid(&json!({"name": "x".repeat(10_000)})),
+            "`not` refuses every string, however long"
+        );
+        assert!(
+            !validator.is_valid(&json!({"card": "c"})),
+            "the dependent schema applies"
+        );
+        assert!(
+            !validator.is_valid(&json!({"kind": "a", "b": 3})),
+            "b only where else applies"
+        );
     }
 }
