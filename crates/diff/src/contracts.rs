@@ -181,6 +181,7 @@ fn root_recursion(root: &Node, file: &str) -> (bool, bool) {
 /// The nodes one node's facts hold.
 fn children(facts: &toolgate_model::Facts) -> Vec<&Node> {
     let mut nodes: Vec<&Node> = facts.properties.values().collect();
+    nodes.extend(facts.pattern_properties.values());
     nodes.extend([&*facts.additional, &*facts.property_names, &*facts.items]);
     if let Some(union) = &facts.union {
         nodes.extend(&union.branches);
@@ -653,6 +654,7 @@ fn depth(node: &Node) -> Option<usize> {
             for member in facts
                 .properties
                 .values()
+                .chain(facts.pattern_properties.values())
                 .chain(std::iter::once(&*facts.additional))
             {
                 deepest = deepest.max(walk(member, budget - 1)?);
@@ -899,7 +901,7 @@ fn error_codes(node: &Node, pointer: &str) -> Result<BTreeSet<ErrorCode>, String
             return Ok(());
         }
         match tokens.split_first() {
-            Some((first, rest)) => walk(facts.member(first), rest, found),
+            Some((first, rest)) => walk(&facts.member(first), rest, found),
             None => {
                 let values = facts.values.as_ref().ok_or_else(|| {
                     format!("the failure code at {} is not a closed set", node.at)

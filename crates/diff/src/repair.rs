@@ -205,7 +205,7 @@ fn fixes(error: &ValidationError<'_>, document: &Value, root: Option<&Node>) -> 
             let member = node
                 .as_ref()
                 .and_then(|node| node.facts())
-                .map(|facts| facts.member(name).clone());
+                .map(|facts| facts.member(name).into_owned());
             let pointer = format!("{at}/{}", escape(name));
             values_for(member.as_ref(), None)
                 .into_iter()

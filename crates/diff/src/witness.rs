@@ -474,7 +474,7 @@ pub(crate) fn node_along(root: Node, document: &Value, pointer: &str) -> Option<
         let name = token.replace("~1", "/").replace("~0", "~");
         node = match here {
             Value::Array(_) => (*facts.items).clone(),
-            _ => facts.member(&name).clone(),
+            _ => facts.member(&name).into_owned(),
         };
         here = here.pointer(&format!("/{token}"))?;
     }

@@ -274,9 +274,14 @@ impl Linter<'_> {
             }
             _ => false,
         };
+        // Members a pattern governs are a map too: keys that are data, values walked.
+        for (pattern, schema) in &facts.pattern_properties {
+            self.map(node, facts, instance, mode, Some(pattern));
+            self.walk(schema, &format!("{instance}/*"), None, mode, budget);
+        }
         if let Kind::Facts(_) = facts.additional.kind {
             // A map: its keys are data, bounded in number and in form; its values are walked.
-            self.map(node, facts, instance, mode);
+            self.map(node, facts, instance, mode, None);
             self.walk(
                 &facts.additional,
                 &format!("{instance}/*"),
@@ -313,7 +318,16 @@ impl Linter<'_> {
 
     /// A map (an object whose undeclared members must match a schema) is bounded: in how many
     /// members it has, and in what their names may be.
-    fn map(&mut self, node: &Node, facts: &Facts, instance: &str, mode: &Mode<'_>) {
+    /// `pattern`: the members whose names it matches (`patternProperties`), which it bounds
+    /// in form where its matches have a longest one; else the undeclared members.
+    fn map(
+        &mut self,
+        node: &Node,
+        facts: &Facts,
+        instance: &str,
+        mode: &Mode<'_>,
+        pattern: Option<&str>,
+    ) {
         if matches!(mode, Mode::Agent) {
             return;
         }
@@ -322,6 +336,8 @@ impl Linter<'_> {
             names.values.is_some()
                 || names.strings.max_length.is_some()
                 || pattern_bounds(&names.strings)
+        }) || pattern.is_some_and(|pattern| {
+            strings::patterns_bound(&[pattern.to_owned()], LONGEST_BOUNDED_PATTERN)
         });
         if facts.max_properties.is_none() || !names_bounded {
             let missing = match (facts.max_properties.is_none(), names_bounded) {
@@ -333,8 +349,11 @@ impl Linter<'_> {
                 node,
                 Rule::MapUnbounded,
                 format!(
-                    "{}: a map with {missing}, so the upstream decides how many keys, and how long, reach the next step; add \"maxProperties\" and \"propertyNames\": {{\"maxLength\": 64}} (or a pattern)",
-                    toolgate_repo::text::pointer(instance)
+                    "{}: a map{} with {missing}, so the upstream decides how many keys, and how long, reach the next step; add \"maxProperties\" and \"propertyNames\": {{\"maxLength\": 64}} (or a pattern)",
+                    toolgate_repo::text::pointer(instance),
+                    pattern.map_or_else(String::new, |pattern| format!(
+                        " (the members whose names match {pattern:?})"
+                    ))
                 ),
             );
         }

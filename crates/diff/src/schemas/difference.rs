@@ -310,18 +310,29 @@ fn object_difference(
             &mut unproven,
         );
     }
+    // Every declared name, and one name per kind of undeclared member (with patterns, one per
+    // combination of patterns its name matches).
+    let undeclared = match toolgate_model::undeclared_kinds(&[a_facts, b_facts]) {
+        Ok(None) => vec![UNDECLARED.to_owned()],
+        Ok(Some(names)) => names,
+        Err(why) => {
+            undecided(why.to_string(), &mut unproven);
+            Vec::new()
+        }
+    };
     let names: std::collections::BTreeSet<&str> = a_facts
         .properties
         .keys()
         .chain(b_facts.properties.keys())
+        .chain(&undeclared)
         .map(String::as_str)
-        .chain([UNDECLARED])
         .collect();
     for name in names {
         let (from, to) = (a_facts.member(name), b_facts.member(name));
         if from == to {
             continue;
         }
+        let (from, to) = (&*from, &*to);
         match difference(from, to, to) {
             Ok(None) => {}
             Ok(Some(value)) => {

@@ -38,6 +38,7 @@ fn leaf(node: &Node) -> Node {
         Kind::Facts(facts) => {
             let mut facts = (**facts).clone();
             facts.properties = BTreeMap::new();
+            facts.pattern_properties = BTreeMap::new();
             facts.required = BTreeSet::new();
             facts.additional = Box::new(Node::any(&node.at));
             facts.min_properties = 0;

@@ -77,11 +77,14 @@ fn fillable(node: &Node, tokens: &[String]) -> bool {
             .all(|branch| fillable(branch, tokens));
     }
     let (may_be_absent, child) = if token == "*" {
-        (facts.min_items == 0, &*facts.items)
+        (
+            facts.min_items == 0,
+            std::borrow::Cow::Borrowed(&*facts.items),
+        )
     } else {
         (!facts.required.contains(token), facts.member(token))
     };
-    may_be_absent || fillable(child, rest)
+    may_be_absent || fillable(&child, rest)
 }
 
 /// How a response pointer relates to the promised fields.
@@ -565,6 +568,9 @@ impl Walk<'_> {
             let relation = self.additional_relation(path, &member, a, b);
             self.record_as(relation, change, &member, forward, backward);
         }
+        if a.pattern_properties != b.pattern_properties {
+            self.patterns(path, to, a, b);
+        }
         // Both constrain every member at once: a version whose allowed names (member counts)
         // lie within the other's refuses nothing the other admits by them. The direction that
         // can refuse is left to review (and the search): showing it needs a whole object.
@@ -577,7 +583,7 @@ impl Walk<'_> {
             // A member name `x`'s objects may hold and `y` refuses, given a value `x` admits,
             // shows it: a closed object holds only the names it declares, so they are all.
             let names_effect = |x: &Facts, y: &Facts| {
-                let with = |name: &str| match toolgate_model::example(x.member(name), None) {
+                let with = |name: &str| match toolgate_model::example(&x.member(name), None) {
                     Some(value) => Effect::Yes(Probe::replace(
                         &format!("{path}/{}", name.replace('~', "~0").replace('/', "~1")),
                         value,
@@ -635,6 +641,59 @@ impl Walk<'_> {
         }
     }
 
+    /// `patternProperties` changed: every member whose schema it changes, one name per kind
+    /// (each name both versions declare, and one undeclared name per combination of patterns
+    /// it matches), compared whole, as the member is what its property, patterns and the
+    /// additional schema say together.
+    fn patterns(&mut self, path: &str, to: &Node, a: &Facts, b: &Facts) {
+        let written = b
+            .pattern_properties
+            .values()
+            .chain(a.pattern_properties.values())
+            .next()
+            .map_or(&to.at, |node| &node.at);
+        let pointer = written
+            .pointer
+            .rsplit_once('/')
+            .map_or(written.pointer.as_str(), |(parent, _)| parent);
+        let change = Change::new(
+            "pattern_properties_changed",
+            format!(
+                "{}: what members whose names match a pattern must be changed",
+                shown(path)
+            ),
+            &written.file,
+            pointer,
+        );
+        let undeclared = match toolgate_model::undeclared_kinds(&[a, b]) {
+            Ok(names) => names.unwrap_or_default(),
+            Err(why) => {
+                self.record_undecided(change, path, why.to_string());
+                return;
+            }
+        };
+        let declared = a
+            .properties
+            .keys()
+            .filter(|name| b.properties.contains_key(*name));
+        let undeclared = undeclared.iter().map(|name| (name, true));
+        for (name, fresh) in declared.map(|name| (name, false)).chain(undeclared) {
+            let (x, y) = (a.member(name), b.member(name));
+            if x == y {
+                continue;
+            }
+            let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+            let forward = value_effect(&member, &x, &y);
+            let backward = value_effect(&member, &y, &x);
+            let relation = if fresh {
+                self.additional_relation(path, &member, a, b)
+            } else {
+                self.relation(&member)
+            };
+            self.record_as(relation, change.clone(), &member, forward, backward);
+        }
+    }
+
     /// A property present in only one version's `properties` (`added`: only in TO's).
     fn property(
         &mut self,
@@ -647,8 +706,8 @@ impl Walk<'_> {
     ) {
         let member = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
         // What each version lets the member be: its property schema, or the additional one.
-        let mut forward = value_effect(&member, a.member(name), b.member(name));
-        let mut backward = value_effect(&member, b.member(name), a.member(name));
+        let mut forward = value_effect(&member, &a.member(name), &b.member(name));
+        let mut backward = value_effect(&member, &b.member(name), &a.member(name));
         let (from_required, to_required) = (a.required.contains(name), b.required.contains(name));
         if to_required && !from_required {
             forward = forward.or(self.absence(&member, Side::From));
@@ -660,8 +719,8 @@ impl Walk<'_> {
             (_, Some(new)) => {
                 let new_member = format!("{path}/{}", new.replace('~', "~0").replace('/', "~1"));
                 // The new name: TO admits it where FROM may not, and FROM's old name is gone.
-                forward = forward.or(value_effect(&member, a.member(name), b.member(name)));
-                backward = backward.or(value_effect(&new_member, b.member(new), a.member(new)));
+                forward = forward.or(value_effect(&member, &a.member(name), &b.member(name)));
+                backward = backward.or(value_effect(&new_member, &b.member(new), &a.member(new)));
                 if b.required.contains(new) && !a.required.contains(new) {
                     forward = forward.or(self.absence(&new_member, Side::From));
                 }

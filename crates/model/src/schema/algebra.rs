@@ -35,28 +35,51 @@ pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
     };
     let facts = Arc::make_mut(&mut shared);
     let own: Vec<String> = facts.properties.keys().cloned().collect();
-    let close = |facts: &mut Facts, names: &[String], closing: &Node| {
-        for name in names {
-            facts
-                .properties
-                .entry(name.clone())
-                .or_insert_with(|| Node::any(&closing.at));
-        }
-        *facts.additional = intersect(&facts.additional, closing);
-    };
-    match &mut facts.union {
-        Some(union) => {
-            for branch in &mut union.branches {
-                if let Kind::Facts(branch_facts) = &mut branch.kind {
-                    close(Arc::make_mut(branch_facts), &own, &closing);
-                } else if branch.kind == Kind::Any {
-                    let mut branch_facts = Facts::new(&branch.at);
-                    close(&mut branch_facts, &own, &closing);
-                    branch.kind = Kind::Facts(Arc::new(branch_facts));
-                }
+    let own_patterns: Vec<String> = facts.pattern_properties.keys().cloned().collect();
+    // A member the node's own properties or patterns evaluate is, in a branch, what the branch
+    // itself says of it (its property, patterns or additional schema), and never closed.
+    let close = |facts: &mut Facts, closing: &Node| -> Result<(), ()> {
+        for name in &own {
+            if !facts.properties.contains_key(name) {
+                let member = facts.member(name).into_owned();
+                facts.properties.insert(name.clone(), member);
             }
         }
-        None => close(facts, &own, &closing),
+        for pattern in &own_patterns {
+            if !facts.pattern_properties.contains_key(pattern) {
+                // Exact only where no pattern of the branch's own meets it with a different
+                // schema beside it: a name both match is theirs alone.
+                if !facts.pattern_properties.is_empty() && facts.additional.kind != Kind::Any {
+                    return Err(());
+                }
+                let member = (*facts.additional).clone();
+                facts.pattern_properties.insert(pattern.clone(), member);
+            }
+        }
+        *facts.additional = intersect(&facts.additional, closing);
+        Ok(())
+    };
+    let closed = match &mut facts.union {
+        Some(union) => union.branches.iter_mut().try_for_each(|branch| {
+            if let Kind::Facts(branch_facts) = &mut branch.kind {
+                close(Arc::make_mut(branch_facts), &closing)
+            } else if branch.kind == Kind::Any {
+                let mut branch_facts = Facts::new(&branch.at);
+                close(&mut branch_facts, &closing)?;
+                branch.kind = Kind::Facts(Arc::new(branch_facts));
+                Ok(())
+            } else {
+                Ok(())
+            }
+        }),
+        None => close(facts, &closing),
+    };
+    if closed.is_err() {
+        return Node::unknown(
+            &node.at,
+            "`unevaluatedProperties` over `patternProperties` a union branch meets with patterns of its own",
+            &Value::Null,
+        );
     }
     Node {
         at: node.at,
@@ -219,9 +242,45 @@ pub fn intersect(a: &Node, b: &Node) -> Node {
             let names: BTreeSet<&String> = x.properties.keys().chain(y.properties.keys()).collect();
             merged.properties = names
                 .into_iter()
-                .map(|name| (name.clone(), intersect(x.member(name), y.member(name))))
+                .map(|name| (name.clone(), intersect(&x.member(name), &y.member(name))))
                 .collect();
             merged.required = x.required.union(&y.required).cloned().collect();
+            // A member no property declares is, on each side, the schema of every pattern its
+            // name matches, else the additional one. Patterns on one side only merge exactly
+            // where the other side's additional schema admits anything: a name such a pattern
+            // matches is then the pattern's (and the other side's own patterns') there.
+            let one_sided = |own: &Facts, other: &Facts| {
+                own.pattern_properties
+                    .keys()
+                    .any(|pattern| !other.pattern_properties.contains_key(pattern))
+                    && other.additional.kind != Kind::Any
+            };
+            if one_sided(x, y) || one_sided(y, x) {
+                return Node::unknown(
+                    &at,
+                    "`patternProperties` on one side of a conjunction whose other side constrains undeclared members",
+                    &both(a, b),
+                );
+            }
+            let patterns: BTreeSet<&String> = x
+                .pattern_properties
+                .keys()
+                .chain(y.pattern_properties.keys())
+                .collect();
+            merged.pattern_properties = patterns
+                .into_iter()
+                .filter_map(|pattern| {
+                    let node = match (
+                        x.pattern_properties.get(pattern),
+                        y.pattern_properties.get(pattern),
+                    ) {
+                        (Some(p), Some(q)) => intersect(p, q),
+                        (Some(p), None) | (None, Some(p)) => p.clone(),
+                        (None, None) => return None,
+                    };
+                    Some((pattern.clone(), node))
+                })
+                .collect();
             merged.additional = Box::new(intersect(&x.additional, &y.additional));
             merged.property_names = Box::new(intersect(&x.property_names, &y.property_names));
             merged.min_properties = x.min_properties.max(y.min_properties);
@@ -327,7 +386,11 @@ pub fn without_impossible_objects(node: &Node) -> Node {
     };
     let mut facts = facts.clone();
     let inner = Arc::make_mut(&mut facts);
-    for member in inner.properties.values_mut() {
+    for member in inner
+        .properties
+        .values_mut()
+        .chain(inner.pattern_properties.values_mut())
+    {
         *member = without_impossible_objects(member);
     }
     if let Some(union) = &mut inner.union {
@@ -339,7 +402,7 @@ pub fn without_impossible_objects(node: &Node) -> Node {
     // required members than `maxProperties` allows.
     let impossible = inner.allows_type(JsonType::Object)
         && (inner.required.iter().any(|name| {
-            plainly_nothing(inner.member(name))
+            plainly_nothing(&inner.member(name))
                 || admits(&inner.property_names, &Value::from(name.as_str())) == Ok(false)
         }) || inner
             .max_properties
@@ -518,6 +581,7 @@ pub(super) fn tidy(facts: &mut Facts) {
     }
     if !takes_any(facts, &[JsonType::Object]) {
         facts.properties.clear();
+        facts.pattern_properties.clear();
         facts.required.clear();
         *facts.additional = Node::any(&facts.additional.at);
         *facts.property_names = Node::any(&facts.property_names.at);
@@ -600,7 +664,7 @@ pub fn admits(node: &Node, value: &Value) -> Result<bool, Undecided> {
             }
             for (name, member) in members {
                 if !admits(&facts.property_names, &Value::from(name.as_str()))?
-                    || !admits(facts.member(name), member)?
+                    || !admits(&facts.member(name), member)?
                 {
                     return Ok(false);
                 }

@@ -102,14 +102,14 @@ fn object_example(facts: &Facts, hint: Option<&Value>) -> Option<Value> {
     let mut members = Map::new();
     if let Some(Value::Object(hinted)) = hint {
         for (name, value) in hinted {
-            if admits(facts.member(name), value) == Ok(true) {
+            if admits(&facts.member(name), value) == Ok(true) {
                 members.insert(name.clone(), value.clone());
             }
         }
     }
     for name in &facts.required {
         if !members.contains_key(name) {
-            members.insert(name.clone(), example(facts.member(name), None)?);
+            members.insert(name.clone(), example(&facts.member(name), None)?);
         }
     }
     Some(Value::Object(members))

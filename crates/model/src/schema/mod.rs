@@ -4,19 +4,21 @@
 //!
 //! On this model the differ can decide, exactly, whether a value admitted by one node is admitted
 //! by another, and build a value in the difference. A keyword the model does not understand
-//! (`not`, `if`, `patternProperties`, …) makes its node `Unknown`: two equal unknown nodes are
+//! (`$dynamicRef` across resources, …) makes its node `Unknown`: two equal unknown nodes are
 //! no change, and a changed one is reported as undecidable, never guessed.
 
 mod algebra;
 mod examples;
 mod normalize;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::Undecided;
 use crate::strings::Strings;
 
 pub use algebra::{
@@ -309,8 +311,11 @@ pub struct Facts {
     pub properties: BTreeMap<String, Node>,
     /// `required`.
     pub required: BTreeSet<String>,
-    /// What members not in `properties` must be (`additionalProperties`, or
-    /// `unevaluatedProperties` where it means the same).
+    /// `patternProperties`: what a member whose name a pattern matches (searched, as
+    /// `pattern` is) must be, declared in `properties` or not.
+    pub pattern_properties: BTreeMap<String, Node>,
+    /// What members not in `properties` and matched by no pattern must be
+    /// (`additionalProperties`, or `unevaluatedProperties` where it means the same).
     pub additional: Box<Node>,
     /// `propertyNames`: what every member name must be (any string when not stated). With
     /// `additionalProperties` a schema and `maxProperties`, it bounds a map.
@@ -398,6 +403,7 @@ impl Facts {
             multiple_of: None,
             properties: BTreeMap::new(),
             required: BTreeSet::new(),
+            pattern_properties: BTreeMap::new(),
             additional: Box::new(Node::any(at)),
             property_names: Box::new(Node::any(at)),
             min_properties: 0,
@@ -419,10 +425,116 @@ impl Facts {
         })
     }
 
-    /// What a member named `name` must be: its property schema, or the additional one.
-    pub fn member(&self, name: &str) -> &Node {
-        self.properties.get(name).unwrap_or(&self.additional)
+    /// What a member named `name` must be: its property schema, or the additional one, and
+    /// the schema of every pattern its name matches (unknown where a match cannot be decided).
+    pub fn member(&self, name: &str) -> Cow<'_, Node> {
+        let declared = self.properties.get(name);
+        if self.pattern_properties.is_empty() {
+            return Cow::Borrowed(declared.unwrap_or(&self.additional));
+        }
+        let mut matched: Option<Cow<'_, Node>> = declared.map(Cow::Borrowed);
+        for (pattern, node) in &self.pattern_properties {
+            match name_matches(pattern, name) {
+                Ok(false) => {}
+                Ok(true) => {
+                    matched = Some(match matched {
+                        None => Cow::Borrowed(node),
+                        Some(so_far) => Cow::Owned(intersect(&so_far, node)),
+                    });
+                }
+                Err(why) => {
+                    return Cow::Owned(Node::unknown(
+                        &node.at,
+                        why.to_string(),
+                        &Value::from(pattern.as_str()),
+                    ));
+                }
+            }
+        }
+        matched.unwrap_or(Cow::Borrowed(&self.additional))
     }
+}
+
+/// Most patterns two versions' `patternProperties` may hold at one object and still have every
+/// combination of them searched for a name (2^n combinations).
+const MOST_PATTERNS: usize = 4;
+
+/// One member name per kind of undeclared member the objects `sides` tell apart: for every
+/// combination of their `patternProperties` patterns, a name no side declares that matches
+/// exactly those patterns, where there is one. Every undeclared name of a kind gets the same
+/// schema on each side, so comparing one per kind compares them all. `None` when no side has
+/// patterns (every undeclared name is then of one kind); `Err` when a kind cannot be decided.
+pub fn undeclared_kinds(sides: &[&Facts]) -> Result<Option<Vec<String>>, Undecided> {
+    let patterns: BTreeSet<&String> = sides
+        .iter()
+        .flat_map(|facts| facts.pattern_properties.keys())
+        .collect();
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let patterns: Vec<&String> = patterns.into_iter().collect();
+    if patterns.len() > MOST_PATTERNS {
+        return Err(Undecided::new(format!(
+            "more than {MOST_PATTERNS} `patternProperties` patterns at one object"
+        )));
+    }
+    let declared: BTreeSet<&String> = sides
+        .iter()
+        .flat_map(|facts| facts.properties.keys())
+        .collect();
+    let literal = |name: &str| -> String {
+        name.chars()
+            .flat_map(|c| {
+                let syntax = "^$\\.*+?()[]{}|".contains(c);
+                syntax.then_some('\\').into_iter().chain([c])
+            })
+            .collect()
+    };
+    let mut names = Vec::new();
+    for combination in 0u32..(1 << patterns.len()) {
+        let mut matched = Vec::new();
+        let mut avoided = Vec::new();
+        for (index, pattern) in patterns.iter().enumerate() {
+            if combination & (1 << index) != 0 {
+                matched.push((*pattern).clone());
+            } else {
+                avoided.push(format!("(?:{pattern})"));
+            }
+        }
+        if !declared.is_empty() {
+            let listed: Vec<String> = declared.iter().map(|name| literal(name)).collect();
+            avoided.push(format!("^(?:{})$", listed.join("|")));
+        }
+        let wanted = Strings {
+            min_length: 0,
+            max_length: None,
+            patterns: matched,
+        };
+        let found = if avoided.is_empty() {
+            crate::strings::example(&wanted)?
+        } else {
+            let refused = Strings {
+                min_length: 0,
+                max_length: None,
+                patterns: vec![avoided.join("|")],
+            };
+            crate::strings::difference(&wanted, &refused)?
+        };
+        names.extend(found);
+    }
+    Ok(Some(names))
+}
+
+/// Whether `pattern` (searched, as `patternProperties` searches) matches the member name `name`.
+pub fn name_matches(pattern: &str, name: &str) -> Result<bool, Undecided> {
+    crate::strings::admits(
+        &Strings {
+            min_length: 0,
+            max_length: None,
+            patterns: vec![pattern.to_owned()],
+        },
+        name,
+    )
 }
 
 impl Node {
@@ -494,10 +606,10 @@ mod tests {
             ),
         ]);
         let root = set.root("envelope.json");
-        let data = root.facts().unwrap().member("data").facts().unwrap();
+        let data = root.facts().unwrap().properties["data"].facts().unwrap();
         assert!(data.required.contains("state"));
         assert_eq!(data.additional.kind, Kind::Nothing);
-        let state = data.member("state").facts().unwrap();
+        let state = data.properties["state"].facts().unwrap();
         assert_eq!(state.values.as_deref(), Some(&[json!("a"), json!("b")][..]));
         assert_eq!(
             data.member("state").at.to_string(),
@@ -525,14 +637,54 @@ mod tests {
 
     #[test]
     fn unmodelled_keywords_make_an_unknown_node_that_still_compares_equal() {
-        let set = schemas(&[(
-            "s.json",
-            json!({"patternProperties": {"^a": {"type": "string"}}}),
-        )]);
+        let set = schemas(&[("s.json", json!({"unevaluatedItems": {"type": "string"}}))]);
         let root = set.root("s.json");
-        assert!(matches!(root.kind, Kind::Unknown { .. }));
+        assert!(matches!(root.kind, Kind::Unknown { .. }), "{:?}", root.kind);
         assert_eq!(root, set.root("s.json"));
         assert!(admits(&root, &json!(1)).is_err());
+    }
+
+    #[test]
+    fn pattern_properties_govern_every_name_they_match() {
+        let set = schemas(&[(
+            "s.json",
+            json!({
+                "type": "object",
+                "properties": {"x-id": {"type": "string", "maxLength": 3}, "name": {"type": "string"}},
+                "patternProperties": {"^x-": {"type": "string"}, "id$": {"minLength": 2}},
+                "unevaluatedProperties": false
+            }),
+        )]);
+        let root = set.root("s.json");
+        let facts = root.facts().unwrap();
+        assert_eq!(facts.pattern_properties.len(), 2);
+        let admitted = |value: Value| admits(&root, &value);
+        assert_eq!(admitted(json!({"x-a": "v", "name": "n"})), Ok(true));
+        assert_eq!(admitted(json!({"x-a": 1})), Ok(false), "the pattern's type");
+        assert_eq!(admitted(json!({"y": "v"})), Ok(false), "closed");
+        assert_eq!(
+            admitted(json!({"x-id": "abcd"})),
+            Ok(false),
+            "the property's bound"
+        );
+        assert_eq!(
+            admitted(json!({"x-id": "a"})),
+            Ok(false),
+            "both patterns apply"
+        );
+        assert_eq!(admitted(json!({"x-id": "ab"})), Ok(true));
+        assert_eq!(
+            admitted(json!({"pid": "a"})),
+            Ok(false),
+            "`id$` alone, unclosed"
+        );
+        // One undeclared name for each combination of patterns a name can match.
+        let kinds = undeclared_kinds(&[facts]).unwrap().unwrap();
+        assert_eq!(kinds.len(), 4, "{kinds:?}");
+        for name in &kinds {
+            assert!(!facts.properties.contains_key(name), "{name}");
+        }
+        assert_eq!(undeclared_kinds(&[&Facts::new(&root.at)]), Ok(None));
     }
 
     #[test]
@@ -698,13 +850,13 @@ mod tests {
         let mut deepest = &before;
         let mut deepest_after = &after;
         while let (Kind::Facts(a), Kind::Facts(b)) = (&deepest.kind, &deepest_after.kind) {
-            deepest = a.member("next");
-            deepest_after = b.member("next");
+            deepest = &a.properties["next"];
+            deepest_after = &b.properties["next"];
         }
         assert!(deepest.recursion_closed().is_some(), "{:?}", deepest.kind);
         assert_eq!(deepest, deepest_after);
         assert_ne!(before, after);
-        let leaf = |root: &Node| root.facts().unwrap().member("x").clone();
+        let leaf = |root: &Node| root.facts().unwrap().member("x").into_owned();
         assert_ne!(leaf(&before), leaf(&after));
     }
 

@@ -729,6 +729,20 @@ impl Normalizer<'_> {
                         .required
                         .extend(names.iter().filter_map(Value::as_str).map(str::to_owned));
                 }
+                "patternProperties" => {
+                    let Some(patterns) = value.as_object() else {
+                        return bad("is not an object");
+                    };
+                    for (pattern, schema) in patterns {
+                        let at = Location {
+                            file: at.file.clone(),
+                            pointer: format!("{}/{}", here.pointer, escape(pattern)),
+                        };
+                        facts
+                            .pattern_properties
+                            .insert(pattern.clone(), self.normalize(&at, schema, depth));
+                    }
+                }
                 "additionalProperties" => {
                     facts.additional = Box::new(self.normalize(&here, value, depth));
                 }
