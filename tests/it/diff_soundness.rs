@@ -389,7 +389,8 @@ fn schemas_the_model_cannot_combine_never_compare_equal() {
 
 #[test]
 fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
-    let data = |max: u64| json!({"type": "object", "properties": {"e": {"$ref": "#/$defs/d", "patternProperties": {"^x": {}}}}, "$defs": {"d": {"type": "string", "maxLength": max}}});
+    // (`unevaluatedProperties` beside `if`/`then`, which the model does not follow.)
+    let data = |max: u64| json!({"type": "object", "properties": {"e": {"$ref": "#/$defs/d", "if": {"required": ["x"]}, "then": {"properties": {"y": {}}}, "unevaluatedProperties": false}}, "$defs": {"d": {"type": "string", "maxLength": max}}});
     // The `$defs` sit inside `data`: the reference is resolved against the file's root, so it
     // is written in full.
     let fix = |mut value: serde_json::Value| {
@@ -410,7 +411,9 @@ fn an_unmodelled_keyword_beside_a_ref_does_not_hide_an_edit_behind_it() {
     let kept = |max: u64| {
         let mut value = fix(data(max));
         let e = value["properties"]["e"].as_object_mut().unwrap();
-        e.remove("patternProperties");
+        for keyword in ["if", "then", "unevaluatedProperties"] {
+            e.remove(keyword);
+        }
         e.insert("not".to_owned(), json!({"const": "zz"}));
         value
     };
@@ -1947,6 +1950,170 @@ fn items_past_a_prefix_are_read_through_their_reference() {
     assert_eq!(
         found[..2],
         [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}
+
+/// `additionalProperties` evaluates every member it is written beside, so an
+/// `unevaluatedProperties: false` beside it (or beside a part or a union branch that writes one)
+/// closes nothing: writing `additionalProperties: true` there opens the object (the random pair
+/// of seed 162, answered "no" when the two were read as one closing).
+#[test]
+fn additional_properties_leaves_unevaluated_properties_nothing_to_close() {
+    let data = |extra: Option<serde_json::Value>| {
+        let mut data = json!({
+            "type": "object",
+            "allOf": [{"properties": {"b": {"enum": ["x", null]}}}],
+            "properties": {"a": {"type": ["string", "null"], "maxLength": 12}},
+            "required": ["a"],
+            "unevaluatedProperties": false
+        });
+        if let Some(extra) = extra {
+            data["additionalProperties"] = extra;
+        }
+        data
+    };
+    for search in [false, true] {
+        let (found, report) = verdicts_with(data(None), data(Some(json!(true))), &["/a"], search);
+        assert_eq!(
+            found[..2],
+            [Some(false), Some(true)],
+            "{:?}",
+            report.answers
+        );
+        let (found, report) = verdicts_with(data(Some(json!(true))), data(None), &["/a"], search);
+        assert_eq!(
+            found[..2],
+            [Some(true), Some(false)],
+            "{:?}",
+            report.answers
+        );
+    }
+    // A schema as `additionalProperties` is not narrowed by the closing: strings stay admitted.
+    let (found, report) = verdicts_with(
+        data(Some(json!({"type": "string"}))),
+        data(Some(json!(true))),
+        &["/a"],
+        false,
+    );
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    // The same written in a part merged in, or in one union branch (where it also holds the
+    // members the node declares: `{"a": null, "d": 1}` is refused, `{"a": "", "d": 1, "z": ""}`
+    // admitted).
+    let in_part = |written: bool| {
+        let mut data = data(None);
+        if written {
+            data["allOf"][0]["additionalProperties"] = json!({"type": "string"});
+        }
+        data
+    };
+    let (found, report) = verdicts_with(in_part(false), in_part(true), &["/a"], false);
+    assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
+    let in_branch = |written: bool| {
+        let mut data = data(None);
+        data["anyOf"] = json!([
+            {"properties": {"c": {"type": "integer"}}, "required": ["c"]},
+            {"properties": {"d": {"type": "integer"}}, "required": ["d"]}
+        ]);
+        if written {
+            data["anyOf"][1]["additionalProperties"] = json!({"type": "string"});
+        }
+        data
+    };
+    let (found, report) = verdicts_with(in_branch(false), in_branch(true), &["/a"], true);
+    assert_eq!(found[..2], [Some(true), Some(true)], "{:?}", report.answers);
+}
+
+/// `patternProperties` governs every name it matches: adding one narrows the members it
+/// matches (breaking) and, beside `additionalProperties: false`, admits them (loosening);
+/// removing it does the opposite; each decided by the model, search off and on.
+#[test]
+fn a_pattern_added_or_removed_is_decided_in_both_directions() {
+    let data = |patterns: bool, closed: bool| {
+        let mut data = json!({
+            "type": "object",
+            "properties": {"id": {"type": "string", "maxLength": 8}},
+            "required": ["id"]
+        });
+        if patterns {
+            data["patternProperties"] = json!({"^x_": {"type": "integer", "maximum": 9}});
+        }
+        if closed {
+            data["additionalProperties"] = json!(false);
+        }
+        data
+    };
+    for search in [false, true] {
+        // Open object: a pattern added narrows `x_…` members to small integers.
+        let (found, report) =
+            verdicts_with(data(false, false), data(true, false), &["/id"], search);
+        assert_eq!(
+            found[..2],
+            [Some(true), Some(false)],
+            "{:?}",
+            report.answers
+        );
+        let (found, report) =
+            verdicts_with(data(true, false), data(false, false), &["/id"], search);
+        assert_eq!(
+            found[..2],
+            [Some(false), Some(true)],
+            "{:?}",
+            report.answers
+        );
+        // Closed object: a pattern added admits `x_…` members it refused.
+        let (found, report) = verdicts_with(data(false, true), data(true, true), &["/id"], search);
+        assert_eq!(
+            found[..2],
+            [Some(false), Some(true)],
+            "{:?}",
+            report.answers
+        );
+        let (found, report) = verdicts_with(data(true, true), data(false, true), &["/id"], search);
+        assert_eq!(
+            found[..2],
+            [Some(true), Some(false)],
+            "{:?}",
+            report.answers
+        );
+    }
+}
+
+/// One dependent schema is the member absent, or present with the schema holding, and its
+/// members count as evaluated beside `unevaluatedProperties`: added or removed (the checker
+/// corpus' `dependentSchemas` cases), both upstream verdicts are decided, the inclusion through
+/// a split of the other side on the member's presence.
+#[test]
+fn a_dependent_schema_beside_unevaluated_properties_is_decided_both_ways() {
+    let data = |dependent: bool| {
+        let mut data = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 8}},
+            "unevaluatedProperties": false
+        });
+        if dependent {
+            data["dependentSchemas"] =
+                json!({"name": {"properties": {"email": {"type": "string", "maxLength": 8}}}});
+        }
+        data
+    };
+    let (found, report) = verdicts(data(false), data(true), &["/name"]);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts(data(true), data(false), &["/name"]);
+    assert_eq!(
+        found[..2],
+        [Some(true), Some(false)],
         "{:?}",
         report.answers
     );

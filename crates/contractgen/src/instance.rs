@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::entropy::Entropy;
+use crate::schema::MEMBER_PATTERNS;
 use crate::{REQUEST_ID, TOOL};
 
 /// How deep a drawn instance may go, each reference and each nested value a step: recursive
@@ -219,6 +220,25 @@ impl Drawer<'_> {
         {
             add_properties(branch.get("properties"), &mut out);
         }
+        // Members a pattern governs: a name it matches, now and then.
+        for (pattern, property) in schema
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let names = MEMBER_PATTERNS
+                .iter()
+                .find(|(known, _)| known == pattern)
+                .map(|(_, names)| *names);
+            if let Some(names) = names
+                && entropy.chance(50)
+            {
+                let name = (*entropy.pick(names)).to_owned();
+                let value = self.instance(entropy, file, property, depth - 1);
+                out.insert(name, value);
+            }
+        }
         Value::Object(out)
     }
 }
@@ -343,7 +363,8 @@ fn mutate(entropy: &mut impl Entropy, document: &mut Value) {
         5 => *target = json!(*entropy.pick(&TRICKY)),
         6 => match target {
             Value::Object(members) => {
-                members.insert("zz_extra".to_owned(), json!("unpromised"));
+                let name = *entropy.pick(&["zz_extra", "x_zz"]);
+                members.insert(name.to_owned(), json!("unpromised"));
             }
             Value::Array(items) => items.push(json!({})),
             Value::String(text) => {

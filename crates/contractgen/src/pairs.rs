@@ -3,13 +3,15 @@
 //!
 //! The edits are the ones a contract bump makes (a bound moved, a value added to or removed
 //! from an enum, a member required or dropped, a pattern rewritten, a union branch added or
-//! removed, an object opened or closed, a type widened, a `contains` count moved), plus
+//! removed, an object opened or closed, a type widened, a `contains` count moved, a
+//! `patternProperties` pattern added, removed or changed), plus
 //! keywords the differ does not model (`not`, `dependentRequired`, two `multipleOf` under one
 //! `allOf`), which it must answer "undecided", never "no".
 
 use serde_json::{Map, Value, json};
 
 use crate::entropy::Entropy;
+use crate::schema::MEMBER_PATTERNS;
 use crate::{Generated, generate, instance};
 
 /// Two versions of one contract and what was edited.
@@ -68,7 +70,7 @@ fn nodes(value: &Value, pointer: String, out: &mut Vec<String>) {
             keyword.replace('~', "~0").replace('/', "~1")
         );
         match keyword.as_str() {
-            "properties" | "$defs" => {
+            "properties" | "$defs" | "patternProperties" => {
                 if let Value::Object(named) = child {
                     for (name, schema) in named {
                         let name = name.replace('~', "~0").replace('/', "~1");
@@ -126,7 +128,7 @@ fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Optio
     ];
     const BOUNDS: [&str; 4] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
     let present: Vec<String> = node.keys().cloned().collect();
-    match entropy.below(14) {
+    match entropy.below(15) {
         // Move a bound or a count that is there by one or two, either way, or drop it.
         0 => {
             let keyword = present
@@ -312,8 +314,21 @@ fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Optio
                     ("not", json!({"const": "zz"})),
                     ("dependentRequired", json!({"a": ["b"]})),
                     ("allOf", json!([{"multipleOf": 2}, {"multipleOf": 3}])),
+                    ("dependentSchemas", Value::Null),
                 ])
                 .clone();
+            // A dependent schema on a member the node declares, holding one it may not.
+            let value = match keyword {
+                "dependentSchemas" => {
+                    let on = node
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .and_then(|properties| properties.keys().next().cloned())
+                        .unwrap_or_else(|| "a".to_owned());
+                    json!({on: {"properties": {"b": {"type": "string"}}, "required": ["b"]}})
+                }
+                _ => value,
+            };
             if node.contains_key(keyword) {
                 return None;
             }
@@ -332,6 +347,32 @@ fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Optio
             let format = *entropy.pick(&["email", "date-time", "uuid"]);
             node.insert("format".to_owned(), Value::from(format));
             Some(format!("format {format:?} added"))
+        }
+        // Members a pattern governs: a pattern added, removed, or its schema changed.
+        14 => {
+            node.get("properties")?;
+            let schema = entropy
+                .pick(&[
+                    json!({"type": "string"}),
+                    json!({"type": "integer", "maximum": 3}),
+                    json!(false),
+                ])
+                .clone();
+            let patterns = node
+                .entry("patternProperties")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()?;
+            let (pattern, _) = *entropy.pick(&MEMBER_PATTERNS);
+            if patterns.contains_key(pattern) && entropy.chance(50) {
+                patterns.remove(pattern);
+                if patterns.is_empty() {
+                    node.remove("patternProperties");
+                }
+                Some(format!("patternProperties {pattern:?} removed"))
+            } else {
+                let old = patterns.insert(pattern.to_owned(), schema.clone());
+                Some(format!("patternProperties {pattern:?}: {old:?} → {schema}"))
+            }
         }
         _ => {
             let old = node

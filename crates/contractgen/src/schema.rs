@@ -19,6 +19,14 @@ const NAMES: [&str; 14] = [
     "x y", "",
 ];
 
+/// Patterns a generated `patternProperties` uses, each with member names it matches (some of
+/// them names a contract declares, so that a pattern and a property meet on one member).
+pub(crate) const MEMBER_PATTERNS: [(&str, &[&str]); 3] = [
+    ("^x_", &["x_a", "x_"]),
+    ("_id$", &["run_id", "_id"]),
+    ("^i", &["id", "items", "ix"]),
+];
+
 /// Formats the gate asserts.
 const FORMATS: [&str; 9] = [
     "date-time",
@@ -210,6 +218,10 @@ impl<'e, E: Entropy> Builder<'e, E> {
                 object["allOf"] = json!([{"properties": {extra: extra_schema}}]);
                 object["unevaluatedProperties"] = json!(false);
             }
+        }
+        if self.entropy.chance(12) {
+            let (pattern, _) = *self.entropy.pick(&MEMBER_PATTERNS);
+            object["patternProperties"] = json!({pattern: self.value(0)});
         }
         if self.entropy.chance(15) {
             object["maxProperties"] = json!(1 + self.entropy.below(6));

@@ -171,6 +171,11 @@ fn difference_outside(
                         .any(|outside| matches!(difference(&shared, outside, outside), Ok(None)))
             })
         };
+        if covering.is_none()
+            && let Some(decided) = split_on_presence(a, b_check, b_full, excluded, union)?
+        {
+            return Ok(decided);
+        }
         return if covering
             .is_some_and(|covering| !union.exactly_one || disjoint(union) || alone(covering))
         {
@@ -267,6 +272,76 @@ fn difference_outside(
             )
         }))
     }
+}
+
+/// Where no branch of `b`'s union takes all of `a`, `a` split in two by a member some branch
+/// requires or forbids (`dependentSchemas` is written so: the member absent, or present with
+/// its schema): `a` without it and `a` with it, each compared with `b` whole. The two halves
+/// are all of `a`, so `a` is included when both are; a value either has outside `b` is `a`'s.
+/// `None` when no such member splits it into halves the model decides.
+fn split_on_presence(
+    a: &Node,
+    b_check: &Node,
+    b_full: &Node,
+    excluded: &[Node],
+    union: &Union,
+) -> Result<Option<Option<Value>>, String> {
+    let Some(a_facts) = a.facts() else {
+        return Ok(None);
+    };
+    let mut names: Vec<&String> = Vec::new();
+    for branch in &union.branches {
+        if let Some(facts) = branch.facts() {
+            let forbidden = facts
+                .properties
+                .iter()
+                .filter(|(_, member)| member.kind == Kind::Nothing)
+                .map(|(name, _)| name);
+            for name in facts.required.iter().chain(forbidden) {
+                // A member `a` already settles (required, or never present) splits nothing,
+                // which also ends the recursion through the halves.
+                let settled =
+                    a_facts.required.contains(name) || a_facts.member(name).kind == Kind::Nothing;
+                if !settled && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    const MOST_SPLITS: usize = 4;
+    for name in names.into_iter().take(MOST_SPLITS) {
+        let mut absent = Facts::new(&a.at);
+        absent.properties.insert(
+            name.clone(),
+            Node {
+                at: a.at.clone(),
+                kind: Kind::Nothing,
+            },
+        );
+        let mut present = Facts::new(&a.at);
+        present.required.insert(name.clone());
+        let mut decided = true;
+        for half in [absent, present] {
+            let half = intersect(
+                a,
+                &Node {
+                    at: a.at.clone(),
+                    kind: Kind::Facts(half.into()),
+                },
+            );
+            match difference_outside(&half, b_check, b_full, excluded) {
+                Ok(None) => {}
+                Ok(Some(found)) if admits(a, &found)? && !admits(b_check, &found)? => {
+                    return Ok(Some(Some(found)));
+                }
+                Ok(Some(_)) | Err(_) => decided = false,
+            }
+        }
+        if decided {
+            return Ok(Some(None));
+        }
+    }
+    Ok(None)
 }
 
 /// A member name neither version declares, standing for every such name (they all get the

@@ -29,7 +29,7 @@ pub(super) fn tighter(a: Option<Bound>, b: Option<Bound>, lower: bool) -> Option
 
 /// `unevaluatedProperties`: members no property (of this node or of the union branch that
 /// matched) evaluated must satisfy `closing`.
-pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
+pub(super) fn close_unevaluated(node: Node, closing: Node, open_branches: &[bool]) -> Node {
     let Kind::Facts(mut shared) = node.kind else {
         return node;
     };
@@ -60,18 +60,25 @@ pub(super) fn close_unevaluated(node: Node, closing: Node) -> Node {
         Ok(())
     };
     let closed = match &mut facts.union {
-        Some(union) => union.branches.iter_mut().try_for_each(|branch| {
-            if let Kind::Facts(branch_facts) = &mut branch.kind {
-                close(Arc::make_mut(branch_facts), &closing)
-            } else if branch.kind == Kind::Any {
-                let mut branch_facts = Facts::new(&branch.at);
-                close(&mut branch_facts, &closing)?;
-                branch.kind = Kind::Facts(Arc::new(branch_facts));
-                Ok(())
-            } else {
-                Ok(())
-            }
-        }),
+        Some(union) => union
+            .branches
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|(index, branch)| {
+                if open_branches.get(index) == Some(&true) {
+                    // A branch that evaluates every member itself leaves nothing to close.
+                    Ok(())
+                } else if let Kind::Facts(branch_facts) = &mut branch.kind {
+                    close(Arc::make_mut(branch_facts), &closing)
+                } else if branch.kind == Kind::Any {
+                    let mut branch_facts = Facts::new(&branch.at);
+                    close(&mut branch_facts, &closing)?;
+                    branch.kind = Kind::Facts(Arc::new(branch_facts));
+                    Ok(())
+                } else {
+                    Ok(())
+                }
+            }),
         None => close(facts, &closing),
     };
     if closed.is_err() {
@@ -124,8 +131,9 @@ pub fn of_type(node: &Node, kind: JsonType) -> Node {
 pub fn intersect(a: &Node, b: &Node) -> Node {
     let at = a.at.clone();
     match (&a.kind, &b.kind) {
-        (Kind::Any, _) => b.clone(),
+        // Both anything: the first is kept, so a change is placed where the node itself says it.
         (_, Kind::Any) => a.clone(),
+        (Kind::Any, _) => b.clone(),
         (Kind::Nothing, _) | (_, Kind::Nothing) => Node {
             at,
             kind: Kind::Nothing,

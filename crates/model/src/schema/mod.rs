@@ -700,7 +700,11 @@ mod tests {
             ),
             (
                 "unevaluated.json",
-                json!({"type": "object", "dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}),
+                json!({"type": "object", "dependentSchemas": {"a": {"properties": {"b": {}}}, "c": {"properties": {"d": {}}}}, "unevaluatedProperties": false}),
+            ),
+            (
+                "one_dependent.json",
+                json!({"type": "object", "properties": {"a": {}}, "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}, "unevaluatedProperties": false}),
             ),
             (
                 "branch.json",
@@ -730,6 +734,19 @@ mod tests {
             Kind::Unknown { .. }
         ));
         assert!(matches!(set.root("branch.json").kind, Kind::Unknown { .. }));
+        // One dependent schema is the member absent, or present with the schema holding (its
+        // members then evaluated): modelled exactly.
+        let one = set.root("one_dependent.json");
+        for (value, admitted) in [
+            (json!({}), true),
+            (json!({"a": 1}), true),
+            (json!({"a": 1, "b": "x"}), true),
+            (json!({"a": 1, "b": 2}), false),
+            (json!({"b": "x"}), false),
+            (json!({"a": 1, "z": 0}), false),
+        ] {
+            assert_eq!(admits(&one, &value), Ok(admitted), "{value}");
+        }
         // `not` evaluates no member: the object is closed as the model closes it.
         let closed = set.root("items_only.json");
         assert_eq!(closed.facts().unwrap().additional.kind, Kind::Nothing);

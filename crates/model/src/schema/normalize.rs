@@ -772,6 +772,47 @@ impl Normalizer<'_> {
                 }
                 "items" => facts.items = Box::new(self.normalize(&here, value, depth)),
                 "uniqueItems" => facts.unique_items = value.as_bool().unwrap_or(false),
+                // One dependent schema, on a node with no union of its own, is one: the member
+                // absent, or present and the schema holding (whose members then count as
+                // evaluated, as `unevaluatedProperties` reads them).
+                "dependentSchemas"
+                    if value.as_object().is_some_and(|schemas| schemas.len() == 1)
+                        && !members.contains_key("oneOf")
+                        && !members.contains_key("anyOf") =>
+                {
+                    let Some((name, dependent)) = value.as_object().and_then(|s| s.iter().next())
+                    else {
+                        return bad("is not an object");
+                    };
+                    let at = Location {
+                        file: at.file.clone(),
+                        pointer: format!("{}/{}", here.pointer, escape(name)),
+                    };
+                    let mut absent = Facts::new(&here);
+                    absent.properties.insert(
+                        name.clone(),
+                        Node {
+                            at: at.clone(),
+                            kind: Kind::Nothing,
+                        },
+                    );
+                    let mut present = Facts::new(&here);
+                    present.required.insert(name.clone());
+                    let present = Node {
+                        at: here.clone(),
+                        kind: Kind::Facts(Arc::new(present)),
+                    };
+                    facts.union = Some(Union {
+                        exactly_one: false,
+                        branches: vec![
+                            Node {
+                                at: here.clone(),
+                                kind: Kind::Facts(Arc::new(absent)),
+                            },
+                            intersect(&present, &self.normalize(&at, dependent, depth)),
+                        ],
+                    });
+                }
                 kept if CONJUNCTS.contains(&kept)
                     && references(value).is_empty()
                     && (kept != "prefixItems" || plain_prefix) =>
@@ -815,8 +856,99 @@ impl Normalizer<'_> {
                 "`unevaluatedProperties` beside a keyword the differ does not model",
                 &opaque(),
             ),
-            Some(closing) => close_unevaluated(node, closing),
+            Some(closing) => {
+                // `additionalProperties` here, or any keyword of a part merged in that evaluates
+                // every member, leaves `unevaluatedProperties` nothing to apply to; a union
+                // branch that does leaves it nothing in that branch.
+                let own = members
+                    .contains_key("additionalProperties")
+                    .then_some(true)
+                    .or_else(|| {
+                        members
+                            .iter()
+                            .filter(|(keyword, _)| {
+                                ["allOf", "$ref", "$dynamicRef"].contains(&keyword.as_str())
+                            })
+                            .map(|(keyword, value)| {
+                                self.evaluates_every_member(&at.file, keyword, value, 0)
+                            })
+                            .collect::<Option<Vec<bool>>>()
+                            .map(|parts| parts.contains(&true))
+                    });
+                let branches = ["oneOf", "anyOf"]
+                    .iter()
+                    .filter_map(|keyword| members.get(*keyword))
+                    .filter_map(Value::as_array)
+                    .flatten()
+                    .map(|branch| {
+                        self.evaluates_every_member(&at.file, "allOf", &json!([branch]), 0)
+                    })
+                    .collect::<Option<Vec<bool>>>();
+                match (own, branches) {
+                    (Some(true), _) => node,
+                    (Some(false), Some(settled)) => close_unevaluated(node, closing, &settled),
+                    _ => Node::unknown(
+                        at,
+                        "`unevaluatedProperties` beside a reference whose members evaluated cannot be told",
+                        &opaque(),
+                    ),
+                }
+            }
             None => node,
+        }
+    }
+
+    /// Whether `keyword: value`, written in `file`, evaluates every member of the object it
+    /// applies to (an `additionalProperties` or an `unevaluatedProperties` somewhere it merges
+    /// in), so that an `unevaluatedProperties` beside it applies to none; `None` when a reference
+    /// cannot be followed or recurses too deep to tell.
+    fn evaluates_every_member(
+        &self,
+        file: &str,
+        keyword: &str,
+        value: &Value,
+        hops: usize,
+    ) -> Option<bool> {
+        if hops > MAX_REF_DEPTH {
+            return None;
+        }
+        let schema_evaluates = |file: &str, schema: &Value| -> Option<bool> {
+            let Value::Object(members) = schema else {
+                return Some(false);
+            };
+            if members.contains_key("additionalProperties")
+                || members.contains_key("unevaluatedProperties")
+            {
+                return Some(true);
+            }
+            let mut every = false;
+            for (keyword, value) in members {
+                if ["allOf", "$ref", "$dynamicRef"].contains(&keyword.as_str()) {
+                    every |= self.evaluates_every_member(file, keyword, value, hops + 1)?;
+                }
+            }
+            Some(every)
+        };
+        match (keyword, value) {
+            ("allOf", Value::Array(parts)) => {
+                let mut every = false;
+                for part in parts {
+                    every |= schema_evaluates(file, part)?;
+                }
+                Some(every)
+            }
+            ("$ref", Value::String(reference)) => {
+                let (target, resolved) = self.schemas.resolve(file, reference)?;
+                schema_evaluates(&target.file, resolved)
+            }
+            ("$dynamicRef", Value::String(reference)) => {
+                let (target, resolved) = self
+                    .schemas
+                    .resolve_dynamic(self.entry, file, reference)
+                    .ok()?;
+                schema_evaluates(&target.file, resolved)
+            }
+            _ => None,
         }
     }
 }
