@@ -286,7 +286,10 @@ fn split_on_presence(
     excluded: &[Node],
     union: &Union,
 ) -> Result<Option<Option<Value>>, String> {
-    let Some(a_facts) = a.facts() else {
+    let Some(a_facts) = a
+        .facts()
+        .filter(|facts| facts.allows_type(JsonType::Object))
+    else {
         return Ok(None);
     };
     let mut names: Vec<&String> = Vec::new();
@@ -308,8 +311,30 @@ fn split_on_presence(
             }
         }
     }
+    // Each half may split again on another member: bounded, so a union over many members costs
+    // at most (2 × MOST_SPLITS)^MOST_NESTED comparisons.
     const MOST_SPLITS: usize = 4;
-    for name in names.into_iter().take(MOST_SPLITS) {
+    const MOST_NESTED: usize = 3;
+    thread_local!(static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+    if NESTED.get() >= MOST_NESTED {
+        return Ok(None);
+    }
+    NESTED.set(NESTED.get() + 1);
+    let decided = split_on_names(a, b_check, b_full, excluded, names, MOST_SPLITS);
+    NESTED.set(NESTED.get() - 1);
+    decided
+}
+
+/// [`split_on_presence`] on the first `most` of `names`.
+fn split_on_names(
+    a: &Node,
+    b_check: &Node,
+    b_full: &Node,
+    excluded: &[Node],
+    names: Vec<&String>,
+    most: usize,
+) -> Result<Option<Option<Value>>, String> {
+    for name in names.into_iter().take(most) {
         let mut absent = Facts::new(&a.at);
         absent.properties.insert(
             name.clone(),
@@ -329,6 +354,11 @@ fn split_on_presence(
                     kind: Kind::Facts(half.into()),
                 },
             );
+            // A half the model could not tell from `a` would split again, without end.
+            if half == *a {
+                decided = false;
+                break;
+            }
             match difference_outside(&half, b_check, b_full, excluded) {
                 Ok(None) => {}
                 Ok(Some(found)) if admits(a, &found)? && !admits(b_check, &found)? => {
