@@ -228,13 +228,7 @@ fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Optio
                 properties.remove(gone);
                 Some(format!("property `{gone}` removed"))
             } else {
-                let schema = entropy
-                    .pick(&[
-                        json!({"type": "string"}),
-                        json!({"type": "integer", "maximum": 3}),
-                        json!(false),
-                    ])
-                    .clone();
+                let schema = member_schema(entropy);
                 properties.insert("p_new".to_owned(), schema.clone());
                 Some(format!("property `p_new` added: {schema}"))
             }
@@ -351,13 +345,7 @@ fn edit_node(entropy: &mut impl Entropy, node: &mut Map<String, Value>) -> Optio
         // Members a pattern governs: a pattern added, removed, or its schema changed.
         14 => {
             node.get("properties")?;
-            let schema = entropy
-                .pick(&[
-                    json!({"type": "string"}),
-                    json!({"type": "integer", "maximum": 3}),
-                    json!(false),
-                ])
-                .clone();
+            let schema = member_schema(entropy);
             let patterns = node
                 .entry("patternProperties")
                 .or_insert_with(|| json!({}))
@@ -392,4 +380,15 @@ fn number(value: f64) -> Value {
     } else {
         Value::from(value)
     }
+}
+
+/// The schema a member added by an edit gets (a property or a pattern's members).
+fn member_schema(entropy: &mut impl Entropy) -> Value {
+    entropy
+        .pick(&[
+            json!({"type": "string"}),
+            json!({"type": "integer", "maximum": 3}),
+            json!(false),
+        ])
+        .clone()
 }
