@@ -2152,3 +2152,77 @@ fn assert_upstream(
     let (found, report) = verdicts_with(v1, v2, &[promised], search);
     assert_eq!(found[..2], expected, "{:?}", report.answers);
 }
+
+/// A union whose branches differ only in members no field reads: a branch added or removed
+/// changes what upstream may send, not what the agent can be shown, since every branch gives the
+/// promised member the same values. Cut down to the promised pointers, both versions are one set
+/// (issue 37: "holds a promised field; depends on values the model cannot enumerate" on both
+/// agent verdicts). A branch that gives the promised member a value no other branch does is seen.
+#[test]
+fn a_union_changed_only_beside_the_promised_fields_is_decided_for_the_agent() {
+    let pet = |extra: &str, kind: serde_json::Value| json!({"type": "object", "required": ["name", extra], "properties": {"name": kind, extra: {"type": "integer", "maximum": 9}}, "additionalProperties": false});
+    let name = json!({"type": "string", "maxLength": 8});
+    let v1 = json!({"anyOf": [pet("legs", name.clone()), pet("wings", name.clone())]});
+    let v2 = json!({"anyOf": [pet("legs", name.clone()), pet("wings", name.clone()), pet("fins", name.clone())]});
+    let (found, report) = verdicts(v1.clone(), v2.clone(), &["/name"]);
+    assert_eq!(
+        found,
+        [Some(false), Some(true), Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    let (found, report) = verdicts(v2, v1.clone(), &["/name"]);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // The new branch names its pet with a number: the agent can be shown one, so widened is no
+    // "no" (the derived agent schema of v1 reads no type through the union, so no response
+    // shows it either: it stays for review).
+    let v3 = json!({"anyOf": [pet("legs", name.clone()), pet("wings", name), pet("fins", json!({"type": "integer", "maximum": 9}))]});
+    let (found, report) = verdicts(v1, v3, &["/name"]);
+    assert_ne!(found[2], Some(false), "{:?}", report.answers);
+    assert_eq!(found[3], Some(false), "{:?}", report.answers);
+}
+
+/// Two promised members whose presence `dependentRequired` ties are not independent: cut down
+/// to them, the set is no product of members, so the agent verdicts are never a plain "no"
+/// (v1 → v2 adds the tie: `{"a": …}` alone is no longer an output).
+#[test]
+fn a_tie_between_promised_members_is_never_cut_apart() {
+    let v1 = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 4}, "b": {"type": "string", "maxLength": 4}}, "additionalProperties": false});
+    let mut v2 = v1.clone();
+    v2["dependentRequired"] = json!({"a": ["b"]});
+    let (found, report) = verdicts(v1, v2, &["/a", "/b"]);
+    assert_eq!(found[0], Some(true), "{:?}", report.answers);
+    assert_eq!(found[2], Some(false), "{:?}", report.answers);
+    assert_ne!(found[3], Some(false), "{:?}", report.answers);
+}
+
+/// `if`/`then`/`else` beside `unevaluatedProperties` that evaluate only members the object
+/// declares itself leave the closing as it is: the node is modelled, the three kept as written
+/// (issue 37: every such node was given up, and oasdiff's `TestResponseBodyIfAdded` left
+/// loosened undecided). One whose `then` evaluates a member the object does not declare still
+/// changes what the closing refuses, and is never a plain "no".
+#[test]
+fn an_if_on_declared_members_beside_unevaluated_properties_is_decided() {
+    let v1 = json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}, "unevaluatedProperties": false});
+    let mut v2 = v1.clone();
+    v2["if"] = json!({"properties": {"name": {"const": "special"}}});
+    v2["then"] = json!({"required": ["name"]});
+    assert_upstream(
+        v1.clone(),
+        v2.clone(),
+        "/name",
+        true,
+        [Some(true), Some(false)],
+    );
+    assert_upstream(v2, v1.clone(), "/name", true, [Some(false), Some(true)]);
+    let mut v3 = v1.clone();
+    v3["if"] = json!({"properties": {"name": {"const": "special"}}});
+    v3["then"] = json!({"properties": {"extra": {"type": "integer"}}});
+    let (found, report) = verdicts(v1, v3, &["/name"]);
+    assert_ne!(found[1], Some(false), "{:?}", report.answers);
+}

@@ -284,9 +284,26 @@ fn compare_shapes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                         .map(|(_, (pointer, _))| pointer.clone())
                         .collect()
                 };
+                // What else the gate reads to tell the agent something: whether it succeeded,
+                // the failure's code, and what correlation checks.
+                let envelope = |shape: &ShapeDoc| {
+                    [
+                        shape.outcome.as_ref().map(|(pointer, _)| pointer.clone()),
+                        shape.error_code.clone(),
+                        shape.tool.clone(),
+                        shape.request_id.clone(),
+                    ]
+                };
+                let observed = promised
+                    .iter()
+                    .cloned()
+                    .chain(envelope(shape).into_iter().flatten())
+                    .chain(envelope(other).into_iter().flatten())
+                    .collect::<BTreeSet<String>>();
                 let context = ShapeContext {
                     shape: shape.name.clone(),
                     promised: promised.into_iter().collect(),
+                    observed: observed.into_iter().collect(),
                     projected: (required(shape, from), required(other, to)),
                 };
                 schemas::compare(
@@ -978,6 +995,7 @@ fn compare_agent_schemas(from: &Version, to: &Version, out: &mut Vec<Change>) {
     let context = ShapeContext {
         shape: "agent".to_owned(),
         promised: vec![String::new()],
+        observed: vec![String::new()],
         projected: (Vec::new(), Vec::new()),
     };
     let mut changes = Vec::new();

@@ -6,6 +6,7 @@
 
 mod difference;
 mod leaf;
+mod project;
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -27,6 +28,9 @@ pub(crate) struct ShapeContext {
     pub shape: String,
     /// The response pointers its promised fields are read from, in either version.
     pub promised: Vec<String>,
+    /// Every pointer whose value shapes what the agent is told: the promised fields', and the
+    /// outcome, failure code and correlation members the gate reads beside them.
+    pub observed: Vec<String>,
     /// The pointers a success of FROM and of TO must hold (fields not marked optional, and
     /// fields a rule reads): a response without one is rejected at projection or by the rule,
     /// whatever the schema says about the member.
@@ -40,6 +44,7 @@ pub(crate) fn compare(from: &Node, to: &Node, context: &ShapeContext, out: &mut 
         context,
         out,
         roots: (from, to),
+        unseen: Vec::new(),
     }
     .node("", from, to);
 }
@@ -49,6 +54,17 @@ struct Walk<'c> {
     out: &'c mut Vec<Change>,
     /// Both versions' whole schemas, to ask whether a place still admits any value.
     roots: (&'c Node, &'c Node),
+    /// The places being walked whose values, cut to what the agent can tell apart
+    /// ([`project::cut`]), were shown to include one another: where TO's cut is in FROM's, no
+    /// change below widens what the agent sees; where FROM's is in TO's, none narrows it.
+    unseen: Vec<Unseen>,
+}
+
+/// What the cut at one place showed.
+struct Unseen {
+    path: String,
+    widens_nothing: bool,
+    narrows_nothing: bool,
 }
 
 /// Whether every response shape `root` admits can still fill the place at `path` (`*` for any
@@ -246,6 +262,21 @@ impl Walk<'_> {
                 (unknown(&backward), unknown(&forward))
             }
         };
+        // Left open above, settled by the cut of a place that holds this one.
+        let here = tokens(path);
+        let settled = |effect: Effect, of: fn(&Unseen) -> bool| match effect {
+            Effect::Unknown(_)
+                if self
+                    .unseen
+                    .iter()
+                    .any(|above| of(above) && prefix_of(&tokens(&above.path), &here)) =>
+            {
+                Effect::No
+            }
+            effect => effect,
+        };
+        let widened = settled(widened, |above| above.widens_nothing);
+        let narrowed = settled(narrowed, |above| above.narrows_nothing);
         let mut change = change.at(path);
         change.shape = Some(self.context.shape.clone());
         self.out.push(
@@ -261,6 +292,54 @@ impl Walk<'_> {
         if from == to || closes_same_recursion(from, to) {
             return;
         }
+        let unseen = self.cut(path, from, to);
+        let pushed = unseen.is_some();
+        self.unseen.extend(unseen);
+        self.node_inner(path, from, to);
+        if pushed {
+            self.unseen.pop();
+        }
+    }
+
+    /// Where `path` holds promised fields and no place above already settled both agent
+    /// verdicts: whether the two versions' values there, cut to what the agent can tell apart,
+    /// include one another.
+    fn cut(&self, path: &str, from: &Node, to: &Node) -> Option<Unseen> {
+        if !matches!(self.relation(path), Relation::Above) {
+            return None;
+        }
+        let here = tokens(path);
+        let settled = |of: fn(&Unseen) -> bool| {
+            self.unseen
+                .iter()
+                .any(|above| of(above) && prefix_of(&tokens(&above.path), &here))
+        };
+        if settled(|above| above.widens_nothing) && settled(|above| above.narrows_nothing) {
+            return None;
+        }
+        let rests: Vec<Vec<String>> = self
+            .context
+            .observed
+            .iter()
+            .map(|pointer| tokens(pointer))
+            .filter(|pointer| prefix_of(&here, pointer))
+            .map(|pointer| {
+                pointer[here.len()..]
+                    .iter()
+                    .map(|token| token.replace("~1", "/").replace("~0", "~"))
+                    .collect()
+            })
+            .collect();
+        let (before, after) = (project::cut(from, &rests)?, project::cut(to, &rests)?);
+        let included = |a: &Node, b: &Node| difference::difference(a, b, b) == Ok(None);
+        Some(Unseen {
+            path: path.to_owned(),
+            widens_nothing: included(&after, &before),
+            narrows_nothing: included(&before, &after),
+        })
+    }
+
+    fn node_inner(&mut self, path: &str, from: &Node, to: &Node) {
         match (&from.kind, &to.kind) {
             (Kind::Facts(a), Kind::Facts(b)) => self.facts(path, from, to, a, b),
             (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
@@ -1550,6 +1629,7 @@ mod tests {
         let context = ShapeContext {
             shape: "current".into(),
             promised: promised.iter().map(|p| (*p).to_owned()).collect(),
+            observed: promised.iter().map(|p| (*p).to_owned()).collect(),
             projected: (Vec::new(), Vec::new()),
         };
         let mut out = Vec::new();

@@ -1,0 +1,271 @@
+//! What the agent can tell apart below a node: the node's values cut down to the pointers the
+//! gate reads (the promised fields, the outcome, the failure code, correlation), as a node of
+//! its own. Two versions whose cut-down nodes include one another give the agent the same
+//! outputs there, whatever changed beside the fields: a union whose new branch only differs in
+//! members no field reads widens nothing the agent sees.
+//!
+//! The cut is a fixed function of a value and the pointers, the same for both versions: an
+//! object keeps the members some pointer names, each cut further; an array keeps its items cut
+//! where a pointer goes through them (`*`), and whole otherwise; every other value stays whole.
+//! The output of a response is a function of its cut, so an inclusion of the cut sets is an
+//! inclusion of the outputs. The node built here admits exactly the cut values of the node it
+//! is built from, or there is none: a coupling between a read member and one it drops
+//! (`dependentSchemas`, `if`, counts of members), a keyword the model keeps undecided, or a
+//! dropped required member the model cannot fill would make the cut set wider or narrower than
+//! what it says, and a wrong "no" is worse than an undecided one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolgate_model::{Facts, JsonType, Kind, Node, Union, Values, admits, alternatives, example};
+
+use super::disjoint_branches;
+
+/// How deep a cut follows unions and members before it gives up (a recursive schema).
+const DEEPEST: usize = 48;
+
+/// The values of `node` cut down to `rests` (pointers below it, as unescaped tokens; an empty
+/// one reads the whole value), or `None` where the model cannot build that set exactly.
+pub(super) fn cut(node: &Node, rests: &[Vec<String>]) -> Option<Node> {
+    cut_at(node, rests, 0)
+}
+
+fn cut_at(node: &Node, rests: &[Vec<String>], depth: usize) -> Option<Node> {
+    if depth > DEEPEST {
+        return None;
+    }
+    if rests.iter().any(Vec::is_empty) {
+        return Some(node.clone());
+    }
+    let facts = match &node.kind {
+        Kind::Nothing => return Some(node.clone()),
+        Kind::Unknown { .. } => return None,
+        Kind::Any => Facts::new(&node.at),
+        Kind::Facts(facts) => (**facts).clone(),
+    };
+    if let Some(union) = &facts.union {
+        if union.exactly_one && !disjoint_branches(&union.branches) {
+            // A value in two branches is refused by `oneOf`, yet its cut may be another
+            // value's, in one branch only.
+            return None;
+        }
+        let branches = alternatives(node)
+            .iter()
+            .map(|branch| cut_at(branch, rests, depth + 1))
+            .collect::<Option<Vec<Node>>>()?;
+        let mut cut = Facts::new(&node.at);
+        cut.union = Some(Union {
+            exactly_one: false,
+            branches,
+        });
+        return Some(with_facts(node, cut));
+    }
+    if facts
+        .conjuncts
+        .keys()
+        .any(|name| name != "dependentRequired")
+    {
+        return None;
+    }
+    if let Some(values) = &facts.values {
+        return listed(node, values, rests);
+    }
+    let mut cut = facts.clone();
+    cut.conjuncts = BTreeMap::new();
+    if facts.allows_type(JsonType::Object) {
+        members(node, &facts, rests, depth, &mut cut)?;
+    }
+    if facts.allows_type(JsonType::Array) {
+        let through_items: Vec<Vec<String>> = rests
+            .iter()
+            .filter(|rest| rest[0] == "*")
+            .map(|rest| rest[1..].to_vec())
+            .collect();
+        if rests.iter().any(|rest| is_index(&rest[0])) {
+            // A pointer to one item: the cut would keep that item alone, which the items'
+            // schema does not say.
+            return None;
+        }
+        if !through_items.is_empty() {
+            // Distinct items may share a cut, which `uniqueItems` would have refused.
+            if facts.unique_items {
+                return None;
+            }
+            *cut.items = cut_at(&facts.items, &through_items, depth + 1)?;
+        }
+    }
+    Some(with_facts(node, cut))
+}
+
+/// Listed values: the cut of each one the node admits.
+fn listed(node: &Node, values: &Values, rests: &[Vec<String>]) -> Option<Node> {
+    let mut kept = Vec::new();
+    for value in values.iter() {
+        if admits(node, value).ok()? {
+            kept.push(cut_value(value, rests));
+        }
+    }
+    let mut cut = Facts::new(&node.at);
+    cut.values = Some(Values::new(kept));
+    Some(with_facts(node, cut))
+}
+
+/// The cut of one value: the function the node's cut is the image of.
+fn cut_value(value: &Value, rests: &[Vec<String>]) -> Value {
+    if rests.iter().any(Vec::is_empty) {
+        return value.clone();
+    }
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter_map(|(name, member)| {
+                    let below = below(rests, name);
+                    (!below.is_empty()).then(|| (name.clone(), cut_value(member, &below)))
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let through_items = below(rests, "*");
+            if through_items.is_empty() {
+                value.clone()
+            } else {
+                Value::Array(
+                    items
+                        .iter()
+                        .map(|item| cut_value(item, &through_items))
+                        .collect(),
+                )
+            }
+        }
+        _ => value.clone(),
+    }
+}
+
+/// The rests that go through member `name`, below it.
+fn below(rests: &[Vec<String>], name: &str) -> Vec<Vec<String>> {
+    rests
+        .iter()
+        .filter(|rest| rest[0] == name)
+        .map(|rest| rest[1..].to_vec())
+        .collect()
+}
+
+fn is_index(token: &str) -> bool {
+    !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_digit())
+}
+
+/// The object part of the cut: the read members, each cut, and nothing else. Exact only where
+/// the dropped members can always be left out or filled whatever the read ones hold.
+fn members(
+    node: &Node,
+    facts: &Facts,
+    rests: &[Vec<String>],
+    depth: usize,
+    cut: &mut Facts,
+) -> Option<()> {
+    let read: BTreeSet<&str> = rests
+        .iter()
+        .map(|rest| rest[0].as_str())
+        .filter(|name| *name != "*")
+        .collect();
+    let named = |name: &str| admits(&facts.property_names, &Value::from(name)).ok();
+    let dependents = dependent_required(facts)?;
+    // Required outright, or by a member that always is.
+    let mut always: BTreeSet<String> = facts.required.clone();
+    loop {
+        let more: Vec<String> = always
+            .iter()
+            .filter_map(|name| dependents.get(name))
+            .flatten()
+            .filter(|name| !always.contains(*name))
+            .cloned()
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        always.extend(more);
+    }
+    let fillable = |name: &str| -> Option<()> {
+        named(name)?.then_some(())?;
+        example(&facts.member(name), None).map(|_| ())
+    };
+    for name in always.iter().filter(|name| !read.contains(name.as_str())) {
+        fillable(name)?;
+    }
+    for (key, needed) in &dependents {
+        if always.contains(key) || !read.contains(key.as_str()) {
+            // Always there (its dependents are in `always`), or dropped and left out.
+            continue;
+        }
+        for name in needed.iter().filter(|name| !always.contains(*name)) {
+            if read.contains(name.as_str()) {
+                // Two read members whose presence is tied: not a product of members.
+                return None;
+            }
+            fillable(name)?;
+        }
+    }
+    let present = always.len() + read.iter().filter(|name| !always.contains(**name)).count();
+    if facts.min_properties > always.len() as u64
+        || facts
+            .max_properties
+            .is_some_and(|most| most < present as u64)
+    {
+        return None;
+    }
+    let mut properties = BTreeMap::new();
+    for name in &read {
+        let member = if named(name)? {
+            cut_at(&facts.member(name), &below(rests, name), depth + 1)?
+        } else {
+            Node {
+                at: node.at.clone(),
+                kind: Kind::Nothing,
+            }
+        };
+        properties.insert((*name).to_owned(), member);
+    }
+    cut.required = always
+        .into_iter()
+        .filter(|name| read.contains(name.as_str()))
+        .collect();
+    cut.properties = properties;
+    cut.pattern_properties = BTreeMap::new();
+    *cut.additional = Node {
+        at: node.at.clone(),
+        kind: Kind::Nothing,
+    };
+    *cut.property_names = Node::any(&node.at);
+    cut.min_properties = 0;
+    cut.max_properties = None;
+    Some(())
+}
+
+/// `dependentRequired` as written (a member's name, and the members its presence requires), or
+/// `None` when it is not that shape.
+fn dependent_required(facts: &Facts) -> Option<BTreeMap<String, Vec<String>>> {
+    let Some(kept) = facts.conjuncts.get("dependentRequired") else {
+        return Some(BTreeMap::new());
+    };
+    kept.value
+        .as_object()?
+        .iter()
+        .map(|(name, needed)| {
+            let needed = needed
+                .as_array()?
+                .iter()
+                .map(|name| name.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()?;
+            Some((name.clone(), needed))
+        })
+        .collect()
+}
+
+fn with_facts(node: &Node, facts: Facts) -> Node {
+    Node {
+        at: node.at.clone(),
+        kind: Kind::Facts(Arc::new(facts)),
+    }
+}
