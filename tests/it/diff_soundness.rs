@@ -2226,3 +2226,47 @@ fn an_if_on_declared_members_beside_unevaluated_properties_is_decided() {
     let (found, report) = verdicts(v1, v3, &["/name"]);
     assert_ne!(found[1], Some(false), "{:?}", report.answers);
 }
+
+/// A part compared on its own may claim what the whole takes back: a `dependentSchemas` whose
+/// schema declares `email` but not `name` itself, beside `unevaluatedProperties: false`, admits
+/// no object with `name` (nothing evaluates it), so v2 admits exactly v1's `{}`. The members
+/// beside the union read as "opened", which no response confirmed; the whole nodes show
+/// nothing changed (oasdiff's `TestResponsePropertyDependentSchemaAdded`, left undecided).
+#[test]
+fn a_part_the_union_takes_back_changes_nothing() {
+    let v1 = json!({"type": "object", "unevaluatedProperties": false});
+    let mut v2 = v1.clone();
+    v2["dependentSchemas"] = json!({"name": {"type": "object", "properties": {"email": {"type": "string", "maxLength": 8}}}});
+    let (found, report) = verdicts(v1.clone(), v2.clone(), &[""]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    let (found, report) = verdicts(v2, v1, &[""]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}
+
+/// Verdicts are settled on what the gate admits: a field not marked optional holds its member
+/// on every success, whatever the schema says. v2 wraps the two required members in an
+/// `anyOf` that requires either; the fields still require both, so nothing new is admitted
+/// (oasdiff's `TestResponsePropertyOneOfWrappingIsBreaking`: loosened claimed, never
+/// confirmed). Made optional, the same wrapping loosens.
+#[test]
+fn a_field_not_marked_optional_is_held_when_verdicts_are_settled() {
+    let text = json!({"type": "string", "maxLength": 8});
+    let properties = json!({"foo": text, "bar": text});
+    let v1 = json!({"type": "object", "properties": properties, "required": ["foo", "bar"], "unevaluatedProperties": false});
+    let v2 = json!({"type": "object", "anyOf": [
+        {"type": "object", "properties": properties, "required": ["foo"]},
+        {"type": "object", "properties": properties, "required": ["bar"]}
+    ], "unevaluatedProperties": false});
+    let held = |data: &serde_json::Value, version: u32| {
+        let (contract, schema) = minimal(version, data, &["/foo", "/bar"]);
+        (
+            contract.replace("optional: true", "optional: false"),
+            schema,
+        )
+    };
+    let (found, report) = verdicts_written(held(&v1, 1), held(&v2, 2), true);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    let (found, report) = verdicts(v1, v2, &["/foo", "/bar"]);
+    assert_eq!(found[0], Some(false), "{:?}", report.answers);
+    assert_eq!(found[1], Some(true), "{:?}", report.answers);
+}

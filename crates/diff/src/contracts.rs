@@ -15,12 +15,12 @@ use toolgate_model::{Kind, Node, RuleDoc, ShapeDoc, Version};
 
 /// What the gate can admit of `shape` in `version`, as the model reads it: the shape's schema,
 /// and what every decision checks after it: correlation and an outcome the contract names (on
-/// every response), a failure code the agent can be shown (on a failure), the rules' fields (on
-/// a success). A value the schema admits and the gate always refuses (a response that is not an
+/// every response), a failure code the agent can be shown (on a failure), the rules' fields and
+/// the fields not marked optional (on a success) where `fields_held` says so. A value the schema admits and the gate always refuses (a response that is not an
 /// object, a tool name the contract is not for, a failure code the agent has no word for) is
 /// then not counted as admitted. Pointers through a member named
 /// like an array index are left out, as the document there may be an array.
-fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
+fn admitted_root(version: &Version, shape: &ShapeDoc, fields_held: bool) -> Node {
     let root = version.schemas.root(&shape.schema);
     // A recursion back to the file's root stands for the schema alone: the comparison assumes
     // that pair holds where the recursion closes, which is sound only where the schema alone is
@@ -61,7 +61,7 @@ fn admitted_root(version: &Version, shape: &ShapeDoc) -> Node {
         }
         _ => checked,
     };
-    toolgate_model::without_impossible_objects(&kept_by_rules(version, shape, coded))
+    toolgate_model::without_impossible_objects(&kept_by_rules(version, shape, coded, fields_held))
 }
 
 /// `root` with `held` intersected in, and into each branch of its union too (an envelope's
@@ -123,28 +123,30 @@ fn on_outcome(root: Node, shape: &ShapeDoc, value: &Value, keep: impl Fn(&Node) 
 
 /// `root` where a success must keep every rule on a field the shape declares: the field
 /// present (a rule on an absent field cannot hold), and a string where the rule is freshness
-/// (an RFC 3339 timestamp). A success is every response of a shape without an outcome, else a
+/// (an RFC 3339 timestamp); and, where `fields_held`, hold every field not marked optional. A success is every response of a shape without an outcome, else a
 /// union branch (or the root) that pins the outcome member to the success value.
-fn kept_by_rules(version: &Version, shape: &ShapeDoc, root: Node) -> Node {
+fn kept_by_rules(version: &Version, shape: &ShapeDoc, root: Node, fields_held: bool) -> Node {
     let at = root.at.clone();
     // A freshness field holds an RFC 3339 timestamp, as `date-time` reads one (the gate parses
     // it so): written only where the schema's own format there admits no timestamp, so that
     // the two leave no string, and never where it would narrow what the gate admits.
+    // A field not marked optional is held too: projection refuses a success without it.
     let kept = |node: &Node| -> Vec<Node> {
-        version
-            .rules()
-            .iter()
-            .filter_map(|rule| {
-                let (pointer, _) = shape.fields.get(rule.field())?;
-                let timestamp = rule.kind == "freshness";
-                let format = format_at(node, pointer)
-                    .filter(|format| {
-                        timestamp && toolgate_model::disjoint_formats("date-time", format)
-                    })
-                    .map(|_| "date-time");
-                held_at(&at, pointer, timestamp, format, None)
-            })
-            .collect()
+        let rules = version.rules();
+        let ruled = rules.iter().filter_map(|rule| {
+            let (pointer, _) = shape.fields.get(rule.field())?;
+            let timestamp = rule.kind == "freshness";
+            let format = format_at(node, pointer)
+                .filter(|format| timestamp && toolgate_model::disjoint_formats("date-time", format))
+                .map(|_| "date-time");
+            held_at(&at, pointer, timestamp, format, None)
+        });
+        let projected = shape
+            .fields
+            .values()
+            .filter(|(_, optional)| fields_held && !optional)
+            .filter_map(|(pointer, _)| held_at(&at, pointer, false, None, None));
+        ruled.chain(projected).collect()
     };
     let keep = |node: &Node| {
         kept(node).iter().fold(node.clone(), |node, rule| {
@@ -306,11 +308,20 @@ fn compare_shapes(from: &Version, to: &Version, out: &mut Vec<Change>) {
                     observed: observed.into_iter().collect(),
                     projected: (required(shape, from), required(other, to)),
                 };
+                let start = out.len();
                 schemas::compare(
-                    &admitted_root(from, shape),
-                    &admitted_root(to, other),
+                    &admitted_root(from, shape, false),
+                    &admitted_root(to, other, false),
                     &context,
                     out,
+                );
+                // The changes are listed on the schemas as written (a member made optional
+                // that a field still requires is a change, which decides nothing); the
+                // verdicts are then settled on what the gate admits, fields held.
+                schemas::settle(
+                    &mut out[start..],
+                    &admitted_root(from, shape, true),
+                    &admitted_root(to, other, true),
                 );
             }
             None => {

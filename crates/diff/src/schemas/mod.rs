@@ -67,6 +67,41 @@ struct Unseen {
     narrows_nothing: bool,
 }
 
+/// Settles `changes`, all at or below the place where `from` and `to` are compared: where the
+/// whole nodes show a direction changes nothing, no change says otherwise in that direction, for
+/// upstream or for the agent (a set of responses inside the other's projects to outputs inside
+/// the other's). A part compared on its own may claim what the whole takes back.
+pub(crate) fn settle(changes: &mut [Change], from: &Node, to: &Node) {
+    let open = |changes: &[Change], verdicts: [BumpVerdict; 2]| {
+        changes.iter().any(|change| {
+            verdicts
+                .iter()
+                .any(|verdict| !matches!(change.effect(*verdict), Effect::No))
+        })
+    };
+    let directions = [
+        (
+            [BumpVerdict::UpstreamBreaking, BumpVerdict::AgentNarrowed],
+            from,
+            to,
+        ),
+        (
+            [BumpVerdict::UpstreamLoosened, BumpVerdict::AgentWidened],
+            to,
+            from,
+        ),
+    ];
+    for (verdicts, admitting, other) in directions {
+        if open(changes, verdicts) && difference::difference(admitting, other, other) == Ok(None) {
+            for change in changes.iter_mut() {
+                for verdict in verdicts {
+                    change.set(verdict, Effect::No);
+                }
+            }
+        }
+    }
+}
+
 /// Whether every response shape `root` admits can still fill the place at `path` (`*` for any
 /// item): by leaving it out (a member not required, an item of an array that may be empty), or
 /// with a value the model builds and checks; through every branch of a union. `false` when that
@@ -341,7 +376,17 @@ impl Walk<'_> {
 
     fn node_inner(&mut self, path: &str, from: &Node, to: &Node) {
         match (&from.kind, &to.kind) {
-            (Kind::Facts(a), Kind::Facts(b)) => self.facts(path, from, to, a, b),
+            (Kind::Facts(a), Kind::Facts(b)) => {
+                let start = self.out.len();
+                self.facts(path, from, to, a, b);
+                // Each part was compared on its own (the members beside the union, then the
+                // branches), and a part's "yes" may be one the union takes back (a member the
+                // node's own keywords admit that no branch declares, under
+                // `unevaluatedProperties`).
+                if a.union.is_some() || b.union.is_some() {
+                    settle(&mut self.out[start..], from, to);
+                }
+            }
             (Kind::Unknown { reason, .. }, _) | (_, Kind::Unknown { reason, .. }) => {
                 let (change, why) = unsupported(reason, &to.at);
                 self.record_undecided(change, path, why);

@@ -269,3 +269,104 @@ fn with_facts(node: &Node, facts: Facts) -> Node {
         kind: Kind::Facts(Arc::new(facts)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_model::Schemas;
+
+    fn root(schema: Value) -> Node {
+        Schemas::new([("s.json".to_owned(), schema)].into_iter().collect()).root("s.json")
+    }
+
+    fn rests(pointers: &[&str]) -> Vec<Vec<String>> {
+        pointers
+            .iter()
+            .map(|pointer| pointer.split('/').skip(1).map(str::to_owned).collect())
+            .collect()
+    }
+
+    /// Every value the node admits has its cut in the cut set, and what the cut set admits
+    /// and refuses is what the members read allow.
+    #[test]
+    fn a_cut_keeps_the_read_members_and_drops_the_rest() {
+        let node = root(json!({
+            "type": "object",
+            "required": ["id", "name"],
+            "properties": {"id": {"type": "integer"}, "name": {"type": "string", "maxLength": 3}, "note": {"type": "string"}},
+            "additionalProperties": false
+        }));
+        let cut = cut(&node, &rests(&["/name"])).unwrap();
+        for value in [
+            json!({"id": 1, "name": "ab"}),
+            json!({"id": 2, "name": "", "note": "x"}),
+        ] {
+            assert_eq!(admits(&node, &value), Ok(true));
+            assert_eq!(
+                admits(&cut, &cut_value(&value, &rests(&["/name"]))),
+                Ok(true)
+            );
+        }
+        assert_eq!(admits(&cut, &json!({"name": "ab"})), Ok(true));
+        assert_eq!(admits(&cut, &json!({})), Ok(false), "name is required");
+        assert_eq!(admits(&cut, &json!({"name": "abcd"})), Ok(false));
+        assert_eq!(
+            admits(&cut, &json!({"name": "a", "id": 1})),
+            Ok(false),
+            "id is dropped"
+        );
+    }
+
+    /// A union's cut is the union of its branches' cuts: branches that differ only in dropped
+    /// members cut to one set.
+    #[test]
+    fn branches_that_differ_beside_the_read_members_cut_to_one_set() {
+        let pet = |extra: &str| json!({"type": "object", "required": ["name", extra], "properties": {"name": {"type": "string"}, extra: {"type": "integer"}}, "additionalProperties": false});
+        let two = root(json!({"anyOf": [pet("legs"), pet("wings")]}));
+        let one = root(pet("legs"));
+        let (two, one) = (
+            cut(&two, &rests(&["/name"])).unwrap(),
+            cut(&one, &rests(&["/name"])).unwrap(),
+        );
+        for value in [json!({"name": "x"}), json!({}), json!({"name": 1})] {
+            assert_eq!(admits(&two, &value), admits(&one, &value), "{value}");
+        }
+    }
+
+    /// Where the read members are tied to each other or to what is dropped, or the cut of an
+    /// overlapping `oneOf` would admit a value no response has, there is no cut.
+    #[test]
+    fn no_cut_where_it_would_not_be_exact() {
+        let object = |extra: Value| {
+            let mut schema = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}});
+            schema
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            root(schema)
+        };
+        let both = rests(&["/a", "/b"]);
+        for (extra, pointers) in [
+            (json!({"dependentRequired": {"a": ["b"]}}), &both),
+            (json!({"minProperties": 1}), &both),
+            (
+                json!({"if": {"required": ["b"]}, "then": {"required": ["a"]}}),
+                &both,
+            ),
+            (
+                json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+                &both,
+            ),
+            (
+                json!({"required": ["c"], "additionalProperties": false}),
+                &rests(&["/a"]),
+            ),
+        ] {
+            assert!(cut(&object(extra.clone()), pointers).is_none(), "{extra}");
+        }
+        // A tie between a read member and a dropped one it can always be given is no tie.
+        let tied = object(json!({"dependentRequired": {"a": ["b"]}}));
+        assert!(cut(&tied, &rests(&["/a"])).is_some());
+    }
+}

@@ -381,12 +381,21 @@ impl PartialEq for Conjunct {
 
 impl Facts {
     /// The first conjunct of `self` that `other` does not have as well, by name: what keeps
-    /// an inclusion of `other` in `self` from being decided.
+    /// an inclusion of `other` in `self` from being decided. The counts of `contains` are read
+    /// with it: a `minContains: 0` only `other` has widens `other`'s `contains` (no match
+    /// needed), so where `self` keeps `contains`, `other` must count its matches alike.
     pub fn conjunct_missing_from(&self, other: &Facts) -> Option<(&str, &Conjunct)> {
         self.conjuncts
             .iter()
             .find(|(name, conjunct)| other.conjuncts.get(*name) != Some(*conjunct))
             .map(|(name, conjunct)| (name.as_str(), conjunct))
+            .or_else(|| {
+                let contains = self.conjuncts.get("contains")?;
+                ["minContains", "maxContains"]
+                    .into_iter()
+                    .find(|count| self.conjuncts.get(*count) != other.conjuncts.get(*count))
+                    .map(|_| ("contains", contains))
+            })
     }
 }
 
