@@ -38,13 +38,16 @@ fn search() -> bool {
 }
 
 /// `TOOLGATE_DIFF_REASONS=1` also prints why upstream breaking was left undecided, by reason with
-/// pointers and values taken out (what to model next; `=loosened` for upstream loosened); with
+/// pointers and values taken out (what to model next; `=loosened` for upstream loosened,
+/// `=widened` and `=narrowed` for the agent verdicts); with
 /// `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the seed of each pair whose reason holds TEXT (`contractgen
 /// pair SEED DIR` writes it out).
 fn reasons() -> Option<BumpVerdict> {
     match std::env::var("TOOLGATE_DIFF_REASONS").ok()?.as_str() {
         "1" => Some(BumpVerdict::UpstreamBreaking),
         "loosened" => Some(BumpVerdict::UpstreamLoosened),
+        "widened" => Some(BumpVerdict::AgentWidened),
+        "narrowed" => Some(BumpVerdict::AgentNarrowed),
         _ => None,
     }
 }
@@ -2269,4 +2272,63 @@ fn a_field_not_marked_optional_is_held_when_verdicts_are_settled() {
     let (found, report) = verdicts(v1, v2, &["/foo", "/bar"]);
     assert_eq!(found[0], Some(false), "{:?}", report.answers);
     assert_eq!(found[1], Some(true), "{:?}", report.answers);
+}
+
+/// `dependentRequired` read against what the object always or never holds: about a member the
+/// closed object forbids, it requires nothing (adding it changes nothing; random pairs left
+/// breaking undecided, "yes" claimed and never confirmed); about a required member, its
+/// dependents are required, an edit the model decides both ways.
+#[test]
+fn dependent_required_on_a_member_always_or_never_there_is_decided() {
+    let object = |required: &[&str], dependent: bool| {
+        let mut schema = json!({"type": "object", "required": required, "properties": {"b": {"type": "string", "maxLength": 4}, "c": {"type": "string", "maxLength": 4}}, "additionalProperties": false});
+        if dependent {
+            schema["dependentRequired"] = json!({"a": ["b"], "c": ["b"]});
+        }
+        schema
+    };
+    // `c` optional: the tie on it stays, and only narrows.
+    assert_upstream(
+        object(&[], false),
+        object(&[], true),
+        "/b",
+        true,
+        [Some(true), Some(false)],
+    );
+    // With `c` required, `b` is too: breaking shown, loosened no.
+    assert_upstream(
+        object(&["c"], false),
+        object(&["c"], true),
+        "/b",
+        true,
+        [Some(true), Some(false)],
+    );
+    // Only the forbidden `a`: nothing changes.
+    let mut forbidden = object(&[], false);
+    forbidden["dependentRequired"] = json!({"a": ["b"]});
+    let (found, report) = verdicts(object(&[], false), forbidden, &["/b"]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}
+
+/// A member added inside array items, on a tool whose responses hold no item (the synthesized
+/// ones start from empty arrays, as a documented example often does): the probe's place is
+/// reached by building an item from the schema, so the change is shown, not left unconfirmed
+/// (GitHub's description, v19 → v23: a member added to `/repositories/*` was undecided on 7 of
+/// 56 operations).
+#[test]
+fn a_member_added_inside_items_no_response_holds_is_shown() {
+    let list = |extra: bool| {
+        let mut item = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "maxLength": 4}}, "additionalProperties": false});
+        if extra {
+            item["properties"]["b"] = json!({"type": "integer", "maximum": 9});
+        }
+        json!({"type": "object", "properties": {"list": {"type": "array", "maxItems": 3, "items": item}}, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(list(false), list(true), &["/list"], false);
+    assert_eq!(
+        found,
+        [Some(false), Some(true), Some(true), Some(false)],
+        "{:?}",
+        report.answers
+    );
 }

@@ -1,7 +1,8 @@
 //! Responses built from the schemas themselves, for a verdict no fixture can be edited into a
 //! witness of (a tool with no fixtures yet, or none of the shape a change is in). Each shape of
-//! each version gives up to three: the model's example (automata for patterns, bounds, consts),
-//! the same with every declared member present (so a change to an optional member has a response
+//! each version gives up to three and one per branch of its union: the model's example
+//! (automata for patterns, bounds, consts; of the whole and of each branch), the same with
+//! every declared member present (so a change to an optional member has a response
 //! holding it), and the least the schema asks for (every optional member absent). Each is
 //! repaired with the gate's own validator until that shape's schema admits it (`repair.rs`), so a
 //! keyword the model leaves undecided does not leave a tool without a response; a request is made
@@ -45,8 +46,16 @@ pub(crate) fn bases(from: &Version, to: &Version) -> Vec<Base> {
                 continue;
             };
             let root = repairer.root();
+            // The root's example, one per branch of its union (an envelope's success as well
+            // as its failure: the example of the whole may take the simpler one only), every
+            // member present, and the least.
+            let branches = match root.facts().and_then(|facts| facts.union.as_ref()) {
+                Some(_) => toolgate_model::alternatives(root),
+                None => Vec::new(),
+            };
             let starts = example(root, None)
                 .into_iter()
+                .chain(branches.iter().filter_map(|branch| example(branch, None)))
                 .chain(full(root, FULL_DEPTH))
                 .chain([Value::Object(Map::new())]);
             let repaired: Vec<Value> = starts

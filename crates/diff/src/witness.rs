@@ -342,7 +342,16 @@ fn edited(
     from: &Version,
     to: &Version,
 ) -> Option<Attempt> {
-    let document = base.document.as_ref()?;
+    let original = base.document.as_ref()?;
+    // A place the base does not reach (a member inside array items the base has none of) is
+    // reached by building the steps to it from the admitting version's schema.
+    let paved;
+    let document = if concrete_path(original, &probe.path).is_some() {
+        original
+    } else {
+        paved = pave(original, &probe.path, admitting)?;
+        &paved
+    };
     let concrete = concrete_path(document, &probe.path)?;
     let current = document.pointer(&concrete);
     let value = match &probe.edit {
@@ -390,7 +399,7 @@ fn edited(
         (None, None) => format!("{at}: absent, as the fixture has it"),
     };
     // An unchanged document keeps the fixture's own bytes.
-    let raw = if changed == *document {
+    let raw = if changed == *original {
         base.prepared.raw.clone()
     } else {
         changed.to_string().into_bytes()
@@ -423,6 +432,72 @@ fn shift(now: SystemTime, seconds: i64) -> Option<SystemTime> {
     } else {
         now.checked_add(by)
     }
+}
+
+/// `document` with every step of `path` but the last present: each missing member (or one of
+/// the wrong type: a nullable object that is `null`) built as the model's example of what
+/// `version`'s schema asks there, of the type the next step needs, and an empty array given
+/// one item, so that a probe of a member inside items a base has none of has a place to go.
+fn pave(document: &Value, path: &str, version: &Version) -> Option<Value> {
+    let root = version
+        .shapes()
+        .into_iter()
+        .map(|shape| version.schemas.root(&shape.schema))
+        .find(|root| admits(root, document) == Ok(true))?;
+    let tokens: Vec<&str> = path.split('/').skip(1).collect();
+    let mut paved = document.clone();
+    let mut concrete = String::new();
+    for (index, token) in tokens
+        .iter()
+        .enumerate()
+        .take(tokens.len().saturating_sub(1))
+    {
+        // What the value reached must be to hold the step after it.
+        let holds = if tokens.get(index + 1) == Some(&"*") {
+            toolgate_model::JsonType::Array
+        } else {
+            toolgate_model::JsonType::Object
+        };
+        let fits = |value: Option<&Value>| match value {
+            Some(Value::Array(items)) => {
+                holds == toolgate_model::JsonType::Array && !items.is_empty()
+            }
+            Some(Value::Object(_)) => holds == toolgate_model::JsonType::Object,
+            _ => false,
+        };
+        let node = node_along(root.clone(), &paved, &concrete)?;
+        let facts = node.facts()?;
+        let (next, schema) = if *token == "*" {
+            (format!("{concrete}/0"), (*facts.items).clone())
+        } else {
+            let name = token.replace("~1", "/").replace("~0", "~");
+            (
+                format!("{concrete}/{token}"),
+                facts.member(&name).into_owned(),
+            )
+        };
+        if !fits(paved.pointer(&next)) {
+            let typed = toolgate_model::of_type(&schema, holds);
+            let mut value = example(&typed, None)?;
+            if let Value::Array(items) = &mut value
+                && items.is_empty()
+            {
+                items.push(example(&typed.facts()?.items, None)?);
+            }
+            paved = if *token == "*" {
+                let mut items = paved.pointer(&concrete)?.as_array()?.clone();
+                match items.first_mut() {
+                    Some(first) => *first = value,
+                    None => items.push(value),
+                }
+                edit::with_value(&paved, &concrete, Value::Array(items))?
+            } else {
+                edit::with_value_or_member(&paved, &next, value)?
+            };
+        }
+        concrete = next;
+    }
+    Some(paved)
 }
 
 /// `path` with each `*` replaced by the first index the document has there.

@@ -171,7 +171,7 @@ fn members(
         .filter(|name| *name != "*")
         .collect();
     let named = |name: &str| admits(&facts.property_names, &Value::from(name)).ok();
-    let dependents = dependent_required(facts)?;
+    let dependents = facts.dependent_required()?;
     // Required outright, or by a member that always is.
     let mut always: BTreeSet<String> = facts.required.clone();
     loop {
@@ -241,26 +241,6 @@ fn members(
     cut.min_properties = 0;
     cut.max_properties = None;
     Some(())
-}
-
-/// `dependentRequired` as written (a member's name, and the members its presence requires), or
-/// `None` when it is not that shape.
-fn dependent_required(facts: &Facts) -> Option<BTreeMap<String, Vec<String>>> {
-    let Some(kept) = facts.conjuncts.get("dependentRequired") else {
-        return Some(BTreeMap::new());
-    };
-    kept.value
-        .as_object()?
-        .iter()
-        .map(|(name, needed)| {
-            let needed = needed
-                .as_array()?
-                .iter()
-                .map(|name| name.as_str().map(str::to_owned))
-                .collect::<Option<Vec<String>>>()?;
-            Some((name.clone(), needed))
-        })
-        .collect()
 }
 
 fn with_facts(node: &Node, facts: Facts) -> Node {

@@ -599,6 +599,53 @@ pub(super) fn tidy(facts: &mut Facts) {
             facts.conjuncts.remove(name);
         }
     }
+    settle_dependent_required(facts);
+}
+
+/// `dependentRequired` read against the members the object always or never has: a member that
+/// is always present (required) makes its dependents required, and one that can never be
+/// present (the object forbids it) requires nothing. What is left stays kept as written; a
+/// keyword with nothing left goes, so that adding one about a forbidden member is no change.
+fn settle_dependent_required(facts: &mut Facts) {
+    let Some(entries) = facts
+        .dependent_required()
+        .filter(|entries| !entries.is_empty())
+    else {
+        return;
+    };
+    let mut required = facts.required.clone();
+    loop {
+        let before = required.len();
+        for (name, needed) in &entries {
+            if required.contains(name) {
+                required.extend(needed.iter().cloned());
+            }
+        }
+        if required.len() == before {
+            break;
+        }
+    }
+    let may_be_present = |name: &str| {
+        facts.member(name).kind != Kind::Nothing
+            && admits(&facts.property_names, &Value::from(name)) != Ok(false)
+    };
+    let left: serde_json::Map<String, Value> = entries
+        .iter()
+        .filter(|(name, needed)| {
+            !required.contains(name.as_str())
+                && may_be_present(name)
+                && !needed.iter().all(|other| required.contains(other))
+        })
+        .map(|(name, needed)| (name.clone(), Value::from(needed.clone())))
+        .collect();
+    facts.required = required;
+    if left.is_empty() {
+        facts.conjuncts.remove("dependentRequired");
+    } else if left.len() < entries.len()
+        && let Some(kept) = facts.conjuncts.get_mut("dependentRequired")
+    {
+        kept.value = Value::Object(left);
+    }
 }
 
 /// What an unknown conjunction of `a` and `b` holds: both parts' fingerprints, so an edit to

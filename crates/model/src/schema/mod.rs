@@ -400,6 +400,26 @@ impl Facts {
 }
 
 impl Facts {
+    /// `dependentRequired` as written: each member's name and the members its presence
+    /// requires (empty when not written); `None` when it is not that shape.
+    pub fn dependent_required(&self) -> Option<BTreeMap<String, Vec<String>>> {
+        let Some(kept) = self.conjuncts.get("dependentRequired") else {
+            return Some(BTreeMap::new());
+        };
+        kept.value
+            .as_object()?
+            .iter()
+            .map(|(name, needed)| {
+                let needed = needed
+                    .as_array()?
+                    .iter()
+                    .map(|name| name.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<String>>>()?;
+                Some((name.clone(), needed))
+            })
+            .collect()
+    }
+
     /// Facts at `at` that constrain nothing (every value), to add constraints to.
     pub fn new(at: &Location) -> Facts {
         Facts {
