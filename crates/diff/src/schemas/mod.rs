@@ -44,7 +44,6 @@ pub(crate) fn compare(from: &Node, to: &Node, context: &ShapeContext, out: &mut 
         context,
         out,
         roots: (from, to),
-        unseen: Vec::new(),
     }
     .node("", from, to);
 }
@@ -54,17 +53,6 @@ struct Walk<'c> {
     out: &'c mut Vec<Change>,
     /// Both versions' whole schemas, to ask whether a place still admits any value.
     roots: (&'c Node, &'c Node),
-    /// The places being walked whose values, cut to what the agent can tell apart
-    /// ([`project::cut`]), were shown to include one another: where TO's cut is in FROM's, no
-    /// change below widens what the agent sees; where FROM's is in TO's, none narrows it.
-    unseen: Vec<Unseen>,
-}
-
-/// What the cut at one place showed.
-struct Unseen {
-    path: String,
-    widens_nothing: bool,
-    narrows_nothing: bool,
 }
 
 /// Settles `changes`, all at or below the place where `from` and `to` are compared: where the
@@ -297,21 +285,6 @@ impl Walk<'_> {
                 (unknown(&backward), unknown(&forward))
             }
         };
-        // Left open above, settled by the cut of a place that holds this one.
-        let here = tokens(path);
-        let settled = |effect: Effect, of: fn(&Unseen) -> bool| match effect {
-            Effect::Unknown(_)
-                if self
-                    .unseen
-                    .iter()
-                    .any(|above| of(above) && prefix_of(&tokens(&above.path), &here)) =>
-            {
-                Effect::No
-            }
-            effect => effect,
-        };
-        let widened = settled(widened, |above| above.widens_nothing);
-        let narrowed = settled(narrowed, |above| above.narrows_nothing);
         let mut change = change.at(path);
         change.shape = Some(self.context.shape.clone());
         self.out.push(
@@ -327,31 +300,30 @@ impl Walk<'_> {
         if from == to || closes_same_recursion(from, to) {
             return;
         }
-        let unseen = self.cut(path, from, to);
-        let pushed = unseen.is_some();
-        self.unseen.extend(unseen);
+        let start = self.out.len();
         self.node_inner(path, from, to);
-        if pushed {
-            self.unseen.pop();
-        }
+        self.settle_for_the_agent(path, from, to, start);
     }
 
-    /// Where `path` holds promised fields and no place above already settled both agent
-    /// verdicts: whether the two versions' values there, cut to what the agent can tell apart,
-    /// include one another.
-    fn cut(&self, path: &str, from: &Node, to: &Node) -> Option<Unseen> {
-        if !matches!(self.relation(path), Relation::Above) {
-            return None;
+    /// The agent verdicts the changes from `start` on (all at or below `path`) leave open,
+    /// where `path` holds promised fields: settled where the two versions' values there, cut
+    /// down to what the agent can tell apart ([`project::cut`]), include one another (TO's cut
+    /// in FROM's: nothing below widens what the agent sees; FROM's in TO's: nothing narrows it).
+    fn settle_for_the_agent(&mut self, path: &str, from: &Node, to: &Node, start: usize) {
+        let open = |changes: &[Change], verdict: BumpVerdict| {
+            changes
+                .iter()
+                .any(|change| matches!(change.effect(verdict), Effect::Unknown(_)))
+        };
+        let changes = &self.out[start..];
+        let (widened, narrowed) = (
+            open(changes, BumpVerdict::AgentWidened),
+            open(changes, BumpVerdict::AgentNarrowed),
+        );
+        if !(widened || narrowed) || !matches!(self.relation(path), Relation::Above) {
+            return;
         }
         let here = tokens(path);
-        let settled = |of: fn(&Unseen) -> bool| {
-            self.unseen
-                .iter()
-                .any(|above| of(above) && prefix_of(&tokens(&above.path), &here))
-        };
-        if settled(|above| above.widens_nothing) && settled(|above| above.narrows_nothing) {
-            return None;
-        }
         let rests: Vec<Vec<String>> = self
             .context
             .observed
@@ -365,13 +337,27 @@ impl Walk<'_> {
                     .collect()
             })
             .collect();
-        let (before, after) = (project::cut(from, &rests)?, project::cut(to, &rests)?);
+        let Some((before, after)) = project::cut(from, &rests).zip(project::cut(to, &rests)) else {
+            return;
+        };
         let included = |a: &Node, b: &Node| difference::difference(a, b, b) == Ok(None);
-        Some(Unseen {
-            path: path.to_owned(),
-            widens_nothing: included(&after, &before),
-            narrows_nothing: included(&before, &after),
-        })
+        let settled = [
+            (
+                BumpVerdict::AgentWidened,
+                widened && included(&after, &before),
+            ),
+            (
+                BumpVerdict::AgentNarrowed,
+                narrowed && included(&before, &after),
+            ),
+        ];
+        for change in &mut self.out[start..] {
+            for (verdict, shown) in settled {
+                if shown && matches!(change.effect(verdict), Effect::Unknown(_)) {
+                    change.set(verdict, Effect::No);
+                }
+            }
+        }
     }
 
     fn node_inner(&mut self, path: &str, from: &Node, to: &Node) {
