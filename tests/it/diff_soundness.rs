@@ -2332,3 +2332,25 @@ fn a_member_added_inside_items_no_response_holds_is_shown() {
         report.answers
     );
 }
+
+/// An object that requires a string member whose pattern needs more characters than its
+/// `maxLength` allows admits nothing, so nothing changed inside it breaks or loosens anything
+/// (random pair seed 758: a `multipleOf` added beside such a member was a "yes" no response
+/// could confirm).
+#[test]
+fn a_change_beside_a_member_no_string_fits_is_no_change() {
+    let data = |multiple: bool| {
+        let mut at = json!({"type": "number", "maximum": 99});
+        if multiple {
+            at["multipleOf"] = json!(3);
+        }
+        json!({"type": "object", "required": ["code"], "properties": {"code": {"type": "string", "maxLength": 5, "pattern": "^[a-z]{8}$"}, "at": at}, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(data(false), data(true), &["/at"], false);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+}

@@ -388,6 +388,15 @@ fn object_difference(
     b_check: &Node,
     refused: &dyn Fn(&Value) -> Result<bool, String>,
 ) -> Result<Option<Value>, String> {
+    // An object `a` requires a member of no value cannot be: no object of `a`'s is a witness
+    // (a string member whose pattern needs more characters than its `maxLength` allows).
+    if a_facts
+        .required
+        .iter()
+        .any(|name| admits_no_string(&a_facts.member(name)))
+    {
+        return Ok(None);
+    }
     let base = example(&of_type(a, JsonType::Object), None);
     let base_members = base.as_ref().and_then(Value::as_object);
     let try_with =
@@ -597,6 +606,22 @@ pub(super) fn shared_with_not(a: &Node, schema: &Value) -> Option<Option<Value>>
         }
     }
     Some(None)
+}
+
+/// Whether `node` takes strings alone and its length bounds and patterns leave none, which
+/// the string automata decide exactly.
+fn admits_no_string(node: &Node) -> bool {
+    let Kind::Facts(facts) = &node.kind else {
+        return node.kind == Kind::Nothing;
+    };
+    facts.union.is_none()
+        && facts.conjuncts.is_empty()
+        && facts.values.is_none()
+        && facts
+            .types
+            .as_ref()
+            .is_some_and(|types| types.iter().all(|kind| *kind == JsonType::String))
+        && strings::example(&facts.strings) == Ok(None)
 }
 
 /// Whether the facts admit nothing on their face: no type, or no value, is left.
