@@ -2354,3 +2354,30 @@ fn a_change_beside_a_member_no_string_fits_is_no_change() {
         report.answers
     );
 }
+
+/// A field a binding rule reads, which no synthesized response holds (a member count lets the
+/// object keep one of two members, and the repair kept the other): every base is refused by
+/// the rule, after its schema admitted it. The probe that sets the field (with the context the
+/// rule reads set to match) is tried on such bases too, so a `format` added there is shown,
+/// not left unconfirmed (random pair seed 1215).
+#[test]
+fn a_change_to_a_field_no_synthesized_response_holds_is_shown_through_its_rule() {
+    let version = |number: u32, format: bool| {
+        let mut count = json!({"type": ["string", "null"], "maxLength": 40});
+        if format {
+            count["format"] = json!("uuid");
+        }
+        let data = json!({"type": "object", "maxProperties": 1, "properties": {"count": count, "other": {"const": null}}, "additionalProperties": false});
+        let (contract, schema) = minimal(number, &data, &["/count"]);
+        let contract = contract.replace(", optional: true", "")
+            + "rules:\n  - name: bound\n    binding: { field: f0, context: ctx_f0 }\n    retryable: false\n";
+        (contract, schema)
+    };
+    let (found, report) = verdicts_written(version(1, false), version(2, true), false);
+    assert_eq!(
+        found,
+        [Some(true), Some(false), Some(false), Some(true)],
+        "{:?}",
+        report.answers
+    );
+}

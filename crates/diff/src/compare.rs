@@ -329,6 +329,7 @@ fn bases(repository: &Repository, tool: &str, from: &Version, to: &Version) -> V
                 to: prepared.admit(&to.contract, &prepared.raw),
                 origin: fixture.raw.clone(),
                 class: fixture.class,
+                shape: None,
                 prepared,
                 document,
             })

@@ -219,6 +219,7 @@ fn fitted(
             version.name
         )),
         class: FixtureClass::Accepted,
+        shape: Some(shape.to_owned()),
         from: prepared.admit(&from.contract, &prepared.raw),
         to: prepared.admit(&to.contract, &prepared.raw),
         document: Some(document),

@@ -10,7 +10,7 @@ use toolgate_model::{admits, example, example_avoiding, intersect};
 
 use serde_json::{Map, Value};
 use toolgate_gate::internals::{failure_envelope, format_timestamp};
-use toolgate_gate::{Contract, Decision, Outcome, Response};
+use toolgate_gate::{Contract, Decision, Layer, Outcome, Response};
 
 use super::change::{BumpVerdict, Change, Edit, Effect, Probe, Side};
 use toolgate_model::{Kind, Node};
@@ -27,6 +27,9 @@ pub(crate) struct Base {
     /// The fixture's class (a synthesized response is an accepted one of the version it
     /// was built from).
     pub class: FixtureClass,
+    /// The shape it was built for, when that is known without the gate (a synthesized base);
+    /// a rejected decision names no shape.
+    pub shape: Option<String>,
     /// Its raw bytes and request.
     pub prepared: Prepared,
     /// Its raw bytes as JSON, when they are.
@@ -177,12 +180,22 @@ fn try_probe(
             .iter()
             .filter(move |base| base.decision(side).is_admitted())
     };
+    // Last, bases both refuse only after their schema admitted them (a promised field or the
+    // field a rule reads is missing): the edit may be what they lack.
+    let past_the_schema = |base: &&Base| {
+        [Side::From, Side::To].iter().all(|side| {
+            base.decision(*side)
+                .rejection()
+                .is_some_and(|rejection| rejection.layer() > Layer::Schema)
+        })
+    };
     let envelopes = matches!(probe.edit, Edit::Envelope(..));
     let ordered: Vec<&Base> = if envelopes {
         bases.iter().collect()
     } else {
         admitted_by(side)
             .chain(admitted_by(other).filter(|base| !base.decision(side).is_admitted()))
+            .chain(bases.iter().filter(past_the_schema))
             .collect()
     };
     for base in ordered {
@@ -192,7 +205,7 @@ fn try_probe(
             base.decision(other)
         };
         if let Some(shape) = &probe.shape
-            && decision.shape() != Some(shape.as_str())
+            && decision.shape().or(base.shape.as_deref()) != Some(shape.as_str())
         {
             continue;
         }
