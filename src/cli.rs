@@ -125,6 +125,13 @@ enum Command {
         /// The folder to write them into.
         dir: PathBuf,
     },
+    /// Write the user guide's command-line reference (every verb's `--help`, as markdown) to
+    /// FILE; the committed one is doc/guide/src/reference/cli.md.
+    #[command(hide = true)]
+    GenerateCliReference {
+        /// The file to write.
+        file: PathBuf,
+    },
 }
 
 /// What `toolgate test --help` says about the environment and the files it writes.
@@ -176,6 +183,42 @@ pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
     Ok(pages)
 }
 
+/// The guide's command-line reference: each visible verb's long help, as the terminal shows it,
+/// one section per verb in the order `toolgate --help` lists them.
+pub(crate) fn cli_reference() -> String {
+    let mut command = Cli::command()
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true)
+        .term_width(100);
+    command.build();
+    let mut out = String::from(
+        "# Command-line reference\n\n\
+         Generated from the command line's own definition (`cargo run -- generate-cli-reference \
+         doc/guide/src/reference/cli.md`; a test fails when it is out of date). The same text is \
+         `toolgate VERB --help`, and the man pages are in `doc/man/`.\n",
+    );
+    let mut pending = vec![(String::from("toolgate"), command)];
+    while let Some((name, mut command)) = pending.pop() {
+        let help = command.render_long_help().to_string();
+        out.push_str(&format!(
+            "\n## `{name}`\n\n```text\n{}\n```\n",
+            help.trim_end()
+        ));
+        let subcommands: Vec<_> = command
+            .get_subcommands()
+            .filter(|subcommand| !subcommand.is_hide_set())
+            .map(|subcommand| {
+                (
+                    format!("{name} {}", subcommand.get_name()),
+                    subcommand.clone(),
+                )
+            })
+            .collect();
+        pending.extend(subcommands.into_iter().rev());
+    }
+    out
+}
+
 /// Parses the command line and runs the verb; returns the process exit code.
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -208,6 +251,9 @@ pub(crate) fn main() -> ExitCode {
             })
             .map(|()| Status::Passed)
             .map_err(|error| UsageError::io(&dir, "write the man pages", &error)),
+        Command::GenerateCliReference { file } => std::fs::write(&file, cli_reference())
+            .map(|()| Status::Passed)
+            .map_err(|error| UsageError::io(&file, "write the command-line reference", &error)),
         Command::Audit(command) => crate::audit::run(&command, &mut io::stdout().lock()),
         Command::Diff(args) => {
             args.resolved()

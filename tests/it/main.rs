@@ -14,6 +14,7 @@ mod deploy;
 mod diff;
 mod diff_replay;
 mod diff_soundness;
+mod guide;
 mod harness;
 mod hostile;
 mod insta;

@@ -375,12 +375,12 @@ fn the_auth_and_pin_schemas_hold_what_their_readers_hold() {
     let shipped: Value =
         serde_saphyr::from_str(shipped["data"]["auth.yaml"].as_str().unwrap()).unwrap();
     assert!(auth.is_valid(&shipped), "{shipped}");
-    let readme = fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let readme = fs::read_to_string(repo_root().join("doc/guide/src/mcp.md")).unwrap();
     let documented = readme
         .split("```yaml\nresource: ")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .expect("the README documents the --auth file");
+        .expect("the guide documents the --auth file");
     let documented: Value = serde_saphyr::from_str(&format!("resource: {documented}")).unwrap();
     assert!(auth.is_valid(&documented), "{documented}");
     let base = "resource: https://x.test/mcp\nauthorization_servers: [https://auth.test]\njwks: jwks.json\n";
