@@ -547,7 +547,7 @@ pub struct McpProxyArgs {
     insecure_no_auth: bool,
     /// Make the HTTP listener an OAuth 2.1 resource server: a YAML file naming the resource,
     /// the authorization server, its JWKS (a file or an https URL) and which scopes may call
-    /// which tool (README, "Who may call"). Every POST then needs a bearer token; the
+    /// which tool (the user guide, doc/guide/src/mcp.md, "Who may call"). Every POST then needs a bearer token; the
     /// protected resource metadata is served at /.well-known/oauth-protected-resource.
     #[arg(long, value_name = "FILE", requires = "listen")]
     auth: Option<PathBuf>,

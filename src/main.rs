@@ -1,4 +1,4 @@
-//! The `toolgate` command: see the README, or `toolgate --help`.
+//! The `toolgate` command: see the user guide (doc/guide/), or `toolgate --help`.
 //!
 //! Architecture invariant: this crate is the command line and nothing else. It parses arguments
 //! with clap, hands plain configurations to the library crates, and turns the [`Status`] a verb

@@ -14,7 +14,7 @@ contradicts the truth ("unsound": a wrong "compatible") or that declines a case 
     python3 -m venv target/jsoncompat && target/jsoncompat/bin/pip install jsoncompat==0.3.1
     target/jsoncompat/bin/python crates/bench/diff_comparison.py
 
-README.md's "How toolgate diff compares" table comes from this script.
+The user guide's "How toolgate diff compares" (doc/guide/src/bump.md) table comes from this script.
 """
 
 import json

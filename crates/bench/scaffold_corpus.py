@@ -15,7 +15,7 @@ the others, the first failing check is tallied, so the to-do lists can be read b
 Each to-do list is read too: it "holds only decisions" when every line is one a person must make
 (what the agent sees, free text to confirm, a value the description leaves open, a real response
 to save, a description to write) and none is work the scaffold left undone (a lint finding, a
-near-miss the contract admits, a leak); the kinds of the rest are tallied. README's figure comes
+near-miss the contract admits, a leak); the kinds of the rest are tallied. the user guide's figure (doc/guide/src/new.md) comes
 from:
 
     cargo build --release

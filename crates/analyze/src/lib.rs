@@ -12,7 +12,7 @@ toolgate_repo::choices! {
         /// For a terminal.
         #[default]
         Human = "human",
-        /// Stable and documented field by field (see the README).
+        /// Stable and documented field by field (see the user guide, doc/guide/).
         Json = "json",
     }
 }
@@ -24,7 +24,7 @@ toolgate_repo::choices! {
         /// For a terminal.
         #[default]
         Human = "human",
-        /// Stable and documented field by field (see the README).
+        /// Stable and documented field by field (see the user guide, doc/guide/).
         Json = "json",
         /// SARIF 2.1.0, for GitHub code scanning: each finding at its line; accepted ones suppressed.
         Sarif = "sarif",

@@ -30,7 +30,7 @@ toolgate_repo::choices! {
         Human = "human",
         /// Ready to paste as a pull-request comment.
         Markdown = "markdown",
-        /// Stable and documented field by field (see the README).
+        /// Stable and documented field by field (see the user guide, doc/guide/).
         Json = "json",
         /// SARIF 2.1.0, for GitHub code scanning: each verdict at the changes that make it.
         Sarif = "sarif",

@@ -1,6 +1,6 @@
 //! The contract file (`contract.yaml`) as written by people: its serde types, read strictly.
 //!
-//! The format is documented in the README and published as a JSON Schema
+//! The format is documented in the user guide (doc/guide/src/reference/contract-format.md) and published as a JSON Schema
 //! (`contracts/contract.schema.json`); unknown keys are errors, duplicate YAML keys are errors
 //! (serde-saphyr's default), and only `true`/`false` are booleans (no YAML 1.1 `yes`/`no`).
 //! Values that need checking after deserialization carry their line (`Spanned`) so a bad pointer

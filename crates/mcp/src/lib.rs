@@ -2,7 +2,7 @@
 //! server's command (stdio) or reaches it over Streamable HTTP (`--listen`); it launches the
 //! server (or reaches it at its URL), settles the server's protocol era, forwards messages in
 //! order in each side's era, and lets through only what the tools' contracts admit, rebuilt by
-//! projection. See `proxy.rs` for the routing, `era.rs` for the two eras, and README, "toolgate
+//! projection. See `proxy.rs` for the routing, `era.rs` for the two eras, and the user guide (doc/guide/src/mcp.md), "toolgate
 //! mcp-proxy", for the mapping from MCP to contracts.
 //!
 //! Architecture invariant: nothing the upstream wrote reaches the host but what a contract's
@@ -76,7 +76,7 @@ pub struct ProxyConfig {
     /// The `Origin` values the HTTP listener accepts (a browser page's; none by default).
     pub allow_origins: Vec<String>,
     /// The listener as an OAuth resource server: the file naming the authorization server, its
-    /// keys, and which scopes may call which tool (README, "Who may call").
+    /// keys, and which scopes may call which tool (the user guide, doc/guide/src/mcp.md, "Who may call").
     pub auth: Option<PathBuf>,
     /// Serve on an address other than loopback although the listener authenticates no host:
     /// anyone who reaches it calls the upstream's tools with the operator's credential.
@@ -364,7 +364,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         && !options.insecure_no_auth
     {
         return Err(UsageError::new(format!(
-            "--listen {address}: without --auth the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Name your authorization server with --auth FILE (README, \"Who may call\"), listen on 127.0.0.1 behind your own authentication, or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
+            "--listen {address}: without --auth the listener authenticates no host, and forwards every call with the upstream's credential, so anyone who can reach {address} would call the upstream's tools as you. Name your authorization server with --auth FILE (the user guide, doc/guide/src/mcp.md, \"Who may call\"), listen on 127.0.0.1 behind your own authentication, or, where a network policy already limits who reaches the port, say so with --insecure-no-auth"
         )));
     }
     if options.listen.is_none() && (options.auth.is_some() || options.caller_rate.is_some()) {

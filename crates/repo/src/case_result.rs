@@ -65,7 +65,7 @@ impl ProblemKind {
     pub fn describe(self) -> &'static str {
         match self {
             ProblemKind::Structure => {
-                "The fixture tree is malformed (an unknown class folder, a raw file without its sidecar). Move or name the file as the README's layout says."
+                "The fixture tree is malformed (an unknown class folder, a raw file without its sidecar). Move or name the file as the user guide's fixture layout says (doc/guide/src/ci.md)."
             }
             ProblemKind::Load => {
                 "A fixture, its sidecar or its request file cannot be read. Fix the file at the line named."

@@ -1,6 +1,6 @@
 //! How a verb ended, as the three outcomes toolgate's exit codes distinguish. Verbs return a
 //! [`Status`]; only the binary turns it into a process exit code, so the numbers are defined here
-//! once and documented in the README.
+//! once and documented in the user guide (doc/guide/).
 
 /// How a verb ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,5 +1,5 @@
 //! The lint's rules, one line each in the `rules!` table (its doc comment is the description the
-//! report and the README print), and the finding a rule makes.
+//! report and the user guide print), and the finding a rule makes.
 
 use std::fmt;
 

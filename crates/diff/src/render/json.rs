@@ -206,7 +206,7 @@ fn json_seen(seen: &Seen) -> JsonSeen<'_> {
     }
 }
 
-/// Stable and documented field by field (README, "`toolgate diff`").
+/// Stable and documented field by field (the user guide, doc/guide/src/bump.md, "The JSON report").
 pub(crate) fn json(report: &Report) -> String {
     let value = |verdict: BumpVerdict| report.answer(verdict).value;
     json_report::render(&JsonReport {
