@@ -2,8 +2,9 @@
 //!
 //! Architecture invariant: this crate is the command line and nothing else. It parses arguments
 //! with clap, hands plain configurations to the library crates, and turns the [`Status`] a verb
-//! returns into the process exit code. Only `check`, `reproduce`, `schema` and `serve` are verbs of
-//! its own (glue over the repository and store crates).
+//! returns into the process exit code. Its own verbs are glue over the library crates: `check`,
+//! `reproduce`, `schema`, `serve`, `audit` and `new` (one file each, `upstream.rs` the server
+//! side of `diff --upstream`).
 //!
 //! [`Status`]: toolgate_repo::Status
 

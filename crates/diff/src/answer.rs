@@ -1,5 +1,5 @@
 //! What `toolgate diff` found: one answer per verdict, every change, the replay. The data the
-//! renderers in [`super::report`] read, apart from how it is computed.
+//! renderers in [`super::render`] read, apart from how it is computed.
 
 use super::change::{BumpVerdict, Change};
 use super::replay::Replayed;

@@ -60,7 +60,7 @@
 #![cfg_attr(not(feature = "_internals"), allow(dead_code, unreachable_pub))]
 
 // In pipeline order, then what the decision is made of, then the contract around them. The
-// modules import each other without a cycle (tests/module_graph.rs checks it).
+// modules import each other without a cycle (`tests/it/architecture.rs` in the workspace checks it).
 mod correlation;
 mod document;
 mod parse;

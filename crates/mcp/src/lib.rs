@@ -113,8 +113,6 @@ pub const AUTH_SCHEMA: &str = include_str!("auth.schema.json");
 /// The JSON Schema of a pin, `contracts/<tool>/upstream.pin.json` (`toolgate schema pin`).
 pub const PIN_SCHEMA: &str = include_str!("pin.schema.json");
 
-/// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
-/// a proxy serving over HTTP leaves free (a container's log).
 /// Locks `mutex`, going on past a panic on another thread that held it: the proxy keeps
 /// answering, with the guarded value (a buffer, a writer, a child's handle) as that thread left it.
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -123,6 +121,8 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
+/// a proxy serving over HTTP leaves free (a container's log).
 fn open_audit(
     path: &std::path::Path,
     listening: bool,

@@ -8,9 +8,9 @@
 //! differ, the suite runner, the proxy) or of the command line; the compiler enforces it, since
 //! none of them is a dependency.
 //!
-//! API boundary: the re-exports below. Modules are private except three namespaces of free
-//! functions read by their module's name (`json_report::render`, `lock::check`,
-//! `markdown::fenced`).
+//! API boundary: the re-exports below. Modules are private except five namespaces read by their
+//! module's name (`json_report::render`, `lines::read_line`, `lock::check`,
+//! `sarif::Place`, `text::markdown::fenced`).
 
 mod acceptance;
 mod admission;
