@@ -511,3 +511,43 @@ fn a_failing_mutant_trial_names_its_version_fixture_and_reproduce_command() {
         "{failure}"
     );
 }
+
+/// A contract that does not compile is annotated at the line of `contract.yaml` at fault, as a
+/// sidecar is, not on the run as a whole: the gate's compile errors keep their file and line
+/// all the way to the report.
+#[test]
+fn a_contract_s_compile_error_is_annotated_at_its_file_and_line() {
+    let dir = tree();
+    let root = dir.path();
+    let file = root.join("contracts/review_status/v2/contract.yaml");
+    let text = fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .position(|line| line.starts_with("direction:"))
+        .unwrap()
+        + 2;
+    fs::write(
+        &file,
+        text.replacen(
+            "direction: result\n",
+            "direction: result\nsurprise_key: 1\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let outcome = toolgate_test(root, &["review_status", "--format", "github"], true);
+    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    let expected = format!(
+        "::error file={}/contracts/review_status/v2/contract.yaml,line={line},",
+        root.display()
+    );
+    assert!(
+        outcome
+            .stdout
+            .lines()
+            .any(|annotation| annotation.starts_with(&expected)
+                && annotation.contains("surprise_key")),
+        "no annotation starting {expected}:\n{}",
+        outcome.stdout
+    );
+}

@@ -133,6 +133,58 @@ impl From<crate::RepoError> for UsageError {
     }
 }
 
+/// Why a contract version could not be loaded: kept apart so that a report can place each
+/// compile error at its file and line (`--format github` annotates it there) instead of
+/// flattening them to text.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The repository could not give the version's files: no such tool or version, a file
+    /// unreadable or outside the repository.
+    Files(UsageError),
+    /// The contract does not compile: every error, each with its file and line or pointer.
+    Compile(toolgate_gate::CompileErrors),
+    /// The contract compiles but names another tool or version than the folder it lives in.
+    Mismatch {
+        /// The contract file, as shown.
+        file: std::path::PathBuf,
+        /// What it says, and where it lives.
+        what: String,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Files(error) => error.fmt(f),
+            LoadError::Compile(errors) => errors.fmt(f),
+            LoadError::Mismatch { file, what } => write!(f, "{}: {what}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<UsageError> for LoadError {
+    fn from(error: UsageError) -> LoadError {
+        LoadError::Files(error)
+    }
+}
+
+impl From<toolgate_gate::CompileErrors> for LoadError {
+    fn from(errors: toolgate_gate::CompileErrors) -> LoadError {
+        LoadError::Compile(errors)
+    }
+}
+
+impl From<LoadError> for UsageError {
+    fn from(error: LoadError) -> UsageError {
+        match error {
+            LoadError::Files(error) => error,
+            other => UsageError::new(other.to_string()),
+        }
+    }
+}
+
 impl From<toolgate_gate::CompileErrors> for UsageError {
     fn from(errors: toolgate_gate::CompileErrors) -> UsageError {
         UsageError::new(errors.to_string())

@@ -47,7 +47,7 @@ pub use audit_log::{
 pub use case_result::{CaseResult, Problem, ProblemKind};
 pub use choice::Choice;
 pub use confine::{Entry, EntryKind, MAX_FILE_BYTES, RepoError, RepoProblem, RepoRoot};
-pub use error::{FileError, UsageError, plural, write_output};
+pub use error::{FileError, LoadError, UsageError, plural, write_output};
 pub use fixture::{
     DEFAULT_REQUEST_FILE, Discovery, FIXTURES_DIR, Fixture, FixtureClass, MAX_CASE_NAME,
     RootDiscovery, SIDECAR_SUFFIX, SURVIVORS_FILE, StructureProblem, discover_root, discover_tool,

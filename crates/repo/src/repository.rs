@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use toolgate_gate::{CONTRACT_FILE, Contract, ContractSource};
 
 use crate::confine::{EntryKind, RepoRoot};
-use crate::error::UsageError;
+use crate::error::{LoadError, UsageError};
 
 /// The folder under the root that holds one folder per tool.
 pub const CONTRACTS_DIR: &str = "contracts";
@@ -293,30 +293,34 @@ impl Repository {
 
     /// Compiles the contract in a version folder, checking that it names the folder's tool and
     /// version.
-    pub fn compile(&self, tool: &str, version: &VersionDir) -> Result<Contract, UsageError> {
+    pub fn compile(&self, tool: &str, version: &VersionDir) -> Result<Contract, LoadError> {
         let source = self.read_source(version)?;
         let contract = Contract::compile(&source)?;
         let file = self.root.shown(&version.path.join(CONTRACT_FILE));
         if contract.tool() != tool {
-            return Err(UsageError::new(format!(
-                "{}: says `tool: {}` but lives in the folder of tool `{tool}`",
-                file.display(),
-                contract.tool()
-            )));
+            return Err(LoadError::Mismatch {
+                file,
+                what: format!(
+                    "says `tool: {}` but lives in the folder of tool `{tool}`",
+                    contract.tool()
+                ),
+            });
         }
         if contract.version() != version.name() {
-            return Err(UsageError::new(format!(
-                "{}: says `version: {}` but lives in folder {}",
-                file.display(),
-                contract.version().trim_start_matches('v'),
-                version.name()
-            )));
+            return Err(LoadError::Mismatch {
+                file,
+                what: format!(
+                    "says `version: {}` but lives in folder {}",
+                    contract.version().trim_start_matches('v'),
+                    version.name()
+                ),
+            });
         }
         Ok(contract)
     }
 
     /// Finds and compiles a tool's contract (newest version unless one is requested).
-    pub fn load(&self, tool: &str, requested: Option<&str>) -> Result<Contract, UsageError> {
+    pub fn load(&self, tool: &str, requested: Option<&str>) -> Result<Contract, LoadError> {
         let version = self.version(tool, requested)?;
         self.compile(tool, &version)
     }

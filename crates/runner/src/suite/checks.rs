@@ -38,15 +38,7 @@ impl Suite {
             .iter()
             .map(|error| Problem::new(ProblemKind::Contract, error.clone()))
             .collect();
-        for (_, compiled) in &contracts.versions {
-            if let Err(error) = compiled {
-                problems.extend(
-                    error
-                        .lines()
-                        .map(|line| Problem::new(ProblemKind::Contract, line)),
-                );
-            }
-        }
+        problems.extend(contracts.compile_problems.iter().cloned());
         problems
     }
 

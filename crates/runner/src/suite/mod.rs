@@ -29,7 +29,7 @@ use toolgate_repo::Acceptances;
 use toolgate_repo::RepoRoot;
 use toolgate_repo::RequestFiles;
 use toolgate_repo::UsageError;
-use toolgate_repo::{CaseResult, Problem};
+use toolgate_repo::{CaseResult, LoadError, Problem, ProblemKind};
 use toolgate_repo::{Fixture, FixtureClass, StructureProblem};
 use toolgate_repo::{Repository, VersionDir};
 
@@ -50,6 +50,29 @@ pub struct RunContext {
     pub withheld: BTreeMap<String, String>,
 }
 
+/// A version's load error as problems: one per compile error, at its file and line; a file or
+/// folder mismatch at the contract file; anything else as its lines.
+fn placed(error: &LoadError) -> Vec<Problem> {
+    match error {
+        LoadError::Compile(errors) => errors
+            .errors()
+            .iter()
+            .map(|error| {
+                Problem::new(ProblemKind::Contract, error.to_string())
+                    .at(Path::new(error.file()), error.line().map(|(line, _)| line))
+            })
+            .collect(),
+        LoadError::Mismatch { file, .. } => {
+            vec![Problem::new(ProblemKind::Contract, error.to_string()).at(file, Some(1))]
+        }
+        LoadError::Files(_) => error
+            .to_string()
+            .lines()
+            .map(|line| Problem::new(ProblemKind::Contract, line))
+            .collect(),
+    }
+}
+
 /// A tool's accepted survivors, read once (or why they cannot be).
 type SurvivorsCell = OnceLock<Result<Arc<Acceptances<AcceptedSurvivor>>, String>>;
 
@@ -60,30 +83,40 @@ struct ToolContracts {
     versions: Vec<(VersionDir, Result<Arc<Contract>, String>)>,
     /// Why the tool's contract folder could not even be listed, if it could not.
     layout_error: Option<String>,
+    /// Each version's compile errors as problems, placed at their file and line where the gate
+    /// knows them (so `--format github` annotates the line of `contract.yaml` at fault).
+    compile_problems: Vec<Problem>,
 }
 
 impl ToolContracts {
     /// Lists a tool's version folders and compiles each contract once.
     fn compile(repository: &Repository, tool: &str) -> ToolContracts {
         match repository.versions(tool) {
-            Ok(versions) => ToolContracts {
-                tool: tool.to_owned(),
-                versions: versions
+            Ok(versions) => {
+                let mut compile_problems = Vec::new();
+                let versions = versions
                     .into_iter()
                     .map(|version| {
-                        let compiled = repository
-                            .compile(tool, &version)
-                            .map(Arc::new)
-                            .map_err(|error| error.to_string());
+                        let compiled = repository.compile(tool, &version).map(Arc::new);
+                        let compiled = compiled.map_err(|error| {
+                            compile_problems.extend(placed(&error));
+                            error.to_string()
+                        });
                         (version, compiled)
                     })
-                    .collect(),
-                layout_error: None,
-            },
+                    .collect();
+                ToolContracts {
+                    tool: tool.to_owned(),
+                    versions,
+                    layout_error: None,
+                    compile_problems,
+                }
+            }
             Err(error) => ToolContracts {
                 tool: tool.to_owned(),
                 versions: Vec::new(),
                 layout_error: Some(error.to_string()),
+                compile_problems: Vec::new(),
             },
         }
     }
