@@ -371,6 +371,112 @@ fn no_crate_imports_its_own_modules_in_a_circle() {
     }
 }
 
+/// Inside each folder module (`x/mod.rs`, or `x.rs` beside `x/`), its files → the sibling files
+/// they import through `super::` (`use super::y::…`, `use super::{y, …}`). The folder's own
+/// `mod.rs` (or `x.rs`) is its interface, the items its files share, so an import of it is not an
+/// edge: what this catches is two files of one folder that need each other, which the graph of
+/// top-level modules cannot see.
+fn folder_graphs(src: &Path) -> Vec<(PathBuf, BTreeMap<String, BTreeSet<String>>)> {
+    let mut out = Vec::new();
+    let mut folders = vec![src.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries: Vec<PathBuf> = fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        folders.extend(entries.iter().filter(|path| path.is_dir()).cloned());
+        if folder == src {
+            continue;
+        }
+        let module_file = |name: &str| {
+            let file = folder.join(format!("{name}.rs"));
+            if file.is_file() {
+                Some(file)
+            } else {
+                Some(folder.join(name).join("mod.rs")).filter(|file| file.is_file())
+            }
+        };
+        let children: BTreeSet<String> = entries
+            .iter()
+            .filter_map(|path| {
+                let name = path.file_stem()?.to_string_lossy().into_owned();
+                (name != "mod" && module_file(&name).is_some()).then_some(name)
+            })
+            .collect();
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for child in &children {
+            let text = fs::read_to_string(module_file(child).unwrap()).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let edges = graph.entry(child.clone()).or_default();
+            for line in code
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+            {
+                for (index, _) in line.match_indices("super::") {
+                    if line[..index]
+                        .ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_' || ch == ':')
+                    {
+                        continue; // `super::super::…` leaves the folder
+                    }
+                    let rest = &line[index + "super::".len()..];
+                    let names: Vec<String> = match rest.strip_prefix('{') {
+                        Some(group) => group
+                            .split(['}', ','])
+                            .map(|name| {
+                                name.trim()
+                                    .split("::")
+                                    .next()
+                                    .unwrap_or_default()
+                                    .to_owned()
+                            })
+                            .collect(),
+                        None => vec![
+                            rest.chars()
+                                .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                                .collect(),
+                        ],
+                    };
+                    for name in names {
+                        if children.contains(&name) && name != *child {
+                            edges.insert(name);
+                        }
+                    }
+                }
+            }
+        }
+        out.push((folder.strip_prefix(src).unwrap().to_path_buf(), graph));
+    }
+    out
+}
+
+#[test]
+fn no_folder_module_imports_its_own_files_in_a_circle() {
+    let mut folders = 0;
+    for (name, src) in crate_sources() {
+        for (folder, graph) in folder_graphs(&src) {
+            folders += 1;
+            if let Some(cycle) = find_cycle(&graph) {
+                panic!(
+                    "{name}'s {}/ files import each other in a circle: {}; move what they share into the folder's mod.rs or a file both can import",
+                    folder.display(),
+                    cycle.join(" -> ")
+                );
+            }
+        }
+    }
+    // mutants/, lint/, schemas/, semantic/, report/, … (a reader that found none would pass).
+    assert!(folders >= 8, "only {folders} folder modules found");
+    let model = folder_graphs(&repo_root().join("crates/model/src"));
+    let (_, schema) = model
+        .iter()
+        .find(|(folder, _)| folder == Path::new("schema"))
+        .expect("crates/model/src/schema/");
+    assert!(
+        schema["normalize"].contains("algebra"),
+        "the reader must see `use super::algebra::…`: {schema:?}"
+    );
+}
+
 #[test]
 fn the_graphs_are_read_from_the_sources() {
     // A reader that found nothing would pass the test above vacuously.

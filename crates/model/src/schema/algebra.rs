@@ -8,8 +8,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_gate::internals::format_accepts;
 
-use super::normalize::{BESIDE, CLOSES_RECURSION, CLOSING_TYPES};
-use super::{Bound, Facts, JsonType, Kind, Node, Values, fingerprint};
+use super::{
+    BESIDE, Bound, CLOSES_RECURSION, CLOSING_TYPES, Facts, JsonType, Kind, Node, Values,
+    fingerprint,
+};
 use crate::strings;
 
 /// The tighter of two bounds (`lower`: the larger minimum; else the smaller maximum).

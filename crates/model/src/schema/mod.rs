@@ -341,6 +341,21 @@ pub struct Facts {
     pub conjuncts: BTreeMap<String, Conjunct>,
 }
 
+// The raw form of a recursion closing (a `$ref` cut at the model's depth), written by
+// `normalize` and read by `algebra` and the walks here.
+
+/// The member of a cut-off `$ref`'s raw form that says the recursion closes there (see
+/// [`Node::recursion_closed`]).
+pub(super) const CLOSES_RECURSION: &str = "closes_recursion";
+
+/// The member of a recursion closing's raw form that digests the facts it was intersected with
+/// (a `$ref` beside other keywords): two closings compare co-inductively only where it is equal.
+pub(super) const BESIDE: &str = "beside";
+
+/// The member of a recursion closing's raw form that lists the JSON types its target can take
+/// (`"number"` standing for integers too), when that is not every type.
+pub(super) const CLOSING_TYPES: &str = "types";
+
 /// The keywords the model keeps as [`Facts::conjuncts`] rather than giving up on their node: each
 /// constrains the value it sits on and nothing else (no sibling reads what it evaluates, unless
 /// `unevaluated*` sits beside it, which the model then does not take), so an identical one on
@@ -592,8 +607,8 @@ impl Node {
     /// holds there if it holds where the target is expanded, which the comparison decides.
     pub fn recursion_closed(&self) -> Option<(&str, Option<&str>)> {
         match &self.kind {
-            Kind::Unknown { raw, .. } if raw[normalize::CLOSES_RECURSION] == Value::Bool(true) => {
-                Some((raw["$ref"].as_str()?, raw[normalize::BESIDE].as_str()))
+            Kind::Unknown { raw, .. } if raw[CLOSES_RECURSION] == Value::Bool(true) => {
+                Some((raw["$ref"].as_str()?, raw[BESIDE].as_str()))
             }
             _ => None,
         }

@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 use toolgate_gate::Sha256Digest;
 
 use super::algebra::{close_unevaluated, intersect, tidy, tighter};
-use super::{Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, Node, Union, Values};
+use super::{
+    Bound, CLOSES_RECURSION, CLOSING_TYPES, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location,
+    Node, Union, Values,
+};
 
 /// Keywords that say nothing about which instances are valid.
 const ANNOTATIONS: [&str; 17] = [
@@ -46,18 +49,6 @@ pub struct Schemas {
 /// How deep `$ref`s may nest before the model stops following them: a recursive schema is
 /// modelled this many levels down, which decides every document that nests less deeply.
 const MAX_REF_DEPTH: usize = 24;
-
-/// The member of a cut-off `$ref`'s raw form that says the recursion closes there (see
-/// [`Node::recursion_closed`](super::Node::recursion_closed)).
-pub(super) const CLOSES_RECURSION: &str = "closes_recursion";
-
-/// The member of a recursion closing's raw form that digests the facts it was intersected with
-/// (a `$ref` beside other keywords): two closings compare co-inductively only where it is equal.
-pub(super) const BESIDE: &str = "beside";
-
-/// The member of a recursion closing's raw form that lists the JSON types its target can take
-/// (`"number"` standing for integers too), when that is not every type.
-pub(super) const CLOSING_TYPES: &str = "types";
 
 /// How many schema objects reading a closing target's types may visit before it gives up (and
 /// says any type): the reading follows `$ref`s, which a large contract has many of.
