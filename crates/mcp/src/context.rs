@@ -9,6 +9,7 @@
 //! again whenever it changes (so a list is refreshed without a restart); a change that does not
 //! read, or drops a needed key, is refused with a line on stderr and the last good file stays.
 
+use crate::lock;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -75,10 +76,7 @@ impl OperatorContext {
 
     /// The operator's values for `tool`, from the file as it is now (re-read if it changed).
     pub(crate) fn for_tool(&self, tool: &str) -> Map<String, Value> {
-        let mut loaded = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut loaded = lock(&self.loaded);
         if let Some(path) = &self.path {
             let modified = std::fs::metadata(path)
                 .and_then(|meta| meta.modified())

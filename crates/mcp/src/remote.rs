@@ -248,11 +248,7 @@ impl Link for Remote {
 
 impl Shared {
     fn deliver(&self, message: Incoming) {
-        let sender = self
-            .incoming
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
+        let sender = lock(&self.incoming).clone();
         if let Some(sender) = sender {
             let _ = sender.send(message);
         }
@@ -275,12 +271,7 @@ impl Shared {
             .or_else(|| {
                 // A handshake-era session names its revision on every request after `initialize`.
                 (message.method.as_deref() != Some("initialize"))
-                    .then(|| {
-                        self.version
-                            .lock()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner())
-                            .clone()
-                    })
+                    .then(|| lock(&self.version).clone())
                     .flatten()
             });
         let mut put = |name: &str, value: &str| {
@@ -306,13 +297,7 @@ impl Shared {
         if message.method.as_deref() == Some("tools/call")
             && let Some(tool) = &message.name
         {
-            let mirrored = self
-                .mirrored
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .get(tool)
-                .cloned()
-                .unwrap_or_default();
+            let mirrored = lock(&self.mirrored).get(tool).cloned().unwrap_or_default();
             for (path, header) in mirrored {
                 let mut value = &body["params"]["arguments"];
                 for step in &path {
@@ -329,12 +314,7 @@ impl Shared {
                 put(&format!("mcp-param-{header}"), &encode_header_value(&text));
             }
         }
-        if let Some(session) = self
-            .session
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-        {
+        if let Some(session) = lock(&self.session).clone() {
             headers.insert("mcp-session-id", session);
         }
         headers
@@ -622,10 +602,7 @@ impl Shared {
             };
             let result = parse_listing(&body);
             let Some(result) = result else { return };
-            let mut mirrored = self
-                .mirrored
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut mirrored = lock(&self.mirrored);
             for tool in result["tools"].as_array().into_iter().flatten() {
                 if let Some(name) = tool["name"].as_str() {
                     mirrored.insert(name.to_owned(), mirrored_parameters(&tool["inputSchema"]));

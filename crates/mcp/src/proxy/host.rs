@@ -1,0 +1,538 @@
+//! From a host: its requests (routed, rewritten into the upstream's era, a call's arguments
+//! gated), its notifications, and `initialize` and `server/discover` answered by the proxy.
+
+use super::*;
+
+impl Proxy {
+    /// Registers the stdio host, the one to which the upstream's requests on opened routes go.
+    pub(crate) fn attach_duplex_host(&self, host: &Arc<Host>) {
+        *lock(&self.duplex_host) = Some(Arc::clone(host));
+    }
+
+    /// One message from a host, already read (at most the line cap).
+    pub(crate) fn host_message(&self, host: &Arc<Host>, line: Vec<u8>) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match message::parse(&line) {
+            Err(why) => host.send(error_line(
+                &Value::Null,
+                codes::PARSE_ERROR,
+                &format!("not forwarded: {why}"),
+            )),
+            Ok(Message::Request { id, method, params }) => {
+                self.host_request(host, id, &method, params)
+            }
+            Ok(Message::Notification { method, params }) => {
+                self.host_notification(host, &method, &params, line)
+            }
+            Ok(Message::Response { id, .. }) => {
+                let forwarded = self
+                    .state()
+                    .upstream_requests
+                    .remove(&id_key(&id))
+                    .is_some();
+                if forwarded {
+                    self.link.send(Outgoing::response(line));
+                } else {
+                    log("dropped a response from the host to no request the upstream made");
+                }
+            }
+        }
+    }
+
+    /// A message from a host that is longer than the cap.
+    pub(crate) fn host_message_too_long(&self, host: &Host, cap: usize) {
+        host.send(error_line(
+            &Value::Null,
+            codes::INVALID_REQUEST,
+            &format!("a message longer than {cap} bytes; not forwarded"),
+        ));
+    }
+
+    pub(super) fn host_request(
+        &self,
+        host: &Arc<Host>,
+        id: Value,
+        method: &str,
+        mut params: Value,
+    ) {
+        let refuse = |refusal: Refusal| host.send(refusal_line(&id, &refusal));
+        // A call's arguments as its argument contract rebuilt them, when it has one.
+        let mut gated_arguments: Option<Value> = None;
+        let request_era = match era::request_era(&params) {
+            Ok(request_era) => request_era,
+            Err(refusal) => return refuse(refusal),
+        };
+        let modern_host = matches!(request_era, RequestEra::Modern { .. });
+        let duplicate = self.state().pending.values().any(|pending| {
+            pending.id == id
+                && pending
+                    .host
+                    .as_ref()
+                    .is_some_and(|asker| Arc::ptr_eq(asker, host))
+        });
+        if duplicate {
+            return refuse(plain(
+                codes::INVALID_REQUEST,
+                "a request with this id is still pending",
+            ));
+        }
+        let waiting = match method {
+            "initialize" => return self.initialize(host, &id, &params, modern_host),
+            "server/discover" => return self.discover(host, &id, modern_host),
+            "ping" if modern_host => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`ping` is not part of the 2026-07-28 revision",
+                ));
+            }
+            // A modern upstream has no ping: the proxy answers for itself.
+            "ping" if self.upstream().modern_version().is_some() => {
+                return host.send(result_line(&id, b"{}"));
+            }
+            "ping" => Waiting::Ping,
+            "tools/list" => Waiting::ToolsList,
+            "tools/call" if params.get("task").is_some() => {
+                if !self.allows(Route::Tasks) {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        "task-augmented tool calls are not available through toolgate (their results would bypass the contract); allow them with --allow tasks",
+                    ));
+                }
+                Waiting::Passthrough(method.to_owned())
+            }
+            "tools/call" => {
+                let Some(name) = params.get("name").and_then(Value::as_str) else {
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        "tools/call needs a tool `name`",
+                    ));
+                };
+                let Some(tool) = self.registry.get(name) else {
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        &format!(
+                            "tool {name:?} has no contract in this toolgate repository, so it is not available"
+                        ),
+                    ));
+                };
+                if !host.may_call(name) {
+                    // The listener answers 403 before this; a host reaching here is refused
+                    // all the same.
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        &format!("tool {name:?} is not available to this caller"),
+                    ));
+                }
+                let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+                let trace = self.tracing.as_ref().map(|tracing| {
+                    tracing.call(&CallAttributes {
+                        tool: name,
+                        request_id: &IdText(&id),
+                        transport: if host.duplex { "pipe" } else { "tcp" },
+                        session: host.peer.as_deref(),
+                        protocol_version: match &request_era {
+                            RequestEra::Modern { version, .. } => Some(version.as_str()),
+                            RequestEra::Legacy => None,
+                        },
+                        traceparent: params
+                            .get("_meta")
+                            .and_then(|meta| meta.get("traceparent"))
+                            .and_then(Value::as_str)
+                            .or(host.traceparent.as_deref()),
+                    })
+                });
+                let metrics = self.metrics.as_ref().map(|metrics| {
+                    let resolved = metrics.contract(&tool.contract);
+                    let in_flight = resolved.call_started();
+                    (resolved, in_flight)
+                });
+                self.refresh_surface_if_changed(name);
+                if let Some(reason) = self.surface_refusal(name) {
+                    // Not the tool that was reviewed: nothing is forwarded, and the refusal is
+                    // decided and audited like an unusable answer.
+                    let mut request =
+                        tools::request_for(&id, arguments, tool, self.context.for_tool(name));
+                    if let Some(caller) = host.caller() {
+                        request = request.with_caller(caller);
+                    }
+                    let call = Call {
+                        contract: Arc::clone(&tool.contract),
+                        shadow: None,
+                        request,
+                        trace,
+                        metrics,
+                    };
+                    return self.decide_failure(
+                        host,
+                        &id,
+                        &call,
+                        modern_host,
+                        Response::incomplete(reason),
+                        (None, UpstreamFailure::Changed),
+                    );
+                }
+                if let Some(gate) = &tool.arguments {
+                    // What the upstream receives is what the argument contract's projection
+                    // built, or nothing.
+                    match self.gate_arguments(
+                        host,
+                        &id,
+                        modern_host,
+                        tool,
+                        gate,
+                        arguments,
+                        trace.as_ref(),
+                    ) {
+                        Some(projected) => {
+                            gated_arguments = Some(projected);
+                            arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
+                        }
+                        None => return,
+                    }
+                }
+                let mut request =
+                    tools::request_for(&id, arguments, tool, self.context.for_tool(name));
+                if let Some(caller) = host.caller() {
+                    request = request.with_caller(caller);
+                }
+                Waiting::Call(Box::new(Call {
+                    contract: Arc::clone(&tool.contract),
+                    shadow: tool.shadow.clone(),
+                    request,
+                    trace,
+                    metrics,
+                }))
+            }
+            "subscriptions/listen" => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`subscriptions/listen` is not available through toolgate: its notifications are not gated",
+                ));
+            }
+            _ => match Route::of_host_method(method) {
+                Some(route) if self.allows(route) => Waiting::Passthrough(method.to_owned()),
+                Some(route) => {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        &format!(
+                            "`{method}` is not available through toolgate: closed by default, as a route for unvetted data (allow it with --allow {})",
+                            route.capability()
+                        ),
+                    ));
+                }
+                None => {
+                    return refuse(plain(
+                        codes::METHOD_NOT_FOUND,
+                        &format!("`{method}` is not available through toolgate"),
+                    ));
+                }
+            },
+        };
+        if let Some(arguments) = gated_arguments {
+            params["arguments"] = arguments;
+        }
+        // The client capabilities the upstream hears of: this request's (modern), or the
+        // handshake's on this connection (legacy), stripped either way.
+        let capabilities = match &request_era {
+            RequestEra::Modern { capabilities, .. } => capabilities.clone(),
+            RequestEra::Legacy => host
+                .session()
+                .map(|session| session.capabilities)
+                .unwrap_or_else(|| json!({})),
+        };
+        let upstream_id = self.next_upstream_id();
+        let progress_token = params
+            .get("_meta")
+            .and_then(|meta| meta.get("progressToken"))
+            .cloned();
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut upstream_params = era::params_for_upstream(
+            params,
+            self.upstream().modern_version(),
+            &capabilities,
+            &self.allowed,
+        );
+        if progress_token.is_some() {
+            upstream_params["_meta"]["progressToken"] = upstream_id.clone();
+        }
+        // A traced call's upstream continues its trace, under the client span.
+        let traceparent = match (&waiting, &name) {
+            (Waiting::Call(call), Some(tool)) => call
+                .trace
+                .as_ref()
+                .and_then(|trace| trace.upstream_started(tool, self.upstream_transport())),
+            _ => None,
+        };
+        if let Some(traceparent) = &traceparent {
+            upstream_params["_meta"]["traceparent"] = Value::from(traceparent.as_str());
+        }
+        let pending = Pending {
+            host: Some(Arc::clone(host)),
+            upstream_id: upstream_id.clone(),
+            id,
+            modern_host,
+            progress_token,
+            waiting,
+            since: Instant::now(),
+        };
+        if let Settled::Unusable(reason) = self.upstream() {
+            // Asking again cannot help: no call is retryable while no revision is shared.
+            return match (&pending.waiting, &pending.host) {
+                (Waiting::Call(call), Some(host)) => self.decide_failure(
+                    host,
+                    &pending.id,
+                    call,
+                    modern_host,
+                    Response::incomplete(reason),
+                    (None, UpstreamFailure::Unavailable),
+                ),
+                _ => self.answer_gone(pending, reason, UpstreamFailure::Unavailable),
+            };
+        }
+        let gone = self.state().gone.clone();
+        if let Some(reason) = gone {
+            return self.answer_gone(pending, &reason, UpstreamFailure::Unavailable);
+        }
+        let key = id_key(&upstream_id);
+        self.state().pending.insert(key.clone(), pending);
+        let outgoing = Outgoing {
+            line: message::request_line(&upstream_id, method, &upstream_params),
+            id: Some(upstream_id),
+            method: Some(method.to_owned()),
+            name,
+            traceparent,
+        };
+        if !self.link.send(outgoing)
+            && let Some(pending) = self.state().pending.remove(&key)
+        {
+            self.answer_gone(
+                pending,
+                "the upstream is not running",
+                UpstreamFailure::Unavailable,
+            );
+        }
+    }
+
+    /// Decides a call's arguments by the tool's argument contract, audited (and offered for
+    /// retention) like any decision: the arguments its projection rebuilt, or, refused, `None`
+    /// after answering the host with the tool's fixed failure (no upstream call is made). In
+    /// observe mode a refusal is recorded and the arguments go on as they came.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gate_arguments(
+        &self,
+        host: &Host,
+        id: &Value,
+        modern_host: bool,
+        tool: &tools::Tool,
+        gate: &tools::ArgumentContract,
+        arguments: &Value,
+        trace: Option<&CallSpan>,
+    ) -> Option<Value> {
+        let raw = serde_json::to_vec(arguments).unwrap_or_default();
+        let mut request = tools::arguments_request(id, gate, self.context.for_tool(&gate.folder));
+        if let Some(caller) = host.caller() {
+            request = request.with_caller(caller);
+        }
+        let response = Response::body(&raw);
+        let started = Instant::now();
+        let now = SystemTime::now();
+        let mut decision = gate.contract.admit_response(response, &request, now);
+        if self.observe {
+            decision = decision.observed();
+        }
+        let metrics = self
+            .metrics
+            .as_ref()
+            .map(|metrics| metrics.contract(&gate.contract));
+        self.record(
+            &gate.contract,
+            &decision,
+            started,
+            metrics.as_deref(),
+            trace,
+        );
+        if let Some(retainer) = &self.retainer {
+            retainer.offer(&decision, &response, &request);
+        }
+        if decision.is_admitted() {
+            return serde_json::from_slice(decision.agent_bytes()).ok();
+        }
+        if self.observe {
+            return Some(arguments.clone());
+        }
+        // The host hears the tool's own fixed failure (its output schema's failure branch);
+        // the refusal's reason is the operator's, in the record above.
+        let failure = tool.contract.admit_response(
+            Response::incomplete("the call's arguments were refused by its argument contract"),
+            &tools::request_for(id, &Value::Null, tool, serde_json::Map::new()),
+            now,
+        );
+        host.send(result_line(id, &tools::result_json(&failure, modern_host)));
+        None
+    }
+
+    /// A legacy host's handshake, answered by the proxy (it opened the upstream's session, or
+    /// the upstream has none): the revision the host asked for when the proxy speaks it, the
+    /// capabilities the proxy offers, the proxy's own identity. The upstream's `serverInfo` and
+    /// `instructions` (free text a host may show the model) are not passed on.
+    pub(super) fn initialize(
+        &self,
+        host: &Arc<Host>,
+        id: &Value,
+        params: &Value,
+        modern_host: bool,
+    ) {
+        if modern_host {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::INVALID_REQUEST,
+                    "`initialize` belongs to the handshake revisions; a 2026-07-28 client calls server/discover",
+                ),
+            ));
+        }
+        if let Settled::Unusable(reason) = self.upstream() {
+            return host.send(error_line(
+                id,
+                codes::INTERNAL_ERROR,
+                &format!("the upstream server is unavailable ({reason})"),
+            ));
+        }
+        let asked = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = LEGACY_VERSIONS
+            .iter()
+            .find(|version| **version == asked)
+            .unwrap_or(&LEGACY_VERSIONS[0]);
+        let capabilities = era::strip_client_capabilities(
+            params.get("capabilities").unwrap_or(&Value::Null),
+            &self.allowed,
+        );
+        *lock(&host.session) = Some(Session { capabilities });
+        let result = json!({
+            "protocolVersion": version,
+            "capabilities": self.server_capabilities(),
+            "serverInfo": era::implementation(),
+        });
+        host.send(value_result_line(id, &result));
+    }
+
+    /// `server/discover`, answered by the proxy: every revision it speaks, the capabilities it
+    /// offers, its own identity; no `instructions` (the upstream's are free text).
+    pub(super) fn discover(&self, host: &Arc<Host>, id: &Value, modern_host: bool) {
+        if !modern_host {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::INVALID_PARAMS,
+                    &format!(
+                        "server/discover needs `_meta.{}` and `_meta.{}`",
+                        era::meta::PROTOCOL_VERSION,
+                        era::meta::CLIENT_CAPABILITIES
+                    ),
+                ),
+            ));
+        }
+        let result = era::modern_result(
+            "server/discover",
+            json!({
+                "supportedVersions": era::supported_versions(),
+                "capabilities": self.server_capabilities(),
+            }),
+            None,
+        );
+        host.send(value_result_line(id, &result));
+    }
+
+    /// The capabilities the proxy offers a host: tools (with the upstream's `listChanged` for a
+    /// stdio host), and the capabilities of the server-side routes the operator opened, as the
+    /// upstream declared them.
+    pub(super) fn server_capabilities(&self) -> Value {
+        let upstream = self.upstream().capabilities();
+        let list_changed = upstream["tools"]["listChanged"] == Value::Bool(true);
+        let mut capabilities = json!({"tools": {"listChanged": list_changed}});
+        for route in [
+            Route::Resources,
+            Route::Prompts,
+            Route::Completions,
+            Route::Logging,
+            Route::Tasks,
+        ] {
+            if self.allows(route)
+                && !route.is_client_side()
+                && let Some(capability) = upstream.get(route.capability())
+            {
+                capabilities[route.capability()] = capability.clone();
+            }
+        }
+        capabilities
+    }
+
+    pub(super) fn host_notification(
+        &self,
+        host: &Arc<Host>,
+        method: &str,
+        params: &Value,
+        raw: Vec<u8>,
+    ) {
+        let legacy_upstream = matches!(self.upstream(), Settled::Legacy { .. });
+        match method {
+            // The proxy opened the upstream's session itself.
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                let Some(cancelled) = params.get("requestId") else {
+                    return;
+                };
+                // The request this host (or another POST of its handshake-era session) made.
+                let found = {
+                    let mut state = self.state();
+                    let key = state
+                        .pending
+                        .iter()
+                        .find(|(_, pending)| {
+                            &pending.id == cancelled
+                                && pending.host.as_ref().is_some_and(|asker| asker.is(host))
+                        })
+                        .map(|(key, _)| key.clone());
+                    key.and_then(|key| state.pending.remove(&key))
+                };
+                // A cancelled request's late answer is dropped as an unknown id.
+                if let Some(pending) = found {
+                    let reason = params
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the host cancelled the request");
+                    self.link.cancel(&pending.upstream_id, reason);
+                }
+            }
+            "notifications/roots/list_changed" if self.allows(Route::Roots) && legacy_upstream => {
+                self.forward_notification(method, raw)
+            }
+            "notifications/progress"
+                if (self.allows(Route::Sampling) || self.allows(Route::Elicitation))
+                    && legacy_upstream =>
+            {
+                self.forward_notification(method, raw)
+            }
+            _ => log(&format!("dropped the host's `{method}` notification")),
+        }
+    }
+
+    pub(super) fn forward_notification(&self, method: &str, raw: Vec<u8>) {
+        self.link.send(Outgoing {
+            line: raw,
+            id: None,
+            method: Some(method.to_owned()),
+            name: None,
+            traceparent: None,
+        });
+    }
+}

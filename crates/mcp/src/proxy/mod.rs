@@ -1,0 +1,781 @@
+//! The proxy's routing, whatever the transports: every message from a host and from the
+//! upstream, in order, with the state they share (the calls in flight) behind one lock.
+//!
+//! Closed by default: `server/discover`, `initialize`, `ping`, `tools/list` and `tools/call` go
+//! through, rewritten; every other route for data (resources, prompts, completions, logging,
+//! sampling, elicitation, roots, tasks) is refused unless `--allow` opens it. Fail closed: a call
+//! the upstream does not answer properly (an error, `isError`, `input_required`, an unparseable
+//! line, a crash, a stall) is answered with the gate's fixed failure, so the host never waits
+//! forever and never sees the upstream's words.
+//!
+//! Both eras on both sides (`era.rs`): before any host request is forwarded, the upstream's era
+//! is settled ([`Proxy::settle`]: a `server/discover` probe, and the `initialize` handshake,
+//! done by the proxy itself, if the upstream turns out to be legacy). Every host request then
+//! reaches the upstream in the upstream's era under an id the proxy assigns (hosts on different
+//! HTTP requests may reuse ids), and every answer reaches the host in the host's era.
+
+mod host;
+mod settle;
+mod upstream;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+use toolgate_gate::internals::parse_document;
+use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
+use toolgate_store::Retainer;
+use toolgate_telemetry::{
+    CallAttributes, CallSpan, ContractMetrics, InFlight, Metrics, Tracing, UpstreamFailure,
+};
+
+use super::auth::{Authorizer, Caller};
+use super::batch;
+use super::context::OperatorContext;
+use super::era::{
+    self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
+};
+use super::lines::{log, log_refusal};
+use super::lock;
+use super::message::{
+    self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
+};
+use super::pins::{self, Pin};
+use super::route::Route;
+use super::tools::{self, Registry};
+use super::upstream::{Incoming, Link, Outgoing, Source};
+use toolgate_repo::UsageError;
+
+/// Where decisions are audited: a file, or stdout when it is free.
+pub(crate) type AuditLog = toolgate_repo::ChainedAuditLog;
+
+/// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
+pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
+
+/// One host the proxy serves: a stdio connection (one for the proxy's life), or one HTTP POST.
+pub(crate) struct Host {
+    reply: Reply,
+    /// The handshake-era session an HTTP host's requests carry (`Mcp-Session-Id`, which the
+    /// listener minted at its `initialize`): each POST is a host of its own, and the session is
+    /// what a later POST's `notifications/cancelled` shares with the request it cancels.
+    peer: Option<Arc<str>>,
+    /// Whether the upstream's requests on opened client-side routes can be passed to this host
+    /// (a stdio connection can; an HTTP response cannot carry a request).
+    duplex: bool,
+    /// A legacy host's handshake on this connection: the revision agreed and the capabilities
+    /// it declared (already stripped to the opened routes).
+    session: Mutex<Option<Session>>,
+    /// The caller an HTTP listener with `--auth` authenticated, and what it may call; `None`
+    /// where the listener authenticates nobody (stdio, `--insecure-no-auth`, loopback).
+    grant: Option<Grant>,
+    /// The W3C trace context an HTTP host sent as its `traceparent` header (a request's
+    /// `params._meta.traceparent` comes first).
+    traceparent: Option<String>,
+}
+
+/// An authenticated caller and the rules that say which tools it may call.
+#[derive(Debug, Clone)]
+pub(crate) struct Grant {
+    pub caller: Arc<Caller>,
+    pub authorizer: Arc<Authorizer>,
+}
+
+#[derive(Debug, Clone)]
+struct Session {
+    capabilities: Value,
+}
+
+impl Host {
+    /// A host whose answers go to `reply`.
+    pub(crate) fn new(reply: Reply, duplex: bool) -> Arc<Host> {
+        Host::with_peer(reply, duplex, None, None, None)
+    }
+
+    /// A host whose answers go to `reply`, in the handshake-era session `peer`, as the caller
+    /// `grant` names, in the trace `traceparent` names.
+    pub(crate) fn with_peer(
+        reply: Reply,
+        duplex: bool,
+        peer: Option<Arc<str>>,
+        grant: Option<Grant>,
+        traceparent: Option<String>,
+    ) -> Arc<Host> {
+        Arc::new(Host {
+            reply,
+            peer,
+            duplex,
+            session: Mutex::new(None),
+            grant,
+            traceparent,
+        })
+    }
+
+    /// Whether this host's caller may call `tool` (every host may, where nobody is
+    /// authenticated).
+    fn may_call(&self, tool: &str) -> bool {
+        self.grant
+            .as_ref()
+            .is_none_or(|grant| grant.authorizer.may_call(&grant.caller, tool).is_ok())
+    }
+
+    /// Who this host's caller is, for the audit.
+    fn caller(&self) -> Option<Arc<str>> {
+        self.grant
+            .as_ref()
+            .map(|grant| Arc::clone(&grant.caller.subject))
+    }
+
+    /// Whether `other` is this host, or an HTTP host in the same handshake-era session and, with
+    /// `--auth`, of the same caller: a session id another caller learned cancels nothing of
+    /// this one's.
+    fn is(&self, other: &Arc<Host>) -> bool {
+        std::ptr::eq(self, Arc::as_ptr(other))
+            || (self
+                .peer
+                .as_ref()
+                .is_some_and(|peer| other.peer.as_ref() == Some(peer))
+                && self.caller() == other.caller())
+    }
+
+    fn send(&self, line: Vec<u8>) {
+        (self.reply)(line);
+    }
+
+    fn session(&self) -> Option<Session> {
+        lock(&self.session).clone()
+    }
+}
+
+/// What a forwarded request waiting for its response is.
+enum Waiting {
+    /// The proxy's own request (the era probe, the handshake): the answer goes to the channel.
+    Own(mpsc::Sender<Result<Value, Value>>),
+    Ping,
+    ToolsList,
+    Call(Box<Call>),
+    /// An opened route: its answer passes, in the host's era.
+    Passthrough(String),
+}
+
+/// A `tools/call` in flight.
+struct Call {
+    contract: Arc<Contract>,
+    /// A candidate version decided beside the enforced one (`--shadow`).
+    shadow: Option<Arc<Contract>>,
+    request: Request,
+    /// Its trace, when the proxy exports one (`--otlp-endpoint`): ended when the call is.
+    trace: Option<CallSpan>,
+    /// Its contract's metrics, when the proxy keeps them, and its place among the calls in
+    /// flight (`toolgate_in_flight_calls`) until it is dropped, whichever way it ends.
+    metrics: Option<(Arc<ContractMetrics>, InFlight)>,
+}
+
+struct Pending {
+    /// Who asked (none for the proxy's own requests).
+    host: Option<Arc<Host>>,
+    /// The id the proxy gave it toward the upstream.
+    upstream_id: Value,
+    /// The id the host gave the request.
+    id: Value,
+    /// Whether the host asked in the modern era (and is answered in it).
+    modern_host: bool,
+    /// The progress token the host gave, replaced toward the upstream by the proxy's id.
+    progress_token: Option<Value>,
+    waiting: Waiting,
+    since: Instant,
+}
+
+/// The upstream's era, once settled.
+#[derive(Debug, Clone)]
+pub(crate) enum Settled {
+    /// A modern upstream: the revision every request names, and what `server/discover` said.
+    Modern {
+        /// The revision.
+        version: String,
+        /// Its capabilities.
+        capabilities: Value,
+    },
+    /// A legacy upstream, its session opened by the proxy's own `initialize`.
+    Legacy {
+        /// The revision it chose.
+        version: String,
+        /// Its capabilities.
+        capabilities: Value,
+    },
+    /// An upstream the proxy cannot speak to, and why (in the proxy's words).
+    Unusable(String),
+}
+
+impl Settled {
+    fn capabilities(&self) -> Value {
+        match self {
+            Settled::Modern { capabilities, .. } | Settled::Legacy { capabilities, .. } => {
+                capabilities.clone()
+            }
+            Settled::Unusable(_) => json!({}),
+        }
+    }
+
+    fn modern_version(&self) -> Option<&str> {
+        match self {
+            Settled::Modern { version, .. } => Some(version),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Requests forwarded and not yet answered, by the proxy's id.
+    pending: HashMap<String, Pending>,
+    /// Upstream requests passed to the stdio host (opened routes only), by their id.
+    upstream_requests: HashMap<String, Instant>,
+    /// Why the upstream is gone, once it is.
+    gone: Option<String>,
+}
+
+/// How the proxy is set up.
+pub(crate) struct Setup {
+    /// The tools with contracts.
+    pub registry: Registry,
+    /// The routes opened with `--allow`.
+    pub allowed: Vec<Route>,
+    /// How long a request may wait for the upstream.
+    pub timeout: Duration,
+    /// Where decisions are audited.
+    pub audit: Option<AuditLog>,
+    /// The operator's trusted context.
+    pub context: OperatorContext,
+    /// Where refusals (and sampled admissions) are kept, if anywhere.
+    pub retainer: Option<Retainer>,
+    /// Report-only: every result is decided and audited, and the upstream's own is forwarded.
+    pub observe: bool,
+    /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
+    pub pins: BTreeMap<String, Pin>,
+    /// Where decisions, latencies and failures are counted (`/metrics`), if anywhere.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Where calls are traced and audit events exported (`--otlp-endpoint`), if anywhere.
+    pub tracing: Option<Arc<Tracing>>,
+}
+
+/// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
+/// listed (`None` where the listing did not hold it), and how many changes the upstream has
+/// announced against how many a finished listing has seen: a listing in progress when a change
+/// is announced does not count for it, so no call goes out on it.
+#[derive(Default)]
+struct Surface {
+    listed: Option<BTreeMap<String, Option<String>>>,
+    announced: u64,
+    seen: u64,
+}
+
+impl Surface {
+    fn stale(&self) -> bool {
+        self.announced > self.seen
+    }
+}
+
+/// How often the proxy lists the upstream's tools again on its own, for an upstream that does
+/// not announce changes (`notifications/tools/list_changed`).
+const SURFACE_REFRESH: Duration = Duration::from_secs(60);
+
+/// The most pages of tools followed.
+const MOST_PAGES: usize = 100;
+
+/// The most a whole listing may hold, every page together (as JSON): a server that lists more
+/// is refused rather than held in memory. A large real catalogue is a few hundred kilobytes.
+const LISTING_TOTAL_CAP: usize = 16 << 20;
+
+/// The most tools a listing may hold.
+const MOST_TOOLS: usize = 2000;
+
+impl Setup {
+    /// A proxy that opens no route and audits nothing (listing a server's tools, the fuzzers'
+    /// listener): `registry`'s tools, each call waiting up to `timeout`.
+    pub(crate) fn closed(registry: Registry, timeout: Duration) -> Result<Setup, UsageError> {
+        let context = OperatorContext::load(None, &registry)?;
+        Ok(Setup {
+            registry,
+            allowed: Vec::new(),
+            timeout,
+            audit: None,
+            context,
+            retainer: None,
+            observe: false,
+            pins: BTreeMap::new(),
+            metrics: None,
+            tracing: None,
+        })
+    }
+}
+
+/// The proxy between its hosts and one upstream.
+pub(crate) struct Proxy {
+    registry: Registry,
+    allowed: Vec<Route>,
+    timeout: Duration,
+    audit: Option<AuditLog>,
+    context: OperatorContext,
+    retainer: Option<Retainer>,
+    observe: bool,
+    pins: BTreeMap<String, Pin>,
+    metrics: Option<Arc<Metrics>>,
+    tracing: Option<Arc<Tracing>>,
+    surface: Mutex<Surface>,
+    surface_changed: Condvar,
+    link: Box<dyn Link>,
+    state: Mutex<State>,
+    next_id: AtomicU64,
+    settled: OnceLock<Settled>,
+    /// The stdio host, the one host the upstream's requests on opened routes can reach.
+    duplex_host: Mutex<Option<Arc<Host>>>,
+    stopping: AtomicBool,
+}
+
+/// How long the era probe waits before it takes silence for a legacy upstream (the revision's
+/// "reasonable timeout"; the SDKs wait 10 s).
+const PROBE_WINDOW: Duration = Duration::from_secs(10);
+
+impl Proxy {
+    /// A proxy over `link`, whose upstream messages arrive on `incoming` (read by
+    /// [`Proxy::pump`] on a thread of the caller's).
+    pub(crate) fn new(setup: Setup, link: Box<dyn Link>) -> Proxy {
+        Proxy {
+            registry: setup.registry,
+            allowed: setup.allowed,
+            timeout: setup.timeout,
+            audit: setup.audit,
+            context: setup.context,
+            retainer: setup.retainer,
+            observe: setup.observe,
+            pins: setup.pins,
+            metrics: setup.metrics,
+            tracing: setup.tracing,
+            surface: Mutex::new(Surface::default()),
+            surface_changed: Condvar::new(),
+            link,
+            state: Mutex::new(State::default()),
+            next_id: AtomicU64::new(0),
+            settled: OnceLock::new(),
+            duplex_host: Mutex::new(None),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    fn allows(&self, route: Route) -> bool {
+        self.allowed.contains(&route)
+    }
+
+    /// The upstream's era (settled before any host request is read).
+    fn upstream(&self) -> &Settled {
+        static UNSETTLED: OnceLock<Settled> = OnceLock::new();
+        self.settled.get().unwrap_or_else(|| {
+            UNSETTLED
+                .get_or_init(|| Settled::Unusable("the upstream's era is not settled".to_owned()))
+        })
+    }
+
+    /// Whether handing the proxy a host's message can block (it may write to a pipe the
+    /// upstream stopped reading).
+    pub(crate) fn forwarding_may_block(&self) -> bool {
+        self.link.send_may_block()
+    }
+
+    /// Whether the proxy can serve: settled on a usable upstream that is still there.
+    pub(crate) fn ready(&self) -> bool {
+        matches!(
+            self.settled.get(),
+            Some(Settled::Modern { .. } | Settled::Legacy { .. })
+        ) && self.state().gone.is_none()
+            && self.link.alive()
+    }
+
+    /// Reads the upstream's messages until it is gone (run on a thread of its own).
+    pub(crate) fn pump(&self, mut source: Source) {
+        while let Some(message) = source.next_message() {
+            let more_buffered = source.more_buffered();
+            if !batch::handling(more_buffered, || self.upstream_message(message)) {
+                return;
+            }
+        }
+        batch::handling(false, || {
+            self.upstream_gone("the upstream's connection closed");
+        });
+    }
+
+    /// One message from the upstream; `false` once the upstream is gone.
+    fn upstream_message(&self, message: Incoming) -> bool {
+        match message {
+            Incoming::Gone(reason) => {
+                self.upstream_gone(&reason);
+                return false;
+            }
+            Incoming::TooLong(prefix) => {
+                self.unreadable("a message longer than the proxy's line cap", &prefix)
+            }
+            Incoming::TooLongFor(id, prefix) => self.too_long_for(&id, &prefix),
+            Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+            Incoming::Line(line) => match self.call_result_in_place(&line) {
+                Err(why) => self.unreadable(&why, &line),
+                Ok(None) => {}
+                Ok(Some(value)) => match message::classify(value) {
+                    Err(why) => self.unreadable(&why, &line),
+                    Ok(message) => self.upstream_classified(message, line),
+                },
+            },
+        }
+        true
+    }
+
+    /// A message from the upstream, parsed and classified in full.
+    fn upstream_classified(&self, message: Message, line: Vec<u8>) {
+        match message {
+            Message::Response { id, outcome } => self.upstream_response(&id, outcome),
+            Message::Request { id, method, .. } => self.upstream_request(&id, &method, line),
+            Message::Notification { method, params } => {
+                self.upstream_notification(&method, &params, line)
+            }
+        }
+    }
+
+    /// The common answer, read without building values: a complete result for a tool call in
+    /// flight is decided from the message's document itself (`structuredContent` written once,
+    /// for the gate, with nothing else of the message turned into a `serde_json::Value`).
+    /// `Ok(None)` when it was answered so; otherwise the message as a value, for the general
+    /// path, or why the line is unreadable.
+    fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Value>, String> {
+        let document = parse_document(line, message::MAX_MESSAGE_DEPTH)?;
+        let root = document.root();
+        // Observing forwards the upstream's own result, which the general path has as a value.
+        let Some((id, result)) = message::result_in_place(root).filter(|_| !self.observe) else {
+            return Ok(Some(root.to_value()));
+        };
+        let complete = match result.get("resultType") {
+            None => true,
+            Some(kind) => kind.as_str() == Some("complete"),
+        };
+        let key = id_key(&id);
+        let (host, id, modern_host, call, since) = {
+            let mut state = self.state();
+            match state.pending.remove(&key) {
+                Some(Pending {
+                    host: Some(host),
+                    id,
+                    modern_host,
+                    waiting: Waiting::Call(call),
+                    since,
+                    ..
+                }) if complete && result.is_object() => (host, id, modern_host, call, since),
+                // Anything else (a listing, an opened route, the proxy's own request, a result
+                // that is not complete) takes the general path, as it is.
+                Some(other) => {
+                    state.pending.insert(key, other);
+                    return Ok(Some(root.to_value()));
+                }
+                None => return Ok(Some(root.to_value())),
+            }
+        };
+        let started = Instant::now();
+        let now = SystemTime::now();
+        let (decision, evidence) =
+            tools::decide_in_place(&call.contract, &call.request, result, now);
+        self.upstream_over(
+            &call,
+            Some(started.saturating_duration_since(since)),
+            evidence.upstream_failure(),
+            now,
+        );
+        let decision = self.judge(&call, started, decision, &evidence.response());
+        host.send(result_line(
+            &id,
+            &tools::result_json(&decision, modern_host),
+        ));
+        Ok(None)
+    }
+
+    /// Answers every request that has waited longer than the timeout, and stops an upstream
+    /// that has not read its input for as long, until the proxy stops (run on a thread of its
+    /// own).
+    pub(crate) fn watch_timeouts(&self) {
+        while !self.stopping.load(Ordering::Relaxed) {
+            std::thread::sleep(
+                (self.timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(100)),
+            );
+            self.expire();
+            self.link.unblock_if_stuck(self.timeout);
+        }
+    }
+
+    /// Lists the upstream's tools again whenever a change is announced, and every minute,
+    /// until the proxy stops (run on a thread of its own, only where tools are pinned).
+    pub(crate) fn watch_surface(&self) {
+        let mut surface = lock(&self.surface);
+        while !self.stopping.load(Ordering::Relaxed) {
+            if !surface.stale() {
+                surface = self
+                    .surface_changed
+                    .wait_timeout(surface, SURFACE_REFRESH)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0;
+            }
+            if self.stopping.load(Ordering::Relaxed) {
+                return;
+            }
+            drop(surface);
+            self.refresh_surface();
+            surface = lock(&self.surface);
+        }
+    }
+
+    /// Lists the upstream's tools (every page) and holds what it says of the pinned ones. A
+    /// listing that fails leaves every pinned tool withheld until one succeeds: a surface
+    /// nobody could check is not the reviewed one.
+    pub(crate) fn refresh_surface(&self) {
+        if self.pins.is_empty() {
+            return;
+        }
+        // The changes announced before this listing was asked for are the ones it sees.
+        let covers = lock(&self.surface).announced;
+        match self.list_all_tools("upstream", self.timeout) {
+            Ok(tools) => self.note_surface(&tools, true),
+            Err(error) => {
+                log(&format!(
+                    "cannot list the upstream's tools to check them against their pins ({error}); the pinned tools are withheld"
+                ));
+                lock(&self.surface).listed = Some(BTreeMap::new());
+            }
+        }
+        let mut surface = lock(&self.surface);
+        surface.seen = surface.seen.max(covers);
+    }
+
+    /// Holds what a listing (`complete`: every page) says of the pinned tools, and logs each
+    /// one whose standing changed: withheld (naming what differs from its pin) or served again.
+    fn note_surface(&self, tools: &[Value], complete: bool) {
+        if self.pins.is_empty() {
+            return;
+        }
+        let mut surface = lock(&self.surface);
+        let mut listed = surface.listed.clone().unwrap_or_default();
+        for (name, pin) in &self.pins {
+            let found = tools
+                .iter()
+                .find(|tool| tool.get("name").and_then(Value::as_str) == Some(name.as_str()));
+            let now = match found {
+                Some(tool) => Some(pins::sha256(&pins::descriptor(tool))),
+                None if complete => None,
+                // A page of a paged listing says nothing of the tools it does not hold.
+                None => continue,
+            };
+            let before = listed.get(name).cloned();
+            let was_served = before
+                .as_ref()
+                .is_some_and(|digest| digest.as_deref() == Some(pin.sha256.as_str()));
+            let served = now.as_deref() == Some(pin.sha256.as_str());
+            if before.is_none() || was_served != served {
+                match (found, served) {
+                    (_, true) if before.is_some() => log(&format!(
+                        "the upstream's tool {name:?} matches its pin again; it is served"
+                    )),
+                    (_, true) => {}
+                    (Some(tool), false) => log(&format!(
+                        "the upstream's tool {name:?} changed since it was pinned ({} differ); it is withheld from tools/list and every call to it gets the fixed failure until it is reviewed and pinned again (toolgate pin)",
+                        pins::changed(&pin.descriptor, &pins::descriptor(tool)).join(", ")
+                    )),
+                    (None, false) => log(&format!(
+                        "the upstream no longer lists the pinned tool {name:?}; calls to it get the fixed failure"
+                    )),
+                }
+            }
+            listed.insert(name.clone(), now);
+        }
+        surface.listed = Some(listed);
+    }
+
+    /// Before a call of the pinned tool `name` is forwarded after the upstream announced a
+    /// change, its tools are listed again, on this thread, where waiting blocks no one else (a
+    /// stdio upstream: the host's reader, or a blocking thread of the listener): no call goes
+    /// out on a listing the upstream said is stale. Over HTTP the watcher's thread lists again.
+    fn refresh_surface_if_changed(&self, name: &str) {
+        if !self.pins.contains_key(name) || !self.link.send_may_block() {
+            return;
+        }
+        let stale = lock(&self.surface).stale();
+        if stale {
+            self.refresh_surface();
+        }
+    }
+
+    /// Why a call to `name` may not be forwarded: its pin and the upstream's tool disagree (or
+    /// the upstream's tools could not be listed).
+    fn surface_refusal(&self, name: &str) -> Option<&'static str> {
+        let pin = self.pins.get(name)?;
+        let surface = lock(&self.surface);
+        let current = surface.listed.as_ref().and_then(|listed| listed.get(name));
+        match current {
+            Some(Some(digest)) if *digest == pin.sha256 => None,
+            Some(Some(_)) => {
+                Some("the upstream's descriptor of the tool changed since it was pinned")
+            }
+            Some(None) => Some("the upstream no longer lists the pinned tool"),
+            None => Some("the upstream's tools could not be listed to check the tool's pin"),
+        }
+    }
+
+    /// Whether a listed tool is the one pinned (a tool without a pin always is).
+    fn matches_pin(&self, name: &str, tool: &Value) -> bool {
+        self.pins
+            .get(name)
+            .is_none_or(|pin| pins::sha256(&pins::descriptor(tool)) == pin.sha256)
+    }
+
+    /// Every tool the upstream (its era settled) lists, page after page, as it lists
+    /// them (each with a `name`), within `timeout` for the whole listing.
+    pub(crate) fn list_all_tools(
+        &self,
+        shown: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, UsageError> {
+        let deadline = Instant::now() + timeout;
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut listed_bytes = 0usize;
+        for _ in 0..MOST_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let result = match self.request("tools/list", &params, left) {
+                Some(Ok(result)) => result,
+                Some(Err(error)) => {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` refused tools/list: {error}"
+                    )));
+                }
+                None => {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` did not answer within {}s",
+                        timeout.as_secs()
+                    )));
+                }
+            };
+            for tool in result
+                .get("tools")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if tool.get("name").and_then(Value::as_str).is_none() {
+                    continue;
+                }
+                listed_bytes += tool.to_string().len();
+                if listed_bytes > LISTING_TOTAL_CAP || tools.len() >= MOST_TOOLS {
+                    return Err(UsageError::new(format!(
+                        "the MCP server `{shown}` lists more than {MOST_TOOLS} tools or {} MiB of them; toolgate stops there rather than hold them all",
+                        LISTING_TOTAL_CAP >> 20
+                    )));
+                }
+                tools.push(tool.clone());
+            }
+            cursor = result
+                .get("nextCursor")
+                .filter(|cursor| !cursor.is_null())
+                .cloned();
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        Err(UsageError::new(format!(
+            "the MCP server `{shown}` kept paging past {MOST_PAGES} pages of tools"
+        )))
+    }
+
+    /// Ends the run: the upstream's input closed, the time to finish what is in flight, then
+    /// the upstream stopped and every request still pending answered.
+    pub(crate) fn shut_down(&self, reason: &str) {
+        self.link.close();
+        self.link
+            .stop(self.timeout, &|| self.state().pending.is_empty());
+        self.upstream_gone(reason);
+        self.stopping.store(true, Ordering::Relaxed);
+        self.surface_changed.notify_all();
+        // What was chosen for keeping is written before the process ends.
+        if let Some(retainer) = &self.retainer {
+            log(&retainer.finish(Duration::from_secs(10)));
+        }
+    }
+}
+
+/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
+/// for a call that is traced).
+struct IdText<'a>(&'a Value);
+
+impl std::fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Value::String(text) => f.write_str(text),
+            other => write!(f, "{other}"),
+        }
+    }
+}
+
+/// The revisions listed under `key` of an upstream's answer, those shaped like one.
+fn versions(listed: Option<&Value>) -> Vec<String> {
+    listed
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|text| era::looks_like_version(text))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A refusal in the proxy's own words, without data.
+fn plain(code: i64, message: &str) -> Refusal {
+    Refusal {
+        code,
+        message: message.to_owned(),
+        data: None,
+    }
+}
+
+/// An error response line for a refusal.
+pub(crate) fn refusal_line(id: &Value, refusal: &Refusal) -> Vec<u8> {
+    let mut error = json!({"code": refusal.code, "message": refusal.message});
+    if let Some(data) = &refusal.data {
+        error["data"] = data.clone();
+    }
+    message::error_object_line(id, &error)
+}
+
+/// The upstream's error on a request that is not a call, as the host sees it: its code, the
+/// proxy's words, and for the modern revision's errors the data they define, kept to what
+/// the revision defines (versions, capability names).
+fn relayed_error(error: &Value) -> Refusal {
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .unwrap_or(codes::INTERNAL_ERROR);
+    match code {
+        modern_codes::UNSUPPORTED_PROTOCOL_VERSION => Refusal {
+            code,
+            message: "Unsupported protocol version".to_owned(),
+            data: Some(era::version_error_data(error.get("data"))),
+        },
+        modern_codes::MISSING_CLIENT_CAPABILITY => Refusal {
+            code,
+            message: "Missing required client capability".to_owned(),
+            data: Some(era::missing_capability_data(error.get("data"))),
+        },
+        _ => plain(code, "the upstream failed this request"),
+    }
+}

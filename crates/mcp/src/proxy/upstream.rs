@@ -1,0 +1,553 @@
+//! From the upstream: its answers (a call's result decided by the gate, everything else in
+//! the host's era), its requests and notifications on opened routes, the unreadable, the
+//! oversized and the late, and the calls a gone upstream leaves.
+
+use super::*;
+
+impl Proxy {
+    /// The upstream wrote a message no one can read: which request it answered is unknown, so
+    /// every pending call is decided on those bytes (the gate refuses them, at the layer that
+    /// owns the flaw) and every other pending request gets an error.
+    pub(super) fn unreadable(&self, why: &str, line: &[u8]) {
+        log(&format!(
+            "the upstream wrote an unreadable line ({why}); every pending request is answered with the fixed failure"
+        ));
+        for pending in self.take_pending() {
+            match (&pending.waiting, &pending.host) {
+                (Waiting::Call(call), Some(host)) => {
+                    let started = Instant::now();
+                    let now = SystemTime::now();
+                    self.upstream_over(call, None, Some(UpstreamFailure::Unreadable), now);
+                    let mut decision =
+                        call.contract
+                            .admit_response(Response::body(line), &call.request, now);
+                    let mut response = Response::body(line);
+                    if decision.is_admitted() {
+                        // Bytes no message correlates with a call never answer it, even if a
+                        // contract would admit them.
+                        response = Response::unreachable("a line that answers no request");
+                        decision = call.contract.admit_response(response, &call.request, now);
+                    }
+                    let decision = self.judge(call, started, decision, &response);
+                    host.send(result_line(
+                        &pending.id,
+                        &tools::result_json(&decision, pending.modern_host),
+                    ));
+                }
+                _ => self.answer_gone(
+                    pending,
+                    "it wrote an unreadable line",
+                    UpstreamFailure::Unreadable,
+                ),
+            }
+        }
+    }
+
+    pub(super) fn upstream_response(&self, id: &Value, outcome: Result<Value, Value>) {
+        let Some(pending) = self.state().pending.remove(&id_key(id)) else {
+            log(
+                "dropped a response from the upstream to no pending request (a late, cancelled or unknown id)",
+            );
+            return;
+        };
+        let Some(host) = pending.host.clone() else {
+            if let Waiting::Own(answer) = pending.waiting {
+                let _ = answer.send(outcome);
+            }
+            return;
+        };
+        let id = &pending.id;
+        let modern_host = pending.modern_host;
+        let started = Instant::now();
+        let waited = Some(started.saturating_duration_since(pending.since));
+        let line = match (pending.waiting, outcome) {
+            (Waiting::Own(_), _) => return,
+            (Waiting::Passthrough(method), Ok(result)) => {
+                value_result_line(id, &era::passthrough_result(&method, result, modern_host))
+            }
+            // An opened route: its error passes as the upstream wrote it.
+            (Waiting::Passthrough(_), Err(error)) => message::error_object_line(id, &error),
+            (Waiting::Ping, Ok(_)) => result_line(id, b"{}"),
+            (Waiting::ToolsList, Ok(result)) => {
+                if result.get("nextCursor").is_some() {
+                    log(
+                        "the upstream lists its tools in pages; toolgate lists the first page only",
+                    );
+                }
+                let upstream_tools = result
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                self.note_surface(&upstream_tools, result.get("nextCursor").is_none());
+                let listed = self.registry.list(&upstream_tools, |name, tool| {
+                    host.may_call(name) && self.matches_pin(name, tool)
+                });
+                let listed = if modern_host {
+                    era::modern_result("tools/list", listed, Some(&result))
+                } else {
+                    listed
+                };
+                value_result_line(id, &listed)
+            }
+            (Waiting::Call(call), Ok(result)) => {
+                let unusable = match era::result_kind(&result) {
+                    ResultKind::Complete => None,
+                    ResultKind::InputRequired => {
+                        if modern_host
+                            && let Some(passed) =
+                                era::input_required_for_host(&result, &self.allowed)
+                        {
+                            log("passed an input_required result to the host on an opened route");
+                            return host.send(value_result_line(id, &passed));
+                        }
+                        Some(
+                            "the upstream asked for input (input_required) on a route that is closed, or of a host that cannot give it",
+                        )
+                    }
+                    ResultKind::Unknown => {
+                        Some("the upstream's result has a resultType toolgate does not know")
+                    }
+                };
+                if let Some(reason) = unusable {
+                    return self.decide_failure(
+                        &host,
+                        id,
+                        &call,
+                        modern_host,
+                        Response::incomplete(reason),
+                        (waited, UpstreamFailure::Unusable),
+                    );
+                }
+                let now = SystemTime::now();
+                let (decision, evidence) =
+                    tools::decide(&call.contract, &call.request, &result, now);
+                self.upstream_over(&call, waited, evidence.upstream_failure(), now);
+                let decision = self.judge(&call, started, decision, &evidence.response());
+                if self.observe {
+                    // Report-only: decided and audited; the upstream's result as it came.
+                    value_result_line(
+                        id,
+                        &era::passthrough_result("tools/call", result, modern_host),
+                    )
+                } else {
+                    result_line(id, &tools::result_json(&decision, modern_host))
+                }
+            }
+            (Waiting::Call(call), Err(error)) if self.observe => {
+                let response =
+                    Response::unreachable("the upstream answered the call with a JSON-RPC error");
+                let now = SystemTime::now();
+                self.upstream_over(&call, waited, Some(UpstreamFailure::Error), now);
+                let decision = call.contract.admit_response(response, &call.request, now);
+                self.judge(&call, started, decision, &response);
+                message::error_object_line(id, &error)
+            }
+            (Waiting::Call(call), Err(error)) => {
+                // What the proxy withholds (a client capability, a revision) is withheld on the
+                // next call too: asking again cannot succeed, so the agent is not told to.
+                let withheld = match error.get("code").and_then(Value::as_i64) {
+                    Some(modern_codes::MISSING_CLIENT_CAPABILITY) => Some(
+                        "the upstream needs a client capability toolgate does not pass on (a closed route)",
+                    ),
+                    Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION) => {
+                        Some("the upstream refused the call's protocol version")
+                    }
+                    _ => None,
+                };
+                return match withheld {
+                    Some(reason) => {
+                        log(&format!(
+                            "{reason}; answered with the fixed failure, not retryable"
+                        ));
+                        self.decide_failure(
+                            &host,
+                            id,
+                            &call,
+                            modern_host,
+                            Response::incomplete(reason),
+                            (waited, UpstreamFailure::Unusable),
+                        )
+                    }
+                    None => self.decide_failure(
+                        &host,
+                        id,
+                        &call,
+                        modern_host,
+                        Response::unreachable(
+                            "the upstream answered the call with a JSON-RPC error",
+                        ),
+                        (waited, UpstreamFailure::Error),
+                    ),
+                };
+            }
+            (_, Err(error)) => refusal_line(id, &relayed_error(&error)),
+        };
+        host.send(line);
+    }
+
+    pub(super) fn upstream_request(&self, id: &Value, method: &str, raw: Vec<u8>) {
+        if method == "ping" {
+            self.link.send(Outgoing::response(result_line(id, b"{}")));
+            return;
+        }
+        let host = lock(&self.duplex_host).clone();
+        match (Route::of_upstream_method(method), host) {
+            (Some(route), Some(host)) if self.allows(route) && host.duplex => {
+                self.state()
+                    .upstream_requests
+                    .insert(id_key(id), Instant::now());
+                host.send(raw);
+            }
+            _ => {
+                log(&format!(
+                    "refused the upstream's `{method}` request: toolgate passes no server requests to the host unless allowed"
+                ));
+                self.link.send(Outgoing::response(error_line(
+                    id,
+                    codes::METHOD_NOT_FOUND,
+                    "not available: the client is behind toolgate, which does not pass this request on",
+                )));
+            }
+        }
+    }
+
+    pub(super) fn upstream_notification(&self, method: &str, params: &Value, raw: Vec<u8>) {
+        let duplex_host = || lock(&self.duplex_host).clone();
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken") else {
+                    return;
+                };
+                let target = self
+                    .state()
+                    .pending
+                    .get(&id_key(token))
+                    .and_then(|pending| {
+                        let host_token = pending.progress_token.clone()?;
+                        matches!(pending.waiting, Waiting::Call(_))
+                            .then(|| pending.host.clone())
+                            .flatten()
+                            .map(|host| (host, host_token))
+                    });
+                let Some((host, host_token)) = target else {
+                    return log("dropped progress for no pending call");
+                };
+                // Progress without its free-text message: numbers the proxy writes itself.
+                let mut rebuilt = json!({"progressToken": host_token});
+                for field in ["progress", "total"] {
+                    if let Some(number) = params.get(field).filter(|value| value.is_number()) {
+                        rebuilt[field] = number.clone();
+                    }
+                }
+                host.send(notification_line(method, &rebuilt));
+            }
+            "notifications/message" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("info");
+                let data = params.get("data").map(Value::to_string).unwrap_or_default();
+                log(&format!("upstream log ({level}): {data}"));
+            }
+            "notifications/tools/list_changed" if !self.pins.is_empty() => {
+                // Listed again on the watcher's thread; until then the last listing stands.
+                lock(&self.surface).announced += 1;
+                self.surface_changed.notify_all();
+                if let Some(host) = duplex_host() {
+                    host.send(
+                        br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+                            .to_vec(),
+                    );
+                }
+            }
+            "notifications/tools/list_changed" => match duplex_host() {
+                Some(host) => host.send(
+                    br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
+                ),
+                None => log("the upstream's tools changed; hosts see it at their next tools/list"),
+            },
+            _ if (method.starts_with("notifications/resources/")
+                && self.allows(Route::Resources))
+                || (method == "notifications/prompts/list_changed"
+                    && self.allows(Route::Prompts))
+                || (method.starts_with("notifications/tasks/") && self.allows(Route::Tasks)) =>
+            {
+                match duplex_host() {
+                    Some(host) => host.send(raw),
+                    None => log(&format!(
+                        "dropped the upstream's `{method}` notification: no host holds a connection"
+                    )),
+                }
+            }
+            _ => log(&format!("dropped the upstream's `{method}` notification")),
+        }
+    }
+
+    /// Every decision is counted, traced and audited (begun at `started`, in the call's trace
+    /// `trace`); a refusal's operator record goes to stderr as well (the audit line holds
+    /// digests, not the reason).
+    pub(super) fn record(
+        &self,
+        contract: &Contract,
+        decision: &Decision,
+        started: Instant,
+        metrics: Option<&ContractMetrics>,
+        trace: Option<&CallSpan>,
+    ) {
+        if let Some(metrics) = metrics {
+            metrics.decided(decision, started.elapsed());
+        }
+        if let Some(trace) = trace {
+            trace.decided(contract, decision, decision.time());
+        }
+        if let Some(record) = decision.operator_record() {
+            log_refusal(record);
+        }
+        if let Some(sink) = &self.audit
+            && let Err(error) = sink.record_decision(decision)
+        {
+            log(&format!("cannot write the audit event: {error}"));
+        }
+        if let Some(tracing) = &self.tracing {
+            tracing.audit(decision, trace);
+        }
+    }
+
+    /// The upstream's part of `call` is over at `at`: it answered after `waited` (`None`: it
+    /// did not answer), and `failure` says what went wrong, if anything.
+    pub(super) fn upstream_over(
+        &self,
+        call: &Call,
+        waited: Option<Duration>,
+        failure: Option<UpstreamFailure>,
+        at: SystemTime,
+    ) {
+        if let Some((metrics, _)) = &call.metrics {
+            if let Some(waited) = waited {
+                metrics.upstream_answered(waited);
+            }
+            if let Some(failure) = failure {
+                metrics.upstream_failed(failure);
+            }
+        }
+        if let Some(trace) = &call.trace {
+            trace.upstream_ended(failure.map(UpstreamFailure::as_str), at);
+        }
+    }
+
+    /// How the upstream is reached, as `network.transport` names it.
+    pub(super) fn upstream_transport(&self) -> &'static str {
+        if self.link.send_may_block() {
+            "pipe"
+        } else {
+            "tcp"
+        }
+    }
+
+    /// The gate's decision on a call that has no result to read (the upstream's part `ended`
+    /// as it says: how long it took to answer, if it did, and what went wrong), audited and
+    /// answered.
+    pub(super) fn decide_failure(
+        &self,
+        host: &Host,
+        id: &Value,
+        call: &Call,
+        modern_host: bool,
+        response: Response<'_>,
+        ended: (Option<Duration>, UpstreamFailure),
+    ) {
+        let started = Instant::now();
+        let now = SystemTime::now();
+        self.upstream_over(call, ended.0, Some(ended.1), now);
+        let decision = call.contract.admit_response(response, &call.request, now);
+        let decision = self.judge(call, started, decision, &response);
+        host.send(result_line(id, &tools::result_json(&decision, modern_host)));
+    }
+
+    /// A call's decision (begun at `started`), made whole: what a shadow version decides of the
+    /// same response beside it, the observe mark, then counted, traced and audited (and a
+    /// refusal's reason logged) and offered for retention (a disagreement with the shadow
+    /// always kept).
+    pub(super) fn judge(
+        &self,
+        call: &Call,
+        started: Instant,
+        decision: Decision,
+        response: &Response<'_>,
+    ) -> Decision {
+        let mut decision = decision;
+        if let Some(shadow) = &call.shadow {
+            let shadowed = shadow.admit_response(*response, &call.request, decision.time());
+            decision = decision.with_shadow(&shadowed);
+        }
+        if self.observe {
+            decision = decision.observed();
+        }
+        self.record(
+            &call.contract,
+            &decision,
+            started,
+            call.metrics.as_ref().map(|(metrics, _)| &**metrics),
+            call.trace.as_ref(),
+        );
+        // Decided: the answer goes out next, so the call is no longer in flight.
+        if let Some((_, in_flight)) = &call.metrics {
+            in_flight.answered();
+        }
+        if let Some(retainer) = &self.retainer {
+            retainer.offer(&decision, response, &call.request);
+        }
+        decision
+    }
+
+    /// A request the upstream will not answer (`failure` says why, for a call).
+    pub(super) fn answer_gone(&self, pending: Pending, reason: &str, failure: UpstreamFailure) {
+        match (&pending.waiting, &pending.host) {
+            (Waiting::Call(call), Some(host)) => self.decide_failure(
+                host,
+                &pending.id,
+                call,
+                pending.modern_host,
+                Response::unreachable(reason),
+                (None, failure),
+            ),
+            (_, Some(host)) => host.send(error_line(
+                &pending.id,
+                codes::INTERNAL_ERROR,
+                &format!("the upstream server is unavailable ({reason})"),
+            )),
+            // The proxy's own request: its waiter sees the channel close.
+            (_, None) => {}
+        }
+    }
+
+    /// A host that will read no answer: a 2026-07-28 host that closed its HTTP stream, which the
+    /// revision makes a cancellation. Each of its requests still in flight is dropped and
+    /// cancelled toward the upstream, so the tool stops instead of running to completion.
+    pub(crate) fn host_gone(&self, host: &Arc<Host>) {
+        let gone: Vec<Pending> = {
+            let mut state = self.state();
+            let keys: Vec<String> = state
+                .pending
+                .iter()
+                .filter(|(_, pending)| {
+                    pending
+                        .host
+                        .as_ref()
+                        .is_some_and(|asker| Arc::ptr_eq(asker, host))
+                })
+                .map(|(key, _)| key.clone())
+                .collect();
+            keys.iter()
+                .filter_map(|key| state.pending.remove(key))
+                .collect()
+        };
+        for pending in gone {
+            log("a host closed its stream before the answer; the request is cancelled upstream");
+            self.link
+                .cancel(&pending.upstream_id, "the host closed its stream");
+        }
+    }
+
+    /// One request's answer was longer than the cap (a transport that knows whose it is): that
+    /// request alone fails, a call decided by the gate on the bytes that arrived.
+    pub(super) fn too_long_for(&self, id: &Value, prefix: &[u8]) {
+        let Some(pending) = self.state().pending.remove(&id_key(id)) else {
+            return log("dropped an oversized answer to no pending request");
+        };
+        log(
+            "the upstream's answer to one request is longer than the proxy's line cap; that request is answered with the fixed failure",
+        );
+        match (&pending.waiting, &pending.host) {
+            (Waiting::Call(call), Some(host)) => {
+                let started = Instant::now();
+                let now = SystemTime::now();
+                self.upstream_over(
+                    call,
+                    Some(started.saturating_duration_since(pending.since)),
+                    Some(UpstreamFailure::TooLong),
+                    now,
+                );
+                let mut response = Response::body(prefix);
+                let mut decision = call.contract.admit_response(response, &call.request, now);
+                // Cut short, the bytes never parse; a result is never admitted from a prefix.
+                if decision.is_admitted() {
+                    response = Response::unreachable("an answer longer than the line cap");
+                    decision =
+                        call.contract
+                            .admit_response(response, &call.request, SystemTime::now());
+                }
+                let decision = self.judge(call, started, decision, &response);
+                host.send(result_line(
+                    &pending.id,
+                    &tools::result_json(&decision, pending.modern_host),
+                ));
+            }
+            _ => self.answer_gone(
+                pending,
+                "its answer was longer than the line cap",
+                UpstreamFailure::TooLong,
+            ),
+        }
+    }
+
+    /// Every request still waiting for the upstream, removed from the table, oldest first (so
+    /// the hosts hear about them in the order they asked).
+    pub(super) fn take_pending(&self) -> Vec<Pending> {
+        let mut drained: Vec<Pending> = self
+            .state()
+            .pending
+            .drain()
+            .map(|(_, pending)| pending)
+            .collect();
+        drained.sort_by_key(|pending| pending.since);
+        drained
+    }
+
+    pub(super) fn upstream_gone(&self, reason: &str) {
+        {
+            let mut state = self.state();
+            if state.gone.is_none() {
+                state.gone = Some(reason.to_owned());
+            }
+        }
+        for pending in self.take_pending() {
+            self.answer_gone(pending, reason, UpstreamFailure::Unavailable);
+        }
+    }
+
+    /// Answers every request that has waited longer than the timeout.
+    pub(super) fn expire(&self) {
+        let expired: Vec<Pending> = {
+            let mut state = self.state();
+            let now = Instant::now();
+            let keys: Vec<String> = state
+                .pending
+                .iter()
+                .filter(|(_, pending)| {
+                    pending.host.is_some() && now.duration_since(pending.since) >= self.timeout
+                })
+                .map(|(key, _)| key.clone())
+                .collect();
+            let mut expired: Vec<Pending> = keys
+                .iter()
+                .filter_map(|key| state.pending.remove(key))
+                .collect();
+            expired.sort_by_key(|pending| pending.since);
+            expired
+        };
+        for pending in expired {
+            log(
+                "a request waited past the timeout; answered with the fixed failure, and cancelled upstream",
+            );
+            self.link
+                .cancel(&pending.upstream_id, "no answer within the proxy's timeout");
+            self.answer_gone(
+                pending,
+                &format!("no answer within {:?}", self.timeout),
+                UpstreamFailure::Timeout,
+            );
+        }
+    }
+}
