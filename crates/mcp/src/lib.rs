@@ -2,7 +2,7 @@
 //! server's command (stdio) or reaches it over Streamable HTTP (`--listen`); it launches the
 //! server (or reaches it at its URL), settles the server's protocol era, forwards messages in
 //! order in each side's era, and lets through only what the tools' contracts admit, rebuilt by
-//! projection. See `proxy.rs` for the routing, `era.rs` for the two eras, and the user guide (doc/guide/src/mcp.md), "toolgate
+//! projection. See `proxy/` for the routing, `era.rs` for the two eras, and the user guide (doc/guide/src/mcp.md), "toolgate
 //! mcp-proxy", for the mapping from MCP to contracts.
 //!
 //! Architecture invariant: nothing the upstream wrote reaches the host but what a contract's
