@@ -2,7 +2,7 @@
 //! the scaffold's own assumption or an upstream addition (else set aside with its reason), what
 //! the examples show that the schema does not say (formats), and the fixtures' bytes.
 
-use super::reading::locate;
+use super::reading::{locate, locate_all};
 use super::*;
 
 /// A response `schema` admits, built by the contract model (its bounds, patterns, enums and
@@ -328,4 +328,97 @@ pub(super) fn with_duplicate(document: &Value) -> Option<Vec<u8>> {
     let mut out = String::new();
     write(document, &mut done, &mut out);
     done.then(|| out.into_bytes())
+}
+
+/// What the agent sees, place by place (`*` for each item of a list): the values the examples
+/// hold there. A number there is not negative, and a string not empty, where no example's is:
+/// assumptions, written into `schema` and listed.
+pub(super) fn assume_seen_bounds(
+    fields: &[Field],
+    admitted: &[(String, Value)],
+    schema: &mut Value,
+    assumptions: &mut Vec<Assumption>,
+) {
+    let promised: Vec<(String, Vec<&Value>)> = fields
+        .iter()
+        .flat_map(|field| match &field.each {
+            None => {
+                let values: Vec<&Value> = admitted
+                    .iter()
+                    .filter_map(|(_, example)| example.pointer(&field.from))
+                    .collect();
+                // A whole list of values (`from` an array of scalars): each item is seen.
+                if !values.is_empty() && values.iter().all(|value| value.is_array()) {
+                    let items = values
+                        .into_iter()
+                        .flat_map(|value| value.as_array().into_iter().flatten())
+                        .collect();
+                    vec![(format!("{}/*", field.from), items)]
+                } else {
+                    vec![(field.from.clone(), values)]
+                }
+            }
+            Some(members) => members
+                .iter()
+                .map(|(_, from, _)| {
+                    let values = admitted
+                        .iter()
+                        .filter_map(|(_, example)| example.pointer(&field.from))
+                        .filter_map(Value::as_array)
+                        .flatten()
+                        .filter_map(|item| item.pointer(from))
+                        .collect();
+                    (format!("{}/*{from}", field.from), values)
+                })
+                .collect(),
+        })
+        .collect();
+    for (pointer, values) in promised {
+        let texts: Vec<&str> = values.iter().filter_map(|value| value.as_str()).collect();
+        let locations = locate_all(schema, &pointer);
+        if !texts.is_empty() && texts.iter().all(|text| !text.is_empty()) {
+            for location in &locations {
+                if let Some(object) = schema.pointer_mut(location).and_then(Value::as_object_mut)
+                    && !object.contains_key("minLength")
+                    && !object.contains_key("enum")
+                    && !object.contains_key("const")
+                {
+                    object.insert("minLength".to_owned(), json!(1));
+                    assumptions.push(Assumption {
+                        pointer: location.clone(),
+                        what: format!(
+                            "minLength 1: the agent sees {pointer}, and no example has it empty"
+                        ),
+                    });
+                }
+            }
+        }
+        let non_negative = values
+            .iter()
+            .filter(|value| !value.is_null())
+            .all(|value| value.as_f64().is_some_and(|number| number >= 0.0))
+            && values.iter().any(|value| value.is_number());
+        if !non_negative {
+            continue;
+        }
+        for location in locations {
+            // A minimum the scaffold itself assumed (an int32's) may be raised; the
+            // description's own stays.
+            let assumed_minimum = assumed(assumptions, &location, "minimum");
+            if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
+                && (!object.contains_key("minimum")
+                    || (assumed_minimum
+                        && object["minimum"]
+                            .as_f64()
+                            .is_some_and(|minimum| minimum < 0.0)))
+                && !object.contains_key("exclusiveMinimum")
+            {
+                object.insert("minimum".to_owned(), json!(0));
+                assumptions.push(Assumption {
+                    pointer: location,
+                    what: format!("minimum 0: the agent sees {pointer}, and no example holds a negative number there"),
+                });
+            }
+        }
+    }
 }

@@ -16,20 +16,22 @@ use serde::Serialize;
 use crate::convert::Assumption;
 use crate::render::{self, Rendered};
 
-use emit::{Expectation, contract_yaml, sidecar};
+use emit::contract_yaml;
 pub use emit::{survivors_file, write};
 use examples::{
-    anything_left, formats_from_examples, repair, synthesized_example, validator, with_duplicate,
+    anything_left, assume_seen_bounds, formats_from_examples, repair, synthesized_example,
+    validator,
 };
 pub use fields::choose_fields;
 use fields::{candidates, promised_places};
-use names::{case_name, unique_case};
+use fixtures::fixtures;
 pub(crate) use reading::locate;
-use reading::{locate_all, required_at};
-use toolgate_model::edit::with_value;
+use reading::required_at;
+
 mod emit;
 mod examples;
 mod fields;
+mod fixtures;
 mod names;
 mod reading;
 
@@ -306,91 +308,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             seen.join(", ")
         ));
     }
-    // What the agent sees, place by place (`*` for each item of a list): the values the
-    // examples hold there. A number there is not negative, and a string not empty, where no
-    // example's is: assumptions, listed.
-    let promised: Vec<(String, Vec<&Value>)> = fields
-        .iter()
-        .flat_map(|field| match &field.each {
-            None => {
-                let values: Vec<&Value> = admitted
-                    .iter()
-                    .filter_map(|(_, example)| example.pointer(&field.from))
-                    .collect();
-                // A whole list of values (`from` an array of scalars): each item is seen.
-                if !values.is_empty() && values.iter().all(|value| value.is_array()) {
-                    let items = values
-                        .into_iter()
-                        .flat_map(|value| value.as_array().into_iter().flatten())
-                        .collect();
-                    vec![(format!("{}/*", field.from), items)]
-                } else {
-                    vec![(field.from.clone(), values)]
-                }
-            }
-            Some(members) => members
-                .iter()
-                .map(|(_, from, _)| {
-                    let values = admitted
-                        .iter()
-                        .filter_map(|(_, example)| example.pointer(&field.from))
-                        .filter_map(Value::as_array)
-                        .flatten()
-                        .filter_map(|item| item.pointer(from))
-                        .collect();
-                    (format!("{}/*{from}", field.from), values)
-                })
-                .collect(),
-        })
-        .collect();
-    for (pointer, values) in promised {
-        let texts: Vec<&str> = values.iter().filter_map(|value| value.as_str()).collect();
-        let locations = locate_all(&schema, &pointer);
-        if !texts.is_empty() && texts.iter().all(|text| !text.is_empty()) {
-            for location in &locations {
-                if let Some(object) = schema.pointer_mut(location).and_then(Value::as_object_mut)
-                    && !object.contains_key("minLength")
-                    && !object.contains_key("enum")
-                    && !object.contains_key("const")
-                {
-                    object.insert("minLength".to_owned(), json!(1));
-                    assumptions.push(Assumption {
-                        pointer: location.clone(),
-                        what: format!(
-                            "minLength 1: the agent sees {pointer}, and no example has it empty"
-                        ),
-                    });
-                }
-            }
-        }
-        let non_negative = values
-            .iter()
-            .filter(|value| !value.is_null())
-            .all(|value| value.as_f64().is_some_and(|number| number >= 0.0))
-            && values.iter().any(|value| value.is_number());
-        if !non_negative {
-            continue;
-        }
-        for location in locations {
-            // A minimum the scaffold itself assumed (an int32's) may be raised; the
-            // description's own stays.
-            let assumed_minimum = assumed(&assumptions, &location, "minimum");
-            if let Some(object) = schema.pointer_mut(&location).and_then(Value::as_object_mut)
-                && (!object.contains_key("minimum")
-                    || (assumed_minimum
-                        && object["minimum"]
-                            .as_f64()
-                            .is_some_and(|minimum| minimum < 0.0)))
-                && !object.contains_key("exclusiveMinimum")
-            {
-                object.insert("minimum".to_owned(), json!(0));
-                assumptions.push(Assumption {
-                    pointer: location,
-                    what: format!("minimum 0: the agent sees {pointer}, and no example holds a negative number there"),
-                });
-            }
-        }
-    }
+    assume_seen_bounds(&fields, &admitted, &mut schema, &mut assumptions);
 
     let request = json!({
         "request_id": format!("req.{}", "0".repeat(8)),
@@ -398,121 +316,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         "upstream": origin.upstream.clone().unwrap_or_else(|| origin.source.clone()),
         "context": context,
     });
-    let mut fixtures = Vec::new();
-    let mut names = BTreeSet::new();
-    for (name, example) in &admitted {
-        let case = unique_case(&case_name(name), &mut names);
-        fixtures.push(Fixture {
-            class: "accepted",
-            sidecar: sidecar(
-                &if name == SYNTHESIZED_CASE {
-                    format!(
-                        "A response built from the schema of {}, not one the upstream sent: replace it with a real one.",
-                        origin.source
-                    )
-                } else {
-                    format!("The documented example `{name}` ({}).", origin.source)
-                },
-                None,
-                Expectation::admitted(),
-            )
-            .synthesized(name == SYNTHESIZED_CASE)?,
-            case,
-            body: render::json(example),
-        });
-    }
-    // The near-misses every tool needs, derived from the first example: the first promised
-    // value replaced by an object, and its first member written twice.
-    if let Some((name, example)) = admitted.first() {
-        let present = fields.iter().find_map(|field| {
-            let broken = with_value(example, &field.from, json!({"toolgate": "near-miss"}))?;
-            Some((
-                broken,
-                format!(
-                    "The example `{name}` with an object where field `{}` ({}) belongs.",
-                    field.name,
-                    shown(&field.from)
-                ),
-            ))
-        });
-        // No promised value in the example: the whole response in the wrong container.
-        let (broken, description) = present.unwrap_or_else(|| match example {
-            Value::Array(_) => (
-                json!({ "items": example }),
-                format!("The example `{name}` wrapped in an object."),
-            ),
-            _ => (
-                json!([example]),
-                format!("The example `{name}` wrapped in an array."),
-            ),
-        });
-        fixtures.push(Fixture {
-            class: "near-miss",
-            case: unique_case("near_miss", &mut names),
-            body: render::json(&broken),
-            sidecar: sidecar(
-                &description,
-                None,
-                Expectation::rejected("schema", None, "INVALID_RESPONSE", false),
-            )
-            .rendered()?,
-        });
-        // A response with no object in it (a list of scalars) has no member to write twice: the
-        // duplicate is then an object around it, which the parser refuses all the same.
-        let (case, bytes, words) = match with_duplicate(example) {
-            Some(bytes) => (
-                "first_member_twice",
-                bytes,
-                format!("The example `{name}` with its first member written twice."),
-            ),
-            None => (
-                "wrapped_member_twice",
-                format!(r#"{{"toolgate-duplicate":1,"toolgate-duplicate":{example}}}"#)
-                    .into_bytes(),
-                format!("The example `{name}` as the second of two members with one name."),
-            ),
-        };
-        fixtures.push(Fixture {
-            class: "duplicate-key",
-            case: unique_case(case, &mut names),
-            body: render::raw_json(&String::from_utf8_lossy(&bytes)),
-            sidecar: sidecar(
-                &words,
-                None,
-                Expectation::rejected("parse", None, "INVALID_RESPONSE", false),
-            )
-            .rendered()?,
-        });
-    }
-    for (status, body) in &error_examples {
-        let Some(mapping) = errors
-            .iter()
-            .find(|mapping| mapping.statuses.contains(status))
-        else {
-            continue;
-        };
-        let case = unique_case(&format!("status_{status}"), &mut names);
-        let rule = format!("upstream_errors.{}", mapping.name);
-        fixtures.push(Fixture {
-            class: "near-miss",
-            sidecar: sidecar(
-                &format!(
-                    "The documented {status} answer: the agent sees {} and nothing of the body.",
-                    mapping.code
-                ),
-                Some(*status),
-                Expectation::rejected(
-                    "transport",
-                    Some(&rule),
-                    mapping.code,
-                    mapping.code == "UPSTREAM_UNAVAILABLE",
-                ),
-            )
-            .rendered()?,
-            case,
-            body: render::json(body),
-        });
-    }
+    let fixtures = fixtures(&origin, &admitted, &fields, &error_examples, &errors)?;
 
     let contract = contract_yaml(
         &tool,

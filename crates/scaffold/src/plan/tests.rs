@@ -1,5 +1,6 @@
 //! The plan's unit tests: what `plan` decides on small schemas and examples.
 
+use super::examples::with_duplicate;
 use super::names::field_name;
 use super::*;
 
