@@ -102,109 +102,13 @@ impl Proxy {
                 }
                 Waiting::Passthrough(method.to_owned())
             }
-            "tools/call" => {
-                let Some(name) = params.get("name").and_then(Value::as_str) else {
-                    return refuse(plain(
-                        codes::INVALID_PARAMS,
-                        "tools/call needs a tool `name`",
-                    ));
-                };
-                let Some(tool) = self.registry.get(name) else {
-                    return refuse(plain(
-                        codes::INVALID_PARAMS,
-                        &format!(
-                            "tool {name:?} has no contract in this toolgate repository, so it is not available"
-                        ),
-                    ));
-                };
-                if !host.may_call(name) {
-                    // The listener answers 403 before this; a host reaching here is refused
-                    // all the same.
-                    return refuse(plain(
-                        codes::INVALID_PARAMS,
-                        &format!("tool {name:?} is not available to this caller"),
-                    ));
+            "tools/call" => match self.tool_call(host, &id, &params, &request_era, modern_host) {
+                Some((waiting, arguments)) => {
+                    gated_arguments = arguments;
+                    waiting
                 }
-                let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
-                let trace = self.tracing.as_ref().map(|tracing| {
-                    tracing.call(&CallAttributes {
-                        tool: name,
-                        request_id: &IdText(&id),
-                        transport: if host.duplex { "pipe" } else { "tcp" },
-                        session: host.peer.as_deref(),
-                        protocol_version: match &request_era {
-                            RequestEra::Modern { version, .. } => Some(version.as_str()),
-                            RequestEra::Legacy => None,
-                        },
-                        traceparent: params
-                            .get("_meta")
-                            .and_then(|meta| meta.get("traceparent"))
-                            .and_then(Value::as_str)
-                            .or(host.traceparent.as_deref()),
-                    })
-                });
-                let metrics = self.metrics.as_ref().map(|metrics| {
-                    let resolved = metrics.contract(&tool.contract);
-                    let in_flight = resolved.call_started();
-                    (resolved, in_flight)
-                });
-                self.refresh_surface_if_changed(name);
-                if let Some(reason) = self.surface_refusal(name) {
-                    // Not the tool that was reviewed: nothing is forwarded, and the refusal is
-                    // decided and audited like an unusable answer.
-                    let mut request =
-                        tools::request_for(&id, arguments, tool, self.context.for_tool(name));
-                    if let Some(caller) = host.caller() {
-                        request = request.with_caller(caller);
-                    }
-                    let call = Call {
-                        contract: Arc::clone(&tool.contract),
-                        shadow: None,
-                        request,
-                        trace,
-                        metrics,
-                    };
-                    return self.decide_failure(
-                        host,
-                        &id,
-                        &call,
-                        modern_host,
-                        Response::incomplete(reason),
-                        (None, UpstreamFailure::Changed),
-                    );
-                }
-                if let Some(gate) = &tool.arguments {
-                    // What the upstream receives is what the argument contract's projection
-                    // built, or nothing.
-                    match self.gate_arguments(
-                        host,
-                        &id,
-                        modern_host,
-                        tool,
-                        gate,
-                        arguments,
-                        trace.as_ref(),
-                    ) {
-                        Some(projected) => {
-                            gated_arguments = Some(projected);
-                            arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
-                        }
-                        None => return,
-                    }
-                }
-                let mut request =
-                    tools::request_for(&id, arguments, tool, self.context.for_tool(name));
-                if let Some(caller) = host.caller() {
-                    request = request.with_caller(caller);
-                }
-                Waiting::Call(Box::new(Call {
-                    contract: Arc::clone(&tool.contract),
-                    shadow: tool.shadow.clone(),
-                    request,
-                    trace,
-                    metrics,
-                }))
-            }
+                None => return,
+            },
             "subscriptions/listen" => {
                 return refuse(plain(
                     codes::METHOD_NOT_FOUND,
@@ -317,6 +221,119 @@ impl Proxy {
                 UpstreamFailure::Unavailable,
             );
         }
+    }
+
+    /// A host's `tools/call`: the tool's contract found, the caller allowed, the tool as it was
+    /// reviewed, the arguments gated where the tool has an argument contract, and the call
+    /// traced and measured; `None` once the host has been answered (a refusal, or the fixed
+    /// failure of a changed tool). Also the arguments the argument contract rebuilt, if any.
+    fn tool_call(
+        &self,
+        host: &Arc<Host>,
+        id: &Value,
+        params: &Value,
+        request_era: &RequestEra,
+        modern_host: bool,
+    ) -> Option<(Waiting, Option<Value>)> {
+        let refuse_with = |refusal: Refusal| {
+            host.send(refusal_line(id, &refusal));
+            None
+        };
+        let mut gated_arguments: Option<Value> = None;
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return refuse_with(plain(
+                codes::INVALID_PARAMS,
+                "tools/call needs a tool `name`",
+            ));
+        };
+        let Some(tool) = self.registry.get(name) else {
+            return refuse_with(plain(
+                codes::INVALID_PARAMS,
+                &format!(
+                    "tool {name:?} has no contract in this toolgate repository, so it is not available"
+                ),
+            ));
+        };
+        if !host.may_call(name) {
+            // The listener answers 403 before this; a host reaching here is refused
+            // all the same.
+            return refuse_with(plain(
+                codes::INVALID_PARAMS,
+                &format!("tool {name:?} is not available to this caller"),
+            ));
+        }
+        let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
+        let trace = self.tracing.as_ref().map(|tracing| {
+            tracing.call(&CallAttributes {
+                tool: name,
+                request_id: &IdText(id),
+                transport: if host.duplex { "pipe" } else { "tcp" },
+                session: host.peer.as_deref(),
+                protocol_version: match &request_era {
+                    RequestEra::Modern { version, .. } => Some(version.as_str()),
+                    RequestEra::Legacy => None,
+                },
+                traceparent: params
+                    .get("_meta")
+                    .and_then(|meta| meta.get("traceparent"))
+                    .and_then(Value::as_str)
+                    .or(host.traceparent.as_deref()),
+            })
+        });
+        let metrics = self.metrics.as_ref().map(|metrics| {
+            let resolved = metrics.contract(&tool.contract);
+            let in_flight = resolved.call_started();
+            (resolved, in_flight)
+        });
+        self.refresh_surface_if_changed(name);
+        if let Some(reason) = self.surface_refusal(name) {
+            // Not the tool that was reviewed: nothing is forwarded, and the refusal is
+            // decided and audited like an unusable answer.
+            let mut request = tools::request_for(id, arguments, tool, self.context.for_tool(name));
+            if let Some(caller) = host.caller() {
+                request = request.with_caller(caller);
+            }
+            let call = Call {
+                contract: Arc::clone(&tool.contract),
+                shadow: None,
+                request,
+                trace,
+                metrics,
+            };
+            self.decide_failure(
+                host,
+                id,
+                &call,
+                modern_host,
+                Response::incomplete(reason),
+                (None, UpstreamFailure::Changed),
+            );
+            return None;
+        }
+        if let Some(gate) = &tool.arguments {
+            // What the upstream receives is what the argument contract's projection
+            // built, or nothing.
+            match self.gate_arguments(host, id, modern_host, tool, gate, arguments, trace.as_ref())
+            {
+                Some(projected) => {
+                    gated_arguments = Some(projected);
+                    arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
+                }
+                None => return None,
+            }
+        }
+        let mut request = tools::request_for(id, arguments, tool, self.context.for_tool(name));
+        if let Some(caller) = host.caller() {
+            request = request.with_caller(caller);
+        }
+        let waiting = Waiting::Call(Box::new(Call {
+            contract: Arc::clone(&tool.contract),
+            shadow: tool.shadow.clone(),
+            request,
+            trace,
+            metrics,
+        }));
+        Some((waiting, gated_arguments))
     }
 
     /// Decides a call's arguments by the tool's argument contract, audited (and offered for
