@@ -138,8 +138,38 @@ impl From<crate::RepoError> for UsageError {
 /// flattening them to text.
 #[derive(Debug)]
 pub enum LoadError {
-    /// The repository could not give the version's files: no such tool or version, a file
-    /// unreadable or outside the repository.
+    /// A path the repository's confinement refused, or could not read.
+    Repo(crate::RepoError),
+    /// Several files of one version folder could not be read (each refused or unreadable).
+    Unreadable(Vec<crate::RepoError>),
+    /// No folder for the tool under `contracts/`.
+    NoTool {
+        /// The folder looked for, as shown.
+        dir: std::path::PathBuf,
+        /// The tool asked for.
+        tool: String,
+        /// The tools there are.
+        known: Vec<String>,
+    },
+    /// Something in a tool's folder that is not a version folder (nor `lint.yaml`,
+    /// `upstream.pin.json`).
+    NotAVersionFolder(std::path::PathBuf),
+    /// A tool's folder with no version folder at all.
+    NoVersion(std::path::PathBuf),
+    /// A version asked for by a name that is not one (`--contract-version 2`).
+    BadVersionName(String),
+    /// A version asked for that the tool has not published.
+    NoSuchVersion {
+        /// The tool's folder, as shown.
+        dir: std::path::PathBuf,
+        /// The tool.
+        tool: String,
+        /// The version asked for.
+        name: String,
+        /// The versions there are.
+        published: Vec<String>,
+    },
+    /// Anything else the repository said no to (its tools could not be listed).
     Files(UsageError),
     /// The contract does not compile: every error, each with its file and line or pointer.
     Compile(toolgate_gate::CompileErrors),
@@ -155,6 +185,46 @@ pub enum LoadError {
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            LoadError::Repo(error) => error.fmt(f),
+            LoadError::Unreadable(errors) => {
+                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                f.write_str(&lines.join("\n"))
+            }
+            LoadError::NoTool { dir, tool, known } => write!(
+                f,
+                "{}: no contract for tool `{tool}` (known tools: {})",
+                dir.display(),
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            LoadError::NotAVersionFolder(path) => write!(
+                f,
+                "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder), lint.yaml and upstream.pin.json",
+                path.display()
+            ),
+            LoadError::NoVersion(dir) => write!(
+                f,
+                "{}: the tool has no version folder (v1, v2, ...)",
+                dir.display()
+            ),
+            LoadError::BadVersionName(name) => write!(
+                f,
+                "--contract-version {name:?}: write a version folder name such as v1"
+            ),
+            LoadError::NoSuchVersion {
+                dir,
+                tool,
+                name,
+                published,
+            } => write!(
+                f,
+                "{}: tool `{tool}` has no contract version {name} (published: {})",
+                dir.display(),
+                published.join(", ")
+            ),
             LoadError::Files(error) => error.fmt(f),
             LoadError::Compile(errors) => errors.fmt(f),
             LoadError::Mismatch { file, what } => write!(f, "{}: {what}", file.display()),
@@ -163,6 +233,12 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+impl From<crate::RepoError> for LoadError {
+    fn from(error: crate::RepoError) -> LoadError {
+        LoadError::Repo(error)
+    }
+}
 
 impl From<UsageError> for LoadError {
     fn from(error: UsageError) -> LoadError {

@@ -178,20 +178,19 @@ impl Repository {
     }
 
     /// The version folders of a tool, oldest first. Anything else in the tool's folder is an error.
-    pub fn versions(&self, tool: &str) -> Result<Vec<VersionDir>, UsageError> {
+    pub fn versions(&self, tool: &str) -> Result<Vec<VersionDir>, LoadError> {
         let relative = Path::new(CONTRACTS_DIR).join(tool);
         let dir = self.root.shown(&relative);
-        if self.root.kind(&relative).map_err(UsageError::new)? != EntryKind::Dir {
-            let known = self.tools()?.join(", ");
-            return Err(UsageError::new(format!(
-                "{}: no contract for tool `{tool}` (known tools: {})",
-                dir.display(),
-                if known.is_empty() { "none" } else { &known }
-            )));
+        if self.root.kind(&relative)? != EntryKind::Dir {
+            return Err(LoadError::NoTool {
+                dir,
+                tool: tool.to_owned(),
+                known: self.tools()?,
+            });
         }
         let mut versions = Vec::new();
-        for entry in self.root.list(&relative).map_err(UsageError::new)? {
-            let kind = entry.kind.map_err(UsageError::new)?;
+        for entry in self.root.list(&relative)? {
+            let kind = entry.kind?;
             match parse_version(&entry.name) {
                 Some(number) if kind == EntryKind::Dir => versions.push(VersionDir {
                     number,
@@ -204,25 +203,19 @@ impl Repository {
                 // server's change is not a contract's.
                 None if entry.name == PIN_FILE && kind == EntryKind::File => {}
                 _ => {
-                    return Err(UsageError::new(format!(
-                        "{}: not a contract version folder; a tool's folder holds only v1, v2, ... (a breaking change is a new version folder), lint.yaml and upstream.pin.json",
-                        self.root.shown(&entry.path).display()
-                    )));
+                    return Err(LoadError::NotAVersionFolder(self.root.shown(&entry.path)));
                 }
             }
         }
         if versions.is_empty() {
-            return Err(UsageError::new(format!(
-                "{}: the tool has no version folder (v1, v2, ...)",
-                dir.display()
-            )));
+            return Err(LoadError::NoVersion(dir));
         }
         versions.sort_by_key(|version| version.number);
         Ok(versions)
     }
 
     /// The requested version folder (`v2`), or the newest when `None`.
-    pub fn version(&self, tool: &str, requested: Option<&str>) -> Result<VersionDir, UsageError> {
+    pub fn version(&self, tool: &str, requested: Option<&str>) -> Result<VersionDir, LoadError> {
         let versions = self.versions(tool)?;
         match requested {
             None => Ok(versions
@@ -230,22 +223,17 @@ impl Repository {
                 .cloned()
                 .expect("versions() never returns an empty list")),
             Some(name) => {
-                let wanted = parse_version(name).ok_or_else(|| {
-                    UsageError::new(format!(
-                        "--contract-version {name:?}: write a version folder name such as v1"
-                    ))
-                })?;
+                let wanted = parse_version(name)
+                    .ok_or_else(|| LoadError::BadVersionName(name.to_owned()))?;
                 versions
                     .iter()
                     .find(|version| version.number == wanted)
                     .cloned()
-                    .ok_or_else(|| {
-                        let known: Vec<String> = versions.iter().map(VersionDir::name).collect();
-                        UsageError::new(format!(
-                            "{}: tool `{tool}` has no contract version {name} (published: {})",
-                            self.contracts_dir().join(tool).display(),
-                            known.join(", ")
-                        ))
+                    .ok_or_else(|| LoadError::NoSuchVersion {
+                        dir: self.contracts_dir().join(tool),
+                        tool: tool.to_owned(),
+                        name: name.to_owned(),
+                        published: versions.iter().map(VersionDir::name).collect(),
                     })
             }
         }
@@ -253,14 +241,11 @@ impl Repository {
 
     /// The text of a version folder's files: `contract.yaml` and every `*.json` beside it, each
     /// a regular file inside the repository, bounded in size.
-    pub fn read_files(&self, version: &VersionDir) -> Result<VersionFiles, UsageError> {
-        let contract = self
-            .root
-            .read_text(&version.path.join(CONTRACT_FILE))
-            .map_err(UsageError::new)?;
+    pub fn read_files(&self, version: &VersionDir) -> Result<VersionFiles, LoadError> {
+        let contract = self.root.read_text(&version.path.join(CONTRACT_FILE))?;
         let mut schemas = BTreeMap::new();
         let mut problems = Vec::new();
-        for entry in self.root.list(&version.path).map_err(UsageError::new)? {
+        for entry in self.root.list(&version.path)? {
             if !entry.name.ends_with(".json") {
                 continue;
             }
@@ -268,11 +253,11 @@ impl Repository {
                 Ok(text) => {
                     schemas.insert(entry.name, text);
                 }
-                Err(error) => problems.push(error.to_string()),
+                Err(error) => problems.push(error),
             }
         }
         if !problems.is_empty() {
-            return Err(UsageError::new(problems.join("\n")));
+            return Err(LoadError::Unreadable(problems));
         }
         Ok(VersionFiles {
             folder: self.root.shown(&version.path),
@@ -282,7 +267,7 @@ impl Repository {
     }
 
     /// A version folder's files as the gate's contract source.
-    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, UsageError> {
+    pub fn read_source(&self, version: &VersionDir) -> Result<ContractSource, LoadError> {
         let files = self.read_files(version)?;
         let mut source = ContractSource::new(files.contract).in_folder(files.folder);
         for (name, text) in files.schemas {
@@ -349,5 +334,48 @@ mod tests {
         for bad in ["1", "v0", "v01", "v", "v1a", "V1"] {
             assert_eq!(parse_version(bad), None, "{bad}");
         }
+    }
+
+    /// What went wrong is a variant a caller can match on, not only words: a report places a
+    /// compile error at its line, and a verb can tell a missing tool from a broken contract.
+    #[test]
+    fn loading_says_what_is_wrong_by_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("contracts/probe");
+        std::fs::create_dir_all(folder.join("v1")).unwrap();
+        std::fs::write(
+            folder.join("v1/contract.yaml"),
+            "tool: probe\nversion: 1\ndirection: result\nsurprise: 1\n",
+        )
+        .unwrap();
+        let repository = Repository::open(dir.path()).unwrap();
+        match repository.versions("absent") {
+            Err(LoadError::NoTool { tool, known, .. }) => {
+                assert_eq!(tool, "absent");
+                assert_eq!(known, ["probe"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            repository.version("probe", Some("2")),
+            Err(LoadError::BadVersionName(_))
+        ));
+        match repository.version("probe", Some("v3")) {
+            Err(LoadError::NoSuchVersion { published, .. }) => assert_eq!(published, ["v1"]),
+            other => panic!("{other:?}"),
+        }
+        match repository.load("probe", None) {
+            Err(LoadError::Compile(errors)) => {
+                let first = &errors.errors()[0];
+                assert!(first.file().ends_with("contract.yaml"), "{first}");
+                assert!(first.line().is_some(), "{first}");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::create_dir(folder.join("drafts")).unwrap();
+        assert!(matches!(
+            repository.versions("probe"),
+            Err(LoadError::NotAVersionFolder(_))
+        ));
     }
 }

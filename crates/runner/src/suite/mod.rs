@@ -65,7 +65,10 @@ fn placed(error: &LoadError) -> Vec<Problem> {
         LoadError::Mismatch { file, .. } => {
             vec![Problem::new(ProblemKind::Contract, error.to_string()).at(file, Some(1))]
         }
-        LoadError::Files(_) => error
+        LoadError::NotAVersionFolder(path) => {
+            vec![Problem::new(ProblemKind::Contract, error.to_string()).at(path, None)]
+        }
+        _ => error
             .to_string()
             .lines()
             .map(|line| Problem::new(ProblemKind::Contract, line))
