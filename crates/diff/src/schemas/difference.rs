@@ -1,5 +1,7 @@
 //! The search for a value one node admits and another refuses: exact on the modelled keywords,
-//! undecided (with the reason) on everything else.
+//! undecided (with the reason) on everything else. One job, kept in one file past 900 lines: its
+//! functions are one recursion over the node's type (objects, arrays, strings, numbers, unions),
+//! each case reading the others', and split apart they would import each other in a circle.
 
 use serde_json::Value;
 use toolgate_model::strings::{self, Strings};
@@ -8,7 +10,8 @@ use toolgate_model::{
     no_type_in_common, number_candidates, of_type, string_examples,
 };
 
-use super::{closes_same_recursion, disjoint_branches};
+use super::closes_same_recursion;
+use super::unions::disjoint_branches;
 
 /// A value `a` admits and `b_check` refuses (`b_full` gives the other side's full node, for
 /// the reason when it cannot be decided); `Ok(None)` when there is none.
@@ -595,7 +598,7 @@ fn array_difference(
 /// where there is none (they take no JSON type in common, or the schema lists its values and
 /// `a` refuses each); `None` where the model cannot tell.
 pub(super) fn shared_with_not(a: &Node, schema: &Value) -> Option<Option<Value>> {
-    let refused = super::kept_node(schema);
+    let refused = super::kept::kept_node(schema);
     if no_type_in_common(a, &refused) {
         return Some(None);
     }

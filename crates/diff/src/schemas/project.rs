@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_model::{Facts, JsonType, Kind, Node, Union, Values, admits, alternatives, example};
 
-use super::disjoint_branches;
+use super::unions::disjoint_branches;
 
 /// How deep a cut follows unions and members before it gives up (a recursive schema).
 const DEEPEST: usize = 48;
