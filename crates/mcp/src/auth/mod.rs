@@ -16,6 +16,11 @@
 //! SHA-256, until it expires, dropped when the key set changes), so the calls an agent makes
 //! with one token pay for one verification (BENCHMARKS.md, "Authorization").
 
+mod keys;
+mod rate;
+use keys::{parse_algorithm, parse_jwks};
+pub(crate) use rate::CallerRate;
+pub use rate::{RateLimit, parse_caller_rate};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -745,68 +750,6 @@ impl Authorizer {
     }
 }
 
-/// The verification keys of a JWKS document: every signing key jsonwebtoken can use. Keys it
-/// cannot (another type, `use: enc`) are skipped; a set with none is an error.
-fn parse_jwks(bytes: &[u8]) -> Result<Vec<VerifyKey>, String> {
-    let document = toolgate_gate::internals::parse_strict_json(bytes, 16)
-        .map_err(|why| format!("not a JWKS document: {why}"))?;
-    let entries = document
-        .get("keys")
-        .and_then(Value::as_array)
-        .ok_or("not a JWKS document: no `keys` array")?;
-    let mut keys = Vec::new();
-    for entry in entries {
-        if entry.get("use").and_then(Value::as_str) == Some("enc") {
-            continue;
-        }
-        let Ok(jwk) = serde_json::from_value::<Jwk>(entry.clone()) else {
-            continue;
-        };
-        let Ok(key) = DecodingKey::from_jwk(&jwk) else {
-            continue;
-        };
-        if key.family() == AlgorithmFamily::Hmac {
-            // A shared secret in a public key set verifies tokens anyone holding it can mint.
-            continue;
-        }
-        let algorithm = jwk
-            .common
-            .key_algorithm
-            .and_then(|algorithm| algorithm.to_string().parse::<Algorithm>().ok());
-        keys.push(VerifyKey {
-            kid: jwk.common.key_id.clone(),
-            algorithm,
-            family: key.family(),
-            key,
-        });
-    }
-    if keys.is_empty() {
-        return Err(
-            "it holds no signing key toolgate can verify with (RSA, EC P-256/P-384, Ed25519)"
-                .to_owned(),
-        );
-    }
-    Ok(keys)
-}
-
-/// An algorithm the operator named: asymmetric ones only.
-fn parse_algorithm(name: &str) -> Result<Algorithm, String> {
-    if name.eq_ignore_ascii_case("none") {
-        return Err("algorithms: `none` accepts unsigned tokens; it is never allowed".to_owned());
-    }
-    let algorithm: Algorithm = name.parse().map_err(|_| {
-        format!(
-            "algorithms: {name:?} is not a JWS algorithm (RS256, PS256, ES256, ES384, EdDSA, …)"
-        )
-    })?;
-    if algorithm.family() == AlgorithmFamily::Hmac {
-        return Err(format!(
-            "algorithms: {name} is symmetric: whoever verifies could mint tokens; a resource server verifies with the authorization server's public keys"
-        ));
-    }
-    Ok(algorithm)
-}
-
 fn duration_field(
     path: &Path,
     field: &str,
@@ -876,77 +819,6 @@ fn quoted(text: &str) -> String {
             }
         })
         .collect()
-}
-
-/// The per-caller rate limit (`--caller-rate`): a token bucket for each caller (its token's
-/// subject, or its address where the listener authenticates nobody).
-pub(crate) struct CallerRate {
-    limiter: governor::DefaultKeyedRateLimiter<String>,
-}
-
-impl std::fmt::Debug for CallerRate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallerRate").finish_non_exhaustive()
-    }
-}
-
-impl CallerRate {
-    pub(crate) fn new(rate: &RateLimit) -> CallerRate {
-        let quota = governor::Quota::with_period(rate.period)
-            .unwrap_or_else(|| governor::Quota::per_second(std::num::NonZeroU32::MIN))
-            .allow_burst(rate.burst);
-        CallerRate {
-            limiter: governor::RateLimiter::keyed(quota),
-        }
-    }
-
-    /// `Ok`, or how long `caller` must wait for its next request.
-    pub(crate) fn check(&self, caller: &str) -> Result<(), Duration> {
-        use governor::clock::Clock;
-        self.limiter
-            .check_key(&caller.to_owned())
-            .map_err(|not_until| {
-                not_until.wait_time_from(governor::clock::DefaultClock::default().now())
-            })
-    }
-
-    /// Forgets the callers whose buckets are full again (run every minute), so distinct
-    /// callers cannot grow the table without bound.
-    pub(crate) async fn forget_idle_periodically(self: Arc<Self>) {
-        loop {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            self.limiter.retain_recent();
-            self.limiter.shrink_to_fit();
-        }
-    }
-}
-
-/// A `--caller-rate`: `N/s`, `N/m` or `N/h`, with a burst of `N` (at least one).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RateLimit {
-    /// The time one request's token takes to come back.
-    pub period: Duration,
-    /// The most requests at once.
-    pub burst: std::num::NonZeroU32,
-}
-
-/// Reads a `--caller-rate` value.
-pub fn parse_caller_rate(text: &str) -> Result<RateLimit, String> {
-    let wrong = || format!("{text:?} is not a rate: write N/s, N/m or N/h (e.g. 20/s)");
-    let (count, unit) = text.split_once('/').ok_or_else(wrong)?;
-    let count: u32 = count.trim().parse().map_err(|_| wrong())?;
-    let burst =
-        std::num::NonZeroU32::new(count).ok_or("a rate of zero would refuse every request")?;
-    let window = match unit.trim() {
-        "s" => Duration::from_secs(1),
-        "m" => Duration::from_secs(60),
-        "h" => Duration::from_secs(3600),
-        _ => return Err(wrong()),
-    };
-    Ok(RateLimit {
-        period: window / count,
-        burst,
-    })
 }
 
 #[cfg(test)]
