@@ -8,8 +8,10 @@
 //! no change, and a changed one is reported as undecidable, never guessed.
 
 mod algebra;
+mod evaluation;
 mod examples;
 mod normalize;
+mod references;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -355,6 +357,31 @@ pub(super) const BESIDE: &str = "beside";
 /// The member of a recursion closing's raw form that lists the JSON types its target can take
 /// (`"number"` standing for integers too), when that is not every type.
 pub(super) const CLOSING_TYPES: &str = "types";
+
+/// Keywords that say nothing about which instances are valid.
+pub(super) const ANNOTATIONS: [&str; 17] = [
+    "$schema",
+    "$id",
+    // A name for a place: what refers to it is modelled where the reference is (a `$ref` to an
+    // anchor is followed, a `$dynamicRef` where the dynamic scope cannot change its target).
+    "$anchor",
+    "$dynamicAnchor",
+    "$defs",
+    "definitions",
+    "$comment",
+    "title",
+    "description",
+    "examples",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    // In 2020-12, which the gate compiles every schema as, the content vocabulary only
+    // annotates: jsonschema decodes and checks nothing, so these never decide a response.
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+];
 
 /// The keywords the model keeps as [`Facts::conjuncts`] rather than giving up on their node: each
 /// constrains the value it sits on and nothing else (no sibling reads what it evaluates, unless

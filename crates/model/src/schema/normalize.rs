@@ -8,35 +8,14 @@ use serde_json::{Value, json};
 use toolgate_gate::Sha256Digest;
 
 use super::algebra::{close_unevaluated, intersect, tidy, tighter};
-use super::{
-    Bound, CLOSES_RECURSION, CLOSING_TYPES, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location,
-    Node, Union, Values,
+use super::evaluation::kept_keyword_evaluates_members;
+use super::references::{
+    Reference, anchor_pointer, dynamic_anchors, escape, nested_id, references,
 };
-
-/// Keywords that say nothing about which instances are valid.
-const ANNOTATIONS: [&str; 17] = [
-    "$schema",
-    "$id",
-    // A name for a place: what refers to it is modelled where the reference is (a `$ref` to an
-    // anchor is followed, a `$dynamicRef` where the dynamic scope cannot change its target).
-    "$anchor",
-    "$dynamicAnchor",
-    "$defs",
-    "definitions",
-    "$comment",
-    "title",
-    "description",
-    "examples",
-    "default",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    // In 2020-12, which the gate compiles every schema as, the content vocabulary only
-    // annotates: jsonschema decodes and checks nothing, so these never decide a response.
-    "contentMediaType",
-    "contentEncoding",
-    "contentSchema",
-];
+use super::{
+    ANNOTATIONS, Bound, CLOSES_RECURSION, CLOSING_TYPES, CONJUNCTS, Conjunct, Facts, JsonType,
+    Kind, Location, Node, Union, Values,
+};
 
 /// A contract version's schema files, for resolving `$ref` between them.
 #[derive(Debug, Clone)]
@@ -372,43 +351,6 @@ impl Schemas {
                 }
             }
         }
-    }
-}
-
-/// Whether `document` holds a nested resource (an `$id` below its root).
-fn nested_id(document: &Value) -> bool {
-    let mut pending: Vec<&Value> = match document {
-        Value::Object(members) => members.values().collect(),
-        Value::Array(items) => items.iter().collect(),
-        _ => Vec::new(),
-    };
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Object(members) => {
-                if members.get("$id").is_some_and(Value::is_string) {
-                    return true;
-                }
-                pending.extend(members.values());
-            }
-            Value::Array(items) => pending.extend(items),
-            _ => {}
-        }
-    }
-    false
-}
-
-/// How many schemas in `value` declare `$dynamicAnchor` `name`, in any resource.
-fn dynamic_anchors(value: &Value, name: &str) -> usize {
-    match value {
-        Value::Object(members) => {
-            usize::from(members.get("$dynamicAnchor").and_then(Value::as_str) == Some(name))
-                + members
-                    .values()
-                    .map(|member| dynamic_anchors(member, name))
-                    .sum::<usize>()
-        }
-        Value::Array(items) => items.iter().map(|item| dynamic_anchors(item, name)).sum(),
-        _ => 0,
     }
 }
 
@@ -942,142 +884,4 @@ impl Normalizer<'_> {
             _ => None,
         }
     }
-}
-
-/// Whether a keyword kept undecided in `node`, or in one of its `oneOf`/`anyOf` branches (whose
-/// members count as evaluated too), evaluates members the node (or that branch) does not already
-/// evaluate by its own `properties`: `unevaluatedProperties` beside it then means something the
-/// model cannot say. One that evaluates only declared members (an `if` on a declared member's
-/// value, a `then` that requires one) leaves the closing as it is, and is kept as written.
-fn kept_keyword_evaluates_members(node: &Node) -> bool {
-    evaluates_undeclared(node, &BTreeSet::new())
-}
-
-fn evaluates_undeclared(node: &Node, declared_above: &BTreeSet<&str>) -> bool {
-    let Some(facts) = node.facts() else {
-        return false;
-    };
-    let mut declared = declared_above.clone();
-    declared.extend(facts.properties.keys().map(String::as_str));
-    let mut evaluated = BTreeSet::new();
-    let listed = ["dependentSchemas", "if", "then", "else"]
-        .iter()
-        .filter_map(|name| Some((*name, facts.conjuncts.get(*name)?)))
-        .try_for_each(|(name, kept)| match name {
-            "dependentSchemas" => kept
-                .value
-                .as_object()?
-                .values()
-                .try_for_each(|schema| listed_evaluations(schema, &mut evaluated)),
-            _ => listed_evaluations(&kept.value, &mut evaluated),
-        });
-    listed.is_none()
-        || evaluated
-            .iter()
-            .any(|name| !declared.contains(name.as_str()))
-        || facts.union.as_ref().is_some_and(|union| {
-            union
-                .branches
-                .iter()
-                .any(|branch| evaluates_undeclared(branch, &declared))
-        })
-}
-
-/// Adds the member names `schema` (written without references) evaluates for
-/// `unevaluatedProperties` wherever it applies; `None` where a keyword may evaluate names it
-/// does not list (`patternProperties`, `additionalProperties`, `unevaluatedProperties`, a
-/// reference).
-fn listed_evaluations(schema: &Value, into: &mut BTreeSet<String>) -> Option<()> {
-    let Value::Object(members) = schema else {
-        return Some(());
-    };
-    for (keyword, value) in members {
-        match keyword.as_str() {
-            "properties" => into.extend(value.as_object()?.keys().cloned()),
-            "patternProperties"
-            | "additionalProperties"
-            | "unevaluatedProperties"
-            | "$ref"
-            | "$dynamicRef"
-            | "$recursiveRef" => return None,
-            "allOf" | "anyOf" | "oneOf" => {
-                for part in value.as_array()? {
-                    listed_evaluations(part, into)?;
-                }
-            }
-            "if" | "then" | "else" => listed_evaluations(value, into)?,
-            "dependentSchemas" => {
-                for part in value.as_object()?.values() {
-                    listed_evaluations(part, into)?;
-                }
-            }
-            // `not` keeps no annotations; the rest apply to items or to member values.
-            _ => {}
-        }
-    }
-    Some(())
-}
-
-/// A reference a schema makes.
-enum Reference<'a> {
-    /// `$ref`: to the place it names.
-    Static(&'a str),
-    /// `$dynamicRef` or `$recursiveRef`: to whatever the dynamic scope holds.
-    Dynamic,
-}
-
-/// Every reference written anywhere in `value`.
-fn references(value: &Value) -> Vec<Reference<'_>> {
-    let mut found = Vec::new();
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Object(members) => {
-                if let Some(Value::String(reference)) = members.get("$ref") {
-                    found.push(Reference::Static(reference.as_str()));
-                }
-                if members.contains_key("$dynamicRef") || members.contains_key("$recursiveRef") {
-                    found.push(Reference::Dynamic);
-                }
-                pending.extend(members.values());
-            }
-            Value::Array(items) => pending.extend(items),
-            _ => {}
-        }
-    }
-    found
-}
-
-/// The JSON pointer to the schema in `value` (at `pointer`) whose `keyword` (`$anchor` or
-/// `$dynamicAnchor`) is `name`; `top` for the file's own root, where an `$id` does not start a
-/// nested resource.
-fn anchor_pointer(
-    value: &Value,
-    keyword: &str,
-    name: &str,
-    pointer: String,
-    top: bool,
-) -> Option<String> {
-    match value {
-        Value::Object(members) => {
-            if !top && members.contains_key("$id") {
-                return None;
-            }
-            if members.get(keyword).and_then(Value::as_str) == Some(name) {
-                return Some(pointer);
-            }
-            members.iter().find_map(|(key, member)| {
-                let here = format!("{pointer}/{}", escape(key));
-                anchor_pointer(member, keyword, name, here, false)
-            })
-        }
-        Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
-            anchor_pointer(item, keyword, name, format!("{pointer}/{index}"), false)
-        }),
-        _ => None,
-    }
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
