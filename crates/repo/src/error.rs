@@ -133,9 +133,11 @@ impl From<crate::RepoError> for UsageError {
     }
 }
 
-/// Why a contract version could not be loaded: kept apart so that a report can place each
-/// compile error at its file and line (`--format github` annotates it there) instead of
-/// flattening them to text.
+/// Why the repository, its tools or a contract version could not be loaded, one variant per
+/// thing that can be wrong: kept apart so that a report can place each compile error at its file
+/// and line (`--format github` annotates it there) instead of flattening them to text, and a
+/// caller can tell a missing tool from a broken contract. The words are the ones a verb prints
+/// (it reports a `LoadError` as a [`UsageError`], exit code 2).
 #[derive(Debug)]
 pub enum LoadError {
     /// A path the repository's confinement refused, or could not read.
@@ -169,8 +171,25 @@ pub enum LoadError {
         /// The versions there are.
         published: Vec<String>,
     },
-    /// Anything else the repository said no to (its tools could not be listed).
-    Files(UsageError),
+    /// No `contracts/` folder where the repository was opened.
+    NoContracts(std::path::PathBuf),
+    /// Two tool folders whose names differ only in case (a case-insensitive file system holds
+    /// one of them).
+    CaseTwins {
+        /// `contracts/`, as shown.
+        dir: std::path::PathBuf,
+        /// The folder found first.
+        first: String,
+        /// The folder that differs from it only in case.
+        second: String,
+    },
+    /// A tool named on the command line that has no contract.
+    UnknownTool {
+        /// The tool asked for.
+        tool: String,
+        /// The tools there are.
+        known: Vec<String>,
+    },
     /// The contract does not compile: every error, each with its file and line or pointer.
     Compile(toolgate_gate::CompileErrors),
     /// The contract compiles but names another tool or version than the folder it lives in.
@@ -225,7 +244,25 @@ impl fmt::Display for LoadError {
                 dir.display(),
                 published.join(", ")
             ),
-            LoadError::Files(error) => error.fmt(f),
+            LoadError::NoContracts(shown) => write!(
+                f,
+                "{}: no contracts folder here (expected contracts/<tool>/v<N>/contract.yaml); pass --root with the repository's folder",
+                shown.display()
+            ),
+            LoadError::CaseTwins { dir, first, second } => write!(
+                f,
+                "{}: tool folders `{first}` and `{second}` differ only in case, which a case-insensitive file system cannot hold apart; rename one",
+                dir.display()
+            ),
+            LoadError::UnknownTool { tool, known } => write!(
+                f,
+                "no contract for tool `{tool}` (known tools: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
             LoadError::Compile(errors) => errors.fmt(f),
             LoadError::Mismatch { file, what } => write!(f, "{}: {what}", file.display()),
         }
@@ -240,12 +277,6 @@ impl From<crate::RepoError> for LoadError {
     }
 }
 
-impl From<UsageError> for LoadError {
-    fn from(error: UsageError) -> LoadError {
-        LoadError::Files(error)
-    }
-}
-
 impl From<toolgate_gate::CompileErrors> for LoadError {
     fn from(errors: toolgate_gate::CompileErrors) -> LoadError {
         LoadError::Compile(errors)
@@ -254,10 +285,7 @@ impl From<toolgate_gate::CompileErrors> for LoadError {
 
 impl From<LoadError> for UsageError {
     fn from(error: LoadError) -> UsageError {
-        match error {
-            LoadError::Files(error) => error,
-            other => UsageError::new(other.to_string()),
-        }
+        UsageError::new(error.to_string())
     }
 }
 

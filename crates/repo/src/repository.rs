@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use toolgate_gate::{CONTRACT_FILE, Contract, ContractSource};
 
 use crate::confine::{EntryKind, RepoRoot};
-use crate::error::{LoadError, UsageError};
+use crate::error::LoadError;
 
 /// The folder under the root that holds one folder per tool.
 pub const CONTRACTS_DIR: &str = "contracts";
@@ -67,26 +67,19 @@ impl VersionDir {
 
 impl Repository {
     /// Opens a root, which must hold a `contracts/` folder (inside it, not a symlink out of it).
-    pub fn open(root: impl AsRef<Path>) -> Result<Repository, UsageError> {
+    pub fn open(root: impl AsRef<Path>) -> Result<Repository, LoadError> {
         let root = root.as_ref();
-        let contracts_hint = || {
-            let shown = if root == Path::new(".") {
+        let no_contracts = || {
+            LoadError::NoContracts(if root == Path::new(".") {
                 PathBuf::from(CONTRACTS_DIR)
             } else {
                 root.join(CONTRACTS_DIR)
-            };
-            format!(
-                "{}: no contracts folder here (expected {CONTRACTS_DIR}/<tool>/v<N>/contract.yaml); pass --root with the repository's folder",
-                shown.display()
-            )
+            })
         };
-        let root = RepoRoot::open(root).map_err(|_| UsageError::new(contracts_hint()))?;
-        match root
-            .kind(Path::new(CONTRACTS_DIR))
-            .map_err(UsageError::new)?
-        {
+        let root = RepoRoot::open(root).map_err(|_| no_contracts())?;
+        match root.kind(Path::new(CONTRACTS_DIR))? {
             EntryKind::Dir => Ok(Repository { root }),
-            _ => Err(UsageError::new(contracts_hint())),
+            _ => Err(no_contracts()),
         }
     }
 
@@ -109,14 +102,10 @@ impl Repository {
 
     /// The tools that have a contract folder, sorted, and what is wrong at the top of
     /// `contracts/` (a symlink out of the repository, a special file), one line each.
-    pub fn scan_tools(&self) -> Result<(Vec<String>, Vec<String>), UsageError> {
+    pub fn scan_tools(&self) -> Result<(Vec<String>, Vec<String>), LoadError> {
         let mut tools = Vec::new();
         let mut problems = Vec::new();
-        for entry in self
-            .root
-            .list(Path::new(CONTRACTS_DIR))
-            .map_err(UsageError::new)?
-        {
+        for entry in self.root.list(Path::new(CONTRACTS_DIR))? {
             match entry.kind {
                 Ok(EntryKind::Dir) if entry.name_is_utf8 => tools.push(entry.name),
                 Ok(EntryKind::Dir) => problems.push(format!(
@@ -138,42 +127,39 @@ impl Repository {
     /// The tools that have a contract folder, sorted. Two folders whose names differ only in
     /// case are an error: a case-insensitive file system (macOS, Windows) holds one of them, so
     /// the same checkout would mean two contracts on one machine and one on another.
-    pub fn tools(&self) -> Result<Vec<String>, UsageError> {
+    pub fn tools(&self) -> Result<Vec<String>, LoadError> {
         self.scan_tools().map(|(tools, _)| tools)
     }
 
     /// Refuses two tool folders whose names differ only in case (see [`Repository::tools`]).
-    fn refuse_case_twins(&self, tools: &[String]) -> Result<(), UsageError> {
+    fn refuse_case_twins(&self, tools: &[String]) -> Result<(), LoadError> {
         for (index, tool) in tools.iter().enumerate() {
             if let Some(twin) = tools[..index]
                 .iter()
                 .find(|other| other.eq_ignore_ascii_case(tool))
             {
-                return Err(UsageError::new(format!(
-                    "{}: tool folders `{twin}` and `{tool}` differ only in case, which a case-insensitive file system cannot hold apart; rename one",
-                    self.contracts_dir().display()
-                )));
+                return Err(LoadError::CaseTwins {
+                    dir: self.contracts_dir(),
+                    first: twin.clone(),
+                    second: tool.clone(),
+                });
             }
         }
         Ok(())
     }
 
     /// The tools a verb runs on: `only`, which must have a contract, or every tool.
-    pub fn select_tools(&self, only: Option<&str>) -> Result<Vec<String>, UsageError> {
+    pub fn select_tools(&self, only: Option<&str>) -> Result<Vec<String>, LoadError> {
         let known = self.tools()?;
         match only {
             None => Ok(known),
             Some(tool) if known.iter().any(|candidate| candidate == tool) => {
                 Ok(vec![tool.to_owned()])
             }
-            Some(tool) => Err(UsageError::new(format!(
-                "no contract for tool `{tool}` (known tools: {})",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ))),
+            Some(tool) => Err(LoadError::UnknownTool {
+                tool: tool.to_owned(),
+                known,
+            }),
         }
     }
 
@@ -348,7 +334,16 @@ mod tests {
             "tool: probe\nversion: 1\ndirection: result\nsurprise: 1\n",
         )
         .unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Repository::open(empty.path()),
+            Err(LoadError::NoContracts(_))
+        ));
         let repository = Repository::open(dir.path()).unwrap();
+        match repository.select_tools(Some("absent")) {
+            Err(LoadError::UnknownTool { known, .. }) => assert_eq!(known, ["probe"]),
+            other => panic!("{other:?}"),
+        }
         match repository.versions("absent") {
             Err(LoadError::NoTool { tool, known, .. }) => {
                 assert_eq!(tool, "absent");
@@ -371,6 +366,14 @@ mod tests {
                 assert!(first.line().is_some(), "{first}");
             }
             other => panic!("{other:?}"),
+        }
+        // A case-insensitive file system cannot hold the twin at all.
+        if std::fs::create_dir(dir.path().join("contracts/Probe")).is_ok() {
+            assert!(matches!(
+                repository.tools(),
+                Err(LoadError::CaseTwins { .. })
+            ));
+            std::fs::remove_dir(dir.path().join("contracts/Probe")).unwrap();
         }
         std::fs::create_dir(folder.join("drafts")).unwrap();
         assert!(matches!(
