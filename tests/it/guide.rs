@@ -4,7 +4,7 @@
 //! reference matches the command line.
 //!
 //! A `console` block is a shell session: `$ ` starts a command (a trailing `\` continues it), the
-//! lines up to the next command are what it prints (stdout and stderr, as a terminal shows them).
+//! lines up to the next command are what it prints: its stdout, then its stderr.
 //! In the expected output, a line `...` (or `…`) stands for any number of lines and `[..]` for
 //! any text within a line. A page's blocks run in order in one folder: a private copy of the bundled
 //! repository (contracts, fixtures, snapshots), or an empty folder where the page says
@@ -113,7 +113,7 @@ fn session(block: &str) -> Vec<(String, Vec<String>)> {
 fn matches(expected: &[String], actual: &[&str]) -> bool {
     match expected.split_first() {
         None => actual.is_empty(),
-        Some((first, rest)) if first == "..." || first == "…" => {
+        Some((first, rest)) if matches!(first.trim(), "..." | "…") => {
             (0..=actual.len()).any(|skip| matches(rest, &actual[skip..]))
         }
         Some((first, rest)) => actual
@@ -167,16 +167,22 @@ fn every_console_example_runs_as_shown() {
         };
         // The page's blocks share the folder (and the folder a `cd` moved to).
         let mut cwd = folder.path().to_path_buf();
+        let scratch = tempfile::tempdir().unwrap();
+        let stderr_file = scratch.path().join("stderr");
         for block in runnable {
             let commands = session(&block.text);
             const MARK: &str = "@@guide-test@@";
             let mut script = String::from("set +e\n");
             for (command, _) in &commands {
+                // What the command writes to stdout, then what it writes to stderr, as a
+                // terminal shows a tool that writes its answer before its explanation (a pipe
+                // merging both would show stderr first: stdout is flushed at exit).
                 script.push_str(&format!(
-                    "{command} 2>&1\n__status=$?\nprintf '\\n{MARK}\\n'\n(exit $__status)\n"
+                    "{{ {command}\n}} 2>'{stderr}'\n__status=$?\ncat '{stderr}'\nprintf '\\n{MARK}\\n'\n(exit $__status)\n",
+                    stderr = stderr_file.display()
                 ));
             }
-            script.push_str(&format!("pwd > '{}/.guide-cwd'\n", folder.path().display()));
+            script.push_str(&format!("pwd > '{}/cwd'\n", scratch.path().display()));
             let mut shell = Command::new("sh");
             shell
                 .arg("-c")
@@ -212,7 +218,7 @@ fn every_console_example_runs_as_shown() {
                 ran += 1;
             }
             cwd = PathBuf::from(
-                fs::read_to_string(folder.path().join(".guide-cwd"))
+                fs::read_to_string(scratch.path().join("cwd"))
                     .unwrap()
                     .trim_end(),
             );
@@ -491,6 +497,7 @@ fn the_expected_output_syntax_matches_as_documented() {
     let lines = |text: &str| -> Vec<String> { text.lines().map(str::to_owned).collect() };
     assert!(matches(&lines("a\n...\nd"), &["a", "b", "c", "d"]));
     assert!(matches(&lines("a\n..."), &["a"]));
+    assert!(matches(&lines("a\n  …\nd"), &["a", "  b", "d"]));
     assert!(!matches(&lines("a\nd"), &["a", "b", "d"]));
     assert!(line_matches("sha256 [..] (x)", "sha256 12ab (x)"));
     assert!(!line_matches("sha256 [..] (x)", "sha256 12ab (y)"));
