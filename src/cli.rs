@@ -157,13 +157,19 @@ contracts/contracts.lock; CI never does.
 Exit codes: 0 all passed, 1 a case or check failed, 2 a fixture, sidecar, contract or
 request file could not be loaded, or a usage error.";
 
+/// The command line as the committed documents describe it (the man pages, the guide's
+/// reference): named by the release, not the commit, so they stay current from one commit to the
+/// next; no `help` verb, which `--help` already is.
+fn documented_command() -> clap::Command {
+    Cli::command()
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true)
+}
+
 /// Every man page: `toolgate.1`, then one per visible verb (`toolgate-test.1`, ...), as
 /// clap_mangen renders them.
 pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
-    // The release, not the commit: the committed pages stay current from one commit to the next.
-    let mut command = Cli::command()
-        .version(env!("CARGO_PKG_VERSION"))
-        .disable_help_subcommand(true);
+    let mut command = documented_command();
     command.build();
     let mut pages = Vec::new();
     let mut pending = vec![command];
@@ -186,10 +192,7 @@ pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
 /// The guide's command-line reference: each visible verb's long help, as the terminal shows it,
 /// one section per verb in the order `toolgate --help` lists them.
 pub(crate) fn cli_reference() -> String {
-    let mut command = Cli::command()
-        .version(env!("CARGO_PKG_VERSION"))
-        .disable_help_subcommand(true)
-        .term_width(100);
+    let mut command = documented_command().term_width(100);
     command.build();
     let mut out = String::from(
         "# Command-line reference\n\n\
