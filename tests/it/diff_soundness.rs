@@ -40,8 +40,8 @@ fn search() -> bool {
 /// `TOOLGATE_DIFF_REASONS=1` also prints why upstream breaking was left undecided, by reason with
 /// pointers and values taken out (what to model next; `=loosened` for upstream loosened,
 /// `=widened` and `=narrowed` for the agent verdicts); with
-/// `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the seed of each pair whose reason holds TEXT (`contractgen
-/// pair SEED DIR` writes it out).
+/// `TOOLGATE_DIFF_SEEDS_FOR=TEXT`, the seed of each pair whose reason holds TEXT (`*`: every
+/// reason; `contractgen pair SEED DIR` writes the pair out).
 fn reasons() -> Option<BumpVerdict> {
     match std::env::var("TOOLGATE_DIFF_REASONS").ok()?.as_str() {
         "1" => Some(BumpVerdict::UpstreamBreaking),
@@ -185,8 +185,10 @@ fn no_false_verdict_is_wrong_on_random_contract_pairs() {
                 };
             }
             for kind in kinds {
-                if std::env::var("TOOLGATE_DIFF_SEEDS_FOR").is_ok_and(|want| kind.contains(&want)) {
-                    eprintln!("SEED {seed}");
+                if std::env::var("TOOLGATE_DIFF_SEEDS_FOR")
+                    .is_ok_and(|want| want == "*" || kind.contains(&want))
+                {
+                    eprintln!("SEED {seed}: {kind}");
                 }
                 *why_undecided.entry(kind).or_default() += 1;
             }
@@ -2333,8 +2335,8 @@ fn a_member_added_inside_items_no_response_holds_is_shown() {
     );
 }
 
-/// An object that requires a string member whose pattern needs more characters than its
-/// `maxLength` allows admits nothing, so nothing changed inside it breaks or loosens anything
+/// An object that requires a string member whose pattern or format needs more characters than
+/// its `maxLength` allows admits nothing, so nothing changed inside it breaks or loosens anything
 /// (random pair seed 758: a `multipleOf` added beside such a member was a "yes" no response
 /// could confirm).
 #[test]
@@ -2347,6 +2349,22 @@ fn a_change_beside_a_member_no_string_fits_is_no_change() {
         json!({"type": "object", "required": ["code"], "properties": {"code": {"type": "string", "maxLength": 5, "pattern": "^[a-z]{8}$"}, "at": at}, "additionalProperties": false})
     };
     let (found, report) = verdicts_with(data(false), data(true), &["/at"], false);
+    assert_eq!(
+        found[..2],
+        [Some(false), Some(false)],
+        "{:?}",
+        report.answers
+    );
+    // A format whose strings are longer than the `maxLength` beside it (random pair seed 840:
+    // `format: uuid` added beside a required `format: time` of at most two characters).
+    let data = |uuid: bool| {
+        let mut id = json!({"enum": ["a", 1.5]});
+        if uuid {
+            id["format"] = json!("uuid");
+        }
+        json!({"type": "object", "required": ["child"], "properties": {"child": {"type": "string", "format": "time", "maxLength": 2}, "id": id}, "additionalProperties": false})
+    };
+    let (found, report) = verdicts_with(data(false), data(true), &["/id"], false);
     assert_eq!(
         found[..2],
         [Some(false), Some(false)],

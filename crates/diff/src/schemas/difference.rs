@@ -6,7 +6,8 @@
 use serde_json::Value;
 use toolgate_model::strings::{self, Strings};
 use toolgate_model::{
-    Facts, JsonType, Kind, Node, Union, admits, example, format_examples, intersect,
+    Facts, JsonType, Kind, Node, Union, admits, example, format_examples, format_min_length,
+    intersect,
     no_type_in_common, number_candidates, of_type, string_examples,
 };
 
@@ -611,12 +612,17 @@ pub(super) fn shared_with_not(a: &Node, schema: &Value) -> Option<Option<Value>>
     Some(None)
 }
 
-/// Whether `node` takes strings alone and its length bounds and patterns leave none, which
-/// the string automata decide exactly.
+/// Whether `node` takes strings alone and its length bounds, patterns and format leave none,
+/// which the string automata decide exactly (a format by the fewest characters its strings
+/// have, `format_min_length`).
 fn admits_no_string(node: &Node) -> bool {
     let Kind::Facts(facts) = &node.kind else {
         return node.kind == Kind::Nothing;
     };
+    let mut strings = facts.strings.clone();
+    if let Some(format) = &facts.format {
+        strings.min_length = strings.min_length.max(format_min_length(format));
+    }
     facts.union.is_none()
         && facts.conjuncts.is_empty()
         && facts.values.is_none()
@@ -624,7 +630,7 @@ fn admits_no_string(node: &Node) -> bool {
             .types
             .as_ref()
             .is_some_and(|types| types.iter().all(|kind| *kind == JsonType::String))
-        && strings::example(&facts.strings) == Ok(None)
+        && strings::example(&strings) == Ok(None)
 }
 
 /// Whether the facts admit nothing on their face: no type, or no value, is left.

@@ -384,6 +384,33 @@ pub fn disjoint_formats(p: &str, q: &str) -> bool {
     p != q && DISJOINT_FORMATS.contains(&p) && DISJOINT_FORMATS.contains(&q)
 }
 
+/// The fewest characters a string the gate holds to `format` can have, for the formats whose
+/// grammar fixes one (RFC 3339, RFC 4122, RFC 5321's `local@domain`, ISO 8601's `P` and a
+/// unit): a lower bound, never more, so a `maxLength` below it leaves no string of the format
+/// (`"format": "time", "maxLength": 2`). Checked against the gate's own format validators in
+/// the model's tests.
+pub fn format_min_length(format: &str) -> u64 {
+    match format {
+        // `2026-01-01T00:00:00Z`.
+        "date-time" => 20,
+        // `2026-01-01`.
+        "date" => 10,
+        // `00:00:00Z`.
+        "time" => 9,
+        // `00000000-0000-4000-8000-000000000000`.
+        "uuid" => 36,
+        // `0.0.0.0`.
+        "ipv4" => 7,
+        // `::`.
+        "ipv6" => 2,
+        // `a@b`.
+        "email" => 3,
+        // `P1D`.
+        "duration" => 3,
+        _ => 0,
+    }
+}
+
 /// `node` where an object whose required members cannot all be present is no object, read
 /// through `properties` and union branches: a member that admits nothing, or whose name the
 /// object's `propertyNames` refuses, cannot be present, nor more than `maxProperties`.

@@ -24,7 +24,8 @@ use crate::Undecided;
 use crate::strings::Strings;
 
 pub use algebra::{
-    admits, alternatives, disjoint_formats, intersect, no_type_in_common, of_type, same_value,
+    admits, alternatives, disjoint_formats, format_min_length, intersect, no_type_in_common, of_type,
+    same_value,
     without_impossible_objects,
 };
 pub use examples::{

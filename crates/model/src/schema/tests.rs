@@ -325,3 +325,37 @@ fn canonical_forms_are_equal_exactly_when_the_values_are() {
     assert!(values.contains(&json!(1.0)));
     assert!(!values.contains(&json!("1")));
 }
+
+/// `format_min_length` is a floor the gate's own format validators keep: the shortest string
+/// of each format is admitted, and no string one character shorter made from it (a character
+/// left out anywhere, or the whole cut short) is.
+#[test]
+fn a_formats_fewest_characters_are_what_the_gate_admits() {
+    use toolgate_gate::internals::format_accepts;
+    for (format, shortest) in [
+        ("date-time", "2026-01-01T00:00:00Z"),
+        ("date", "2026-01-01"),
+        ("time", "00:00:00Z"),
+        ("uuid", "00000000-0000-4000-8000-000000000000"),
+        ("ipv4", "0.0.0.0"),
+        ("ipv6", "::"),
+        ("email", "a@b"),
+        ("duration", "P1D"),
+    ] {
+        let floor = format_min_length(format);
+        assert_eq!(shortest.chars().count() as u64, floor, "{format}");
+        assert_eq!(format_accepts(format, shortest), Some(true), "{format}");
+        let characters: Vec<char> = shortest.chars().collect();
+        for left_out in 0..characters.len() {
+            let mut shorter = characters.clone();
+            shorter.remove(left_out);
+            let shorter: String = shorter.into_iter().collect();
+            assert_eq!(
+                format_accepts(format, &shorter),
+                Some(false),
+                "{format}: {shorter:?} is shorter than the floor"
+            );
+        }
+    }
+    assert_eq!(format_min_length("hostname"), 0, "no floor for a format not listed");
+}
