@@ -2310,6 +2310,17 @@ fn dependent_required_on_a_member_always_or_never_there_is_decided() {
     forbidden["dependentRequired"] = json!({"a": ["b"]});
     let (found, report) = verdicts(object(&[], false), forbidden, &["/b"]);
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+    // Beside a union whose every branch forbids `a` (null, or one of two closed objects; random
+    // pairs 1021 and 1230 wrote it beside a `$ref` to such a union): nothing changes either.
+    let union = |dependent: bool| {
+        let mut schema = json!({"anyOf": [{"type": "null"}, {"oneOf": [object(&["b"], false), object(&["c"], false)]}]});
+        if dependent {
+            schema["dependentRequired"] = json!({"a": ["b"]});
+        }
+        json!({"type": "object", "required": ["b", "u"], "properties": {"b": {"type": "string", "maxLength": 4}, "u": schema}, "additionalProperties": false})
+    };
+    let (found, report) = verdicts(union(false), union(true), &["/b"]);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
 }
 
 /// A member added inside array items, on a tool whose responses hold no item (the synthesized
