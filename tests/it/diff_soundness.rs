@@ -2410,3 +2410,23 @@ fn a_change_to_a_field_no_synthesized_response_holds_is_shown_through_its_rule()
         report.answers
     );
 }
+
+/// A value of a type no union branch takes is no value of the node: an `enum: [null]` that a
+/// `patternProperties` lays on a member whose schema is a union of objects (one of them the
+/// whole response again, as an envelope nested in its own data) leaves the member nothing, so
+/// the object requiring it admits nothing, and a bound tightened beside it changes no response
+/// (random pair seed 105: a `maxLength` added there was a "yes" nothing could confirm).
+#[test]
+fn an_enum_value_no_union_branch_can_take_is_no_value() {
+    let data = |tightened: bool| {
+        json!({"type": "object", "required": ["b", "items"], "properties": {
+            "b": {"type": "string", "maxLength": if tightened { 3 } else { 4 }},
+            "items": {"oneOf": [
+                {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}, "additionalProperties": false},
+                {"$ref": "#"}
+            ]}
+        }, "patternProperties": {"^i": {"enum": [null]}}})
+    };
+    let (found, report) = verdicts_with(data(false), data(true), &["/b"], false);
+    assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
+}

@@ -576,10 +576,19 @@ pub(super) fn tidy(facts: &mut Facts) {
             }
         }
     }
+    // A value of a type no union branch takes is refused by the union, so it is no value of
+    // the node either (an `enum: [null]` from a `patternProperties` beside a `$ref` to a union
+    // of objects: random pair 105).
     let typed = |value: &Value| {
-        JsonType::of(value)
-            .iter()
-            .any(|kind| facts.allows_type(*kind))
+        JsonType::of(value).iter().any(|kind| {
+            facts.allows_type(*kind)
+                && facts.union.as_ref().is_none_or(|union| {
+                    union
+                        .branches
+                        .iter()
+                        .any(|branch| takes_any_of(branch, &[*kind]))
+                })
+        })
     };
     // Rebuilt only when a value goes: an enum can be large.
     if let Some(values) = &facts.values
