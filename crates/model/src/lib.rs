@@ -20,9 +20,9 @@ mod version;
 pub use schema::{
     Bound, CONJUNCTS, Conjunct, Facts, JsonType, Kind, Location, NODE_BUDGET, Node, Schemas, Union,
     Values, admits, alternatives, canonical, disjoint_formats, example, example_avoiding,
-    format_min_length,
-    format_examples, intersect, name_matches, no_type_in_common, number_candidates, of_type,
-    same_value, string_examples, undeclared_kinds, without_impossible_objects,
+    format_examples, format_min_length, intersect, name_matches, no_type_in_common,
+    number_candidates, of_type, same_value, string_examples, undeclared_kinds,
+    without_impossible_objects,
 };
 pub use strings::Strings;
 pub use undecided::Undecided;

@@ -7,8 +7,7 @@ use serde_json::Value;
 use toolgate_model::strings::{self, Strings};
 use toolgate_model::{
     Facts, JsonType, Kind, Node, Union, admits, example, format_examples, format_min_length,
-    intersect,
-    no_type_in_common, number_candidates, of_type, string_examples,
+    intersect, no_type_in_common, number_candidates, of_type, string_examples,
 };
 
 use super::closes_same_recursion;

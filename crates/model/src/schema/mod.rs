@@ -24,9 +24,8 @@ use crate::Undecided;
 use crate::strings::Strings;
 
 pub use algebra::{
-    admits, alternatives, disjoint_formats, format_min_length, intersect, no_type_in_common, of_type,
-    same_value,
-    without_impossible_objects,
+    admits, alternatives, disjoint_formats, format_min_length, intersect, no_type_in_common,
+    of_type, same_value, without_impossible_objects,
 };
 pub use examples::{
     example, example_avoiding, format_examples, number_candidates, string_examples,

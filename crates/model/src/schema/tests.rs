@@ -357,5 +357,9 @@ fn a_formats_fewest_characters_are_what_the_gate_admits() {
             );
         }
     }
-    assert_eq!(format_min_length("hostname"), 0, "no floor for a format not listed");
+    assert_eq!(
+        format_min_length("hostname"),
+        0,
+        "no floor for a format not listed"
+    );
 }
