@@ -9,7 +9,10 @@
 //! any text within a line. A page's blocks run in order in one folder: a private copy of the bundled
 //! repository (contracts, fixtures, snapshots), or an empty folder where the page says
 //! `<!-- guide-test: empty folder -->`. A block right after `<!-- guide-test: not run: WHY -->`
-//! is only parsed (it needs something a test does not have: a production store, a server).
+//! is only parsed (it needs something a test does not have: a production store, a server). A
+//! block right after `<!-- guide-test: given NAME = PATH -->` runs with the repository's file
+//! PATH copied into its folder as NAME first (a user's own file, such as a published API
+//! description, that the page does not write out).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -22,6 +25,7 @@ use crate::common::{repo_root, run, tree};
 
 const EMPTY_FOLDER: &str = "<!-- guide-test: empty folder -->";
 const NOT_RUN: &str = "<!-- guide-test: not run";
+const GIVEN: &str = "<!-- guide-test: given ";
 
 /// Every page of the guide, and the README, as (path relative to the repository, text).
 fn pages() -> Vec<(PathBuf, String)> {
@@ -46,23 +50,37 @@ fn pages() -> Vec<(PathBuf, String)> {
     out
 }
 
-/// A fenced code block: its info string, its text, whether the page marks it not run, and the
-/// line it starts on.
+/// A fenced code block: its info string, its text, whether the page marks it not run, the
+/// files it is given (name in its folder, path in the repository), and the line it starts on.
 struct Block {
     info: String,
     text: String,
     not_run: bool,
+    given: Vec<(String, String)>,
     line: usize,
+}
+
+/// `NAME = PATH` of a `given` directive.
+fn given(html: &str) -> Option<(String, String)> {
+    let rest = html.trim().strip_prefix(GIVEN)?.strip_suffix("-->")?;
+    let (name, path) = rest.split_once(" = ")?;
+    Some((name.trim().to_owned(), path.trim().to_owned()))
 }
 
 fn blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut current: Option<Block> = None;
     let mut not_run = false;
+    let mut files = Vec::new();
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
             Event::Html(html) | Event::InlineHtml(html) if html.trim().starts_with(NOT_RUN) => {
                 not_run = true;
+            }
+            Event::Html(html) | Event::InlineHtml(html) if html.trim().starts_with(GIVEN) => {
+                files.push(given(&html).unwrap_or_else(|| {
+                    panic!("`{}`: write it `{GIVEN}NAME = PATH -->`", html.trim())
+                }));
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let info = match kind {
@@ -73,6 +91,7 @@ fn blocks(text: &str) -> Vec<Block> {
                     info,
                     text: String::new(),
                     not_run,
+                    given: std::mem::take(&mut files),
                     line: text[..range.start].lines().count() + 1,
                 });
                 not_run = false;
@@ -170,6 +189,10 @@ fn every_console_example_runs_as_shown() {
         let scratch = tempfile::tempdir().unwrap();
         let stderr_file = scratch.path().join("stderr");
         for block in runnable {
+            for (name, path) in &block.given {
+                fs::copy(repo_root().join(path), cwd.join(name))
+                    .unwrap_or_else(|error| panic!("{}: given {path}: {error}", page.display()));
+            }
             let commands = session(&block.text);
             const MARK: &str = "@@guide-test@@";
             let mut script = String::from("set +e\n");
