@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common::{copy, repo_root, run, tree};
-use serde_json::Value;
+use crate::release::release_of;
+use crate::workflow::{Job, run_job};
 
 /// The review script on `dir`, as if the pull request changed `paths`: its exit code, its
 /// stderr, and the comment body.
@@ -172,124 +173,6 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
-/// What one workflow job left behind.
-struct JobRun {
-    /// Each step's name (or first line) and exit code, in order; skipped steps are absent.
-    steps: Vec<(String, i32)>,
-    summary: String,
-    temp: tempfile::TempDir,
-}
-
-/// Runs the `run:` steps of `job` in `.github/workflows/contracts.yml` in `repo`, in order, as
-/// the runner would (bash -e, the workflow's, job's and step's environment, `GITHUB_OUTPUT`,
-/// `GITHUB_STEP_SUMMARY`, `RUNNER_TEMP`), with `bin` first on PATH. `expressions` gives the
-/// value of each `${{ … }}` the steps' environment uses; `steps.<id>.outputs.<name>` is read from
-/// what earlier steps wrote. A step whose `if:` names the pull request's own repository runs only
-/// when `same_repository`; a failing step ends the job, as on GitHub.
-fn run_job(
-    repo: &Path,
-    job: &str,
-    bin: &Path,
-    expressions: &[(&str, &str)],
-    same_repository: bool,
-) -> JobRun {
-    let workflow: Value = toolgate_gate::internals::read_strict_yaml(
-        &fs::read_to_string(repo.join(".github/workflows/contracts.yml")).unwrap(),
-    )
-    .unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let summary = temp.path().join("summary.md");
-    let mut outputs: Vec<(String, String, String)> = Vec::new(); // (step id, name, value)
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let value_of = |expression: &str, outputs: &[(String, String, String)]| -> String {
-        let inner = expression
-            .trim()
-            .strip_prefix("${{")
-            .and_then(|rest| rest.strip_suffix("}}"))
-            .map(str::trim);
-        let Some(inner) = inner else {
-            return expression.to_owned();
-        };
-        if let Some(rest) = inner.strip_prefix("steps.") {
-            let (id, name) = rest.split_once(".outputs.").unwrap();
-            return outputs
-                .iter()
-                .rev()
-                .find(|(step, key, _)| step == id && key == name)
-                .map(|(_, _, value)| value.clone())
-                .unwrap_or_default();
-        }
-        expressions
-            .iter()
-            .find(|(known, _)| *known == inner)
-            .unwrap_or_else(|| panic!("the test gives no value for `{inner}`"))
-            .1
-            .to_owned()
-    };
-    let mut steps = Vec::new();
-    let job_env = &workflow["jobs"][job]["env"];
-    for step in workflow["jobs"][job]["steps"].as_array().unwrap() {
-        let Some(script) = step["run"].as_str() else {
-            continue; // `uses:` steps: checkout, toolchain, cache, upload
-        };
-        if let Some(condition) = step["if"].as_str() {
-            assert_eq!(
-                condition,
-                "github.event.pull_request.head.repo.full_name == github.repository"
-            );
-            if !same_repository {
-                continue;
-            }
-        }
-        let output_file = temp.path().join("output");
-        fs::write(&output_file, "").unwrap();
-        let mut command = Command::new("bash");
-        command
-            .args(["-e", "-c", script])
-            .current_dir(repo)
-            .env("PATH", &path)
-            .env("GITHUB_OUTPUT", &output_file)
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env("RUNNER_TEMP", temp.path())
-            .env("NO_COLOR", "1")
-            .env_remove("CI");
-        for env in [&workflow["env"], job_env, &step["env"]] {
-            for (name, value) in env.as_object().into_iter().flatten() {
-                let value = match value {
-                    Value::String(text) => value_of(text, &outputs),
-                    other => other.to_string(),
-                };
-                command.env(name, value);
-            }
-        }
-        let outcome = run(command, b"");
-        let name = step["name"].as_str().map_or_else(
-            || script.lines().next().unwrap_or_default().to_owned(),
-            str::to_owned,
-        );
-        if let Some(id) = step["id"].as_str() {
-            for line in fs::read_to_string(&output_file).unwrap().lines() {
-                if let Some((key, value)) = line.split_once('=') {
-                    outputs.push((id.to_owned(), key.to_owned(), value.to_owned()));
-                }
-            }
-        }
-        steps.push((name, outcome.code));
-        if outcome.code != 0 {
-            break;
-        }
-    }
-    JobRun {
-        steps,
-        summary: fs::read_to_string(&summary).unwrap_or_default(),
-        temp,
-    }
-}
-
 #[cfg(unix)]
 #[test]
 fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contracts_only() {
@@ -311,16 +194,19 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
     git(root, &["commit", "--quiet", "-m", "contracts"]);
     let base = git(root, &["rev-parse", "HEAD"]);
 
-    // The installed toolgate: the workflow finds it on PATH, as after a cached install.
-    let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_toolgate"), bin.path().join("toolgate"))
-        .unwrap();
+    // The release the workflow installs through the action: the binary this test runs, packed
+    // by the release workflow's script, served from a folder as GitHub serves release assets.
+    let releases = release_of(Path::new(env!("CARGO_BIN_EXE_toolgate")));
     let workflow = fs::read_to_string(root.join(".github/workflows/contracts.yml")).unwrap();
     assert!(
-        workflow.contains(
-            r#"cargo install --locked --git "$TOOLGATE_GIT" --tag "$TOOLGATE_TAG" toolgate"#
-        ),
-        "the workflow installs a pinned toolgate"
+        !workflow.contains("cargo install") && !workflow.contains("--branch"),
+        "the workflow installs a release asset, never a build from a branch"
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        workflow.matches(&format!("uses: toolgate/toolgate@v{version}\n")).count(),
+        2,
+        "both jobs install the release this checkout is"
     );
     assert!(!workflow.contains("apt-get install") || workflow.contains("apt-get update"));
 
@@ -366,15 +252,33 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
     };
 
     // The test job: every step passes, a JUnit report is written, the job summary is filled.
-    let test = run_job(root, "test", bin.path(), &reviewed(false), false);
+    let environment = [("TOOLGATE_RELEASES", format!("file://{}", releases.path().display()))];
+    let job = |name| Job {
+        repo: root,
+        name,
+        expressions: &[],
+        same_repository: false,
+        environment: &environment,
+    };
+    let expressions = reviewed(false);
+    let test = run_job(&Job {
+        expressions: &expressions,
+        ..job("test")
+    });
     let names: Vec<&str> = test.steps.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(names, ["install toolgate", "test every fixture"]);
+    assert_eq!(names, ["install toolgate", "toolgate test"]);
     assert!(
         test.steps.iter().all(|(_, code)| *code == 0),
-        "{:?}",
-        test.steps
+        "{:?} {:?}",
+        test.steps,
+        test.stderr
     );
-    assert!(root.join("toolgate.xml").exists());
+    assert!(
+        test.stderr[0].contains("matches its published checksum; pin it with TOOLGATE_SHA256="),
+        "{}",
+        test.stderr[0]
+    );
+    assert!(test.temp.path().join("toolgate-junit.xml").exists());
     assert!(
         test.summary.starts_with("**toolgate test**: ✅ passed"),
         "{}",
@@ -383,7 +287,10 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
 
     // The review job: the comment names the bumped tool, and the loosening blocks the merge
     // until a reviewer labels it.
-    let review = run_job(root, "review", bin.path(), &reviewed(false), false);
+    let review = run_job(&Job {
+        expressions: &expressions,
+        ..job("review")
+    });
     let codes: Vec<i32> = review.steps.iter().map(|(_, code)| *code).collect();
     assert_eq!(
         codes,
@@ -401,7 +308,11 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
         "{}",
         review.summary
     );
-    let labelled = run_job(root, "review", bin.path(), &reviewed(true), false);
+    let expressions = reviewed(true);
+    let labelled = run_job(&Job {
+        expressions: &expressions,
+        ..job("review")
+    });
     let codes: Vec<i32> = labelled.steps.iter().map(|(_, code)| *code).collect();
     assert_eq!(codes, [0, 0, 0], "{:?}", labelled.steps);
 }
