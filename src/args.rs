@@ -114,13 +114,14 @@ fn parse_report(text: &str) -> Result<ReportFile, String> {
     text.parse()
 }
 
-/// What the terminal toolgate runs in allows: colour on stdout, a progress line on stderr.
+/// What the terminal toolgate runs in allows: colour on stdout, progress on stderr.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Terminal {
     /// stdout is a terminal that takes colour (and `NO_COLOR` is not set).
     pub(crate) color: bool,
-    /// stderr is a terminal a person watches: not CI, not piped.
-    pub(crate) progress: bool,
+    /// A bar where stderr is a terminal a person watches; in CI or piped, a line every ten
+    /// seconds of a long run, so a CI log shows life.
+    pub(crate) progress: toolgate_runner::ProgressMode,
 }
 
 impl Terminal {
@@ -129,7 +130,38 @@ impl Terminal {
         use std::io::IsTerminal;
         Terminal {
             color: anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
-            progress: std::io::stderr().is_terminal() && !toolgate_runner::running_in_ci(),
+            progress: if std::io::stderr().is_terminal() && !toolgate_runner::running_in_ci() {
+                toolgate_runner::ProgressMode::Bar
+            } else {
+                progress_lines()
+            },
+        }
+    }
+}
+
+/// A line every `TOOLGATE_PROGRESS_EVERY` seconds (ten unless set; 0: none).
+fn progress_lines() -> toolgate_runner::ProgressMode {
+    use toolgate_runner::ProgressMode;
+    let Some(setting) = std::env::var_os("TOOLGATE_PROGRESS_EVERY") else {
+        return ProgressMode::Lines {
+            every: ProgressMode::LINE_EVERY,
+        };
+    };
+    match setting.to_str().map(str::trim).map(str::parse::<f64>) {
+        Some(Ok(seconds)) if seconds == 0.0 => ProgressMode::Off,
+        Some(Ok(seconds)) if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 => {
+            ProgressMode::Lines {
+                every: Duration::from_secs_f64(seconds),
+            }
+        }
+        _ => {
+            eprintln!(
+                "toolgate: warning: TOOLGATE_PROGRESS_EVERY must be a number of seconds (0 for no progress lines), not {}; using 10",
+                toolgate_gate::internals::escape_hidden(&setting.to_string_lossy())
+            );
+            ProgressMode::Lines {
+                every: ProgressMode::LINE_EVERY,
+            }
         }
     }
 }

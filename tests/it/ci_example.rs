@@ -204,7 +204,9 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
     );
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
-        workflow.matches(&format!("uses: toolgate/toolgate@v{version}\n")).count(),
+        workflow
+            .matches(&format!("uses: toolgate/toolgate@v{version}\n"))
+            .count(),
         2,
         "both jobs install the release this checkout is"
     );
@@ -252,7 +254,10 @@ fn the_contracts_repository_workflow_runs_step_by_step_on_a_repository_of_contra
     };
 
     // The test job: every step passes, a JUnit report is written, the job summary is filled.
-    let environment = [("TOOLGATE_RELEASES", format!("file://{}", releases.path().display()))];
+    let environment = [(
+        "TOOLGATE_RELEASES",
+        format!("file://{}", releases.path().display()),
+    )];
     let job = |name| Job {
         repo: root,
         name,

@@ -664,3 +664,93 @@ fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says
         .collect();
     assert!(!failing.contains(&"suite::contract_lock"), "{failing:?}");
 }
+
+#[test]
+fn a_long_run_in_a_ci_log_shows_life_and_names_its_slowest_tools() {
+    let dir = tree();
+    // Ten seconds between lines by default; a twentieth of one here, so the bundled suite is a
+    // long run.
+    let mut command =
+        crate::common::toolgate_test_command(dir.path(), &["--format", "github"], true);
+    command.env("TOOLGATE_PROGRESS_EVERY", "0.05");
+    let long = run(command, b"");
+    assert_eq!(long.code, 0, "{}{}", long.stdout, long.stderr);
+    let lines: Vec<&str> = long.stderr.lines().collect();
+    assert!(
+        !lines.is_empty(),
+        "progress lines on stderr: {}",
+        long.stderr
+    );
+    for line in &lines {
+        // `toolgate: 120 cases, 2/4 tools, 300 cases/s, about 1 s left`
+        assert!(
+            line.starts_with("toolgate: ") && line.contains(" cases") && line.contains(" tools"),
+            "{line}"
+        );
+    }
+    let report: Vec<&str> = long.stdout.lines().collect();
+    let slowest = report[report.len() - 2];
+    assert!(slowest.starts_with("slowest tools: "), "{}", long.stdout);
+    assert_eq!(
+        slowest.matches(" s").count(),
+        4,
+        "every bundled tool: {slowest}"
+    );
+    assert!(report[report.len() - 1].starts_with("toolgate test: ok."));
+
+    // 0: no lines, and a run this short names no slowest tools.
+    let mut command = crate::common::toolgate_test_command(dir.path(), &[], true);
+    command.env("TOOLGATE_PROGRESS_EVERY", "0");
+    let quiet = run(command, b"");
+    assert_eq!(quiet.code, 0);
+    assert_eq!(quiet.stderr, "");
+    assert!(!quiet.stdout.contains("slowest tools"), "{}", quiet.stdout);
+
+    // Not a number: a warning naming the setting, and the run goes on.
+    let mut command = crate::common::toolgate_test_command(dir.path(), &[], true);
+    command.env("TOOLGATE_PROGRESS_EVERY", "soon");
+    let warned = run(command, b"");
+    assert_eq!(warned.code, 0);
+    assert!(
+        warned
+            .stderr
+            .starts_with("toolgate: warning: TOOLGATE_PROGRESS_EVERY must be a number of seconds"),
+        "{}",
+        warned.stderr
+    );
+}
+
+#[test]
+fn a_filtered_run_reports_only_the_tools_it_selected() {
+    let dir = tree();
+    let filtered = toolgate_test(dir.path(), &["job_status"], true);
+    assert_eq!(filtered.code, 0, "{}", filtered.stdout);
+    assert!(
+        filtered.stdout.starts_with("toolgate test: 1 tool, "),
+        "{}",
+        filtered.stdout
+    );
+    assert!(
+        filtered.stdout.contains("\n  job_status "),
+        "{}",
+        filtered.stdout
+    );
+    for other in ["review_status", "release_status", "close_ticket"] {
+        assert!(
+            !filtered.stdout.contains(other),
+            "{other}: {}",
+            filtered.stdout
+        );
+    }
+    let whole = toolgate_test(dir.path(), &[], true);
+    assert!(
+        whole.stdout.starts_with("toolgate test: 4 tools, "),
+        "{}",
+        whole.stdout
+    );
+    assert!(
+        whole.stdout.contains("\n  close_ticket "),
+        "{}",
+        whole.stdout
+    );
+}

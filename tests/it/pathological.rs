@@ -445,4 +445,23 @@ fn a_fixture_with_thousands_of_places() {
             .iter()
             .all(|survivor| survivor["pointer"] == "/data/rest/1499/tags/1")
     );
+
+    // In a pull request, the sample is routine: a line of the log and of the report, never an
+    // annotation crowding out the ones that matter.
+    let run = bounded(dir.path(), &["test", "--format", "github"], None);
+    let sampled = "places were not mutated: a family mutates at most";
+    assert!(
+        run.stdout
+            .lines()
+            .any(|line| line.starts_with("note: ") && line.contains(sampled)),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout
+            .lines()
+            .any(|line| line.starts_with("::") && line.contains(sampled)),
+        "{}",
+        run.stdout
+    );
 }

@@ -36,7 +36,10 @@ pub(crate) fn release_of(binary: &Path) -> tempfile::TempDir {
 fn install(releases: &Path, into: &Path, settings: &[(&str, &str)]) -> crate::common::Run {
     let mut command = Command::new(repo_root().join(".github/scripts/install-toolgate"));
     command
-        .env("TOOLGATE_RELEASES", format!("file://{}", releases.display()))
+        .env(
+            "TOOLGATE_RELEASES",
+            format!("file://{}", releases.display()),
+        )
         .env("TOOLGATE_INSTALL_DIR", into)
         .env_remove("TOOLGATE_VERSION")
         .env_remove("TOOLGATE_SHA256")
@@ -76,7 +79,12 @@ fn a_release_asset_installs_and_runs_and_its_checksum_can_be_pinned() {
     );
     let bin = into.path().join("bin");
     assert_eq!(installed.stdout.trim(), bin.display().to_string());
-    for file in ["README.md", "LICENSE-MIT", "LICENSE-APACHE", "man/toolgate.1"] {
+    for file in [
+        "README.md",
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
+        "man/toolgate.1",
+    ] {
         assert!(into.path().join(file).is_file(), "{file}");
     }
     let mut version = Command::new(bin.join("toolgate"));
@@ -120,7 +128,9 @@ fn a_replaced_or_damaged_asset_is_not_installed() {
     let refused = install(releases.path(), &into.path().join("t"), &[]);
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     assert!(
-        refused.stderr.contains("published beside it: it was not installed"),
+        refused
+            .stderr
+            .contains("published beside it: it was not installed"),
         "{}",
         refused.stderr
     );
@@ -150,7 +160,11 @@ fn a_replaced_or_damaged_asset_is_not_installed() {
 
     // Settings that are not a version, a checksum or a URL this script fetches from.
     for (setting, value, says) in [
-        ("TOOLGATE_VERSION", "1.0; rm -rf /", "must be a release version"),
+        (
+            "TOOLGATE_VERSION",
+            "1.0; rm -rf /",
+            "must be a release version",
+        ),
         ("TOOLGATE_VERSION", "1.0\u{1b}[2J", "not '1.0?[2J'"),
         ("TOOLGATE_VERSION", "9.9.9", "could not download"),
         ("TOOLGATE_SHA256", "abc", "must be 64 hexadecimal digits"),
@@ -158,9 +172,17 @@ fn a_replaced_or_damaged_asset_is_not_installed() {
     ] {
         let outcome = install(releases.path(), &into.path().join("t"), &[(setting, value)]);
         let expected = if says == "could not download" { 1 } else { 2 };
-        assert_eq!(outcome.code, expected, "{setting}={value}: {}", outcome.stderr);
+        assert_eq!(
+            outcome.code, expected,
+            "{setting}={value}: {}",
+            outcome.stderr
+        );
         assert!(outcome.stderr.contains(says), "{}", outcome.stderr);
-        assert!(!outcome.stderr.contains('\u{1b}'), "escaped: {}", outcome.stderr);
+        assert!(
+            !outcome.stderr.contains('\u{1b}'),
+            "escaped: {}",
+            outcome.stderr
+        );
     }
     let mut plain = Command::new(repo_root().join(".github/scripts/install-toolgate"));
     plain
@@ -168,5 +190,9 @@ fn a_replaced_or_damaged_asset_is_not_installed() {
         .env_remove("TOOLGATE_VERSION");
     let plain = run(plain, b"");
     assert_eq!(plain.code, 2);
-    assert!(plain.stderr.contains("https:// or file://"), "{}", plain.stderr);
+    assert!(
+        plain.stderr.contains("https:// or file://"),
+        "{}",
+        plain.stderr
+    );
 }

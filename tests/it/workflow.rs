@@ -140,7 +140,10 @@ impl Runner<'_> {
             .and_then(|rest| rest.strip_suffix("}}"))
             .map(str::trim)
         else {
-            assert!(!text.contains("${{"), "only whole-value expressions: {text}");
+            assert!(
+                !text.contains("${{"),
+                "only whole-value expressions: {text}"
+            );
             return text.to_owned();
         };
         if let Some(rest) = inner.strip_prefix("steps.") {
@@ -204,7 +207,9 @@ impl Runner<'_> {
         environment: &[&Value],
         directory: &Path,
     ) -> bool {
-        let script = step["run"].as_str().expect("a step runs a script or uses an action");
+        let script = step["run"]
+            .as_str()
+            .expect("a step runs a script or uses an action");
         let output_file = self.temp.path().join("output");
         let path_file = self.temp.path().join("path");
         fs::write(&output_file, "").unwrap();

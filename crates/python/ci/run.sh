@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python binding in CI: a fresh virtual environment of its own (target/python-ci/venv) with
 # maturin, pytest and the frameworks the wrapper tests and examples use (pinned); the wheel
-# built by `maturin build --release`, installed into it, and the pytest suite run against it
+# built as a release builds it (profile `wheel`: stripped, no debug info; abi3 for CPython 3.9+;
+# manylinux2014, linked against glibc 2.17 by zig's toolchain, so it installs on RHEL 7/8 and
+# Ubuntu 18.04+), checked for its tag and size, installed into it, and the pytest suite run against it
 # (parity with `toolgate check` on every bundled fixture, the binding's behaviour, LangChain's
 # @tool, the pydantic-ai and OpenAI Agents SDK examples). `cargo test` does not depend on it.
 #
@@ -11,6 +13,7 @@ cd "$(dirname "$0")/../../.."
 work=target/python-ci
 packages=(
   maturin==1.16.0
+  ziglang==0.17.1
   pytest==9.2.0
   langchain-core==1.8.3
   pydantic-ai-slim==2.68.0
@@ -19,9 +22,20 @@ packages=(
 rm -rf "$work/venv" "$work/wheels"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "${packages[@]}"
-(cd crates/python && "../../$work/venv/bin/maturin" build --release --locked --quiet --out "../../$work/wheels")
+# maturin finds zig as `python -m ziglang`: the environment's python first on PATH.
+(cd crates/python && PATH="$PWD/../../$work/venv/bin:$PATH" "../../$work/venv/bin/maturin" build \
+  --locked --quiet --profile wheel --zig --compatibility manylinux2014 --out "../../$work/wheels")
 wheels=("$work"/wheels/toolgate_gate-*.whl)
 [ "${#wheels[@]}" -eq 1 ] || { echo "python ci: expected one wheel, found: ${wheels[*]}" >&2; exit 1; }
+case "${wheels[0]##*/}" in
+  toolgate_gate-*-cp39-abi3-manylinux2014_*.whl) ;;
+  *) echo "python ci: ${wheels[0]##*/} is not an abi3 manylinux2014 wheel" >&2; exit 1 ;;
+esac
+# 17 MB with the release profile's line tables; stripped it is under half that.
+size=$(wc -c < "${wheels[0]}")
+[ "$size" -le 12000000 ] || { echo "python ci: ${wheels[0]##*/} is $size bytes: is the wheel profile stripped?" >&2; exit 1; }
+# The distribution's name on PyPI is free, or is this project's (its Repository URL).
+"$work/venv/bin/python" crates/python/ci/name_is_ours.py toolgate-gate "https://github.com/toolgate/toolgate"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "${wheels[0]}"
 cargo build --locked --release --quiet --bin toolgate
 

@@ -216,6 +216,9 @@ pub struct CaseResult {
     /// What the run did that is not a failure but someone should see (a snapshot written for
     /// review under `INSTA_FORCE_PASS`).
     pub notes: Vec<String>,
+    /// Notes on how the run went rather than on something to act on (mutants sampled, not all
+    /// run): in every report, but never a pull-request annotation.
+    pub routine_notes: Vec<String>,
     /// The fixture's raw file, for cases (relative to the root); for a check, the fixture its
     /// first failure was derived from.
     pub fixture: Option<std::path::PathBuf>,
@@ -240,6 +243,7 @@ impl CaseResult {
             problems: Vec::new(),
             skipped: None,
             notes: Vec::new(),
+            routine_notes: Vec::new(),
             fixture: None,
             counts: std::collections::BTreeMap::new(),
             duration: std::time::Duration::ZERO,

@@ -17,6 +17,7 @@ mod suite;
 mod test;
 
 pub use mutate::{MutateConfig, run as mutate};
+pub use progress::ProgressMode;
 pub use report::Summary;
 pub use report::json::SCHEMA as REPORT_SCHEMA;
 pub use snapshot::{SnapshotMode, references_file};

@@ -14,7 +14,7 @@ use toolgate_repo::Status;
 use toolgate_repo::{UsageError, write_output};
 
 use crate::parallel::in_parallel;
-use crate::progress::Progress;
+use crate::progress::{Progress, ProgressMode};
 use crate::suite::{Scope, Suite};
 
 /// What `toolgate mutate` was asked to do.
@@ -30,8 +30,9 @@ pub struct MutateConfig {
     pub emit: Option<PathBuf>,
     /// Colour the human report.
     pub color: bool,
-    /// Show progress on stderr while the run goes (for a terminal; never in CI or when piped).
-    pub progress: bool,
+    /// How the run shows on stderr that it is going: a bar on a terminal, a line every ten
+    /// seconds in a CI log.
+    pub progress: ProgressMode,
 }
 
 /// Runs `toolgate mutate`: passed with no leak, no unaccepted survivor and no stale acceptance,
@@ -50,7 +51,7 @@ pub fn run(options: &MutateConfig, out: &mut impl Write) -> Result<Status, Usage
     let mut reports = Vec::new();
     let mut notes = Vec::new();
     let mut failed = None;
-    let progress = Progress::new(options.progress, tools.len() as u64, "tools");
+    let mut progress = Progress::new(options.progress, tools.len() as u64);
     // The tools on every core; their reports, and the mutants --emit writes, in tool order.
     in_parallel(
         &tools,
@@ -90,7 +91,7 @@ pub fn run(options: &MutateConfig, out: &mut impl Write) -> Result<Status, Usage
                     failed.get_or_insert(error);
                 }
             }
-            progress.advance(|| format!("{} tool versions mutated", reports.len()));
+            progress.tool_done(|| format!("{} tool versions mutated", reports.len()));
         },
     );
     progress.finish();

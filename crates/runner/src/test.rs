@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use toolgate_gate::internals::escape_hidden;
 
 use crate::parallel::in_parallel;
-use crate::progress::Progress;
+use crate::progress::{Progress, ProgressMode};
 use crate::report::{self, Summary};
 use crate::snapshot::{self, SnapshotMode};
 use crate::suite::{Case, CheckKind, RunContext, Scope, Suite};
@@ -97,8 +97,9 @@ pub struct TestConfig {
     pub accept: bool,
     /// Colour the human report.
     pub color: bool,
-    /// Show progress on stderr while the run goes (for a terminal; never in CI or when piped).
-    pub progress: bool,
+    /// How the run shows on stderr that it is going: a bar on a terminal, a line every ten
+    /// seconds in a CI log.
+    pub progress: ProgressMode,
 }
 
 impl TestConfig {
@@ -163,9 +164,10 @@ pub fn run(
         .collect();
     let fixture_count = repository.fixture_count();
     let one_tool = tools.len() == 1;
-    // A tool's verdicts (each flagged as a case or a check), and whether a check the filters
-    // left out found it unproven.
-    type ToolRun = (Vec<(bool, CaseResult)>, Option<String>);
+    // A tool's verdicts (each flagged as a case or a check), whether a check the filters left
+    // out found it unproven, and how long the tool took.
+    type ToolRun = (Vec<(bool, CaseResult)>, Option<String>, Duration);
+    let mut progress = Progress::new(options.progress, tools.len() as u64);
     let run_tool = |tool: &String| -> Result<ToolRun, UsageError> {
         let suite = Suite::discover_scoped(&options.root, Scope::Tool(tool.clone()))?;
         let cases: Vec<&Case> = suite
@@ -173,15 +175,20 @@ pub fn run(
             .iter()
             .filter(|case| options.selects(&case.name))
             .collect();
+        let started = Instant::now();
         let mut verdicts = Vec::with_capacity(cases.len() + 4);
         if one_tool {
-            run_cases(&cases, &context, |verdict| verdicts.push((true, verdict)));
+            progress.cases_total(cases.len() as u64);
+            run_cases(&cases, &context, |verdict| {
+                progress.case_done();
+                verdicts.push((true, verdict))
+            });
         } else {
-            verdicts.extend(
-                cases
-                    .iter()
-                    .map(|case| (true, timed(|| case.run(&context)))),
-            );
+            verdicts.extend(cases.iter().map(|case| {
+                let verdict = timed(|| case.run(&context));
+                progress.case_done();
+                (true, verdict)
+            }));
         }
         let checks = suite.checks();
         verdicts.extend(
@@ -199,23 +206,28 @@ pub fn run(
             })
             .find_map(|check| suite.run_check(check, &context).skipped)
             .map(|_| tool.clone());
-        Ok((verdicts, unproven))
+        Ok((verdicts, unproven, started.elapsed()))
     };
     let mut failed = None;
     let tool_panicked = |tool: &String, message: String| {
         let mut verdict = CaseResult::named(format!("{tool}::run"));
         verdict.tool = Some(tool.clone());
         verdict.problems.push(panic_problem(&message));
-        Ok((vec![(false, verdict)], None))
+        Ok((vec![(false, verdict)], None, Duration::ZERO))
     };
     // The tools at least one selected case of ran for: what `--accept <filter>` accepted.
     let mut accepted_tools: Vec<String> = Vec::new();
-    let progress = Progress::new(options.progress, tools.len() as u64, "tools");
     // Tools unproven by a check the filters left out: `--accept` must not lock them either.
     let mut unproven_unselected: Vec<String> = Vec::new();
     in_parallel(&tools, run_tool, tool_panicked, |result| match result {
-        Ok((verdicts, unproven)) => {
+        Ok((verdicts, unproven, took)) => {
             unproven_unselected.extend(unproven);
+            if let Some(tool) = verdicts
+                .iter()
+                .find_map(|(is_case, verdict)| verdict.tool.clone().filter(|_| *is_case))
+            {
+                summary.tool_durations.push((tool, took));
+            }
             for (is_case, verdict) in verdicts {
                 if is_case {
                     if let Some(tool) = &verdict.tool
@@ -228,7 +240,7 @@ pub fn run(
                     summary.record_check(verdict)
                 }
             }
-            progress.advance(|| {
+            progress.tool_done(|| {
                 format!(
                     "{} cases, {} checks, {} failed so far",
                     summary.cases.0,
@@ -264,8 +276,15 @@ pub fn run(
         );
     }
     summary.elapsed = started.elapsed();
+    summary.long_run = options.progress.long_run();
 
-    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    // A filtered run reports the tools it selected a case of, not every tool of the repository.
+    let filtered = !options.filters.is_empty() || !options.skip.is_empty();
+    let tools: Vec<&str> = tools
+        .iter()
+        .map(String::as_str)
+        .filter(|tool| !filtered || summary.tally.contains_key(*tool))
+        .collect();
     let rendering = Rendering {
         summary: &summary,
         fixture_count,
@@ -319,7 +338,7 @@ fn lock_accepted_tools(
         summary.record_check(result);
     }
     let lock = "contracts/contracts.lock";
-    summary.notes.push(if locked.is_empty() {
+    let note = if locked.is_empty() {
         format!(
             "--accept with a filter: no new version of the tools accepted ({}) to lock; {lock} was not checked: `toolgate test --accept` with no filter checks it and locks every new version",
             if accepted.is_empty() {
@@ -333,7 +352,9 @@ fn lock_accepted_tools(
             "--accept with a filter: locked {} in {lock}; the rest of the lock was not checked: `toolgate test --accept` with no filter checks it and locks every new version",
             locked.join(", ")
         )
-    });
+    };
+    summary.notices.push(note.clone());
+    summary.notes.push(note);
 }
 
 /// The tools whose new versions `--accept` must not lock, each with the reason: a tool with a

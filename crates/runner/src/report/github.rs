@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toolgate_gate::internals::escape_hidden;
 
-use super::Summary;
+use super::{Summary, slowest_tools};
 
 /// The workflow commands, then one plain result line.
 pub(crate) fn render(summary: &Summary, root: &Path) -> String {
@@ -57,8 +57,17 @@ pub(crate) fn render(summary: &Summary, root: &Path) -> String {
     for unproven in &summary.unproven {
         let _ = writeln!(out, "::warning title=toolgate unproven::{}", data(unproven));
     }
+    // A note to act on is an annotation; a routine one (mutants sampled) is a line of the log
+    // and of the job summary's report, so it does not crowd out the annotations that matter.
     for note in &summary.notes {
-        let _ = writeln!(out, "::notice title=toolgate::{}", data(note));
+        if summary.notices.contains(note) {
+            let _ = writeln!(out, "::notice title=toolgate::{}", data(note));
+        } else {
+            let _ = writeln!(out, "note: {}", data(note));
+        }
+    }
+    if let Some(slowest) = slowest_tools(summary) {
+        let _ = writeln!(out, "{slowest}");
     }
     let _ = writeln!(
         out,

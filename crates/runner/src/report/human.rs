@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use toolgate_gate::internals::escape_hidden;
 
-use super::{Summary, mode_words};
+use super::{Summary, mode_words, slowest_tools};
 use crate::snapshot::SnapshotMode;
 use toolgate_repo::FixtureClass;
 use toolgate_repo::text::{Tone, paint};
@@ -23,9 +23,10 @@ pub(crate) fn render(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} {} tools, {fixtures} fixtures, {} cases, {} suite checks (snapshots {})",
+        "{} {} {}, {fixtures} fixtures, {} cases, {} suite checks (snapshots {})",
         paint(bold, "toolgate test:"),
         tools.len(),
+        if tools.len() == 1 { "tool" } else { "tools" },
         summary.cases.0,
         summary.checks.0,
         mode_words(mode)
@@ -106,6 +107,9 @@ pub(crate) fn render(
     }
     if summary.cases.0 == 0 {
         let _ = writeln!(out, "no case ran: a run that checks nothing fails");
+    }
+    if let Some(slowest) = slowest_tools(summary) {
+        let _ = writeln!(out, "{slowest}");
     }
     out
 }

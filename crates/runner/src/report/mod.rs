@@ -76,8 +76,16 @@ pub struct Summary {
     pub lines: Vec<Line>,
     /// Whether any failure is a configuration problem (exit code 2).
     pub configuration_error: bool,
-    /// Notes of passing and failing verdicts alike, each `name: note`.
+    /// Notes of passing and failing verdicts alike, each `name: note`, routine ones included.
     pub notes: Vec<String>,
+    /// The notes someone should act on (not the routine ones): what `--format github` makes
+    /// annotations of.
+    pub notices: Vec<String>,
+    /// How long each tool that ran a case took, in the order they finished.
+    pub tool_durations: Vec<(String, std::time::Duration)>,
+    /// A run at least this long ends its human and CI reports with its slowest tools (a
+    /// progress line's interval; never when zero).
+    pub long_run: std::time::Duration,
     /// How long the whole run took.
     pub elapsed: std::time::Duration,
     /// When the run started.
@@ -140,11 +148,14 @@ impl Summary {
     }
 
     fn keep(&mut self, verdict: CaseResult, is_case: bool) {
+        let named = |note: &String| format!("{}: {note}", verdict.name);
+        self.notices.extend(verdict.notes.iter().map(named));
         self.notes.extend(
             verdict
                 .notes
                 .iter()
-                .map(|note| format!("{}: {note}", verdict.name)),
+                .chain(&verdict.routine_notes)
+                .map(named),
         );
         if self.keep_lines {
             self.lines.push(Line {
@@ -212,4 +223,26 @@ pub(crate) fn mode_name(mode: SnapshotMode) -> &'static str {
         (false, Update::Unseen) => "unseen",
         (false, Update::Force) => "force",
     }
+}
+
+/// `slowest tools: a 12.0 s, b 3.1 s, c 0.4 s`: the five slowest of a long run of several tools,
+/// where a suite's time goes; nothing for a short run, where the line would be noise.
+pub(crate) fn slowest_tools(summary: &Summary) -> Option<String> {
+    if summary.elapsed < summary.long_run || summary.tool_durations.len() < 2 {
+        return None;
+    }
+    let mut slowest: Vec<&(String, std::time::Duration)> = summary.tool_durations.iter().collect();
+    slowest.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let listed: Vec<String> = slowest
+        .iter()
+        .take(5)
+        .map(|(tool, took)| {
+            format!(
+                "{} {:.1} s",
+                toolgate_gate::internals::escape_hidden(tool),
+                took.as_secs_f64()
+            )
+        })
+        .collect();
+    Some(format!("slowest tools: {}", listed.join(", ")))
 }

@@ -181,7 +181,7 @@ impl Suite {
         .into_iter()
         .collect();
         if run.left_out > 0 {
-            result.notes.push(left_out_note(run.left_out));
+            result.routine_notes.push(left_out_note(run.left_out));
         }
         // A failing trial names the fixture its first failure was derived from, and the command
         // that decides that mutant again.
