@@ -159,11 +159,8 @@ impl Counts {
         let cases_total = self.cases_total.load(Ordering::Relaxed);
         let tools = self.tools.load(Ordering::Relaxed);
         let seconds = elapsed.as_secs_f64().max(0.001);
-        let mut line = if cases_total > 0 {
-            format!(
-                "toolgate: {cases}/{cases_total} cases ({} %)",
-                cases.saturating_mul(100) / cases_total
-            )
+        let mut line = if let Some(percent) = cases.saturating_mul(100).checked_div(cases_total) {
+            format!("toolgate: {cases}/{cases_total} cases ({percent} %)")
         } else {
             format!(
                 "toolgate: {cases} cases, {tools}/{} tools",
