@@ -148,7 +148,7 @@ fn progress_lines() -> toolgate_runner::ProgressMode {
         };
     };
     match setting.to_str().map(str::trim).map(str::parse::<f64>) {
-        Some(Ok(seconds)) if seconds == 0.0 => ProgressMode::Off,
+        Some(Ok(0.0)) => ProgressMode::Off,
         Some(Ok(seconds)) if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 => {
             ProgressMode::Lines {
                 every: Duration::from_secs_f64(seconds),
