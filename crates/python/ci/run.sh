@@ -5,7 +5,8 @@
 # manylinux2014, linked against glibc 2.17 by zig's toolchain, so it installs on RHEL 7/8 and
 # Ubuntu 18.04+), checked for its tag and size, installed into it, and the pytest suite run against it
 # (parity with `toolgate check` on every bundled fixture, the binding's behaviour, LangChain's
-# @tool, the pydantic-ai and OpenAI Agents SDK examples). `cargo test` does not depend on it.
+# @tool, the pydantic-ai and OpenAI Agents SDK examples, and the guide's MCP snippets for the three
+# frameworks run as written). `cargo test` does not depend on it.
 #
 #   crates/python/ci/run.sh        (from anywhere; needs python3 with venv, and cargo)
 set -euo pipefail
@@ -16,8 +17,15 @@ packages=(
   ziglang==0.17.1
   pytest==9.2.0
   langchain-core==1.8.3
-  pydantic-ai-slim==2.68.0
+  # The guide's MCP snippets (doc/guide/src/mcp.md), run by tests/test_guide_snippets.py: the
+  # versions a reader installing them today gets.
+  "pydantic-ai-slim[mcp,openai]==2.68.0"
+  fastmcp==3.4.11
+  mcp==1.30.0
   openai-agents==0.24.0
+  langchain==1.5.2
+  langchain-openai==1.8.1
+  langchain-mcp-adapters==0.3.2
 )
 rm -rf "$work/venv" "$work/wheels"
 python3 -m venv "$work/venv"
@@ -42,7 +50,7 @@ cargo build --locked --release --quiet --bin toolgate
 # pytest's exit codes: 0 passed; 1 tests failed; 2 interrupted; 3 internal error; 4 usage
 # error; 5 no tests collected, which here means the suite went missing: a failure too.
 set +e
-TOOLGATE_BIN="$PWD/target/release/toolgate" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
+TOOLGATE_BIN="$PWD/target/release/toolgate" TOOLGATE_REQUIRE_FRAMEWORKS=1 "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
   crates/python/tests
 status=$?
 set -e
