@@ -616,10 +616,36 @@ pub struct McpProxyArgs {
     rollout: RolloutArgs,
     #[command(flatten)]
     telemetry: TelemetryArgs,
+    /// The MCP server as one argument: its Streamable HTTP URL, or its command line, split into
+    /// words as a POSIX shell would (quotes and backslashes; nothing is expanded), e.g.
+    /// --upstream 'python weather_server.py'. For launchers that drop `--` (the MCP Inspector's
+    /// CLI); otherwise the command after `--` says the same.
+    #[arg(long, value_name = "SERVER COMMAND OR URL", conflicts_with = "command")]
+    upstream: Option<String>,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL (http:// or
     /// https://), after `--`.
-    #[arg(last = true, required = true, value_name = "SERVER COMMAND OR URL")]
+    #[arg(
+        last = true,
+        required_unless_present = "upstream",
+        value_name = "SERVER COMMAND OR URL"
+    )]
     command: Vec<OsString>,
+}
+
+/// `--upstream`'s command line as the words a shell would pass.
+fn upstream_words(line: &str) -> Result<Vec<OsString>, UsageError> {
+    let words = shlex::split(line).ok_or_else(|| {
+        UsageError::new(format!(
+            "--upstream {}: an unclosed quote or a trailing backslash; quote the command as a shell would",
+            toolgate_gate::internals::escape_hidden(line)
+        ))
+    })?;
+    if words.is_empty() {
+        return Err(UsageError::new(
+            "--upstream is empty: give the MCP server's command line or URL, e.g. --upstream 'python server.py'",
+        ));
+    }
+    Ok(words.into_iter().map(OsString::from).collect())
 }
 
 impl TryFrom<McpProxyArgs> for ProxyConfig {
@@ -652,7 +678,10 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             shadow: args.rollout.shadow,
             metrics: args.telemetry.metrics,
             tracing: args.telemetry.tracing("toolgate-mcp-proxy")?,
-            command: args.command,
+            command: match &args.upstream {
+                Some(line) => upstream_words(line)?,
+                None => args.command,
+            },
         })
     }
 }

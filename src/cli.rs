@@ -180,13 +180,71 @@ pub(crate) fn man_pages() -> Result<Vec<(String, Vec<u8>)>, io::Error> {
                 .filter(|subcommand| !subcommand.is_hide_set())
                 .cloned(),
         );
-        let man = clap_mangen::Man::new(command);
+        let synopsis = synopsis(&command);
+        let man = clap_mangen::Man::new(command.override_usage(synopsis));
         let mut page = Vec::new();
         man.render(&mut page)?;
         pages.push((man.get_filename(), page));
     }
     pages.sort();
     Ok(pages)
+}
+
+/// A man page's synopsis: every visible option with its value's placeholder
+/// (`[--root <DIR>]`, where clap_mangen writes `[--root]`), then the positional arguments.
+fn synopsis(command: &clap::Command) -> String {
+    let name = command
+        .get_bin_name()
+        .map_or_else(|| command.get_name().to_owned(), str::to_owned);
+    let mut words = vec![name];
+    let placeholder = |arg: &clap::Arg| -> String {
+        match arg.get_value_names() {
+            Some(names) => names
+                .iter()
+                .map(|name| format!("<{name}>"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => format!("<{}>", arg.get_id().as_str().to_uppercase()),
+        }
+    };
+    for arg in command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set() && !arg.is_positional())
+    {
+        let mut flag = match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("-{short}|--{long}"),
+            (Some(short), None) => format!("-{short}"),
+            (None, Some(long)) => format!("--{long}"),
+            (None, None) => continue,
+        };
+        if arg.get_action().takes_values() {
+            flag = format!("{flag} {}", placeholder(arg));
+        }
+        words.push(if arg.is_required_set() {
+            flag
+        } else {
+            format!("[{flag}]")
+        });
+    }
+    for arg in command.get_positionals().filter(|arg| !arg.is_hide_set()) {
+        let many = matches!(arg.get_num_args(), Some(range) if range.max_values() > 1);
+        let mut value = placeholder(arg);
+        if many {
+            value.push_str("...");
+        }
+        if arg.is_last_set() {
+            value = format!("-- {value}");
+        }
+        words.push(if arg.is_required_set() {
+            value
+        } else {
+            format!("[{value}]")
+        });
+    }
+    if command.has_subcommands() {
+        words.push("<COMMAND>".to_owned());
+    }
+    words.join(" ")
 }
 
 /// The guide's command-line reference: each visible verb's long help, as the terminal shows it,

@@ -710,13 +710,31 @@ fn start_proxy(scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
 }
 
 fn start_proxy_at(root: &Path, scenario: &Path, log: &Path, extra: &[String]) -> Proxy {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("mcp-proxy")
-        .arg("--root")
-        .arg(root)
-        .args(extra)
-        .arg("--")
-        .arg(std::env::current_exe().unwrap())
+    start_proxy_named(root, scenario, log, extra, false)
+}
+
+/// The proxy in front of the fake server, named after `--` or, `as_flag`, by `--upstream` (as
+/// launchers that drop `--` must).
+fn start_proxy_named(
+    root: &Path,
+    scenario: &Path,
+    log: &Path,
+    extra: &[String],
+    as_flag: bool,
+) -> Proxy {
+    let server = std::env::current_exe().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.arg("mcp-proxy").arg("--root").arg(root).args(extra);
+    if as_flag {
+        // One argument, quoted as a shell would: the server's path may hold spaces.
+        let line = shlex::try_quote(server.to_str().unwrap())
+            .unwrap()
+            .into_owned();
+        command.arg("--upstream").arg(line);
+    } else {
+        command.arg("--").arg(server);
+    }
+    let mut child = command
         .env(SCENARIO_VARIABLE, scenario)
         .env(LOG_VARIABLE, log)
         // `--mode observe` runs only outside CI; nothing else the proxy does depends on it.
@@ -750,7 +768,8 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
     let audit = tempfile::NamedTempFile::new().unwrap();
     let mut extra = extra;
     extra.extend(["--audit".to_owned(), audit.path().display().to_string()]);
-    let mut proxy = start_proxy(path, log.path(), &extra);
+    let as_flag = scenario["upstream_flag"] == true;
+    let mut proxy = start_proxy_named(&here(), path, log.path(), &extra, as_flag);
     let mut stdin = proxy.child.stdin.take().unwrap();
     let mut transcript = String::new();
     let mut received: Vec<Value> = Vec::new();

@@ -200,3 +200,22 @@ fn lint_and_mutate_colour_like_test_and_honour_no_color() {
         );
     }
 }
+
+#[test]
+fn a_man_pages_synopsis_shows_what_each_option_takes() {
+    let page = fs::read_to_string(repo_root().join("doc/man/toolgate-mcp-proxy.1")).unwrap();
+    let synopsis = page
+        .lines()
+        .skip_while(|line| *line != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap();
+    for shown in [
+        r"[\-\-root <DIR>]",
+        r"[\-\-upstream <SERVER COMMAND OR URL>]",
+        r"[\-\-insecure\-no\-auth]",
+        r"[\-h|\-\-help]",
+        r"[\-\- <SERVER COMMAND OR URL>...]",
+    ] {
+        assert!(synopsis.contains(shown), "{shown} in {synopsis}");
+    }
+}

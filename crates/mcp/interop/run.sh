@@ -21,6 +21,7 @@ node_packages=(
   @modelcontextprotocol/client@2.4.0
   @modelcontextprotocol/server-everything@2026.8.31
   @modelcontextprotocol/conformance@0.1.16
+  @modelcontextprotocol/inspector@2.12.0
 )
 python_packages=(mcp==2.3.0)
 
@@ -113,6 +114,31 @@ then
   fi
 else
   echo "FAIL metrics after the SDK clients' calls" >&2
+  status=1
+fi
+
+# The MCP Inspector's CLI launches the proxy itself, and drops `--` from the command it is given:
+# the upstream goes in one argument, --upstream, with no wrapper script.
+inspector=$work/node/node_modules/.bin/mcp-inspector
+inspect() { "$inspector" --cli "$toolgate" mcp-proxy --root "$contracts" \
+  --upstream "node '$everything' stdio" "$@" 2> "$work/inspector.err"; }
+if inspect --method tools/list > "$work/inspector-list.json" \
+  && inspect --method tools/call --tool-name get-structured-content --tool-arg location=Chicago \
+    > "$work/inspector-call.json" \
+  && python3 - "$work/inspector-list.json" "$work/inspector-call.json" <<'EOF'
+import json, sys
+tools = [tool["name"] for tool in json.load(open(sys.argv[1]))["tools"]]
+call = json.load(open(sys.argv[2]))
+data = call["structuredContent"]
+assert "get-structured-content" in tools, tools
+assert (data["tool"], data["outcome"]) == ("get-structured-content", "success"), call
+assert set(data["data"]) <= {"temperature", "conditions", "humidity"} and "temperature" in data["data"], call
+EOF
+then
+  echo "ok   MCP Inspector CLI: launches the proxy with --upstream, lists and calls through the gate"
+else
+  echo "FAIL MCP Inspector CLI with --upstream:" >&2
+  cat "$work/inspector.err" "$work/inspector-list.json" "$work/inspector-call.json" >&2 2>/dev/null || true
   status=1
 fi
 
