@@ -349,13 +349,22 @@ impl Contract {
     ) -> Result<Admitted, Refusal> {
         transport::check(&self.limits, &self.upstream_errors, response)?;
         if self.text_input {
+            if response.tool_error {
+                // A text contract maps a tool error without reading it (by_tool_error).
+                return Err(UpstreamErrors::unmapped_tool_error().into());
+            }
             let text = parse::utf8(response.body)?;
             let (shape, document) = self.match_text(text)?;
             return Ok(self.conclude(shape, document.root(), request, now)?);
         }
         let document = parse::parse_document(response.body, self.limits.max_depth)?;
         let root = document.root();
-        self.upstream_errors.by_body(response.status, root)?;
+        self.upstream_errors
+            .by_body(response.status, response.tool_error, root)?;
+        if response.tool_error {
+            // No entry matched the error's body: it is still an error, never a result.
+            return Err(UpstreamErrors::unmapped_tool_error().into());
+        }
         // G3: the first shape whose schema accepts the document (the current shape first).
         // `is_valid` decides; the validator's detailed errors wait until someone asks.
         match self.shapes.iter().find(|shape| shape.schema.is_valid(root)) {

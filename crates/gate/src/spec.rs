@@ -87,6 +87,9 @@ pub(crate) struct UpstreamErrorSpec {
     pub status: Option<Statuses>,
     #[serde(default)]
     pub body: Option<BodyMatch>,
+    /// Matches a tool's own error (MCP `isError`) rather than a status.
+    #[serde(default)]
+    pub tool_error: bool,
     pub code: ErrorCode,
     #[serde(default)]
     pub retryable: Option<bool>,

@@ -13,6 +13,7 @@ pub struct Response<'a> {
     pub(crate) status: Option<u16>,
     pub(crate) unreachable: Option<&'a str>,
     pub(crate) incomplete: Option<&'a str>,
+    pub(crate) tool_error: bool,
 }
 
 impl<'a> Response<'a> {
@@ -23,6 +24,7 @@ impl<'a> Response<'a> {
             status: None,
             unreachable: None,
             incomplete: None,
+            tool_error: false,
         }
     }
 
@@ -43,6 +45,7 @@ impl<'a> Response<'a> {
             status: None,
             unreachable: Some(reason),
             incomplete: None,
+            tool_error: false,
         }
     }
 
@@ -56,7 +59,28 @@ impl<'a> Response<'a> {
             status: None,
             unreachable: None,
             incomplete: Some(reason),
+            tool_error: false,
         }
+    }
+
+    /// The tool answered with its own error rather than a result (an MCP result with
+    /// `isError`, or a call refused as invalid): `body` is the error's structured part, if it
+    /// has one (empty otherwise). An `upstream_errors` entry with `tool_error: true` maps it;
+    /// unmapped, the agent sees `INVALID_RESPONSE`, not retryable: the same call gets the same
+    /// answer.
+    pub fn tool_error(body: &'a [u8]) -> Response<'a> {
+        Response {
+            body,
+            status: None,
+            unreachable: None,
+            incomplete: None,
+            tool_error: true,
+        }
+    }
+
+    /// Whether the tool answered with its own error ([`Response::tool_error`]).
+    pub fn is_tool_error(&self) -> bool {
+        self.tool_error
     }
 
     /// The body bytes.
@@ -123,6 +147,9 @@ pub(crate) fn check(
             format!("the upstream answered without a result: {reason}"),
             "asking again the same way cannot succeed; the tool needs input only a person or the operator can give",
         ));
+    }
+    if response.tool_error {
+        upstream_errors.by_tool_error(!response.body.is_empty())?;
     }
     // A declared mapping speaks before the default unavailable statuses.
     upstream_errors.by_status(response.status)?;

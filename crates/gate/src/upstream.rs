@@ -20,6 +20,8 @@ use crate::pointer::JsonPointer;
 pub(crate) struct UpstreamError {
     /// Its name, recorded as the rule of the operator record.
     pub name: String,
+    /// Whether it matches a tool's own error (MCP `isError`) instead of a status.
+    pub tool_error: bool,
     /// The statuses it applies to; empty: any status, or none reported.
     pub statuses: Vec<u16>,
     /// A member of the body and the value it must equal.
@@ -40,10 +42,9 @@ impl UpstreamErrors {
         let Some(status) = status else {
             return Ok(());
         };
-        match self
-            .0
-            .iter()
-            .find(|mapping| mapping.body.is_none() && mapping.statuses.contains(&status))
+        match self.0.iter().find(|mapping| {
+            !mapping.tool_error && mapping.body.is_none() && mapping.statuses.contains(&status)
+        })
         {
             Some(mapping) => Err(mapping.fault(format!(
                 "the upstream answered status {status}, which upstream_errors entry `{}` maps to {}",
@@ -54,12 +55,57 @@ impl UpstreamErrors {
         }
     }
 
-    /// The mapping that decides on the parsed body (and the status, where it names statuses).
-    pub(crate) fn by_body(&self, status: Option<u16>, root: Node<'_>) -> Result<(), Fault> {
+    /// What a tool's own error (MCP `isError`) is, before its body is read: the first
+    /// `tool_error` entry without a body decides; otherwise, where an entry reads a body and
+    /// there is one, the body decides ([`UpstreamErrors::by_body`]); otherwise it is
+    /// [`UpstreamErrors::unmapped_tool_error`].
+    pub(crate) fn by_tool_error(&self, has_body: bool) -> Result<(), Fault> {
+        if let Some(mapping) = self
+            .0
+            .iter()
+            .find(|mapping| mapping.tool_error && mapping.body.is_none())
+        {
+            return Err(mapping.fault(format!(
+                "the upstream tool reported an error (isError), which upstream_errors entry `{}` maps to {}",
+                mapping.name,
+                mapping.code.as_str()
+            )));
+        }
+        if has_body && self.0.iter().any(|mapping| mapping.body.is_some()) {
+            return Ok(());
+        }
+        Err(Self::unmapped_tool_error())
+    }
+
+    /// A tool's own error that no entry maps: the call was answered, and asking again the same
+    /// way gets the same answer (an argument the tool refused, most often), so the agent is not
+    /// told to retry.
+    pub(crate) fn unmapped_tool_error() -> Fault {
+        Fault::new(
+            Layer::Transport,
+            "tool_error",
+            "the upstream tool reported an error (isError) that no upstream_errors entry maps; its text is not passed on",
+            "the tool answered with an error, not a result: calling again the same way gets the same; map it with an upstream_errors entry (tool_error: true) to tell the agent more",
+        )
+        .code(ErrorCode::InvalidResponse)
+        .retryable(false)
+    }
+
+    /// The mapping that decides on the parsed body (and the status, where it names statuses); a
+    /// `tool_error` entry only for a tool's own error.
+    pub(crate) fn by_body(
+        &self,
+        status: Option<u16>,
+        tool_error: bool,
+        root: Node<'_>,
+    ) -> Result<(), Fault> {
         for mapping in &self.0 {
             let Some((pointer, expected)) = &mapping.body else {
                 continue;
             };
+            if mapping.tool_error && !tool_error {
+                continue;
+            }
             let status_matches = mapping.statuses.is_empty()
                 || status.is_some_and(|status| mapping.statuses.contains(&status));
             if status_matches
@@ -67,9 +113,14 @@ impl UpstreamErrors {
                     .resolve(root)
                     .is_some_and(|node| node.equals(expected))
             {
-                let status = status.map_or_else(String::new, |status| format!("status {status}, "));
+                let status = match (status, tool_error) {
+                    (_, true) => "a tool error (isError) with".to_owned(),
+                    (Some(status), false) => format!("status {status},"),
+                    (None, false) => String::new(),
+                };
                 return Err(mapping.fault(format!(
-                    "the upstream answered {status}{} {expected}, which upstream_errors entry `{}` maps to {}",
+                    "the upstream answered {status}{}{} {expected}, which upstream_errors entry `{}` maps to {}",
+                    if status.is_empty() { "" } else { " " },
                     if pointer.as_str().is_empty() { "a body of".to_owned() } else { format!("{} =", pointer.as_str()) },
                     mapping.name,
                     mapping.code.as_str()

@@ -160,7 +160,7 @@ fn a_mapping_that_cannot_match_or_reads_a_text_body_does_not_compile() {
     };
     let neither = compile(json("  - name: vague\n    code: NOT_FOUND\n"), REPO);
     assert!(
-        neither.contains("matches a `status`, a `body` member, or both"),
+        neither.contains("matches a `status`, a `body` member, both, or a `tool_error`"),
         "{neither}"
     );
     let status = compile(
@@ -188,5 +188,82 @@ fn a_mapping_that_cannot_match_or_reads_a_text_body_does_not_compile() {
     assert!(
         text.contains("text contract's output is not JSON"),
         "{text}"
+    );
+}
+
+/// What the agent is told of a tool error, and the operator record's rule.
+fn tool_error(contract: &Contract, body: &[u8]) -> (ErrorCode, bool, String, String) {
+    let decision = contract.admit_response(Response::tool_error(body), &request(), now());
+    let rejection = decision
+        .rejection()
+        .expect("a tool error is never admitted");
+    let record = decision.operator_record().unwrap();
+    (
+        rejection.code(),
+        rejection.retryable(),
+        record.rule().to_owned(),
+        text(decision.agent_bytes()).to_owned(),
+    )
+}
+
+#[test]
+fn a_tool_error_is_mapped_like_a_status_and_unmapped_is_not_retried() {
+    // MCP's isError: no status, its structuredContent (if any) the body the entries read.
+    let mapped = contract(
+        "  - name: unknown_repo\n    tool_error: true\n    body: { pointer: /error, equals: unknown_repo }\n    code: NOT_FOUND\n",
+    );
+    let (code, retryable, rule, agent) = tool_error(
+        &mapped,
+        br#"{"error":"unknown_repo","hint":"try torvalds/linux"}"#,
+    );
+    assert_eq!(
+        (code, retryable, rule.as_str()),
+        (ErrorCode::NotFound, false, "upstream_errors.unknown_repo")
+    );
+    assert_eq!(agent, failure("repo", "NOT_FOUND", false));
+    // Another error, no structured part, or a body that would pass the schema: still an error,
+    // and the same call would get the same answer.
+    for body in [
+        &br#"{"error":"quota"}"#[..],
+        b"",
+        br#"{"id":1,"name":"looks fine"}"#,
+    ] {
+        let (code, retryable, rule, agent) = tool_error(&mapped, body);
+        assert_eq!(
+            (code, retryable, rule.as_str()),
+            (ErrorCode::InvalidResponse, false, "tool_error")
+        );
+        assert_eq!(agent, failure("repo", "INVALID_RESPONSE", false));
+    }
+    // An entry without a body maps every tool error, before anything is read.
+    let any = contract(
+        "  - name: tool_failed\n    tool_error: true\n    code: UPSTREAM_UNAVAILABLE\n    retryable: true\n",
+    );
+    let (code, retryable, rule, _) = tool_error(&any, b"{not json");
+    assert_eq!(
+        (code, retryable, rule.as_str()),
+        (
+            ErrorCode::UpstreamUnavailable,
+            true,
+            "upstream_errors.tool_failed"
+        )
+    );
+    // A tool_error entry says nothing about answers that are not tool errors.
+    let admitted = decide(&mapped, None, br#"{"id":1,"name":"toolgate"}"#);
+    assert!(admitted.is_admitted());
+    let unmapped_body = decide(&mapped, None, br#"{"error":"unknown_repo"}"#);
+    assert_eq!(unmapped_body.rejection().unwrap().layer(), Layer::Schema);
+}
+
+#[test]
+fn a_tool_error_has_no_status() {
+    let yaml = "tool: repo\nversion: 1\ndirection: result\nshape:\n  schema: repo.json\n  fields:\n    - { name: name, from: /name }\nagent_schema: agent.json\nupstream_errors:\n  - name: both\n    status: 404\n    tool_error: true\n    code: NOT_FOUND\n";
+    let source = ContractSource::new(yaml)
+        .with_schema("repo.json", REPO)
+        .with_schema("agent.json", "{}");
+    let errors = Contract::compile(&source).unwrap_err().to_string();
+    assert!(
+        errors.contains("`status` or `tool_error`, not both"),
+        "{errors}"
     );
 }

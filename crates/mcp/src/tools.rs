@@ -270,12 +270,12 @@ pub(crate) fn arguments_request(
 pub(crate) enum Evidence {
     /// `structuredContent` (or the text block), as handed to the gate.
     Body(Vec<u8>),
+    /// The tool's own error (`isError`), with its `structuredContent` if it has one: what the
+    /// contract's `upstream_errors` (`tool_error: true`) map.
+    ToolError(Vec<u8>),
     /// No bytes to read: why.
     Unreachable(&'static str),
 }
-
-/// Why a result has no bytes for the gate when the upstream tool reported an error.
-const TOOL_ERROR: &str = "the upstream tool reported an error (isError); its text is not passed on";
 
 impl Evidence {
     /// What the upstream did wrong, when the gate got no bytes from its answer: reported an
@@ -283,7 +283,7 @@ impl Evidence {
     pub(crate) fn upstream_failure(&self) -> Option<UpstreamFailure> {
         match self {
             Evidence::Body(_) => None,
-            Evidence::Unreachable(TOOL_ERROR) => Some(UpstreamFailure::Error),
+            Evidence::ToolError(_) => Some(UpstreamFailure::Error),
             Evidence::Unreachable(_) => Some(UpstreamFailure::Unusable),
         }
     }
@@ -292,6 +292,7 @@ impl Evidence {
     pub(crate) fn response(&self) -> Response<'_> {
         match self {
             Evidence::Body(raw) => Response::body(raw),
+            Evidence::ToolError(structured) => Response::tool_error(structured),
             Evidence::Unreachable(reason) => Response::unreachable(reason),
         }
     }
@@ -349,9 +350,10 @@ pub(crate) fn decide_in_place(
     )
 }
 
-/// The decision on a result's parts: an `isError` result is unreachable evidence; otherwise the
-/// gate reads `structuredContent` (a text contract: the single text block), and a result that
-/// has neither is unreachable too.
+/// The decision on a result's parts: an `isError` result is the tool's own error, with its
+/// `structuredContent` for the contract's `upstream_errors` to read (its text never: it is the
+/// tool's prose); otherwise the gate reads `structuredContent` (a text contract: the single text
+/// block), and a result that has neither is unreachable.
 fn decide_on(
     contract: &Contract,
     request: &Request,
@@ -361,7 +363,11 @@ fn decide_on(
     text: impl FnOnce() -> Option<String>,
 ) -> (Decision, Evidence) {
     let evidence = if is_error {
-        Evidence::Unreachable(TOOL_ERROR)
+        Evidence::ToolError(if contract.is_text() {
+            Vec::new()
+        } else {
+            structured().unwrap_or_default()
+        })
     } else {
         let raw = if contract.is_text() {
             text().map(String::into_bytes)

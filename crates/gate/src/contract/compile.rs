@@ -621,8 +621,15 @@ fn compile_upstream_errors(
                 .map(|pointer| (pointer, body.equals.clone())),
             None => None,
         };
+        if spec.tool_error && !statuses.is_empty() {
+            errors.push(error_at(
+                &spec.name,
+                "a tool error has no status: an upstream_errors entry gives `status` or `tool_error`, not both",
+            ));
+        }
         mappings.push(UpstreamError {
             name: name.clone(),
+            tool_error: spec.tool_error,
             statuses,
             body,
             code: spec.code,

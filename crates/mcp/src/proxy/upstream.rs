@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// JSON-RPC's "Invalid params": a server's refusal of a call's arguments.
+const INVALID_PARAMS: i64 = -32602;
+
 impl Proxy {
     /// The upstream wrote a message no one can read: which request it answered is unknown, so
     /// every pending call is decided on those bytes (the gate refuses them, at the layer that
@@ -155,6 +158,21 @@ impl Proxy {
                     }
                     _ => None,
                 };
+                // The server refused the call's arguments (JSON-RPC Invalid params, as servers
+                // before the 2025-11-25 revision report a bad argument): the tool's own error,
+                // which the contract's upstream_errors map and which is not retried by default.
+                if withheld.is_none()
+                    && error.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS)
+                {
+                    return self.decide_failure(
+                        &host,
+                        id,
+                        &call,
+                        modern_host,
+                        Response::tool_error(&[]),
+                        (waited, UpstreamFailure::Error),
+                    );
+                }
                 return match withheld {
                     Some(reason) => {
                         log(&format!(
