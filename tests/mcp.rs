@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         }
     }
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 29] = [
+    let single: [(&str, Test); 30] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -166,6 +166,10 @@ fn main() -> ExitCode {
         (
             "mcp::surface::a_tool_changed_under_a_running_proxy_is_withheld",
             surface::a_tool_changed_under_a_running_proxy_is_withheld,
+        ),
+        (
+            "mcp::surface::a_modern_subscription_hears_of_a_checked_tool_change",
+            surface::a_modern_subscription_hears_of_a_checked_tool_change,
         ),
         (
             "mcp::surface::a_rug_pulled_tool_is_withheld",

@@ -109,12 +109,7 @@ impl Proxy {
                 }
                 None => return,
             },
-            "subscriptions/listen" => {
-                return refuse(plain(
-                    codes::METHOD_NOT_FOUND,
-                    "`subscriptions/listen` is not available through toolgate: its notifications are not gated",
-                ));
-            }
+            "subscriptions/listen" => return self.listen(host, &id, &params, modern_host),
             _ => match Route::of_host_method(method) {
                 Some(route) if self.allows(route) => Waiting::Passthrough(method.to_owned()),
                 Some(route) => {
@@ -469,6 +464,47 @@ impl Proxy {
         host.send(value_result_line(id, &result));
     }
 
+    /// A modern host's `subscriptions/listen`: served by the proxy itself, for the one
+    /// notification it can vouch for, a changed tool list (announced once the new listing has
+    /// been checked against the pins); every other kind (resources, prompts) would carry unvetted
+    /// data, so the acknowledgment leaves it out. The stream stays open until the host cancels
+    /// it (`notifications/cancelled`) or the connection ends.
+    fn listen(&self, host: &Arc<Host>, id: &Value, params: &Value, modern_host: bool) {
+        if !modern_host {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`subscriptions/listen` is part of the 2026-07-28 revision; a handshake-era host hears of a changed tool list by notifications/tools/list_changed",
+                ),
+            ));
+        }
+        if !host.duplex {
+            return host.send(refusal_line(
+                id,
+                &plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`subscriptions/listen` is served over stdio; over HTTP the listener answers each POST once, so list the tools again (tools/list) to see a change",
+                ),
+            ));
+        }
+        let wanted = params["notifications"]["toolsListChanged"] == Value::Bool(true);
+        let honored =
+            wanted && self.server_capabilities()["tools"]["listChanged"] == Value::Bool(true);
+        if honored {
+            lock(&self.tool_subscriptions).push((Arc::clone(host), id.clone()));
+        }
+        let notifications = if honored {
+            json!({"toolsListChanged": true})
+        } else {
+            json!({})
+        };
+        host.send(notification_line(
+            "notifications/subscriptions/acknowledged",
+            &json!({"_meta": {SUBSCRIPTION_ID: id}, "notifications": notifications}),
+        ));
+    }
+
     /// The capabilities the proxy offers a host: tools (with the upstream's `listChanged` for a
     /// stdio host), and the capabilities of the server-side routes the operator opened, as the
     /// upstream declared them.
@@ -508,6 +544,9 @@ impl Proxy {
                 let Some(cancelled) = params.get("requestId") else {
                     return;
                 };
+                // A subscription ends when its host cancels it.
+                lock(&self.tool_subscriptions)
+                    .retain(|(subscriber, id)| !(id == cancelled && subscriber.is(host)));
                 // The request this host (or another POST of its handshake-era session) made.
                 let found = {
                     let mut state = self.state();

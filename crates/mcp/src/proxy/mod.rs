@@ -332,8 +332,14 @@ pub(crate) struct Proxy {
     settled: OnceLock<Settled>,
     /// The stdio host, the one host the upstream's requests on opened routes can reach.
     duplex_host: Mutex<Option<Arc<Host>>>,
+    /// The modern hosts' `subscriptions/listen` streams that asked for a changed tool list:
+    /// each host and its subscription's id (the request's JSON-RPC id).
+    tool_subscriptions: Mutex<Vec<(Arc<Host>, Value)>>,
     stopping: AtomicBool,
 }
+
+/// Where a modern notification names the `subscriptions/listen` stream it belongs to.
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// How long the era probe waits before it takes silence for a legacy upstream (the revision's
 /// "reasonable timeout"; the SDKs wait 10 s).
@@ -361,7 +367,32 @@ impl Proxy {
             next_id: AtomicU64::new(0),
             settled: OnceLock::new(),
             duplex_host: Mutex::new(None),
+            tool_subscriptions: Mutex::new(Vec::new()),
             stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// Tells the hosts that asked that the tool list changed: a legacy stdio host by
+    /// `notifications/tools/list_changed`, each modern subscription by the same notification
+    /// tagged with its id. Where tools are pinned it is called only once the new listing has been
+    /// checked against the pins, so a host that lists again sees what the proxy will serve.
+    pub(crate) fn announce_tools_changed(&self) {
+        let duplex = lock(&self.duplex_host).clone();
+        let subscriptions = lock(&self.tool_subscriptions).clone();
+        let mut told = false;
+        if let Some(host) = duplex.filter(|host| host.session().is_some()) {
+            host.send(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec());
+            told = true;
+        }
+        for (host, id) in subscriptions {
+            host.send(notification_line(
+                "notifications/tools/list_changed",
+                &json!({"_meta": {SUBSCRIPTION_ID: id}}),
+            ));
+            told = true;
+        }
+        if !told {
+            log("the upstream's tools changed; hosts see it at their next tools/list");
         }
     }
 
@@ -553,7 +584,13 @@ impl Proxy {
             }
         }
         let mut surface = lock(&self.surface);
+        let newly_checked = covers > surface.seen;
         surface.seen = surface.seen.max(covers);
+        drop(surface);
+        // The change is announced once the listing that reflects it has been checked.
+        if newly_checked {
+            self.announce_tools_changed();
+        }
     }
 
     /// Holds what a listing (`complete`: every page) says of the pinned tools, and logs each

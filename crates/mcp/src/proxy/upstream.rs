@@ -269,22 +269,12 @@ impl Proxy {
                 log(&format!("upstream log ({level}): {data}"));
             }
             "notifications/tools/list_changed" if !self.pins.is_empty() => {
-                // Listed again on the watcher's thread; until then the last listing stands.
+                // Listed again and checked against the pins on the watcher's thread, which then
+                // tells the hosts; until then the last listing stands.
                 lock(&self.surface).announced += 1;
                 self.surface_changed.notify_all();
-                if let Some(host) = duplex_host() {
-                    host.send(
-                        br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
-                            .to_vec(),
-                    );
-                }
             }
-            "notifications/tools/list_changed" => match duplex_host() {
-                Some(host) => host.send(
-                    br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
-                ),
-                None => log("the upstream's tools changed; hosts see it at their next tools/list"),
-            },
+            "notifications/tools/list_changed" => self.announce_tools_changed(),
             _ if (method.starts_with("notifications/resources/")
                 && self.allows(Route::Resources))
                 || (method == "notifications/prompts/list_changed"
