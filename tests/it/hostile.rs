@@ -254,7 +254,7 @@ fn an_unknown_tool_and_an_unknown_version() {
             &["check", "job_stat", "--request-id", REQUEST_ID],
             b"{}",
         ),
-        "contracts/job_stat: no contract for tool `job_stat` (known tools: close_ticket, job_status, release_status, review_status)",
+        "contracts/job_stat: no contract for tool `job_stat` (did you mean `job_status`? known tools: job_status, review_status, close_ticket, release_status)",
     );
     assert_usage_error(
         &check_job(dir.path(), &["--contract-version", "v3"]),

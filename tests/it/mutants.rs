@@ -420,7 +420,7 @@ fn usage_errors_exit_2_and_say_what_to_do() {
         let outcome = run(command, b"");
         assert_eq!(outcome.code, 2, "{verb}");
         assert!(
-            outcome.stderr.contains("no contract for tool `nope` (known tools: close_ticket, job_status, release_status, review_status)"),
+            outcome.stderr.contains("no contract for tool `nope` (known tools: close_ticket, job_status, review_status, release_status)"),
             "{verb}: {}",
             outcome.stderr
         );

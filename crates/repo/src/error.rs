@@ -211,13 +211,9 @@ impl fmt::Display for LoadError {
             }
             LoadError::NoTool { dir, tool, known } => write!(
                 f,
-                "{}: no contract for tool `{tool}` (known tools: {})",
+                "{}: no contract for tool `{tool}` ({})",
                 dir.display(),
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
+                nearest_tools(tool, known)
             ),
             LoadError::NotAVersionFolder(path) => write!(
                 f,
@@ -256,12 +252,8 @@ impl fmt::Display for LoadError {
             ),
             LoadError::UnknownTool { tool, known } => write!(
                 f,
-                "no contract for tool `{tool}` (known tools: {})",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
+                "no contract for tool `{tool}` ({})",
+                nearest_tools(tool, known)
             ),
             LoadError::Compile(errors) => errors.fmt(f),
             LoadError::Mismatch { file, what } => write!(f, "{}: {what}", file.display()),
@@ -301,5 +293,74 @@ pub fn plural(count: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{count} {noun}s")
+    }
+}
+
+/// How many known tools an unknown name's message lists: a repository may hold thousands.
+const TOOLS_LISTED: usize = 8;
+
+/// `did you mean `droplets_get`? known tools: droplets_get, droplets_list, …`: the known tools
+/// nearest to a mistyped `name` first (by Jaro-Winkler similarity, as clap suggests
+/// subcommands), the best one offered when it is close, at most [`TOOLS_LISTED`] of them.
+pub(crate) fn nearest_tools(name: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        return "known tools: none".to_owned();
+    }
+    let mut ranked: Vec<(f64, &String)> = known
+        .iter()
+        .map(|tool| (strsim::jaro_winkler(name, tool), tool))
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let listed: Vec<&str> = ranked
+        .iter()
+        .take(TOOLS_LISTED)
+        .map(|(_, tool)| tool.as_str())
+        .collect();
+    let more = match known.len().saturating_sub(TOOLS_LISTED) {
+        0 => String::new(),
+        rest => format!(" and {rest} more"),
+    };
+    let suggestion = match ranked.first() {
+        Some((score, tool)) if *score >= 0.8 => format!("did you mean `{tool}`? "),
+        _ => String::new(),
+    };
+    format!("{suggestion}known tools: {}{more}", listed.join(", "))
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::nearest_tools;
+
+    fn tools(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_name_first() {
+        let known = tools(&[
+            "account_get",
+            "actions_list",
+            "apps_list",
+            "billing_get",
+            "cdn_purge",
+            "databases_list",
+            "domains_list",
+            "droplets_get",
+            "droplets_list",
+            "firewalls_list",
+            "images_list",
+        ]);
+        let said = nearest_tools("droplet_get", &known);
+        assert!(
+            said.starts_with(
+                "did you mean `droplets_get`? known tools: droplets_get, droplets_list, "
+            ),
+            "{said}"
+        );
+        assert!(said.ends_with(" and 3 more"), "{said}");
+        // Nothing close: no suggestion, the nearest listed all the same.
+        let said = nearest_tools("zzz", &tools(&["job_status", "review_status"]));
+        assert!(said.starts_with("known tools: "), "{said}");
+        assert_eq!(nearest_tools("x", &[]), "known tools: none");
     }
 }

@@ -194,19 +194,27 @@ pub fn discover_root(root: &RepoRoot, tools: &[String]) -> RootDiscovery {
             continue;
         }
         match entry.kind {
-            Err(message) => discovery
-                .problems
-                .push(StructureProblem::at(root, &entry.path, message)),
+            Err(message) => {
+                discovery
+                    .problems
+                    .push(StructureProblem::at(root, &entry.path, message))
+            }
             Ok(EntryKind::Dir) if tools.contains(&entry.name) => {
                 discovery.fixture_count += count_sidecars(root, &entry.path);
             }
             Ok(EntryKind::Dir) => discovery.problems.push(StructureProblem {
                 path: entry.path,
-                message: format!("fixtures for tool `{}`, which has no contract under contracts/ (known tools: {})", entry.name, tools.join(", ")),
+                message: format!(
+                    "fixtures for tool `{}`, which has no contract under contracts/ ({})",
+                    entry.name,
+                    crate::error::nearest_tools(&entry.name, &tools)
+                ),
             }),
             Ok(_) => discovery.problems.push(StructureProblem {
                 path: entry.path,
-                message: "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/".to_owned(),
+                message:
+                    "a file directly under fixtures/; fixtures live in fixtures/<tool>/<class>/"
+                        .to_owned(),
             }),
         }
     }
