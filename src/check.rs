@@ -12,7 +12,7 @@ use toolgate_repo::{parse_target, save_fixture};
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
 use toolgate_repo::Repository;
-use toolgate_repo::open_audit_log;
+use toolgate_repo::open_audit;
 use toolgate_repo::{FixtureTarget, Observed};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
 use toolgate_repo::{UsageError, write_output};
@@ -45,7 +45,8 @@ pub(crate) struct CheckOptions {
     /// Explain the decision on stderr: layer, rule, where, the validator's message, how to fix it.
     #[arg(long)]
     pub explain: bool,
-    /// Append the decision's audit event (one JSON line, hash-chained) to this file.
+    /// Append the decision's audit event (one JSON line, hash-chained) to this file; `-` is
+    /// stdout, after the agent-visible line.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
     /// Sign the audit line with this Ed25519 private key (PKCS#8 PEM), as the fronts do.
@@ -96,7 +97,7 @@ pub(crate) fn run(
     let audit = options
         .audit
         .as_deref()
-        .map(|path| open_audit_log(path, options.audit_key.as_deref()))
+        .map(|path| open_audit(path, options.audit_key.as_deref(), None))
         .transpose()?;
 
     let raw = read_raw(options.raw.as_deref(), stdin, contract.max_bytes())?;
@@ -112,14 +113,15 @@ pub(crate) fn run(
         .as_deref()
         .map(|folder| retain(folder, &response, &request, &decision))
         .transpose()?;
-    if let Some(sink) = &audit {
-        sink.record_decision(&decision).map_err(|error| {
-            UsageError::io(
-                options.audit.as_deref().unwrap_or(Path::new("")),
-                "append to the audit log",
-                &error,
-            )
-        })?;
+    let audit_path = options.audit.as_deref().unwrap_or(Path::new(""));
+    let record = |sink: &toolgate_repo::ChainedAuditLog| {
+        sink.record_decision(&decision)
+            .map_err(|error| UsageError::io(audit_path, "append to the audit log", &error))
+    };
+    // A file gets the line before anything is printed; stdout (`-`) after the agent's line.
+    let audit_to_stdout = audit_path == Path::new("-");
+    if let Some(sink) = audit.as_ref().filter(|_| !audit_to_stdout) {
+        record(sink)?;
     }
     if let Some(target) = &options.save_fixture {
         let observed = Observed {
@@ -150,6 +152,9 @@ pub(crate) fn run(
     let mut line = decision.agent_bytes().to_vec();
     line.push(b'\n');
     write_output(stdout, &line)?;
+    if let Some(sink) = audit.as_ref().filter(|_| audit_to_stdout) {
+        record(sink)?;
+    }
     if options.explain {
         // stderr is for the person at the terminal; if it is gone there is no one to tell.
         let _ = writeln!(

@@ -34,7 +34,7 @@ use toolgate_gate::internals::parse_strict_json;
 use toolgate_gate::{AuditSink, Contract, Outcome, Response};
 use toolgate_repo::lines::{Line, read_line};
 use toolgate_repo::{
-    Repository, RequestSpec, ShadowPlan, Status, UsageError, open_audit_log, parse_time,
+    Repository, RequestSpec, ShadowPlan, Status, UsageError, open_audit, parse_time,
 };
 use toolgate_telemetry::{Metrics, MetricsEndpoint};
 
@@ -47,7 +47,8 @@ pub(crate) struct ServeOptions {
     /// The repository root, holding contracts/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// Append every decision's audit event (one JSON line each, hash-chained) to this file.
+    /// Append every decision's audit event (one JSON line each, hash-chained) to this file (not
+    /// `-`: stdout carries the responses).
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
     /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
@@ -156,7 +157,13 @@ pub(crate) fn run(
         audit: options
             .audit
             .as_deref()
-            .map(|path| open_audit_log(path, options.audit_key.as_deref()))
+            .map(|path| {
+                open_audit(
+                    path,
+                    options.audit_key.as_deref(),
+                    Some("carries the responses, one JSON object per line"),
+                )
+            })
             .transpose()?,
         retainer,
         shadows,

@@ -128,15 +128,10 @@ fn open_audit(
     listening: bool,
     key: Option<&std::path::Path>,
 ) -> Result<proxy::AuditLog, UsageError> {
-    if path.as_os_str() == "-" {
-        if !listening {
-            return Err(UsageError::new(
-                "--audit -: stdout carries the host's messages over stdio; audit to a file, or serve over HTTP (--listen)",
-            ));
-        }
-        return toolgate_repo::chained_audit_stream(Box::new(std::io::stdout()), key);
-    }
-    toolgate_repo::open_audit_log(path, key)
+    let stdout_taken = (!listening).then_some(
+        "carries the host's messages over stdio (serve over HTTP, --listen, to audit there)",
+    );
+    toolgate_repo::open_audit(path, key, stdout_taken)
 }
 
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).

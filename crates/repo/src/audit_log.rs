@@ -99,6 +99,25 @@ pub fn open_audit_log(path: &Path, key: Option<&Path>) -> Result<ChainedAuditLog
     ))
 }
 
+/// The audit log `--audit PATH` names, in every verb: `-` is standard output, where the verb
+/// leaves it free (`stdout_taken` says why it does not: it carries a protocol's messages), else
+/// a file opened for appending ([`open_audit_log`]).
+pub fn open_audit(
+    path: &Path,
+    key: Option<&Path>,
+    stdout_taken: Option<&str>,
+) -> Result<ChainedAuditLog, UsageError> {
+    if path.as_os_str() != "-" {
+        return open_audit_log(path, key);
+    }
+    match stdout_taken {
+        Some(why) => Err(UsageError::new(format!(
+            "--audit -: stdout {why}; audit to a file instead"
+        ))),
+        None => chained_audit_stream(Box::new(io::stdout()), key),
+    }
+}
+
 /// A chained audit log on any writer (stdout, a socket): never re-opened.
 pub fn chained_audit_stream(
     writer: Box<dyn Write + Send>,
