@@ -207,7 +207,7 @@ pub fn discover_root(root: &RepoRoot, tools: &[String]) -> RootDiscovery {
                 message: format!(
                     "fixtures for tool `{}`, which has no contract under contracts/ ({})",
                     entry.name,
-                    crate::error::nearest_tools(&entry.name, &tools)
+                    crate::error::nearest_tools(&entry.name, tools)
                 ),
             }),
             Ok(_) => discovery.problems.push(StructureProblem {
