@@ -36,6 +36,7 @@ fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
 pub(crate) struct TestArgs {
     /// Run only cases and checks whose name contains one of these, e.g. `review_status::near-miss`
     /// (with --exact: whose name is one of these).
+    #[arg(add = crate::completion::tool_names())]
     filters: Vec<String>,
     /// Leave out cases and checks whose name contains this (with --exact: is this); repeatable.
     #[arg(long, value_name = "TEXT")]
@@ -201,7 +202,7 @@ pub(crate) struct DiffArgs {
     /// The tool whose contract versions to compare (a folder under contracts/); also accepted
     /// after `--` (`toolgate diff -- TOOL`), for a name that starts with `-`. With --upstream it
     /// may be left out: every tool is checked.
-    #[arg(value_name = "TOOL")]
+    #[arg(value_name = "TOOL", add = crate::completion::tool_names())]
     tool: Option<String>,
     /// The older version, e.g. `v1` (default: the second newest).
     from: Option<String>,
@@ -344,6 +345,7 @@ impl DiffArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct LintArgs {
     /// Only this tool (default: every tool with a contract).
+    #[arg(add = crate::completion::tool_names())]
     tool: Option<String>,
     /// The repository root, holding contracts/.
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -369,6 +371,7 @@ impl LintArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MutateArgs {
     /// Only this tool (default: every tool with a contract).
+    #[arg(add = crate::completion::tool_names())]
     tool: Option<String>,
     /// The repository root, holding contracts/ and fixtures/.
     #[arg(long, value_name = "DIR", default_value = ".")]

@@ -21,6 +21,7 @@ use toolgate_repo::{UsageError, write_output};
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct CheckOptions {
     /// The tool whose contract decides (a folder under contracts/).
+    #[arg(add = crate::completion::tool_names())]
     pub tool: String,
     /// The raw response file, byte for byte as received; standard input when absent or `-`.
     pub raw: Option<PathBuf>,

@@ -109,10 +109,10 @@ enum Command {
     /// contract that cannot be loaded).
     #[command(after_long_help = TEST_ENVIRONMENT)]
     Test(TestArgs),
-    /// Print a shell completion script: `toolgate completions bash > /etc/bash_completion.d/toolgate`,
-    /// `toolgate completions zsh > "${fpath[1]}/_toolgate"`, `toolgate completions fish >
-    /// ~/.config/fish/completions/toolgate.fish`, or for PowerShell, `toolgate completions
-    /// powershell >> $PROFILE`.
+    /// Print the shell code that completes toolgate's verbs, options and tool names (from the
+    /// contracts/ folder you are in) by asking the binary; source it at shell start, e.g. `source
+    /// <(toolgate completions bash)` in ~/.bashrc, `source <(toolgate completions zsh)` in
+    /// ~/.zshrc, `toolgate completions fish | source` in config.fish.
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -282,6 +282,11 @@ pub(crate) fn cli_reference() -> String {
 
 /// Parses the command line and runs the verb; returns the process exit code.
 pub(crate) fn main() -> ExitCode {
+    // A shell asking for completions (TOOLGATE_COMPLETE=SHELL, set by the script `toolgate
+    // completions SHELL` prints) is answered here, and the process ends.
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(crate::completion::VARIABLE)
+        .complete();
     let cli = Cli::parse();
     let stdout = io::stdout();
     let stderr = io::stderr();
@@ -297,11 +302,9 @@ pub(crate) fn main() -> ExitCode {
             crate::reproduce::run(&options, &mut stdout.lock(), &mut stderr.lock())
                 .map(Status::passed_if)
         }
-        Command::Completions { shell } => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
-            toolgate_repo::write_output(&mut stdout.lock(), &script).map(|()| Status::Passed)
-        }
+        Command::Completions { shell } => crate::completion::registration(shell)
+            .and_then(|script| toolgate_repo::write_output(&mut stdout.lock(), &script))
+            .map(|()| Status::Passed),
         Command::GenerateMan { dir } => man_pages()
             .and_then(|pages| {
                 std::fs::create_dir_all(&dir)?;

@@ -12,6 +12,7 @@ mod args;
 mod audit;
 mod check;
 mod cli;
+mod completion;
 mod new;
 mod reproduce;
 mod schema;

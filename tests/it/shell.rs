@@ -14,28 +14,87 @@ fn toolgate(args: &[&str]) -> crate::common::Run {
     run(command, b"")
 }
 
+/// What the binary answers when bash asks it to complete `words` (the cursor on the last one),
+/// in `dir`, as the script `toolgate completions bash` prints asks it.
+fn completed_by_bash(dir: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .arg("--")
+        .args(words)
+        .current_dir(dir)
+        .env("TOOLGATE_COMPLETE", "bash")
+        .env("_CLAP_IFS", "\n")
+        .env("_CLAP_COMPLETE_INDEX", (words.len() - 1).to_string())
+        .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+        .env("_CLAP_COMPLETE_SPACE", "true");
+    let outcome = run(command, b"");
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    outcome.stdout.lines().map(str::to_owned).collect()
+}
+
 #[test]
-fn completions_cover_every_verb_for_every_shell() {
+fn completions_ask_the_binary_in_every_shell_and_tool_names_come_from_contracts() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let outcome = toolgate(&["completions", shell]);
         assert_eq!(outcome.code, 0, "{shell}: {}", outcome.stderr);
-        for verb in [
-            "check",
-            "test",
-            "diff",
-            "mutate",
-            "lint",
-            "schema",
-            "completions",
-        ] {
-            assert!(
-                outcome.stdout.contains(verb),
-                "{shell} completes no `{verb}`"
-            );
-        }
+        assert!(
+            outcome.stdout.contains("TOOLGATE_COMPLETE") && outcome.stdout.contains("toolgate"),
+            "{shell}: {}",
+            outcome.stdout
+        );
     }
     let outcome = toolgate(&["completions", "tcsh"]);
     assert_eq!(outcome.code, 2);
+
+    // Verbs and options as clap knows them; a tool's name from contracts/ where the shell is.
+    let dir = crate::common::tree();
+    fs::create_dir_all(dir.path().join("contracts/evil\u{1b}[2J")).unwrap();
+    let verbs = completed_by_bash(dir.path(), &["toolgate", ""]);
+    for verb in [
+        "check",
+        "test",
+        "diff",
+        "mutate",
+        "lint",
+        "schema",
+        "completions",
+    ] {
+        assert!(verbs.iter().any(|word| word == verb), "{verb}: {verbs:?}");
+    }
+    assert_eq!(
+        completed_by_bash(dir.path(), &["toolgate", "check", "re"]),
+        ["release_status", "review_status"]
+    );
+    let all = completed_by_bash(dir.path(), &["toolgate", "mutate", ""]);
+    assert!(all.contains(&"close_ticket".to_owned()), "{all:?}");
+    assert!(
+        !all.iter().any(|word| word.contains("evil")),
+        "a folder no tool can be named is never offered: {all:?}"
+    );
+    assert!(
+        completed_by_bash(dir.path(), &["toolgate", "diff", "job"])
+            .contains(&"job_status".to_owned())
+    );
+
+    // The script bash sources registers the completion for `toolgate`.
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_toolgate"))
+        .parent()
+        .unwrap();
+    let mut bash = Command::new("bash");
+    bash.args([
+        "-c",
+        "source <(toolgate completions bash) && complete -p toolgate",
+    ])
+    .env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    let registered = run(bash, b"");
+    assert!(
+        registered
+            .stdout
+            .contains("-F _clap_complete_toolgate toolgate"),
+        "{}{}",
+        registered.stdout,
+        registered.stderr
+    );
 }
 
 #[test]
