@@ -794,14 +794,18 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
             }
         }
         stdin.flush().unwrap();
-        let (mut ids, mut lines_wanted): (Vec<Value>, usize) = match &step["await"] {
-            Value::Null => (awaited, 0),
-            Value::String(kind) if kind == "line" => (Vec::new(), 1),
-            Value::Array(ids) => (ids.clone(), 0),
-            id => (vec![id.clone()], 0),
-        };
+        // What the step waits for: its requests' answers (by default), given ids, one answer
+        // line, or one request the proxy sends the host ("request").
+        let (mut ids, mut lines_wanted, mut requests_wanted): (Vec<Value>, usize, usize) =
+            match &step["await"] {
+                Value::Null => (awaited, 0, 0),
+                Value::String(kind) if kind == "line" => (Vec::new(), 1, 0),
+                Value::String(kind) if kind == "request" => (Vec::new(), 0, 1),
+                Value::Array(ids) => (ids.clone(), 0, 0),
+                id => (vec![id.clone()], 0, 0),
+            };
         answered_in_order.extend(ids.iter().cloned());
-        while !ids.is_empty() || lines_wanted > 0 {
+        while !ids.is_empty() || lines_wanted > 0 || requests_wanted > 0 {
             let line = proxy.lines.recv_timeout(PATIENCE).map_err(|_| {
                 Failed::from(format!("{name}: no answer for {ids:?}\n{transcript}"))
             })?;
@@ -814,6 +818,8 @@ fn scripted(name: &str, path: &Path) -> Result<(), Failed> {
             if message.get("method").is_none() {
                 ids.retain(|id| Some(id) != message.get("id"));
                 lines_wanted = lines_wanted.saturating_sub(1);
+            } else if message.get("id").is_some() {
+                requests_wanted = requests_wanted.saturating_sub(1);
             }
             received.push(message);
         }

@@ -336,6 +336,12 @@ fn inert_text(text: &str) -> String {
     super::lines::inert(text, TEXT_CAP)
 }
 
+/// Every string in a value made inert, keys included, for a request the proxy itself sends a
+/// host on an opened route.
+pub(crate) fn inert_value(value: &Value) -> Value {
+    inert(value)
+}
+
 /// Every string in a value made inert, keys included.
 fn inert(value: &Value) -> Value {
     match value {

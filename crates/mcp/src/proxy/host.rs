@@ -26,7 +26,10 @@ impl Proxy {
             Ok(Message::Notification { method, params }) => {
                 self.host_notification(host, &method, &params, line)
             }
-            Ok(Message::Response { id, .. }) => {
+            Ok(Message::Response { id, outcome }) => {
+                if self.input_answered(&id, &outcome) {
+                    return;
+                }
                 let forwarded = self
                     .state()
                     .upstream_requests
@@ -294,6 +297,7 @@ impl Proxy {
                 request,
                 trace,
                 metrics,
+                retry: None,
             };
             self.decide_failure(
                 host,
@@ -321,12 +325,21 @@ impl Proxy {
         if let Some(caller) = host.caller() {
             request = request.with_caller(caller);
         }
+        // A handshake-era host cannot answer a modern upstream's input_required itself: where
+        // the operator opened a route it may ask for, the proxy keeps the call's params to ask
+        // on the host's behalf and send the call again (proxy/input.rs).
+        let may_ask = !modern_host
+            && self.upstream().modern_version().is_some()
+            && [Route::Elicitation, Route::Sampling, Route::Roots]
+                .into_iter()
+                .any(|route| self.allows(route));
         let waiting = Waiting::Call(Box::new(Call {
             contract: Arc::clone(&tool.contract),
             shadow: tool.shadow.clone(),
             request,
             trace,
             metrics,
+            retry: may_ask.then(|| params.clone()),
         }));
         Some((waiting, gated_arguments))
     }

@@ -15,6 +15,7 @@
 //! HTTP requests may reuse ids), and every answer reaches the host in the host's era.
 
 mod host;
+mod input;
 mod settle;
 mod upstream;
 
@@ -171,6 +172,10 @@ struct Call {
     /// Its contract's metrics, when the proxy keeps them, and its place among the calls in
     /// flight (`toolgate_in_flight_calls`) until it is dropped, whichever way it ends.
     metrics: Option<(Arc<ContractMetrics>, InFlight)>,
+    /// The host's own `params`, kept only where a handshake-era host's call may meet a modern
+    /// upstream's `input_required` on an opened route: the proxy then asks the host itself and
+    /// sends the call again with the answers (`proxy/input.rs`).
+    retry: Option<Value>,
 }
 
 struct Pending {
@@ -233,6 +238,9 @@ struct State {
     pending: HashMap<String, Pending>,
     /// Upstream requests passed to the stdio host (opened routes only), by their id.
     upstream_requests: HashMap<String, Instant>,
+    /// The proxy's own requests to a handshake-era host for a modern upstream's
+    /// `input_required`, by their id: which round, and which input request each answers.
+    input_asks: HashMap<String, (Arc<Mutex<input::Round>>, String)>,
     /// Why the upstream is gone, once it is.
     gone: Option<String>,
 }

@@ -94,6 +94,15 @@ impl Proxy {
                 value_result_line(id, &listed)
             }
             (Waiting::Call(call), Ok(result)) => {
+                let call = if !modern_host && era::result_kind(&result) == ResultKind::InputRequired
+                {
+                    match self.ask_host_for_input(&host, id, call, &result) {
+                        Ok(()) => return,
+                        Err(call) => call,
+                    }
+                } else {
+                    call
+                };
                 let unusable = match era::result_kind(&result) {
                     ResultKind::Complete => None,
                     ResultKind::InputRequired => {
@@ -527,6 +536,7 @@ impl Proxy {
 
     /// Answers every request that has waited longer than the timeout.
     pub(super) fn expire(&self) {
+        self.expire_input_rounds();
         let expired: Vec<Pending> = {
             let mut state = self.state();
             let now = Instant::now();
