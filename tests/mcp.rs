@@ -77,6 +77,12 @@ fn main() -> ExitCode {
             ));
         }
     }
+    // A real SDK host of the handshake era, in front of a modern server that asks for input and
+    // reports its own errors.
+    trials.push(Trial::test(
+        "mcp::rmcp_client::handshake::input_required_and_tool_errors",
+        rmcp_host_answers_input_and_hears_mapped_errors,
+    ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
     let single: [(&str, Test); 30] = [
         (
@@ -907,6 +913,119 @@ fn snapshot(name: &str, description: &str, transcript: &str) -> Result<(), Faile
 
 // ---------------------------------------------------------------------------------------------
 // A real SDK client.
+
+/// The rmcp client as a host that answers elicitation: it counts the requests and accepts each
+/// with the account `work`.
+struct ElicitingHost(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for ElicitingHost {
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"account": "work"})),
+        )
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::new());
+        rmcp::model::ClientInfo::new(
+            capabilities,
+            rmcp::model::Implementation::new("eliciting-host", "1"),
+        )
+    }
+}
+
+/// The rmcp client, handshake era, with the elicitation capability, in front of a modern server
+/// (`--allow elicitation`): the server's input_required reaches it as an elicitation request the
+/// proxy makes, its answer goes back as inputResponses and the call is admitted; the tool's own
+/// errors arrive mapped by the contract (NOT_FOUND) or, unmapped, not retryable.
+fn rmcp_host_answers_input_and_hears_mapped_errors() -> Result<(), Failed> {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt};
+
+    let scenario = here().join("scenarios/sdk_input.json");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(async {
+            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+            command
+                .args(["mcp-proxy", "--allow", "elicitation", "--root"])
+                .arg(here())
+                .arg("--")
+                .arg(std::env::current_exe().unwrap())
+                .env(SCENARIO_VARIABLE, &scenario)
+                .env(LOG_VARIABLE, log.path());
+            let transport = TokioChildProcess::new(command).map_err(|error| error.to_string())?;
+            let client = ElicitingHost(std::sync::Arc::clone(&asked))
+                .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                .await
+                .map_err(|error| format!("opening: {error}"))?;
+            let call = |city: &str| {
+                let mut params = CallToolRequestParams::new("weather");
+                params.arguments = json!({"city": city}).as_object().cloned();
+                params
+            };
+            let admitted = client
+                .call_tool(call("Lisbon"))
+                .await
+                .map_err(|error| format!("tools/call: {error}"))?;
+            let structured = admitted.structured_content.clone().unwrap_or_default();
+            if structured["outcome"] != "success" || structured["data"]["city"] != "Lisbon" {
+                return Err(format!("after the elicitation: {admitted:?}"));
+            }
+            let mut codes = Vec::new();
+            for city in ["Atlantis", "Lisbon"] {
+                let refused = client
+                    .call_tool(call(city))
+                    .await
+                    .map_err(|error| format!("tools/call: {error}"))?;
+                let error = refused.structured_content.unwrap_or_default()["error"].clone();
+                codes.push((error["code"].clone(), error["retryable"].clone()));
+            }
+            if codes
+                != [
+                    (json!("NOT_FOUND"), json!(false)),
+                    (json!("INVALID_RESPONSE"), json!(false)),
+                ]
+            {
+                return Err(format!("the tool's own errors: {codes:?}"));
+            }
+            client
+                .cancel()
+                .await
+                .map_err(|error| format!("close: {error}"))?;
+            Ok(())
+        })
+        .map_err(Failed::from)?;
+    if asked.load(std::sync::atomic::Ordering::SeqCst) != 1 {
+        return Err("the host was asked for input once".into());
+    }
+    // The server got the answer back with its own state.
+    let calls: Vec<Value> = fs::read_to_string(log.path())?
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["method"] == "tools/call")
+        .collect();
+    let retried = &calls[1]["params"];
+    if retried["inputResponses"]["login"]["content"] != json!({"account": "work"})
+        || retried["requestState"] != "opaque-state-1"
+    {
+        return Err(format!("the call sent again: {retried}").into());
+    }
+    Ok(())
+}
 
 /// How the SDK client opens: the handshake, pinned to 2026-07-28, or probing for either.
 #[derive(Debug, Clone, Copy)]
