@@ -931,10 +931,10 @@ impl rmcp::ClientHandler for ElicitingHost {
         )
     }
 
-    fn get_info(&self) -> rmcp::model::ClientInfo {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut capabilities = rmcp::model::ClientCapabilities::default();
         capabilities.elicitation = Some(rmcp::model::ElicitationCapability::new());
-        rmcp::model::ClientInfo::new(
+        rmcp::model::ClientConfig::new(
             capabilities,
             rmcp::model::Implementation::new("eliciting-host", "1"),
         )
