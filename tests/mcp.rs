@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 30] = [
+    let single: [(&str, Test); 31] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -176,6 +176,10 @@ fn main() -> ExitCode {
         (
             "mcp::surface::a_modern_subscription_hears_of_a_checked_tool_change",
             surface::a_modern_subscription_hears_of_a_checked_tool_change,
+        ),
+        (
+            "mcp::surface::an_sdk_subscription_hears_of_a_checked_tool_change",
+            surface::an_sdk_subscription_hears_of_a_checked_tool_change,
         ),
         (
             "mcp::surface::a_rug_pulled_tool_is_withheld",
