@@ -53,6 +53,27 @@ def run_snippet(code: str, toolgate: str, tmp_path: Path, model: FakeOpenAI) -> 
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
 
 
+def pinned_in_ci() -> set[str]:
+    """The packages crates/python/ci/run.sh installs, as `name==version` (extras dropped)."""
+    script = (REPO / "crates/python/ci/run.sh").read_text()
+    start = script.index("packages=(")
+    block = script[start : script.index("\n)\n", start)]
+    pins = re.findall(r'^\s*"?([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==([^"\s]+)"?', block, re.M)
+    return {f"{name}=={version}" for name, version in pins}
+
+
+def test_the_guide_pins_what_ci_runs_its_snippets_against():
+    text = GUIDE.read_text()
+    commands = re.findall(r"`pip install ([^`]+)`", text[text.index("## From a Python agent"):])
+    assert len(commands) == 3, commands
+    pinned = pinned_in_ci()
+    for command in commands:
+        for requirement in command.replace('"', "").split():
+            name = re.sub(r"\[[^\]]*\]", "", requirement)
+            assert "==" in name, f"the guide installs {requirement} unpinned"
+            assert name in pinned, f"the guide pins {name}; crates/python/ci/run.sh does not ({sorted(pinned)})"
+
+
 @pytest.fixture
 def model():
     model = FakeOpenAI()
