@@ -154,6 +154,10 @@ Snapshots (snapshots/<tool>/<class>/<case>@vN.snap) follow insta's rules:
 --accept also removes stale and pending snapshot files and locks new contract versions in
 contracts/contracts.lock; CI never does.
 
+Progress: a bar on a terminal; in CI or piped, a line on stderr every ten seconds of a long run
+(cases, tools, rate, about how long is left), TOOLGATE_PROGRESS_EVERY=SECONDS to change that (0:
+none). A run that long ends its report with its slowest tools.
+
 Exit codes: 0 all passed, 1 a case or check failed, 2 a fixture, sidecar, contract or
 request file could not be loaded, or a usage error.";
 
