@@ -366,6 +366,11 @@ fn save(
             "--save-fixture: the adapter reported no bytes for this call (the upstream was unreachable, or answered without a result); there is no response to save",
         ));
     }
+    if retained.tool_error {
+        return Err(UsageError::new(
+            "--save-fixture: this call was the tool's own error (isError), not a result; a fixture holds a result, so there is nothing to save (`toolgate reproduce` decides the error again as it was)",
+        ));
+    }
     let spec = RequestSpec {
         request_id: retained.request_id.clone(),
         now: Some(retained.time.clone()),

@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 31] = [
+    let single: [(&str, Test); 32] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -112,6 +112,10 @@ fn main() -> ExitCode {
         (
             "mcp::retention::the_stdio_proxy_keeps_what_reproduce_decides_again",
             retention::the_stdio_proxy_keeps_what_reproduce_decides_again,
+        ),
+        (
+            "mcp::retention::a_kept_tool_error_is_reproduced_as_one",
+            retention::a_kept_tool_error_is_reproduced_as_one,
         ),
         (
             "mcp::retention::the_http_proxy_keeps_refusals_and_shadow_disagreements",

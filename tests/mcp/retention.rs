@@ -848,3 +848,70 @@ fn nix_is_root() -> bool {
         .output()
         .is_ok_and(|output| text(&output.stdout).trim() == "0")
 }
+
+/// A tool's own error (isError) is kept as one: `reproduce` decides it again by the contract's
+/// `upstream_errors` (mapped, NOT_FOUND; unmapped, `tool_error`), not as a result; and it is no
+/// fixture to save.
+pub(crate) fn a_kept_tool_error_is_reproduced_as_one() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repository(dir.path());
+    let scenario = dir.path().join("scenario.json");
+    fs::write(
+        &scenario,
+        json!({
+            "server": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                       "serverInfo": {"name": "s", "version": "1"},
+                       "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]},
+            "calls": {"weather": [
+                {"result": {"content": [{"type": "text", "text": "CANARY no such city"}], "structuredContent": {"error": "unknown_city"}, "isError": true}},
+                {"result": {"content": [{"type": "text", "text": "CANARY quota"}], "isError": true}}
+            ]}
+        })
+        .to_string(),
+    )?;
+    let store = dir.path().join("store").display().to_string();
+    let audit = dir.path().join("audit.jsonl");
+    let args = [
+        "--retain".to_owned(),
+        store.clone(),
+        "--audit".to_owned(),
+        audit.display().to_string(),
+    ];
+    let proxy = start_proxy_at(&root, &scenario, &dir.path().join("log"), &args);
+    let (answers, stderr) =
+        stdio_session(proxy, &[initialize(), weather_call(1), weather_call(2)])?;
+    let records = logged_records(&stderr);
+    if records.len() != 2 {
+        return Err(format!("two refusals logged:\n{stderr}").into());
+    }
+    let store_args = store_args(&store, &[]);
+    for (number, answer, record) in [(1, &answers[1], &records[0]), (2, &answers[2], &records[1])] {
+        reproduced(
+            &root,
+            &audit,
+            number,
+            &store_args,
+            &answer["result"]["structuredContent"],
+            Some(record),
+        )?;
+    }
+    if answers[1]["result"]["structuredContent"]["error"]["code"] != "NOT_FOUND"
+        || !records[1].contains(r#""rule":"tool_error""#)
+    {
+        return Err(format!("the tool errors: {answers:?}\n{records:?}").into());
+    }
+    let target = format!("{}:1", audit.display());
+    let mut args = vec![
+        "reproduce",
+        "--audit",
+        &target,
+        "--save-fixture",
+        "near-miss/tool_error",
+    ];
+    args.extend(store_args.iter().map(String::as_str));
+    let saved = toolgate(&root, &args);
+    if saved.status.code() != Some(2) || !text(&saved.stderr).contains("the tool's own error") {
+        return Err(format!("--save-fixture on a tool error: {}", text(&saved.stderr)).into());
+    }
+    Ok(())
+}

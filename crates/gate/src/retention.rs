@@ -94,6 +94,10 @@ pub struct Retained {
     /// The answer without a result the adapter reported instead of bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Whether the tool answered with its own error (MCP `isError`): the raw bytes are then the
+    /// error's structured part, and `upstream_errors`' `tool_error` entries decide it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_error: bool,
     /// The trusted context, but for the keys marked secret.
     pub context: Map<String, Value>,
     /// For each context key marked secret, the SHA-256 of its value as serde_json writes it:
@@ -138,6 +142,7 @@ pub struct Captured {
     upstream_status: Option<u16>,
     unreachable: Option<String>,
     incomplete: Option<String>,
+    tool_error: bool,
     context: std::sync::Arc<Map<String, Value>>,
     raw: Vec<u8>,
     raw_sha256: Sha256Digest,
@@ -160,6 +165,7 @@ impl Captured {
             upstream_status: response.status(),
             unreachable: response.unreachable_reason().map(str::to_owned),
             incomplete: response.incomplete_reason().map(str::to_owned),
+            tool_error: response.is_tool_error(),
             context: request.shared_context(),
             raw: response.bytes().to_vec(),
             // Computed once per decision, and already by an audit line written before.
@@ -199,6 +205,7 @@ impl Captured {
             upstream_status: self.upstream_status,
             unreachable: self.unreachable,
             incomplete: self.incomplete,
+            tool_error: self.tool_error,
             context,
             context_sha256,
             raw_len: self.raw.len(),
@@ -234,6 +241,7 @@ impl Retained {
         let mut response = match (&self.unreachable, &self.incomplete) {
             (Some(reason), _) => Response::unreachable(reason),
             (None, Some(reason)) => Response::incomplete(reason),
+            (None, None) if self.tool_error => Response::tool_error(&self.raw),
             (None, None) => Response::body(&self.raw),
         };
         if let Some(status) = self.upstream_status {

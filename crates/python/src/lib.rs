@@ -232,8 +232,11 @@ impl Contract {
     /// this one, never enforced: the decision's `shadow` and audit line say what it decided.
     /// `observe=True` is report-only: decided and audited, but `agent_bytes` is `raw` as it
     /// came (refused in CI). `retain`, a `Retention`, keeps what its policy chooses. `metrics`,
-    /// a `Metrics`, counts the decision and how long it took.
-    #[pyo3(signature = (raw, request, now = None, *, shadow = None, observe = false, retain = None, metrics = None))]
+    /// a `Metrics`, counts the decision and how long it took. `tool_error=True` says the tool
+    /// answered with its own error (an MCP result with `isError`), `raw` being its structured
+    /// part (or empty): the contract's `upstream_errors` with `tool_error: true` map it, and
+    /// unmapped it is `INVALID_RESPONSE`, not retryable.
+    #[pyo3(signature = (raw, request, now = None, *, shadow = None, observe = false, retain = None, metrics = None, tool_error = false))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own switch
     fn admit(
         &self,
@@ -245,6 +248,7 @@ impl Contract {
         observe: bool,
         retain: Option<&Retention>,
         metrics: Option<&Metrics>,
+        tool_error: bool,
     ) -> PyResult<Decision> {
         let given = raw_bytes(raw)?;
         // A body over the limit is decided on its first max_bytes + 1 bytes, as `toolgate check`
@@ -272,10 +276,19 @@ impl Contract {
                 (&converted.inner, converted.upstream_status)
             }
         };
+        if tool_error && status.is_some() {
+            return Err(PyValueError::new_err(
+                "tool_error=True with an upstream_status: a tool's own error has no status; give one or the other",
+            ));
+        }
         let contract = &self.inner;
         let decide = || {
             let started = std::time::Instant::now();
-            let mut response = Response::body(raw);
+            let mut response = if tool_error {
+                Response::tool_error(raw)
+            } else {
+                Response::body(raw)
+            };
             if let Some(status) = status {
                 response = response.with_status(status);
             }

@@ -199,3 +199,20 @@ def test_audit_sinks_write_the_gates_lines(job_status, tmp_path):
 
 def test_the_gate_version_is_the_crates():
     assert tg.gate_version() == "0.1.0"
+
+
+def test_a_tools_own_error_is_mapped_by_the_contract_and_unmapped_not_retried():
+    # tests/mcp's weather contract maps the error `unknown_city` (upstream_errors, tool_error: true).
+    weather = tg.Contract.load(REPO / "tests/mcp", "weather")
+    request = {"request_id": "r1", "context": {"city": "Lisbon"}}
+    mapped = weather.admit(b'{"error":"unknown_city"}', request, tool_error=True)
+    assert json.loads(mapped.agent_bytes)["error"] == {"code": "NOT_FOUND", "retryable": False}
+    assert mapped.operator_record["rule"] == "upstream_errors.unknown_city"
+    unmapped = weather.admit(b"", request, tool_error=True)
+    assert json.loads(unmapped.agent_bytes)["error"] == {"code": "INVALID_RESPONSE", "retryable": False}
+    assert unmapped.operator_record["rule"] == "tool_error"
+    # The same bytes as a result are a result: refused by the schema, not by the mapping.
+    as_result = weather.admit(b'{"error":"unknown_city"}', request)
+    assert as_result.operator_record["layer"] == "schema"
+    with pytest.raises(ValueError, match="has no status"):
+        weather.admit(b"", {"request_id": "r1", "upstream_status": 404}, tool_error=True)

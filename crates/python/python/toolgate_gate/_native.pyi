@@ -163,6 +163,7 @@ class Contract:
         observe: bool = False,
         retain: Optional[Retention] = None,
         metrics: Optional[Metrics] = None,
+        tool_error: bool = False,
     ) -> Decision: ...
 
 def gate_version() -> str: ...
