@@ -922,6 +922,35 @@ fn snapshot(name: &str, description: &str, transcript: &str) -> Result<(), Faile
 // ---------------------------------------------------------------------------------------------
 // A real SDK client.
 
+/// `toolgate mcp-proxy --root ROOT EXTRA… -- <the fake server>` replaying `scenario` (what the
+/// server receives logged to `log`), for an SDK client to start.
+fn sdk_proxy_command(
+    root: &Path,
+    extra: &[&str],
+    scenario: &Path,
+    log: &Path,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .arg("mcp-proxy")
+        .arg("--root")
+        .arg(root)
+        .args(extra)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(SCENARIO_VARIABLE, scenario)
+        .env(LOG_VARIABLE, log);
+    command
+}
+
+/// A runtime for an SDK client.
+fn sdk_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// The rmcp client as a host that answers elicitation: it counts the requests and accepts each
 /// with the account `work`.
 struct ElicitingHost(std::sync::Arc<std::sync::atomic::AtomicUsize>);
@@ -961,20 +990,10 @@ fn rmcp_host_answers_input_and_hears_mapped_errors() -> Result<(), Failed> {
     let scenario = here().join("scenarios/sdk_input.json");
     let log = tempfile::NamedTempFile::new().unwrap();
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime
+    sdk_runtime()
         .block_on(async {
-            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
-            command
-                .args(["mcp-proxy", "--allow", "elicitation", "--root"])
-                .arg(here())
-                .arg("--")
-                .arg(std::env::current_exe().unwrap())
-                .env(SCENARIO_VARIABLE, &scenario)
-                .env(LOG_VARIABLE, log.path());
+            let command =
+                sdk_proxy_command(&here(), &["--allow", "elicitation"], &scenario, log.path());
             let transport = TokioChildProcess::new(command).map_err(|error| error.to_string())?;
             let client = ElicitingHost(std::sync::Arc::clone(&asked))
                 .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
@@ -1060,21 +1079,9 @@ fn rmcp_client(lifecycle: Lifecycle, scenario: &str) -> Result<(), Failed> {
     };
     let scenario = here().join("scenarios").join(scenario);
     let log = tempfile::NamedTempFile::new().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime
+    sdk_runtime()
         .block_on(async {
-            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
-            command
-                .arg("mcp-proxy")
-                .arg("--root")
-                .arg(here())
-                .arg("--")
-                .arg(std::env::current_exe().unwrap())
-                .env(SCENARIO_VARIABLE, &scenario)
-                .env(LOG_VARIABLE, log.path());
+            let command = sdk_proxy_command(&here(), &[], &scenario, log.path());
             let transport = TokioChildProcess::new(command).map_err(|error| error.to_string())?;
             let client = ()
                 .serve_with_lifecycle(transport, lifecycle.clone())

@@ -342,25 +342,30 @@ fn pinned_tool_that_changes(
     Ok((root, scenario))
 }
 
+/// One message to the proxy, as the host writes it: a line.
+fn send_line(stdin: &mut std::process::ChildStdin, message: &Value) -> Result<(), Failed> {
+    use std::io::Write;
+    writeln!(stdin, "{message}")?;
+    stdin.flush()?;
+    Ok(())
+}
+
+/// The proxy's next line to the host, as JSON; `what` names it when none comes in time.
+fn next_line(lines: &std::sync::mpsc::Receiver<String>, what: &str) -> Result<Value, Failed> {
+    let line = lines
+        .recv_timeout(super::PATIENCE)
+        .map_err(|_| format!("no {what}"))?;
+    Ok(serde_json::from_str(&line)?)
+}
+
 /// The server changes the weather tool after the proxy started: the next call reaches no
 /// upstream and gets the fixed failure, and `tools/list` withholds the tool.
 pub(crate) fn a_tool_changed_under_a_running_proxy_is_withheld() -> Result<(), Failed> {
-    use std::io::Write;
     let dir = tempfile::tempdir()?;
     let (mut proxy, log) = proxy_whose_tool_changes(dir.path())?;
     let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut send = |message: Value| -> Result<(), Failed> {
-        writeln!(stdin, "{message}")?;
-        stdin.flush()?;
-        Ok(())
-    };
-    let next = |what: &str| -> Result<Value, Failed> {
-        let line = proxy
-            .lines
-            .recv_timeout(super::PATIENCE)
-            .map_err(|_| format!("no {what}"))?;
-        Ok(serde_json::from_str(&line)?)
-    };
+    let mut send = |message: Value| send_line(&mut stdin, &message);
+    let next = |what: &str| next_line(&proxy.lines, what);
     send(initialize())?;
     next("answer to initialize")?;
     send(call(1, json!({"city": "Oslo"})))?;
@@ -400,22 +405,11 @@ pub(crate) fn a_tool_changed_under_a_running_proxy_is_withheld() -> Result<(), F
 /// host's next `tools/list` already withholds the changed tool. A handshake-era request for it
 /// is refused.
 pub(crate) fn a_modern_subscription_hears_of_a_checked_tool_change() -> Result<(), Failed> {
-    use std::io::Write;
     let dir = tempfile::tempdir()?;
     let (mut proxy, _log) = proxy_whose_tool_changes(dir.path())?;
     let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut send = |message: Value| -> Result<(), Failed> {
-        writeln!(stdin, "{message}")?;
-        stdin.flush()?;
-        Ok(())
-    };
-    let next = |what: &str| -> Result<Value, Failed> {
-        let line = proxy
-            .lines
-            .recv_timeout(super::PATIENCE)
-            .map_err(|_| format!("no {what}"))?;
-        Ok(serde_json::from_str(&line)?)
-    };
+    let mut send = |message: Value| send_line(&mut stdin, &message);
+    let next = |what: &str| next_line(&proxy.lines, what);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -484,19 +478,9 @@ pub(crate) fn an_sdk_subscription_hears_of_a_checked_tool_change() -> Result<(),
     let dir = tempfile::tempdir()?;
     let (root, scenario) = pinned_tool_that_changes(dir.path())?;
     let log = dir.path().join("upstream.log");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime
+    super::sdk_runtime()
         .block_on(async {
-            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
-            command
-                .args(["mcp-proxy", "--root"])
-                .arg(&root)
-                .arg("--")
-                .arg(std::env::current_exe().unwrap())
-                .env(super::SCENARIO_VARIABLE, &scenario)
-                .env(super::LOG_VARIABLE, &log);
+            let command = super::sdk_proxy_command(&root, &[], &scenario, &log);
             let transport = TokioChildProcess::new(command).map_err(|error| error.to_string())?;
             let lifecycle = ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
