@@ -60,10 +60,12 @@ pub(crate) fn render(summary: &Summary, root: &Path) -> String {
     // A note to act on is an annotation; a routine one (mutants sampled) is a line of the log
     // and of the job summary's report, so it does not crowd out the annotations that matter.
     for note in &summary.notes {
+        // A note names its case, and a case its fixture file: escaped like every printed name.
+        let text = data(&escape_hidden(note));
         if summary.notices.contains(note) {
-            let _ = writeln!(out, "::notice title=toolgate::{}", data(note));
+            let _ = writeln!(out, "::notice title=toolgate::{text}");
         } else {
-            let _ = writeln!(out, "note: {}", data(note));
+            let _ = writeln!(out, "note: {text}");
         }
     }
     if let Some(slowest) = slowest_tools(summary) {
