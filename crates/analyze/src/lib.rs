@@ -2,6 +2,7 @@
 //! fixtures and judged by the gate's own decisions, and the lint that reads each version's
 //! schemas for open objects, unbounded values and promised fields that can carry anything.
 
+pub mod cores;
 pub mod lint;
 pub mod mutants;
 

@@ -12,6 +12,7 @@
 //! module's name (`edit::with_value`, `strings::difference`).
 
 pub mod edit;
+pub mod layout;
 mod schema;
 pub mod strings;
 mod undecided;

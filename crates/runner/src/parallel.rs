@@ -16,6 +16,8 @@ pub(crate) fn in_parallel<T: Sync, R: Send>(
     mut sink: impl FnMut(R),
 ) {
     let guarded = |item: &T| {
+        // Counted busy while it works, so a tool's mutants take only the cores left idle.
+        let _busy = toolgate_analyze::cores::busy();
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item)))
             .unwrap_or_else(|payload| on_panic(item, panic_message(payload.as_ref())))
     };

@@ -6,8 +6,7 @@ use serde_json::{Number, Value};
 
 use toolgate_gate::internals::{AppliedKeyword, format_accepts};
 
-use super::{Family, Out, Seed, compact, resized};
-use toolgate_model::edit::with_value;
+use super::{Family, Out, Seed, resized};
 use toolgate_model::strings::{self, Strings};
 
 /// The keywords whose bounds are mutated.
@@ -50,11 +49,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         if &value == current {
             continue; // the seed already sits there: nothing new to learn
         }
-        out.push(
-            pointer,
-            what,
-            compact(with_value(seed.document, pointer, value)),
-        );
+        out.push(pointer, what, seed.layout.with_value(pointer, &value));
     }
 }
 
@@ -219,6 +214,7 @@ mod tests {
             let seed = Seed {
                 raw: &raw,
                 document: &document,
+                layout: &toolgate_model::layout::Layout::new(&document),
                 keywords: &AppliedKeywords::default(),
                 max_bytes: 4096,
                 max_depth: 8,

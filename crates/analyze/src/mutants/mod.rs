@@ -22,8 +22,8 @@ mod values;
 
 pub use judge::{Fate, JudgedMutant, judge};
 pub use report::{
-    DEFAULT_EMIT_DIR, MutateReport, SCHEMA as MUTATE_REPORT_SCHEMA, VersionReport, detail,
-    headline, left_out_note,
+    DEFAULT_EMIT_DIR, MUTANT_KEPT_BYTES, MUTANT_SHOWN, MutateReport,
+    SCHEMA as MUTATE_REPORT_SCHEMA, VersionReport, detail, headline, left_out_note,
 };
 pub use run::{
     FamilyCount, FamilyOutcome, MutantFinding, MutantVerdict, Run, Setting, Stale, is_projected,
@@ -44,6 +44,7 @@ use toolgate_gate::internals::AppliedKeyword;
 
 use toolgate_gate::Tolerated;
 use toolgate_model::edit::value_pointers;
+use toolgate_model::layout::Layout;
 
 /// Where a family works: on the raw bytes, on one value, or on a bound the schema states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +258,8 @@ pub struct Seed<'a> {
     pub raw: &'a [u8],
     /// The admitted document.
     pub document: &'a Value,
+    /// Its compact text, where each mutant is spliced.
+    pub layout: &'a Layout,
     /// The assertion keywords the admitting shape's schema applied to it.
     pub keywords: &'a AppliedKeywords,
     /// The contract's byte limit.
@@ -430,11 +433,6 @@ impl Out<'_> {
     }
 }
 
-/// A document as the compact bytes a mutant hands the gate.
-fn compact(value: Option<Value>) -> Option<Vec<u8>> {
-    value.map(|value| value.to_string().into_bytes())
-}
-
 /// One seed's mutants of some families.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Derived {
@@ -548,8 +546,8 @@ impl Seed<'_> {
     /// How many characters a string at `pointer` can have before the document passes the byte
     /// limit (every character one byte, as the padding is).
     fn room(&self, pointer: &str) -> Option<usize> {
-        let empty = toolgate_model::edit::with_value(self.document, pointer, Value::from(""))?;
-        self.max_bytes.checked_sub(empty.to_string().len())
+        let empty = self.layout.with_value(pointer, &Value::from(""))?;
+        self.max_bytes.checked_sub(empty.len())
     }
 }
 
@@ -576,6 +574,8 @@ mod tests {
         Seed {
             raw,
             document,
+            // A test's seed lives as long as the test: leaking its layout keeps `Seed` plain.
+            layout: Box::leak(Box::new(Layout::new(document))),
             keywords,
             max_bytes: 200,
             max_depth: 4,

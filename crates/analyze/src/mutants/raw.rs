@@ -4,10 +4,7 @@
 use serde_json::Value;
 
 use super::{Family, Out, Seed};
-use toolgate_model::edit::{
-    bytes_with_raw_value, escaped_name, object_pointers, text_with_duplicate,
-    text_with_duplicate_spelled, with_value,
-};
+use toolgate_model::edit::{escaped_name, object_pointers};
 
 pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
     let document = seed.document;
@@ -74,7 +71,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                         "wrapped the value in {} arrays, past the depth limit of {}",
                         seed.max_depth, seed.max_depth
                     ),
-                    super::compact(with_value(document, &pointer, nested)),
+                    seed.layout.with_value(&pointer, &nested),
                 );
             }
         }
@@ -87,7 +84,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 out.push(
                     pointer,
                     "put the byte 0xFF, never valid in UTF-8, at the end of the string",
-                    bytes_with_raw_value(document, pointer, &literal),
+                    seed.layout.with_raw_value(pointer, &literal),
                 );
             }
         }
@@ -96,7 +93,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 out.push(
                     &pointer,
                     "replaced the number with the token NaN",
-                    bytes_with_raw_value(document, &pointer, b"NaN"),
+                    seed.layout.with_raw_value(&pointer, b"NaN"),
                 );
             }
         }
@@ -130,24 +127,18 @@ fn duplicates(seed: &Seed<'_>, out: &mut Out<'_>) {
             let pointer = format!("{object}/{}", name.replace('~', "~0").replace('/', "~1"));
             let canary = out.canary(index);
             let other = Value::from(canary.as_str());
-            let (text, spelled) = if family == Family::DuplicateEscaped {
-                let text = text_with_duplicate_spelled(
-                    seed.document,
-                    &object,
-                    &escaped_name(name),
-                    &other,
-                );
-                (text, " (the copy's name spelled with a \\u escape)")
-            } else {
+            let (spelled_name, spelled) = if family == Family::DuplicateEscaped {
                 (
-                    text_with_duplicate(seed.document, &object, name, &other),
-                    "",
+                    escaped_name(name),
+                    " (the copy's name spelled with a \\u escape)",
                 )
+            } else {
+                (Value::from(name.as_str()).to_string(), "")
             };
             out.push_marked(
                 &pointer,
                 format!("repeated member `{name}` with another value{spelled}"),
-                Some(text.into_bytes()),
+                seed.layout.with_duplicate(&object, &spelled_name, &other),
                 vec![canary],
             );
         }

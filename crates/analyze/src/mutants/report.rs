@@ -23,8 +23,15 @@ pub const SCHEMA: &str = include_str!("../../schemas/mutate-report.schema.json")
 /// Where reproduce commands say mutants are written: `toolgate mutate --emit mutants`.
 pub const DEFAULT_EMIT_DIR: &str = "mutants";
 
-/// How much of a mutant a failure shows.
-const MUTANT_SHOWN: usize = 240;
+/// How many characters of a mutant a failure shows.
+pub const MUTANT_SHOWN: usize = 240;
+
+/// How many of a reported mutant's bytes a run keeps: enough for its first [`MUTANT_SHOWN`]
+/// characters and one more (which says it goes on) however the bytes decode, since a character
+/// takes at most four bytes (and an invalid sequence, shown as U+FFFD, at most three). A suite of
+/// thousands of fixtures can have hundreds of thousands of accepted survivors; keeping each whole
+/// held gigabytes. `--emit` writes every mutant whole.
+pub const MUTANT_KEPT_BYTES: usize = 4 * (MUTANT_SHOWN + 1);
 
 /// One tool version's run, or why it could not run.
 #[derive(Debug)]

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use toolgate_gate::{Contract, Layer};
 
@@ -48,7 +50,8 @@ pub struct MutantFinding {
     pub what: String,
     /// Where `--emit` writes the mutant, relative to the emit folder.
     pub file: PathBuf,
-    /// The mutant's bytes.
+    /// The mutant's first bytes, enough to show ([`super::MUTANT_KEPT_BYTES`]); `--emit`
+    /// writes it whole.
     pub bytes: Vec<u8>,
     /// What the agent saw.
     pub agent_bytes: Vec<u8>,
@@ -150,7 +153,8 @@ pub struct FamilyOutcome {
     pub rejected: usize,
     /// Places not mutated because a family applied to more than [`super::places_per_family`].
     pub left_out: usize,
-    /// `(seed index, index of the mutant among its seed's of this family, judged)`.
+    /// `(seed index, index of the mutant among its seed's of this family, judged)`, each
+    /// mutant's bytes cut to [`super::MUTANT_KEPT_BYTES`].
     pub notable: Vec<(usize, usize, JudgedMutant)>,
     /// Every mutant's file name and bytes, when asked for (`--emit`).
     pub emitted: Vec<(PathBuf, Vec<u8>)>,
@@ -195,25 +199,79 @@ pub fn judge_family(
         })
         .map(|entry| (family, entry.what.pointer.clone()))
         .collect();
-    let mut out = FamilyOutcome::default();
-    for (seed_index, seed) in seeds.iter().enumerate() {
-        let (judged_all, left_out) = seed.judge_all(contract, &[family], other_tool, &pinned);
-        out.left_out += left_out;
-        for (index, judged) in judged_all.into_iter().enumerate() {
-            out.mutants += 1;
-            out.rejected += usize::from(judged.rejected);
-            out.places.insert(judged.mutant.pointer.clone());
-            if keep_all {
-                let file = mutant_file(tool, contract.version(), &seed.fixture, family, index);
-                out.emitted.push((file, judged.mutant.bytes.clone()));
-            }
-            if judged.fate != Fate::AsExpected || !judged.leaks.is_empty() {
-                out.notable.push((seed_index, index, judged));
+    let judge_seeds = |first: usize, seeds: &[SeedFixture]| {
+        let mut out = FamilyOutcome::default();
+        for (offset, seed) in seeds.iter().enumerate() {
+            let (judged_all, left_out) = seed.judge_all(contract, &[family], other_tool, &pinned);
+            out.left_out += left_out;
+            for (index, judged) in judged_all.into_iter().enumerate() {
+                out.mutants += 1;
+                out.rejected += usize::from(judged.rejected);
+                out.places.insert(judged.mutant.pointer.clone());
+                if keep_all {
+                    let file = mutant_file(tool, contract.version(), &seed.fixture, family, index);
+                    out.emitted.push((file, judged.mutant.bytes.clone()));
+                }
+                if judged.fate != Fate::AsExpected || !judged.leaks.is_empty() {
+                    let mut judged = judged;
+                    judged.mutant.bytes.truncate(super::MUTANT_KEPT_BYTES);
+                    judged.mutant.bytes.shrink_to_fit();
+                    out.notable.push((first + offset, index, judged));
+                }
             }
         }
+        out
+    };
+    // The seeds in chunks, taken in turn by this thread and by any cores no other tool is using,
+    // then put together in seed order: the outcome is the same however many cores ran it.
+    let chunks = seeds.len().div_ceil(SEEDS_PER_CHUNK);
+    let helpers = crate::cores::take_idle(chunks.saturating_sub(1));
+    if helpers.count() == 0 {
+        return judge_seeds(0, seeds);
+    }
+    let next = AtomicUsize::new(0);
+    let parts = Mutex::new(Vec::with_capacity(chunks));
+    let work = || {
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= chunks {
+                return;
+            }
+            let first = index * SEEDS_PER_CHUNK;
+            let part = judge_seeds(
+                first,
+                &seeds[first..(first + SEEDS_PER_CHUNK).min(seeds.len())],
+            );
+            parts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((index, part));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..helpers.count() {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut parts = parts.into_inner().unwrap_or_else(PoisonError::into_inner);
+    parts.sort_by_key(|(index, _)| *index);
+    let mut out = FamilyOutcome::default();
+    for (_, part) in parts {
+        out.mutants += part.mutants;
+        out.rejected += part.rejected;
+        out.left_out += part.left_out;
+        out.notable.extend(part.notable);
+        out.emitted.extend(part.emitted);
+        out.places.extend(part.places);
     }
     out
 }
+
+/// How many seeds a thread judges at a time when a family's mutants spread over several cores:
+/// enough that taking the next chunk costs nothing beside judging it, few enough that the cores
+/// finish together.
+const SEEDS_PER_CHUNK: usize = 8;
 
 /// Sorts judged families into a report: survivors matched against `survivors.yaml`, misplaced
 /// rejections, leaks, and the acceptances of these families that matched nothing.

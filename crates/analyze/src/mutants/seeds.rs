@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolgate_gate::internals::{applied_keywords, correlation_pointers};
 use toolgate_gate::{Contract, Tolerated};
+use toolgate_model::layout::Layout;
 
 use super::judge::{JudgedMutant, judge};
 use super::{AppliedKeywords, Family, Seed};
@@ -21,6 +22,7 @@ pub struct SeedFixture {
     /// Its request and raw bytes.
     pub prepared: Prepared,
     document: Value,
+    layout: Layout,
     keywords: AppliedKeywords,
     tool_pointer: Option<String>,
     request_id_pointer: Option<String>,
@@ -72,6 +74,7 @@ pub fn collect(
                 tool_pointer: tool_pointer.map(str::to_owned),
                 request_id_pointer: request_id_pointer.map(str::to_owned),
                 prepared,
+                layout: Layout::new(&document),
                 document,
                 keywords: AppliedKeywords::new(keywords),
             })
@@ -91,6 +94,7 @@ impl SeedFixture {
         Seed {
             raw: &self.prepared.raw,
             document: &self.document,
+            layout: &self.layout,
             keywords: &self.keywords,
             max_bytes: contract.max_bytes(),
             max_depth: contract.max_depth(),

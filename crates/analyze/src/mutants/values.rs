@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{Number, Value};
 use toolgate_gate::internals::{format_timestamp, parse_timestamp};
 
-use super::{Family, Out, Seed, compact, resized};
-use toolgate_model::edit::{object_pointers, with_member, with_value, without_member};
+use super::{Family, Out, Seed, resized};
+use toolgate_model::edit::object_pointers;
 use toolgate_model::strings::{self, Strings};
 
 /// How far a stale or future timestamp is from the decision time.
@@ -15,7 +15,8 @@ const A_YEAR: Duration = Duration::from_secs(365 * 86_400);
 
 pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
     let document = seed.document;
-    let replace = |pointer: &str, value: Value| compact(with_value(document, pointer, value));
+    let layout = seed.layout;
+    let replace = |pointer: &str, value: Value| layout.with_value(pointer, &value);
     match out.family {
         Family::ExtraProperty => {
             for (index, pointer) in out
@@ -33,7 +34,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                         format!(
                             "gave map key `{key}` {kind}, which the map's value schema refuses"
                         ),
-                        compact(with_member(document, pointer, &key, value)),
+                        layout.with_member(pointer, &key, &value),
                         vec![canary],
                     );
                     continue;
@@ -42,7 +43,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 out.push_declared(
                     pointer,
                     format!("added member `{name}` carrying a canary"),
-                    compact(with_member(document, pointer, &name, canary.clone().into())),
+                    layout.with_member(pointer, &name, &canary.clone().into()),
                     vec![name, canary],
                     seed.tolerated_at(pointer),
                 );
@@ -197,7 +198,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
                 out.push(
                     &pointer,
                     format!("removed the required member `{name}`"),
-                    compact(without_member(document, object, name)),
+                    layout.without_member(object, name),
                 );
             }
         }
@@ -206,7 +207,7 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
             out.push(
                 "",
                 "added an `error` object beside the success",
-                compact(with_member(document, "", "error", error)),
+                layout.with_member("", "error", &error),
             );
         }
         Family::ToolSwapped => {

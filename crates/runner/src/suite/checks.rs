@@ -10,7 +10,9 @@ use toolgate_gate::Contract;
 use super::{RunContext, Suite};
 use crate::snapshot;
 use toolgate_analyze::lint;
-use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict, survivors_path};
+use toolgate_analyze::mutants::{
+    DEFAULT_EMIT_DIR, Family, MUTANT_SHOWN, MutantVerdict, survivors_path,
+};
 use toolgate_repo::VersionDir;
 use toolgate_repo::lock;
 use toolgate_repo::{CONTRACTS_DIR, CaseResult, Problem, ProblemKind};
@@ -446,6 +448,3 @@ struct CoverageGap {
     what: String,
     bytes: Vec<u8>,
 }
-
-/// How much of a mutant a report shows.
-const MUTANT_SHOWN: usize = 240;
