@@ -498,6 +498,9 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         let watched = std::sync::Arc::downgrade(&proxy);
         metrics.watch_upstream(move || watched.upgrade().is_some_and(|proxy| proxy.ready()));
     }
+    if listener.is_some() {
+        proxy.decide_on_transport_tasks();
+    }
     std::thread::scope(|scope| {
         scope.spawn(|| proxy.pump(source));
         scope.spawn(|| proxy.watch_timeouts());

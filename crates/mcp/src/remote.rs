@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -33,7 +33,7 @@ use super::lines::log;
 use super::listen::encode_header_value;
 use super::lock;
 use super::message::{self, codes, id_key};
-use super::upstream::{Incoming, Link, Outgoing};
+use super::upstream::{DirectHandler, Incoming, Link, Outgoing};
 
 /// How often an upstream that stopped answering is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(2);
@@ -49,6 +49,8 @@ struct Shared {
     url: reqwest::Url,
     credentials: HeaderMap,
     incoming: Mutex<Option<Sender<Incoming>>>,
+    /// Where whole messages go instead of `incoming`, once set ([`Link::deliver_directly`]).
+    direct: OnceLock<DirectHandler>,
     line_cap: usize,
     /// The revision agreed, once it is (the header a handshake-era session sends).
     version: Mutex<Option<String>>,
@@ -110,6 +112,7 @@ impl Remote {
                 url,
                 credentials,
                 incoming: Mutex::new(Some(incoming)),
+                direct: OnceLock::new(),
                 line_cap,
                 version: Mutex::new(None),
                 session: Mutex::new(None),
@@ -202,6 +205,10 @@ impl Link for Remote {
         lock(&self.shared.incoming).take();
     }
 
+    fn deliver_directly(&self, handler: DirectHandler) {
+        let _ = self.shared.direct.set(handler);
+    }
+
     fn alive(&self) -> bool {
         !self.shared.closed.load(Ordering::Relaxed) && self.shared.reachable.load(Ordering::Relaxed)
     }
@@ -248,6 +255,14 @@ impl Link for Remote {
 
 impl Shared {
     fn deliver(&self, message: Incoming) {
+        if let (Incoming::Line(_), Some(direct)) = (&message, self.direct.get()) {
+            // Delivered as the channel would be: until the link is stopped.
+            let stopped = lock(&self.incoming).is_none();
+            if !stopped && let Incoming::Line(line) = message {
+                direct(line);
+            }
+            return;
+        }
         let sender = lock(&self.incoming).clone();
         if let Some(sender) = sender {
             let _ = sender.send(message);

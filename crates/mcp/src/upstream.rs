@@ -61,6 +61,9 @@ pub(crate) enum Incoming {
     Gone(String),
 }
 
+/// What a transport's tasks call with each message they receive ([`Link::deliver_directly`]).
+pub(crate) type DirectHandler = Box<dyn Fn(Vec<u8>) + Send + Sync>;
+
 /// How the proxy reaches the upstream.
 pub(crate) trait Link: Send + Sync {
     /// Sends one message; `false` once the upstream is gone.
@@ -74,6 +77,11 @@ pub(crate) trait Link: Send + Sync {
     fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {}
     /// Whether the upstream is still there.
     fn alive(&self) -> bool;
+    /// Hands each whole message the transport's own tasks receive to `handler` on the task
+    /// that received it, instead of the channel the proxy's pump thread reads; everything else
+    /// (the upstream gone, a message past the cap) still goes to the channel. A transport
+    /// without tasks of its own (a child's pipes) keeps its one reader.
+    fn deliver_directly(&self, _handler: DirectHandler) {}
     /// Whether sending can block (a pipe the upstream stops reading): then an async caller
     /// sends from a blocking thread.
     fn send_may_block(&self) -> bool {
