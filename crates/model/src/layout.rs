@@ -96,6 +96,12 @@ impl Layout {
         );
     }
 
+    /// The compact text of the value at `pointer` (`to_string()` of it), if there is one.
+    pub fn text_at(&self, pointer: &str) -> Option<&[u8]> {
+        let place = self.places.get(pointer)?;
+        Some(&self.text[place.start..place.end])
+    }
+
     /// The text with `text[start..end]` replaced by `middle`.
     fn spliced(&self, start: usize, end: usize, middle: &[&[u8]]) -> Vec<u8> {
         let extra: usize = middle.iter().map(|part| part.len()).sum();
@@ -281,6 +287,12 @@ mod tests {
             let layout = Layout::new(&document);
             assert_eq!(layout.text(), document.to_string().as_bytes(), "{name}");
             for pointer in value_pointers(&document) {
+                let value = document.pointer(&pointer).unwrap();
+                assert_eq!(
+                    layout.text_at(&pointer),
+                    Some(value.to_string().as_bytes()),
+                    "{name}: {pointer}"
+                );
                 for value in &replacements {
                     assert_eq!(
                         layout.with_value(&pointer, value),

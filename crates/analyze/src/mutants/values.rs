@@ -51,18 +51,24 @@ pub(super) fn derive(seed: &Seed<'_>, out: &mut Out<'_>) {
         }
         Family::NullForObject | Family::ArrayForObject | Family::StringForObject => {
             for pointer in out.sample_pointers(object_pointers(document)) {
-                let object = document.pointer(&pointer).cloned().unwrap_or_default();
-                let (what, value) = match out.family {
-                    Family::NullForObject => ("replaced the object with null", Value::Null),
-                    Family::ArrayForObject => {
-                        ("wrapped the object in an array", Value::Array(vec![object]))
-                    }
+                // The object's own compact text, as the layout wrote it: no copy of the object
+                // is made or serialized again.
+                let text = layout.text_at(&pointer).unwrap_or(b"{}");
+                let (what, bytes) = match out.family {
+                    Family::NullForObject => (
+                        "replaced the object with null",
+                        layout.with_raw_value(&pointer, b"null"),
+                    ),
+                    Family::ArrayForObject => (
+                        "wrapped the object in an array",
+                        layout.with_raw_value(&pointer, &[b"[", text, b"]"].concat()),
+                    ),
                     _ => (
                         "replaced the object with its own JSON text, as a string",
-                        Value::from(object.to_string()),
+                        replace(&pointer, Value::from(String::from_utf8_lossy(text))),
                     ),
                 };
-                out.push(&pointer, what, replace(&pointer, value));
+                out.push(&pointer, what, bytes);
             }
         }
         Family::EmptyIdentifier | Family::EmptyString => {
