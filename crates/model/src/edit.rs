@@ -30,7 +30,7 @@ fn walk(value: &Value, at: String, visit: &mut impl FnMut(&str, &Value)) {
     match value {
         Value::Object(members) => {
             for (key, member) in members {
-                walk(member, format!("{at}/{}", escape(key)), visit);
+                walk(member, child(&at, key), visit);
             }
         }
         Value::Array(items) => {
@@ -42,8 +42,24 @@ fn walk(value: &Value, at: String, visit: &mut impl FnMut(&str, &Value)) {
     }
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// Appends `/` and `name` as a JSON Pointer reference token (`~` as `~0`, `/` as `~1`).
+pub(crate) fn push_token(pointer: &mut String, name: &str) {
+    pointer.push('/');
+    for character in name.chars() {
+        match character {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            other => pointer.push(other),
+        }
+    }
+}
+
+/// `at` followed by `name` as a reference token.
+pub(crate) fn child(at: &str, name: &str) -> String {
+    let mut pointer = String::with_capacity(at.len() + name.len() + 1);
+    pointer.push_str(at);
+    push_token(&mut pointer, name);
+    pointer
 }
 
 /// `document` with `member: value` added to the object at `pointer` (replacing a member of that
@@ -166,7 +182,7 @@ fn write_with_duplicate(
                 }
                 out.push_str(&Value::from(key.as_str()).to_string());
                 out.push(':');
-                write_with_duplicate(member, &format!("{at}/{}", escape(key)), duplicate, out);
+                write_with_duplicate(member, &child(at, key), duplicate, out);
             }
             if at == duplicate.0 {
                 if !members.is_empty() {

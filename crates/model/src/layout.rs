@@ -13,6 +13,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::edit::{child, push_token};
+
 /// A document serialized compactly, with the span of every value by JSON pointer.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -61,8 +63,7 @@ impl Layout {
                     write_value(&mut self.text, &Value::from(name.as_str()));
                     self.text.push(b':');
                     let parent = pointer.len();
-                    pointer.push('/');
-                    push_escaped(pointer, name);
+                    push_token(pointer, name);
                     self.write(member, pointer);
                     pointer.truncate(parent);
                     members.push((name.clone(), member_start, self.text.len()));
@@ -135,11 +136,7 @@ impl Layout {
             return None;
         }
         if place.members.iter().any(|(member, ..)| member == name) {
-            let mut at = String::with_capacity(pointer.len() + name.len() + 1);
-            at.push_str(pointer);
-            at.push('/');
-            push_escaped(&mut at, name);
-            return self.with_value(&at, value);
+            return self.with_value(&child(pointer, name), value);
         }
         // serde_json's map (without `preserve_order`) keeps its names in order.
         let next = place
@@ -208,16 +205,6 @@ fn compact(value: &Value) -> Vec<u8> {
 fn write_value(out: &mut Vec<u8>, value: &Value) {
     // Writing into a Vec cannot fail, and a Value always serializes.
     let _ = serde_json::to_writer(out, value);
-}
-
-fn push_escaped(pointer: &mut String, name: &str) {
-    for character in name.chars() {
-        match character {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            other => pointer.push(other),
-        }
-    }
 }
 
 #[cfg(test)]

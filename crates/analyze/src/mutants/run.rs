@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use toolgate_gate::{Contract, Layer};
 
@@ -229,35 +227,9 @@ pub fn judge_family(
     if helpers.count() == 0 {
         return judge_seeds(0, seeds);
     }
-    let next = AtomicUsize::new(0);
-    let parts = Mutex::new(Vec::with_capacity(chunks));
-    let work = || {
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            if index >= chunks {
-                return;
-            }
-            let first = index * SEEDS_PER_CHUNK;
-            let part = judge_seeds(
-                first,
-                &seeds[first..(first + SEEDS_PER_CHUNK).min(seeds.len())],
-            );
-            parts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((index, part));
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 0..helpers.count() {
-            scope.spawn(work);
-        }
-        work();
-    });
-    let mut parts = parts.into_inner().unwrap_or_else(PoisonError::into_inner);
-    parts.sort_by_key(|(index, _)| *index);
+    let parts = crate::cores::in_chunks(seeds, SEEDS_PER_CHUNK, helpers.count(), judge_seeds);
     let mut out = FamilyOutcome::default();
-    for (_, part) in parts {
+    for part in parts {
         out.mutants += part.mutants;
         out.rejected += part.rejected;
         out.left_out += part.left_out;
