@@ -107,6 +107,34 @@ pub fn print_paired_ratios() {
             audit.fastest,
             per_input(audit.candidate),
         );
+        // The floor under the audit line: the two SHA-256 digests it must hold (the raw bytes
+        // and the agent bytes), computed alone on the same inputs.
+        let agent: Vec<Vec<u8>> = workload
+            .inputs
+            .iter()
+            .map(|raw| {
+                let decision = workload
+                    .contract
+                    .admit(raw, &workload.request, workload.now);
+                decision.agent_bytes().to_vec()
+            })
+            .collect();
+        let digests = paired(
+            101,
+            || workload.parse_all(),
+            || {
+                for (raw, agent) in workload.inputs.iter().zip(&agent) {
+                    black_box(toolgate_gate::Sha256Digest::of(black_box(raw)));
+                    black_box(toolgate_gate::Sha256Digest::of(black_box(agent)));
+                }
+            },
+        );
+        println!(
+            "{name:15} the two digests alone / parse-only = {:.2}x, fastest round {:.2}x   ({:.0} ns)",
+            digests.ratio,
+            digests.fastest,
+            per_input(digests.candidate),
+        );
     }
     print_retention_ratios(&sink);
     let history_contract = run_history();

@@ -147,8 +147,7 @@ impl AuditLine<'_> {
         out.reserve(
             AuditLine::FIXED_LINE_BYTES
                 + self.request_id.len()
-                + self.contract.tool.len()
-                + self.contract.version.len()
+                + self.contract.line_members.len()
                 + self.upstream.map_or(0, str::len)
                 + self.caller.map_or(0, |caller| caller.len() + 12)
                 + self.shape.map_or(0, str::len)
@@ -165,15 +164,7 @@ impl AuditLine<'_> {
         }
         out.extend_from_slice(b",\"request_id\":");
         write_string(out, self.request_id);
-        out.extend_from_slice(b",\"tool\":");
-        write_string(out, &self.contract.tool);
-        out.extend_from_slice(b",\"contract_version\":");
-        write_string(out, &self.contract.version);
-        out.extend_from_slice(b",\"contract_digest\":\"");
-        self.contract.digest.write_hex(out);
-        out.push(b'"');
-        out.extend_from_slice(b",\"gate_version\":");
-        write_name(out, GATE_VERSION);
+        out.extend_from_slice(&self.contract.line_members);
         out.extend_from_slice(b",\"upstream\":");
         write_optional(out, self.upstream);
         if let Some(caller) = self.caller {
@@ -222,6 +213,22 @@ impl AuditLine<'_> {
         }
         out.extend_from_slice(b"}\n");
     }
+}
+
+/// The line's members that name the contract and the gate, the same for every line a contract
+/// writes: `ContractIdentity::new` keeps them.
+pub(crate) fn contract_members(tool: &str, version: &str, digest: Sha256Digest) -> Vec<u8> {
+    let mut out = Vec::with_capacity(160 + tool.len() + version.len());
+    out.extend_from_slice(b",\"tool\":");
+    write_string(&mut out, tool);
+    out.extend_from_slice(b",\"contract_version\":");
+    write_string(&mut out, version);
+    out.extend_from_slice(b",\"contract_digest\":\"");
+    digest.write_hex(&mut out);
+    out.push(b'"');
+    out.extend_from_slice(b",\"gate_version\":");
+    write_name(&mut out, GATE_VERSION);
+    out
 }
 
 /// `,"shadow":{…}`, the members in the order serde writes [`ShadowOutcome`]'s.
@@ -423,11 +430,11 @@ mod tests {
         let facts = Facts {
             time,
             request_id: Arc::from(request_id),
-            contract: Arc::new(ContractIdentity {
-                tool: tool.into(),
-                version: version.into(),
-                digest: Sha256Digest::of(tool.as_bytes()),
-            }),
+            contract: Arc::new(ContractIdentity::new(
+                tool,
+                version,
+                Sha256Digest::of(tool.as_bytes()),
+            )),
             upstream: upstream.map(Arc::from),
             // A caller wherever an upstream is named, with the upstream's escapes.
             caller: upstream.map(|upstream| Arc::from(format!("issuer sub {upstream}"))),

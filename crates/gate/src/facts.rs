@@ -83,6 +83,22 @@ pub(crate) struct ContractIdentity {
     /// which contract decided, exactly, whatever its version is called.
     #[serde(rename = "contract_digest")]
     pub digest: Sha256Digest,
+    /// The audit line's members that name the contract and the gate
+    /// (`,"tool":…,"contract_version":…,"contract_digest":…,"gate_version":…`), written once per
+    /// contract rather than once per line.
+    #[serde(skip)]
+    pub line_members: Box<[u8]>,
+}
+
+impl ContractIdentity {
+    pub(crate) fn new(tool: &str, version: &str, digest: Sha256Digest) -> ContractIdentity {
+        ContractIdentity {
+            tool: tool.into(),
+            version: version.into(),
+            digest,
+            line_members: crate::audit::contract_members(tool, version, digest).into(),
+        }
+    }
 }
 
 /// What the decision knew about the call, for the audit event and the operator record.

@@ -180,11 +180,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
             let output = Output::new(file.direction, &tool, field_names);
             Ok(Contract {
-                identity: Arc::new(ContractIdentity {
-                    tool: tool.into(),
-                    version: version.into(),
-                    digest: source.digest(),
-                }),
+                identity: Arc::new(ContractIdentity::new(&tool, &version, source.digest())),
                 description: file.description,
                 limits,
                 text_input,
