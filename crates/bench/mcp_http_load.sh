@@ -10,7 +10,8 @@
 #   crates/bench/mcp_http_load.sh [REQUESTS] [CONNECTIONS]
 #
 # TOOLGATE=path/to/toolgate measures another build of the proxy (an A/B against the same
-# server and load generator).
+# server and load generator); TOOLGATE_PROXY_ARGS adds options to both proxies (for example
+# "--http-threads 1").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 requests=${1:-20000}
@@ -63,13 +64,13 @@ server_pid=$!
 server=$(listening "$work/server.out")
 load "$server" "direct (HTTP server)" "$server_pid"
 
-$toolgate mcp-proxy --root tests/mcp --listen 127.0.0.1:0 -- "$server" 2> "$work/proxy1.err" &
+$toolgate mcp-proxy --root tests/mcp --listen 127.0.0.1:0 ${TOOLGATE_PROXY_ARGS:-} -- "$server" 2> "$work/proxy1.err" &
 proxy1=$!
 through=$(listening "$work/proxy1.err")
 load "$through" "proxy, HTTP upstream" "$proxy1" "$server_pid"
 echo "  the proxy's peak memory: $(peak $proxy1)"
 
-MCP_LATENCY_SERVER=1 $toolgate mcp-proxy --root tests/mcp --listen 127.0.0.1:0 -- $bin/mcp_latency 2> "$work/proxy2.err" &
+MCP_LATENCY_SERVER=1 $toolgate mcp-proxy --root tests/mcp --listen 127.0.0.1:0 ${TOOLGATE_PROXY_ARGS:-} -- $bin/mcp_latency 2> "$work/proxy2.err" &
 proxy2=$!
 through=$(listening "$work/proxy2.err")
 load "$through" "proxy, stdio upstream" "$proxy2"

@@ -281,6 +281,9 @@ pub(crate) fn listener_and_http_upstream() -> Result<(), Failed> {
             "Authorization=TOOLGATE_TEST_UPSTREAM_TOKEN",
             "--allow-origin",
             "https://host.example",
+            // The whole exchange on one runtime thread (the other tests keep one per core).
+            "--http-threads",
+            "1",
         ],
         &[format!("http://{upstream}/mcp")],
         &[("TOOLGATE_TEST_UPSTREAM_TOKEN", "Bearer s3cret")],

@@ -85,6 +85,9 @@ pub struct ProxyConfig {
     pub caller_rate: Option<RateLimit>,
     /// What the HTTP listener's clients may hold, and for how long.
     pub listen_limits: ListenLimits,
+    /// The threads the HTTP runtime (the listener, an HTTP upstream's client) runs its tasks
+    /// on; `None` is one per core.
+    pub http_threads: Option<usize>,
     /// Keep refused results (and admitted ones at a sampled rate) in a store.
     pub retention: Option<toolgate_store::RetentionConfig>,
     /// Candidate versions decided beside the enforced ones (`vN`, or `TOOL=vN`).
@@ -230,6 +233,19 @@ pub fn pin(config: &PinConfig) -> Result<SurfaceReport, UsageError> {
         |proxy, shown| proxy.list_all_tools(shown, config.timeout),
     )?;
     pins::survey(&repository, &tools, &listed, !config.check)
+}
+
+/// The builder of the proxy's HTTP runtime: `threads` workers (one per core when `None`). One
+/// thread spends less CPU per call where the proxy shares few cores with its upstream and its
+/// clients: no task is handed between workers, so no thread is woken for it (BENCHMARKS.md,
+/// "The MCP proxy over HTTP").
+fn http_runtime(threads: Option<usize>) -> tokio::runtime::Builder {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(threads) = threads {
+        builder.worker_threads(threads);
+    }
+    builder
 }
 
 /// `work` done with the server `command` names (a child over stdio, or a server at its URL),
@@ -419,8 +435,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         .map_err(UsageError::new)?;
     let runtime = if options.listen.is_some() || remote.is_some() {
         Some(
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
+            http_runtime(options.http_threads)
                 // Forwarding to a stdio upstream blocks while it does not read; each request in
                 // flight may hold one blocking thread, and no more are needed.
                 .max_blocking_threads(options.listen_limits.max_requests_in_flight + 16)

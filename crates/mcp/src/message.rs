@@ -2,6 +2,11 @@
 //! name anywhere in a message is a refusal, never a silent last-wins) and written by the proxy
 //! itself, so every byte the host receives is one the proxy put there.
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use toolgate_gate::internals::{Node, parse_strict_json};
 
@@ -205,9 +210,176 @@ pub(crate) mod codes {
     pub(crate) const INTERNAL_ERROR: i64 = -32603;
 }
 
+/// The member at `path` (names from the root) of a line, read without building the rest of it:
+/// every other member is skipped, not turned into values. `Ok(None)` when a step is missing or
+/// is not an object; where a name repeats, the last one counts, as in a `serde_json::Value`. For
+/// lines the proxy wrote itself (already read strictly), to learn one thing of them per call.
+pub(crate) fn member<T: for<'de> Deserialize<'de>>(
+    line: &[u8],
+    path: &[&str],
+) -> Result<Option<T>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let found = At::<T> {
+        path,
+        wanted: PhantomData,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(found)
+}
+
+/// A step of [`member`]: the value here when the path is walked, else the member the path names.
+struct At<'p, T> {
+    path: &'p [&'p str],
+    wanted: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for At<'_, T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+        if self.path.is_empty() {
+            T::deserialize(deserializer).map(Some)
+        } else {
+            deserializer.deserialize_any(self)
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for At<'_, T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        let Some((first, rest)) = self.path.split_first() else {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(None);
+        };
+        let mut found = None;
+        while let Some(named) = map.next_key_seed(Named(first))? {
+            if named {
+                found = map.next_value_seed(At {
+                    path: rest,
+                    wanted: PhantomData,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+}
+
+/// A member name read only to learn whether it is the one wanted (nothing allocated for it).
+struct Named<'n>(&'n str);
+
+impl<'de> DeserializeSeed<'de> for Named<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Named<'_> {
+    type Value = bool;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<bool, E> {
+        Ok(name == self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `member` finds what indexing the whole line as a `Value` finds, on every kind of line:
+    /// present, absent, null, behind a non-object, repeated (the last counts), nested, in an
+    /// array at the top (a batch), escaped names, and lines that are not JSON at all.
+    #[test]
+    fn member_reads_what_the_whole_value_holds() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601.0}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":18446744073709551615}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":"text"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":null}"#,
+            r#"{"jsonrpc":"2.0","method":null}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+            r#"{"error":{"code":1},"error":{"code":2}}"#,
+            r#"{"error":{"code":1},"error":7}"#,
+            r#"{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":3}}}"#,
+            r#"{"par\u0061ms":{"_meta":[1,2]},"result":[{"a":{}}]}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#""a string""#,
+            "12",
+            "null",
+            "{",
+            r#"{"a":1} trailing"#,
+        ];
+        let paths: [&[&str]; 6] = [
+            &["method"],
+            &["result"],
+            &["error", "code"],
+            &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
+            &["params", "_meta"],
+            &[],
+        ];
+        for line in lines {
+            let whole = serde_json::from_str::<Value>(line);
+            for path in paths {
+                let found = member::<Value>(line.as_bytes(), path);
+                match &whole {
+                    Err(_) => assert!(found.is_err(), "{line} {path:?}"),
+                    Ok(whole) => {
+                        let mut expected = Some(whole);
+                        for step in path {
+                            expected = expected.and_then(|value| value.get(step));
+                        }
+                        assert_eq!(found.unwrap().as_ref(), expected, "{line} {path:?}");
+                    }
+                }
+            }
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -279,16 +279,23 @@ impl Shared {
             reqwest::header::ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
-        let body: Value = serde_json::from_slice(&message.line).unwrap_or(Value::Null);
-        let named = body["params"]["_meta"][era::meta::PROTOCOL_VERSION]
-            .as_str()
-            .map(str::to_owned)
-            .or_else(|| {
-                // A handshake-era session names its revision on every request after `initialize`.
-                (message.method.as_deref() != Some("initialize"))
-                    .then(|| lock(&self.version).clone())
-                    .flatten()
-            });
+        // Only what the headers name is read of the message; the rest is skipped, not built.
+        let member = |path: &[&str]| {
+            message::member::<Value>(&message.line, path)
+                .ok()
+                .flatten()
+                .unwrap_or(Value::Null)
+        };
+        let named = match member(&["params", "_meta", era::meta::PROTOCOL_VERSION]) {
+            Value::String(version) => Some(version),
+            _ => None,
+        }
+        .or_else(|| {
+            // A handshake-era session names its revision on every request after `initialize`.
+            (message.method.as_deref() != Some("initialize"))
+                .then(|| lock(&self.version).clone())
+                .flatten()
+        });
         let mut put = |name: &str, value: &str| {
             if let (Ok(name), Ok(value)) = (
                 HeaderName::from_bytes(name.as_bytes()),
@@ -313,8 +320,13 @@ impl Shared {
             && let Some(tool) = &message.name
         {
             let mirrored = lock(&self.mirrored).get(tool).cloned().unwrap_or_default();
+            let arguments = if mirrored.is_empty() {
+                Value::Null
+            } else {
+                member(&["params", "arguments"])
+            };
             for (path, header) in mirrored {
-                let mut value = &body["params"]["arguments"];
+                let mut value = &arguments;
                 for step in &path {
                     value = &value[step.as_str()];
                 }

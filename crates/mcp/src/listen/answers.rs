@@ -2,6 +2,7 @@
 //! many requests, unauthorized), each with the status a JSON-RPC line maps to.
 
 use super::*;
+use serde::de::IgnoredAny;
 
 /// `429`: over the caller rate, to be tried again after `wait` (in whole seconds, at least one).
 pub(super) fn too_many(wait: Duration) -> Response<Body> {
@@ -49,21 +50,22 @@ pub(super) fn unauthorized(auth: &Authorizer, denied: &Denied) -> Response<Body>
 
 /// Whether a line the proxy wrote is a response (it has no method).
 pub(super) fn is_response(line: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(line).is_ok_and(|message| message.get("method").is_none())
+    message::member::<IgnoredAny>(line, &["method"]).is_ok_and(|method| method.is_none())
 }
 
 /// Whether a response line the proxy wrote is a result (not an error).
 pub(super) fn is_result(line: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(line).is_ok_and(|message| message.get("result").is_some())
+    message::member::<IgnoredAny>(line, &["result"]).is_ok_and(|result| result.is_some())
 }
 
 /// The HTTP status of a response line: 400 for the errors the revision sends with 400
 /// (malformed requests, header mismatches, unsupported versions, missing capabilities), 404
 /// for an unknown method, 200 otherwise.
 pub(super) fn status_of(line: &[u8]) -> StatusCode {
-    let code = serde_json::from_slice::<Value>(line)
+    let code = message::member::<Value>(line, &["error", "code"])
         .ok()
-        .and_then(|message| message.get("error")?.get("code")?.as_i64());
+        .flatten()
+        .and_then(|code| code.as_i64());
     match code {
         Some(codes::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(

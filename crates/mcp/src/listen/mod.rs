@@ -538,8 +538,9 @@ async fn post(
     };
     waiting.answered();
     let status = status_of(&line);
-    let mut response = json(status, line.clone());
-    if method == "initialize" && status == StatusCode::OK && is_result(&line) {
+    let opened = method == "initialize" && status == StatusCode::OK && is_result(&line);
+    let mut response = json(status, line);
+    if opened {
         // A handshake-era host's session: what ties its later `notifications/cancelled` to the
         // requests it made. Nothing else is kept for it.
         response
