@@ -137,6 +137,7 @@ pub fn print_paired_ratios() {
         );
     }
     print_retention_ratios(&sink);
+    print_shadow_ratio(&sink);
     let history_contract = run_history();
     let request = request();
     let now = now();
@@ -231,4 +232,35 @@ fn print_retention_ratios(sink: &JsonLinesSink<std::io::Sink>) {
             result.fastest
         );
     }
+}
+
+/// What `--shadow` adds to a front's call on the small mix, every decision audited: the
+/// candidate's own decision of the same response (here a second compile of the same contract,
+/// so it costs what the enforced one does) and the audit line naming it.
+fn print_shadow_ratio(sink: &JsonLinesSink<std::io::Sink>) {
+    let workload = Workload::named("small_mix", 1000).expect("a known workload");
+    let candidate = job_status();
+    let audited = || {
+        for raw in &workload.inputs {
+            let decision = workload
+                .contract
+                .admit(black_box(raw), &workload.request, workload.now);
+            black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+        }
+    };
+    let shadowed = || {
+        for raw in &workload.inputs {
+            let decision = workload
+                .contract
+                .admit(black_box(raw), &workload.request, workload.now);
+            let shadow = candidate.admit(black_box(raw), &workload.request, workload.now);
+            let decision = decision.with_shadow(&shadow);
+            black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+        }
+    };
+    let result = paired(301, audited, shadowed);
+    println!(
+        "small_mix       admit + audit line + a shadow version's decision / admit + audit line = {:.3}x, fastest round {:.3}x",
+        result.ratio, result.fastest
+    );
 }
