@@ -215,9 +215,22 @@ impl AuditLine<'_> {
     }
 }
 
-/// The line's members that name the contract and the gate, the same for every line a contract
-/// writes: `ContractIdentity::new` keeps them.
-pub(crate) fn contract_members(tool: &str, version: &str, digest: Sha256Digest) -> Vec<u8> {
+/// A contract's identity, with the line members that name it and the gate (the same for every
+/// line the contract writes, so written once here).
+pub(crate) fn contract_identity(
+    tool: &str,
+    version: &str,
+    digest: Sha256Digest,
+) -> ContractIdentity {
+    ContractIdentity {
+        tool: tool.into(),
+        version: version.into(),
+        digest,
+        line_members: contract_members(tool, version, digest).into(),
+    }
+}
+
+fn contract_members(tool: &str, version: &str, digest: Sha256Digest) -> Vec<u8> {
     let mut out = Vec::with_capacity(160 + tool.len() + version.len());
     out.extend_from_slice(b",\"tool\":");
     write_string(&mut out, tool);
@@ -430,7 +443,7 @@ mod tests {
         let facts = Facts {
             time,
             request_id: Arc::from(request_id),
-            contract: Arc::new(ContractIdentity::new(
+            contract: Arc::new(contract_identity(
                 tool,
                 version,
                 Sha256Digest::of(tool.as_bytes()),

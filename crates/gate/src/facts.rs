@@ -85,20 +85,9 @@ pub(crate) struct ContractIdentity {
     pub digest: Sha256Digest,
     /// The audit line's members that name the contract and the gate
     /// (`,"tool":…,"contract_version":…,"contract_digest":…,"gate_version":…`), written once per
-    /// contract rather than once per line.
+    /// contract rather than once per line (`audit::contract_identity` builds them).
     #[serde(skip)]
     pub line_members: Box<[u8]>,
-}
-
-impl ContractIdentity {
-    pub(crate) fn new(tool: &str, version: &str, digest: Sha256Digest) -> ContractIdentity {
-        ContractIdentity {
-            tool: tool.into(),
-            version: version.into(),
-            digest,
-            line_members: crate::audit::contract_members(tool, version, digest).into(),
-        }
-    }
 }
 
 /// What the decision knew about the call, for the audit event and the operator record.

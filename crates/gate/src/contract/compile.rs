@@ -9,9 +9,9 @@ use serde_saphyr::Spanned;
 
 use super::Contract;
 use super::agent_schema;
+use crate::audit::contract_identity;
 use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
-use crate::facts::ContractIdentity;
 use crate::parse;
 use crate::pointer::JsonPointer;
 use crate::projection::{FieldSource, Fields, ItemFields, Output};
@@ -180,7 +180,7 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
             let output = Output::new(file.direction, &tool, field_names);
             Ok(Contract {
-                identity: Arc::new(ContractIdentity::new(&tool, &version, source.digest())),
+                identity: Arc::new(contract_identity(&tool, &version, source.digest())),
                 description: file.description,
                 limits,
                 text_input,
