@@ -84,15 +84,7 @@ pub fn print_paired_ratios() {
         let audit = paired(
             101,
             || workload.parse_all(),
-            || {
-                for raw in &workload.inputs {
-                    let decision =
-                        workload
-                            .contract
-                            .admit(black_box(raw), &workload.request, workload.now);
-                    black_box(sink.record_decision(&decision)).expect("io::sink never fails");
-                }
-            },
+            || admit_and_audit(&workload, &sink),
         );
         println!(
             "{name:15} admit / parse-only = {:.2}x, fastest round {:.2}x   (median per input: admit {:.0} ns, parse-only {:.0} ns)",
@@ -183,20 +175,24 @@ pub fn print_paired_ratios() {
     }
 }
 
+/// Every input of `workload` admitted and its audit line written to `sink`: the baseline the
+/// production features are measured against.
+fn admit_and_audit(workload: &Workload, sink: &JsonLinesSink<std::io::Sink>) {
+    for raw in &workload.inputs {
+        let decision = workload
+            .contract
+            .admit(black_box(raw), &workload.request, workload.now);
+        black_box(sink.record_decision(&decision)).expect("io::sink never fails");
+    }
+}
+
 /// What retention adds to a front's call path on the small mix, where every decision is audited
 /// anyway: the policy's choice and, for each record kept, building it (the raw bytes and the
 /// context copied) and handing it over (here to a vector emptied each round, in place of the
 /// retainer's queue, whose thread names and writes it off the call path).
 fn print_retention_ratios(sink: &JsonLinesSink<std::io::Sink>) {
     let workload = Workload::named("small_mix", 1000).expect("a known workload");
-    let audited = || {
-        for raw in &workload.inputs {
-            let decision = workload
-                .contract
-                .admit(black_box(raw), &workload.request, workload.now);
-            black_box(sink.record_decision(&decision)).expect("io::sink never fails");
-        }
-    };
+    let audited = || admit_and_audit(&workload, sink);
     for (label, rate) in [
         ("refusals kept", 0.0),
         ("refusals + 1 % of admissions", 0.01),
@@ -240,14 +236,7 @@ fn print_retention_ratios(sink: &JsonLinesSink<std::io::Sink>) {
 fn print_shadow_ratio(sink: &JsonLinesSink<std::io::Sink>) {
     let workload = Workload::named("small_mix", 1000).expect("a known workload");
     let candidate = job_status();
-    let audited = || {
-        for raw in &workload.inputs {
-            let decision = workload
-                .contract
-                .admit(black_box(raw), &workload.request, workload.now);
-            black_box(sink.record_decision(&decision)).expect("io::sink never fails");
-        }
-    };
+    let audited = || admit_and_audit(&workload, sink);
     let shadowed = || {
         for raw in &workload.inputs {
             let decision = workload
