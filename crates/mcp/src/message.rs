@@ -3,12 +3,11 @@
 //! itself, so every byte the host receives is one the proxy put there.
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use toolgate_gate::internals::{Node, parse_strict_json};
+use toolgate_gate::internals::{Node, parse_document};
 
 /// How deep a JSON-RPC message may nest: the gate's ceiling for a contract's depth, which the
 /// contract's own limit then applies to the tool's result inside it.
@@ -45,37 +44,57 @@ pub(crate) enum Message {
 /// Parses one line: strict JSON (no duplicate member names, no invalid UTF-8, bounded depth),
 /// then the JSON-RPC 2.0 shape. Batches (arrays) are refused.
 pub(crate) fn parse(line: &[u8]) -> Result<Message, String> {
-    classify(parse_strict_json(line, MAX_MESSAGE_DEPTH)?)
+    let document = parse_document(line, MAX_MESSAGE_DEPTH)?;
+    classify(document.root())
 }
 
-/// The JSON-RPC 2.0 shape of a message already parsed strictly.
-pub(crate) fn classify(value: Value) -> Result<Message, String> {
-    let Value::Object(mut members) = value else {
+/// The JSON-RPC 2.0 shape of a message, read in place from its strictly parsed document: what
+/// [`classify`] checks, with nothing built.
+pub(crate) enum Shape<'d> {
+    Request {
+        id: Node<'d>,
+        method: &'d str,
+        params: Option<Node<'d>>,
+    },
+    Notification {
+        method: &'d str,
+        params: Option<Node<'d>>,
+    },
+    Response {
+        id: Node<'d>,
+        outcome: Result<Node<'d>, Node<'d>>,
+    },
+}
+
+/// The shape of a message already parsed strictly, or why it is not JSON-RPC 2.0.
+pub(crate) fn shape(root: Node<'_>) -> Result<Shape<'_>, String> {
+    if !root.is_object() {
         return Err("not a JSON-RPC message object (batches are not supported)".to_owned());
-    };
-    if members.get("jsonrpc") != Some(&Value::from("2.0")) {
+    }
+    if root.get("jsonrpc").and_then(|version| version.as_str()) != Some("2.0") {
         return Err("not JSON-RPC 2.0 (`jsonrpc` must be \"2.0\")".to_owned());
     }
-    let id = members.remove("id");
-    if let Some(id) = &id
-        && !(id.is_string() || id.is_number() || id.is_null())
+    let id = root.get("id");
+    if let Some(id) = id
+        && !(id.as_str().is_some() || id.as_number().is_some() || id.is_null())
     {
         return Err("an id must be a string or a number".to_owned());
     }
-    let params = members.remove("params").unwrap_or(Value::Null);
-    match (members.remove("method"), id) {
-        (Some(Value::String(method)), Some(id)) if !id.is_null() => {
-            Ok(Message::Request { id, method, params })
+    let params = root.get("params");
+    let method = root.get("method").map(|method| method.as_str());
+    match (method, id) {
+        (Some(Some(method)), Some(id)) if !id.is_null() => {
+            Ok(Shape::Request { id, method, params })
         }
-        (Some(Value::String(_)), Some(_)) => Err("a request's id must not be null".to_owned()),
-        (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
-        (Some(_), _) => Err("`method` must be a string".to_owned()),
-        (None, Some(id)) => match (members.remove("result"), members.remove("error")) {
-            (Some(result), None) => Ok(Message::Response {
+        (Some(Some(_)), Some(_)) => Err("a request's id must not be null".to_owned()),
+        (Some(Some(method)), None) => Ok(Shape::Notification { method, params }),
+        (Some(None), _) => Err("`method` must be a string".to_owned()),
+        (None, Some(id)) => match (root.get("result"), root.get("error")) {
+            (Some(result), None) => Ok(Shape::Response {
                 id,
                 outcome: Ok(result),
             }),
-            (None, Some(error)) if error.is_object() => Ok(Message::Response {
+            (None, Some(error)) if error.is_object() => Ok(Shape::Response {
                 id,
                 outcome: Err(error),
             }),
@@ -83,6 +102,33 @@ pub(crate) fn classify(value: Value) -> Result<Message, String> {
         },
         (None, None) => Err("neither a request, a notification nor a response".to_owned()),
     }
+}
+
+/// The JSON-RPC 2.0 message a document holds, its parts built as values.
+pub(crate) fn classify(root: Node<'_>) -> Result<Message, String> {
+    let params = |params: Option<Node<'_>>| params.map_or(Value::Null, Node::to_value);
+    Ok(match shape(root)? {
+        Shape::Request {
+            id,
+            method,
+            params: held,
+        } => Message::Request {
+            id: id.to_value(),
+            method: method.to_owned(),
+            params: params(held),
+        },
+        Shape::Notification {
+            method,
+            params: held,
+        } => Message::Notification {
+            method: method.to_owned(),
+            params: params(held),
+        },
+        Shape::Response { id, outcome } => Message::Response {
+            id: id.to_value(),
+            outcome: outcome.map(Node::to_value).map_err(Node::to_value),
+        },
+    })
 }
 
 /// A response carrying a `result`, read in place from the strictly parsed document: its id and
@@ -210,118 +256,224 @@ pub(crate) mod codes {
     pub(crate) const INTERNAL_ERROR: i64 = -32603;
 }
 
-/// The member at `path` (names from the root) of a line, read without building the rest of it:
-/// every other member is skipped, not turned into values. `Ok(None)` when a step is missing or
-/// is not an object; where a name repeats, the last one counts, as in a `serde_json::Value`. For
-/// lines the proxy wrote itself (already read strictly), to learn one thing of them per call.
-pub(crate) fn member<T: for<'de> Deserialize<'de>>(
+/// A path (member names from the root) [`members`] reads of a line: its value built, or only
+/// whether it is there, the value skipped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted<'p> {
+    path: &'p [&'p str],
+    build: bool,
+}
+
+impl<'p> Wanted<'p> {
+    /// The value at `path`, built.
+    pub(crate) const fn value(path: &'p [&'p str]) -> Wanted<'p> {
+        Wanted { path, build: true }
+    }
+
+    /// Whether `path` is there; its value is skipped, not built.
+    pub(crate) const fn presence(path: &'p [&'p str]) -> Wanted<'p> {
+        Wanted { path, build: false }
+    }
+}
+
+/// What [`members`] read at one path.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Found {
+    /// A step is missing, or is not an object.
+    Absent,
+    /// There, its value not built ([`Wanted::presence`]).
+    Present,
+    /// There, with this value ([`Wanted::value`]).
+    Value(Value),
+}
+
+impl Found {
+    pub(crate) fn is_present(&self) -> bool {
+        !matches!(self, Found::Absent)
+    }
+
+    pub(crate) fn into_value(self) -> Option<Value> {
+        match self {
+            Found::Value(value) => Some(value),
+            Found::Absent | Found::Present => None,
+        }
+    }
+}
+
+/// The members at up to 32 paths of a line, learned in one pass that builds nothing else: every
+/// member no path names is skipped, not turned into a value. Each path reads what indexing the
+/// whole line as a `serde_json::Value` finds there (where a name repeats, the last one counts).
+/// For lines the proxy wrote itself (already read strictly), to learn a few things of them per
+/// call without reading them once per thing.
+pub(crate) fn members<const N: usize>(
     line: &[u8],
-    path: &[&str],
-) -> Result<Option<T>, serde_json::Error> {
+    wanted: [Wanted<'_>; N],
+) -> Result<[Found; N], serde_json::Error> {
+    const { assert!(N <= 32, "a mask of u32 holds the paths") };
+    let mut found = std::array::from_fn(|_| Found::Absent);
     let mut deserializer = serde_json::Deserializer::from_slice(line);
-    let found = At::<T> {
-        path,
-        wanted: PhantomData,
+    Position {
+        wanted: &wanted,
+        found: &mut found,
+        active: ((1u64 << N) - 1) as u32,
+        depth: 0,
     }
     .deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(found)
 }
 
-/// A step of [`member`]: the value here when the path is walked, else the member the path names.
-struct At<'p, T> {
-    path: &'p [&'p str],
-    wanted: PhantomData<T>,
+/// The indices set in `mask`, lowest first.
+fn indices(mask: u32) -> impl Iterator<Item = usize> {
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            return None;
+        }
+        let index = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        Some(index)
+    })
 }
 
-impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for At<'_, T> {
-    type Value = Option<T>;
+/// A value in the line where the `active` paths have matched their first `depth` names.
+struct Position<'w, 'p> {
+    wanted: &'w [Wanted<'p>],
+    found: &'w mut [Found],
+    active: u32,
+    depth: usize,
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
-        if self.path.is_empty() {
-            T::deserialize(deserializer).map(Some)
-        } else {
-            deserializer.deserialize_any(self)
+impl<'de> DeserializeSeed<'de> for Position<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        let ending = indices(self.active)
+            .filter(|&index| self.wanted[index].path.len() == self.depth)
+            .fold(0, |mask, index| mask | 1 << index);
+        if ending == 0 {
+            return deserializer.deserialize_any(self);
         }
+        let build = self.active != ending || indices(ending).any(|index| self.wanted[index].build);
+        if !build {
+            IgnoredAny::deserialize(deserializer)?;
+            for index in indices(ending) {
+                self.found[index] = Found::Present;
+            }
+            return Ok(());
+        }
+        // A path ends here and another goes on inside (or this one is wanted whole): the value
+        // is built once and the rest of each path read from it.
+        let value = Value::deserialize(deserializer)?;
+        for index in indices(self.active) {
+            let wanted = self.wanted[index];
+            let at = wanted.path[self.depth..]
+                .iter()
+                .try_fold(&value, |value, name| value.get(name));
+            self.found[index] = match at {
+                None => Found::Absent,
+                Some(at) if wanted.build => Found::Value(at.clone()),
+                Some(_) => Found::Present,
+            };
+        }
+        Ok(())
     }
 }
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for At<'_, T> {
-    type Value = Option<T>;
+impl<'de> Visitor<'de> for Position<'_, '_> {
+    type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
-        let Some((first, rest)) = self.path.split_first() else {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok(None);
-        };
-        let mut found = None;
-        while let Some(named) = map.next_key_seed(Named(first))? {
-            if named {
-                found = map.next_value_seed(At {
-                    path: rest,
-                    wanted: PhantomData,
-                })?;
-            } else {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Position {
+            wanted,
+            found,
+            active,
+            depth,
+        } = self;
+        while let Some(matching) = map.next_key_seed(Matching {
+            wanted,
+            active,
+            depth,
+        })? {
+            if matching == 0 {
                 map.next_value::<IgnoredAny>()?;
+                continue;
             }
+            // A repeated name: what the last one holds is what counts.
+            for index in indices(matching) {
+                found[index] = Found::Absent;
+            }
+            map.next_value_seed(Position {
+                wanted,
+                found: &mut *found,
+                active: matching,
+                depth: depth + 1,
+            })?;
         }
-        Ok(found)
+        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
+        Ok(())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_unit<E>(self) -> Result<Option<T>, E> {
-        Ok(None)
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
-/// A member name read only to learn whether it is the one wanted (nothing allocated for it).
-struct Named<'n>(&'n str);
+/// A member name, read only to learn which of the `active` paths name it next (nothing
+/// allocated for it): the mask of those paths.
+struct Matching<'w, 'p> {
+    wanted: &'w [Wanted<'p>],
+    active: u32,
+    depth: usize,
+}
 
-impl<'de> DeserializeSeed<'de> for Named<'_> {
-    type Value = bool;
+impl<'de> DeserializeSeed<'de> for Matching<'_, '_> {
+    type Value = u32;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u32, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for Named<'_> {
-    type Value = bool;
+impl<'de> Visitor<'de> for Matching<'_, '_> {
+    type Value = u32;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a member name")
     }
 
-    fn visit_str<E>(self, name: &str) -> Result<bool, E> {
-        Ok(name == self.0)
+    fn visit_str<E>(self, name: &str) -> Result<u32, E> {
+        Ok(indices(self.active)
+            .filter(|&index| self.wanted[index].path[self.depth] == name)
+            .fold(0, |mask, index| mask | 1 << index))
     }
 }
 
@@ -329,11 +481,13 @@ impl<'de> Visitor<'de> for Named<'_> {
 mod tests {
     use super::*;
 
-    /// `member` finds what indexing the whole line as a `Value` finds, on every kind of line:
+    /// `members` finds what indexing the whole line as a `Value` finds, on every kind of line:
     /// present, absent, null, behind a non-object, repeated (the last counts), nested, in an
-    /// array at the top (a batch), escaped names, and lines that are not JSON at all.
+    /// array at the top (a batch), escaped names, and lines that are not JSON at all; each path
+    /// alone and all of them in one pass, built and presence only, including a path that ends
+    /// where another goes on and a path asked for twice.
     #[test]
-    fn member_reads_what_the_whole_value_holds() {
+    fn members_read_what_the_whole_value_holds() {
         let lines = [
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}]}}"#,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
@@ -345,6 +499,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
             r#"{"error":{"code":1},"error":{"code":2}}"#,
             r#"{"error":{"code":1},"error":7}"#,
+            r#"{"error":{"code":1,"data":2},"error":{"data":3}}"#,
             r#"{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
             r#"{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":3}}}"#,
             r#"{"par\u0061ms":{"_meta":[1,2]},"result":[{"a":{}}]}"#,
@@ -355,26 +510,39 @@ mod tests {
             "{",
             r#"{"a":1} trailing"#,
         ];
-        let paths: [&[&str]; 6] = [
+        let paths: [&[&str]; 8] = [
             &["method"],
             &["result"],
             &["error", "code"],
+            &["error"],
             &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
             &["params", "_meta"],
+            &["error", "code"],
             &[],
         ];
+        let read = |whole: &Value, path: &[&str], build: bool| match path
+            .iter()
+            .try_fold(whole, |value, name| value.get(name))
+        {
+            None => Found::Absent,
+            Some(value) if build => Found::Value(value.clone()),
+            Some(_) => Found::Present,
+        };
         for line in lines {
             let whole = serde_json::from_str::<Value>(line);
-            for path in paths {
-                let found = member::<Value>(line.as_bytes(), path);
-                match &whole {
-                    Err(_) => assert!(found.is_err(), "{line} {path:?}"),
-                    Ok(whole) => {
-                        let mut expected = Some(whole);
-                        for step in path {
-                            expected = expected.and_then(|value| value.get(step));
+            for build in [true, false] {
+                let wanted = paths.map(|path| Wanted { path, build });
+                let together = members(line.as_bytes(), wanted);
+                for (index, path) in paths.iter().enumerate() {
+                    let alone = members(line.as_bytes(), [wanted[index]]);
+                    match &whole {
+                        Err(_) => assert!(alone.is_err() && together.is_err(), "{line} {path:?}"),
+                        Ok(whole) => {
+                            let expected = read(whole, path, build);
+                            assert_eq!(alone.as_ref().unwrap()[0], expected, "{line} {path:?}");
+                            let together = together.as_ref().unwrap();
+                            assert_eq!(together[index], expected, "{line} {path:?} together");
                         }
-                        assert_eq!(found.unwrap().as_ref(), expected, "{line} {path:?}");
                     }
                 }
             }

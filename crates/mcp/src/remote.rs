@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
+use toolgate_gate::internals::{Node, parse_document};
 use toolgate_repo::UsageError;
 
 use super::era;
@@ -281,9 +282,9 @@ impl Shared {
         );
         // Only what the headers name is read of the message; the rest is skipped, not built.
         let member = |path: &[&str]| {
-            message::member::<Value>(&message.line, path)
+            message::members(&message.line, [message::Wanted::value(path)])
                 .ok()
-                .flatten()
+                .and_then(|[found]| found.into_value())
                 .unwrap_or(Value::Null)
         };
         let named = match member(&["params", "_meta", era::meta::PROTOCOL_VERSION]) {
@@ -502,7 +503,7 @@ impl Shared {
         };
         if parse_listing(&body).is_some()
             || is_error_answer(&body)
-            || anonymous_error(&body).is_some()
+            || matches!(answer_of(&body), Err(Some(_)))
         {
             log(&format!("the upstream at {} answers again", self.url));
             self.reachable.store(true, Ordering::Relaxed);
@@ -520,30 +521,23 @@ impl Shared {
                 return true;
             }
         }
-        match (message::parse(&body), id) {
+        match (answer_of(&body), id) {
             // An error that names no request (a stateful server's `400` with `"id": null`, or
             // one without an id, which the revision allows) answers this POST's own.
             (
-                Ok(message::Message::Response {
-                    id: Value::Null,
-                    outcome: Err(error),
+                Ok(AnswerBody::Response {
+                    unnamed_error: Some(error),
                 }),
                 Some(id),
-            ) => {
+            )
+            | (Err(Some(error)), Some(id)) => {
                 self.deliver(Incoming::Line(message::error_object_line(id, &error)));
                 true
             }
-            (Ok(message::Message::Response { .. }), _) => {
+            (Ok(AnswerBody::Response { .. }), _) => {
                 self.deliver(Incoming::Line(body));
                 true
             }
-            (Err(_), Some(id)) => match anonymous_error(&body) {
-                Some(error) => {
-                    self.deliver(Incoming::Line(message::error_object_line(id, &error)));
-                    true
-                }
-                None => false,
-            },
             _ => false,
         }
     }
@@ -564,8 +558,7 @@ impl Shared {
                     .unwrap_or(&line);
                 if line.is_empty() {
                     if !data.is_empty() {
-                        answered |=
-                            matches!(message::parse(&data), Ok(message::Message::Response { .. }));
+                        answered |= matches!(answer_of(&data), Ok(AnswerBody::Response { .. }));
                         self.deliver(Incoming::Line(std::mem::take(&mut data)));
                     }
                 } else if let Some(field) = line.strip_prefix(b"data:") {
@@ -668,18 +661,44 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Option<Vec<
     }
 }
 
+/// What an upstream's HTTP body (or SSE event) holds, read strictly in place: nothing of it is
+/// built but the error of a response that names no request.
+enum AnswerBody {
+    /// A JSON-RPC response; `unnamed_error` when it is an error with `"id": null`.
+    Response { unnamed_error: Option<Value> },
+    /// A request or a notification.
+    Other,
+}
+
+/// The body's [`AnswerBody`], or, where it is not a JSON-RPC message, the error object it holds
+/// if it is an error response with no `id` at all.
+fn answer_of(body: &[u8]) -> Result<AnswerBody, Option<Value>> {
+    let Ok(document) = parse_document(body, message::MAX_MESSAGE_DEPTH) else {
+        return Err(None);
+    };
+    match message::shape(document.root()) {
+        Ok(message::Shape::Response {
+            id,
+            outcome: Err(error),
+        }) if id.is_null() => Ok(AnswerBody::Response {
+            unnamed_error: Some(error.to_value()),
+        }),
+        Ok(message::Shape::Response { .. }) => Ok(AnswerBody::Response {
+            unnamed_error: None,
+        }),
+        Ok(_) => Ok(AnswerBody::Other),
+        Err(_) => Err(anonymous_error(document.root())),
+    }
+}
+
 /// The error object of a JSON-RPC error response that has no `id` at all.
-fn anonymous_error(body: &[u8]) -> Option<Value> {
-    let value =
-        toolgate_gate::internals::parse_strict_json(body, message::MAX_MESSAGE_DEPTH).ok()?;
-    let object = value.as_object()?;
-    if object.contains_key("id") || object.contains_key("method") {
+fn anonymous_error(root: Node<'_>) -> Option<Value> {
+    if !root.is_object() || root.get("id").is_some() || root.get("method").is_some() {
         return None;
     }
-    object
-        .get("error")
+    root.get("error")
         .filter(|error| error.is_object())
-        .cloned()
+        .map(Node::to_value)
 }
 
 /// Whether a body is a JSON-RPC error response (the upstream answers, if only to refuse).

@@ -2,7 +2,7 @@
 //! many requests, unauthorized), each with the status a JSON-RPC line maps to.
 
 use super::*;
-use serde::de::IgnoredAny;
+use crate::message::Wanted;
 
 /// `429`: over the caller rate, to be tried again after `wait` (in whole seconds, at least one).
 pub(super) fn too_many(wait: Duration) -> Response<Body> {
@@ -48,35 +48,59 @@ pub(super) fn unauthorized(auth: &Authorizer, denied: &Denied) -> Response<Body>
     response
 }
 
-/// Whether a line the proxy wrote is a response (it has no method).
-pub(super) fn is_response(line: &[u8]) -> bool {
-    message::member::<IgnoredAny>(line, &["method"]).is_ok_and(|method| method.is_none())
+/// Where a request's response arrives, read ([`Answer`]) as the proxy handed it over.
+pub(super) type Answered = oneshot::Receiver<(Vec<u8>, Answer)>;
+
+/// What the listener needs to know of a line the proxy wrote to an HTTP host, read in one pass:
+/// whether it is a response (it has no method), a result, and the code of its error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Answer {
+    pub(super) response: bool,
+    pub(super) result: bool,
+    error_code: Option<i64>,
 }
 
-/// Whether a response line the proxy wrote is a result (not an error).
-pub(super) fn is_result(line: &[u8]) -> bool {
-    message::member::<IgnoredAny>(line, &["result"]).is_ok_and(|result| result.is_some())
-}
+impl Answer {
+    pub(super) fn of(line: &[u8]) -> Answer {
+        let read = message::members(
+            line,
+            [
+                Wanted::presence(&["method"]),
+                Wanted::presence(&["result"]),
+                Wanted::value(&["error", "code"]),
+            ],
+        );
+        match read {
+            Ok([method, result, code]) => Answer {
+                response: !method.is_present(),
+                result: result.is_present(),
+                error_code: code.into_value().and_then(|code| code.as_i64()),
+            },
+            // Not a line the proxy writes: nothing it could answer with.
+            Err(_) => Answer {
+                response: false,
+                result: false,
+                error_code: None,
+            },
+        }
+    }
 
-/// The HTTP status of a response line: 400 for the errors the revision sends with 400
-/// (malformed requests, header mismatches, unsupported versions, missing capabilities), 404
-/// for an unknown method, 200 otherwise.
-pub(super) fn status_of(line: &[u8]) -> StatusCode {
-    let code = message::member::<Value>(line, &["error", "code"])
-        .ok()
-        .flatten()
-        .and_then(|code| code.as_i64());
-    match code {
-        Some(codes::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
-        Some(
-            codes::PARSE_ERROR
-            | codes::INVALID_REQUEST
-            | codes::INVALID_PARAMS
-            | modern_codes::HEADER_MISMATCH
-            | modern_codes::MISSING_CLIENT_CAPABILITY
-            | modern_codes::UNSUPPORTED_PROTOCOL_VERSION,
-        ) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
+    /// The HTTP status of a response: 400 for the errors the revision sends with 400
+    /// (malformed requests, header mismatches, unsupported versions, missing capabilities), 404
+    /// for an unknown method, 200 otherwise.
+    pub(super) fn status(&self) -> StatusCode {
+        match self.error_code {
+            Some(codes::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+            Some(
+                codes::PARSE_ERROR
+                | codes::INVALID_REQUEST
+                | codes::INVALID_PARAMS
+                | modern_codes::HEADER_MISMATCH
+                | modern_codes::MISSING_CLIENT_CAPABILITY
+                | modern_codes::UNSUPPORTED_PROTOCOL_VERSION,
+            ) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        }
     }
 }
 
@@ -85,7 +109,7 @@ pub(super) fn status_of(line: &[u8]) -> StatusCode {
 /// `waiting` cancels the request.
 pub(super) fn sse(
     progress: mpsc::Receiver<Vec<u8>>,
-    answered: oneshot::Receiver<Vec<u8>>,
+    answered: Answered,
     waiting: Waiting,
     permit: OwnedSemaphorePermit,
 ) -> Response<Body> {
@@ -104,7 +128,7 @@ pub(super) fn sse(
 /// The events of an SSE response: progress while the answer is awaited, then the answer.
 pub(super) fn events(
     mut progress: mpsc::Receiver<Vec<u8>>,
-    mut answered: oneshot::Receiver<Vec<u8>>,
+    mut answered: Answered,
     waiting: Waiting,
     permit: OwnedSemaphorePermit,
 ) -> impl futures_core::Stream<Item = Result<Frame<Bytes>, Infallible>> {
@@ -123,7 +147,7 @@ pub(super) fn events(
             return event(&line);
         }
         match Pin::new(&mut answered).poll(context) {
-            Poll::Ready(Ok(line)) => {
+            Poll::Ready(Ok((line, _))) => {
                 if let Some((waiting, _permit)) = held.take() {
                     waiting.answered();
                 }

@@ -30,8 +30,7 @@ mod answers;
 mod headers;
 use activity::{Activity, Busy, Watched, tracked};
 use answers::{
-    empty, is_response, is_result, json, json_error, refusal_of, sse, status_of, text, too_many,
-    unauthorized,
+    Answer, Answered, empty, json, json_error, refusal_of, sse, text, too_many, unauthorized,
 };
 pub(crate) use headers::encode_header_value;
 use headers::{accepts, check_headers, check_origin, new_session_id, session_of};
@@ -487,7 +486,13 @@ async fn post(
                 );
             }
             let host = Host::with_peer(Arc::new(|_| {}), false, session, grant, None);
-            forward(&proxy, &host, body).await;
+            forward(
+                &proxy,
+                &host,
+                Message::Notification { method, params },
+                body,
+            )
+            .await;
             return empty(StatusCode::ACCEPTED);
         }
         Message::Request { id, method, params } => (id, method, params),
@@ -523,12 +528,18 @@ async fn post(
         proxy: Arc::clone(&proxy),
         host: modern.then(|| Arc::clone(&host)),
     };
-    forward(&proxy, &host, body).await;
+    let is_initialize = method == "initialize";
+    let request = Message::Request {
+        id: id.clone(),
+        method,
+        params,
+    };
+    forward(&proxy, &host, request, body).await;
     drop(host);
     if streams {
         return sse(progressed, answered, waiting, permit);
     }
-    let Ok(line) = answered.await else {
+    let Ok((line, answer)) = answered.await else {
         return json_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             &id,
@@ -537,8 +548,8 @@ async fn post(
         );
     };
     waiting.answered();
-    let status = status_of(&line);
-    let opened = method == "initialize" && status == StatusCode::OK && is_result(&line);
+    let status = answer.status();
+    let opened = is_initialize && status == StatusCode::OK && answer.result;
     let mut response = json(status, line);
     if opened {
         // A handshake-era host's session: what ties its later `notifications/cancelled` to the
@@ -554,18 +565,16 @@ async fn post(
 /// Where one request's answers go: its response (one line, always kept) and the progress before
 /// it, of which a stream nobody reads holds [`PROGRESS_HELD`] lines, never more (the rest are
 /// dropped: progress is advisory).
-fn answer_channels() -> (
-    super::proxy::Reply,
-    mpsc::Receiver<Vec<u8>>,
-    oneshot::Receiver<Vec<u8>>,
-) {
-    let (answer, answered) = oneshot::channel::<Vec<u8>>();
+fn answer_channels() -> (super::proxy::Reply, mpsc::Receiver<Vec<u8>>, Answered) {
+    let (answer, answered) = oneshot::channel::<(Vec<u8>, Answer)>();
     let (progress, progressed) = mpsc::channel::<Vec<u8>>(PROGRESS_HELD);
     let answer = Mutex::new(Some(answer));
     let reply: super::proxy::Reply = Arc::new(move |line| {
-        if is_response(&line) {
+        // Read once, here: the response's status and kind go with it.
+        let read = Answer::of(&line);
+        if read.response {
             if let Some(answer) = lock(&answer).take() {
-                let _ = answer.send(line);
+                let _ = answer.send((line, read));
             }
         } else {
             let _ = progress.try_send(line);
@@ -574,17 +583,19 @@ fn answer_channels() -> (
     (reply, progressed, answered)
 }
 
-/// Hands a host's message to the proxy, on a blocking thread where forwarding it may write to a
-/// stdio upstream's input, which blocks when the upstream stops reading (its watchdog then
-/// stops it): that must never hold a worker that answers `/healthz`.
-async fn forward(proxy: &Arc<Proxy>, host: &Arc<Host>, body: Bytes) {
+/// Hands a host's message (read from `body`) to the proxy, on a blocking thread where
+/// forwarding it may write to a stdio upstream's input, which blocks when the upstream stops
+/// reading (its watchdog then stops it): that must never hold a worker that answers `/healthz`.
+async fn forward(proxy: &Arc<Proxy>, host: &Arc<Host>, message: Message, body: Bytes) {
     if !proxy.forwarding_may_block() {
         // An HTTP upstream's sends are tasks of their own: nothing here waits.
-        return proxy.host_message(host, body.to_vec());
+        return proxy.host_parsed(host, Ok(message), body.to_vec());
     }
     let proxy = Arc::clone(proxy);
     let host = Arc::clone(host);
-    let _ = tokio::task::spawn_blocking(move || proxy.host_message(&host, body.to_vec())).await;
+    let _ =
+        tokio::task::spawn_blocking(move || proxy.host_parsed(&host, Ok(message), body.to_vec()))
+            .await;
 }
 
 /// A modern request not yet answered: dropped before [`Waiting::answered`], its host has gone,
@@ -708,10 +719,68 @@ mod tests {
             held += 1;
         }
         assert_eq!(held, PROGRESS_HELD);
-        assert_eq!(
-            answer.try_recv().unwrap(),
-            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()
-        );
+        let (line, read) = answer.try_recv().unwrap();
+        assert_eq!(line, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
+        assert!(read.response && read.result);
+        assert_eq!(read.status(), StatusCode::OK);
+    }
+
+    /// A line's kind and status, read in one pass: each error code the revision answers with a
+    /// status of its own, other codes and results 200, and what is not a response not taken for
+    /// one.
+    #[test]
+    fn an_answer_is_read_once_for_its_kind_and_status() {
+        let cases: [(&[u8], bool, bool, StatusCode); 8] = [
+            (
+                br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+                true,
+                true,
+                StatusCode::OK,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+                true,
+                false,
+                StatusCode::NOT_FOUND,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"no"}}"#,
+                true,
+                false,
+                StatusCode::BAD_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}"#,
+                true,
+                false,
+                StatusCode::OK,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601.0}}"#,
+                true,
+                false,
+                StatusCode::OK,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+                false,
+                false,
+                StatusCode::OK,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","method":null}"#,
+                false,
+                false,
+                StatusCode::OK,
+            ),
+            (br#"{"jsonrpc":"2.0","id":1,"#, false, false, StatusCode::OK),
+        ];
+        for (line, response, result, status) in cases {
+            let read = Answer::of(line);
+            let shown = String::from_utf8_lossy(line);
+            assert_eq!((read.response, read.result), (response, result), "{shown}");
+            assert_eq!(read.status(), status, "{shown}");
+        }
     }
 
     #[test]

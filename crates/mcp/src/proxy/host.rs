@@ -14,7 +14,18 @@ impl Proxy {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        match message::parse(&line) {
+        self.host_parsed(host, message::parse(&line), line);
+    }
+
+    /// A message from a host, already read (`parsed`) from its `line`: the listener reads each
+    /// body to check it against its headers, and hands on what it read.
+    pub(crate) fn host_parsed(
+        &self,
+        host: &Arc<Host>,
+        parsed: Result<Message, String>,
+        line: Vec<u8>,
+    ) {
+        match parsed {
             Err(why) => host.send(error_line(
                 &Value::Null,
                 codes::PARSE_ERROR,

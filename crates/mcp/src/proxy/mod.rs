@@ -478,10 +478,7 @@ impl Proxy {
             Incoming::Line(line) => match self.call_result_in_place(&line) {
                 Err(why) => self.unreadable(&why, &line),
                 Ok(None) => {}
-                Ok(Some(value)) => match message::classify(value) {
-                    Err(why) => self.unreadable(&why, &line),
-                    Ok(message) => self.upstream_classified(message, line),
-                },
+                Ok(Some(message)) => self.upstream_classified(message, line),
             },
         }
         true
@@ -501,14 +498,14 @@ impl Proxy {
     /// The common answer, read without building values: a complete result for a tool call in
     /// flight is decided from the message's document itself (`structuredContent` written once,
     /// for the gate, with nothing else of the message turned into a `serde_json::Value`).
-    /// `Ok(None)` when it was answered so; otherwise the message as a value, for the general
-    /// path, or why the line is unreadable.
-    fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Value>, String> {
+    /// `Ok(None)` when it was answered so; otherwise the message, its parts as values, for the
+    /// general path, or why the line is unreadable.
+    fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Message>, String> {
         let document = parse_document(line, message::MAX_MESSAGE_DEPTH)?;
         let root = document.root();
         // Observing forwards the upstream's own result, which the general path has as a value.
         let Some((id, result)) = message::result_in_place(root).filter(|_| !self.observe) else {
-            return Ok(Some(root.to_value()));
+            return message::classify(root).map(Some);
         };
         let complete = match result.get("resultType") {
             None => true,
@@ -530,9 +527,10 @@ impl Proxy {
                 // that is not complete) takes the general path, as it is.
                 Some(other) => {
                     state.pending.insert(key, other);
-                    return Ok(Some(root.to_value()));
+                    drop(state);
+                    return message::classify(root).map(Some);
                 }
-                None => return Ok(Some(root.to_value())),
+                None => return message::classify(root).map(Some),
             }
         };
         let started = Instant::now();
