@@ -761,6 +761,73 @@ fn mirrored_parameters(schema: &Value) -> Vec<Mirrored> {
 mod tests {
     use super::*;
 
+    /// What an answer body is, read strictly without building it: a response (with the error of
+    /// one whose id is null), a request or notification, an error object with no id at all (the
+    /// POST's own), and what is no JSON-RPC at all, duplicate members and bad JSON included.
+    #[test]
+    fn an_answer_body_is_told_apart_strictly() {
+        let error = json!({"code": -32600, "message": "no session"});
+        let kind = |body: &str| match answer_of(body.as_bytes()) {
+            Ok(AnswerBody::Response { unnamed_error }) => format!("response {unnamed_error:?}"),
+            Ok(AnswerBody::Other) => "other".to_owned(),
+            Err(anonymous) => format!("not a message {anonymous:?}"),
+        };
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                "response None".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","error":{"code":1}}"#,
+                "response None".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}"#,
+                format!("response {:?}", Some(&error)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+                "other".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
+                "other".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no session"}}"#,
+                format!("not a message {:?}", Some(&error)),
+            ),
+            (
+                r#"{"error":{"code":-32600,"message":"no session"}}"#,
+                format!("not a message {:?}", Some(&error)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":1,"error":{"code":1}}"#,
+                "not a message None".to_owned(),
+            ),
+            (r#"{"error":"text"}"#, "not a message None".to_owned()),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+                "not a message None".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","error":{"code":1},"error":{"code":2}}"#,
+                "not a message None".to_owned(),
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+                "not a message None".to_owned(),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":"#,
+                "not a message None".to_owned(),
+            ),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(kind(body), expected, "{body}");
+        }
+    }
+
     #[test]
     fn mirrored_parameters_are_reached_through_properties_only() {
         let schema = json!({"type": "object", "properties": {
