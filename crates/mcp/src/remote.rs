@@ -250,6 +250,7 @@ impl Link for Remote {
             method: Some("notifications/cancelled".to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         });
     }
 }
@@ -287,9 +288,21 @@ impl Shared {
                 .and_then(|[found]| found.into_value())
                 .unwrap_or(Value::Null)
         };
-        let named = match member(&["params", "_meta", era::meta::PROTOCOL_VERSION]) {
+        let written = || match member(&["params", "_meta", era::meta::PROTOCOL_VERSION]) {
             Value::String(version) => Some(version),
             _ => None,
+        };
+        // Known when the proxy wrote the line from a value (most requests): not read back.
+        debug_assert!(
+            message
+                .meta_version
+                .as_ref()
+                .is_none_or(|known| *known == written()),
+            "the revision an outgoing message carries is the one its line names"
+        );
+        let named = match &message.meta_version {
+            Some(known) => known.clone(),
+            None => written(),
         }
         .or_else(|| {
             // A handshake-era session names its revision on every request after `initialize`.
@@ -461,6 +474,7 @@ impl Shared {
             method: Some("notifications/initialized".to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         };
         self.send_once(&initialized).await.is_ok()
     }
@@ -489,6 +503,7 @@ impl Shared {
             method: Some(method.to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         };
         let mut sent = self.send_once(&probe).await;
         if let Ok((response, Some(generation))) = &sent
@@ -602,6 +617,7 @@ impl Shared {
                 method: Some("tools/list".to_owned()),
                 name: None,
                 traceparent: None,
+                meta_version: None,
             };
             let Ok(response) = self
                 .client

@@ -31,6 +31,10 @@ pub(crate) struct Outgoing {
     /// The W3C trace context of a traced call (`--otlp-endpoint`): an HTTP upstream gets it as
     /// the `traceparent` header too (it is in the message's `_meta` for either transport).
     pub traceparent: Option<String>,
+    /// The revision the message's `_meta` names (`Some(None)`: none), when the proxy read it off
+    /// the value it wrote the line from; `None` when it did not, and a transport that needs it
+    /// reads it from the line.
+    pub meta_version: Option<Option<String>>,
 }
 
 impl Outgoing {
@@ -42,6 +46,7 @@ impl Outgoing {
             method: None,
             name: None,
             traceparent: None,
+            meta_version: None,
         }
     }
 }
@@ -101,6 +106,7 @@ pub(crate) trait Link: Send + Sync {
             method: Some("notifications/cancelled".to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         });
     }
 }

@@ -214,12 +214,18 @@ impl Proxy {
         }
         let key = id_key(&upstream_id);
         self.state().pending.insert(key.clone(), pending);
+        let meta_version = upstream_params
+            .get("_meta")
+            .and_then(|meta| meta.get(era::meta::PROTOCOL_VERSION))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let outgoing = Outgoing {
             line: message::request_line(&upstream_id, method, &upstream_params),
             id: Some(upstream_id),
             method: Some(method.to_owned()),
             name,
             traceparent,
+            meta_version: Some(meta_version),
         };
         if !self.link.send(outgoing)
             && let Some(pending) = self.state().pending.remove(&key)
@@ -613,6 +619,7 @@ impl Proxy {
             method: Some(method.to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         });
     }
 }

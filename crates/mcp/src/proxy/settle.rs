@@ -111,6 +111,7 @@ impl Proxy {
                     method: Some("notifications/initialized".to_owned()),
                     name: None,
                     traceparent: None,
+                    meta_version: None,
                 });
                 Settled::Legacy {
                     version: chosen.to_owned(),
@@ -168,6 +169,7 @@ impl Proxy {
             method: Some(method.to_owned()),
             name: None,
             traceparent: None,
+            meta_version: None,
         });
         let outcome = if sent {
             answered.recv_timeout(window).ok()
