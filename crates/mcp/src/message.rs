@@ -336,6 +336,13 @@ fn indices(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The indices of `mask` that `keep` selects, as a mask.
+fn select(mask: u32, keep: impl Fn(usize) -> bool) -> u32 {
+    indices(mask)
+        .filter(|&index| keep(index))
+        .fold(0, |selected, index| selected | 1 << index)
+}
+
 /// A value in the line where the `active` paths have matched their first `depth` names.
 struct Position<'w, 'p> {
     wanted: &'w [Wanted<'p>],
@@ -348,9 +355,9 @@ impl<'de> DeserializeSeed<'de> for Position<'_, '_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        let ending = indices(self.active)
-            .filter(|&index| self.wanted[index].path.len() == self.depth)
-            .fold(0, |mask, index| mask | 1 << index);
+        let ending = select(self.active, |index| {
+            self.wanted[index].path.len() == self.depth
+        });
         if ending == 0 {
             return deserializer.deserialize_any(self);
         }
@@ -471,9 +478,9 @@ impl<'de> Visitor<'de> for Matching<'_, '_> {
     }
 
     fn visit_str<E>(self, name: &str) -> Result<u32, E> {
-        Ok(indices(self.active)
-            .filter(|&index| self.wanted[index].path[self.depth] == name)
-            .fold(0, |mask, index| mask | 1 << index))
+        Ok(select(self.active, |index| {
+            self.wanted[index].path[self.depth] == name
+        }))
     }
 }
 
