@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use toolgate_gate::internals::{Node, parse_document};
+use toolgate_gate::internals::{Document, Node, parse_document};
 use toolgate_repo::UsageError;
 
 use super::era;
@@ -34,7 +34,7 @@ use super::lines::log;
 use super::listen::encode_header_value;
 use super::lock;
 use super::message::{self, codes, id_key};
-use super::upstream::{DirectHandler, Incoming, Link, Outgoing};
+use super::upstream::{Direct, DirectHandler, Incoming, Link, Outgoing};
 
 /// How often an upstream that stopped answering is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(2);
@@ -258,16 +258,63 @@ impl Link for Remote {
 impl Shared {
     fn deliver(&self, message: Incoming) {
         if let (Incoming::Line(_), Some(direct)) = (&message, self.direct.get()) {
-            // Delivered as the channel would be: until the link is stopped.
-            let stopped = lock(&self.incoming).is_none();
-            if !stopped && let Incoming::Line(line) = message {
-                direct(line);
+            if !self.stopped()
+                && let Incoming::Line(line) = message
+            {
+                direct(Direct::Line(line));
             }
             return;
         }
         let sender = lock(&self.incoming).clone();
         if let Some(sender) = sender {
             let _ = sender.send(message);
+        }
+    }
+
+    /// Whether the link was stopped: a direct handler then takes nothing more, as the channel
+    /// (gone) would not.
+    fn stopped(&self) -> bool {
+        lock(&self.incoming).is_none()
+    }
+
+    /// Reads a body (a POST's JSON answer, or one SSE event) once, and hands it on if it
+    /// answers: a response goes to the proxy (to the direct handler with the parse its kind was
+    /// read from, so the proxy does not parse it again; or else to the channel as a line), and
+    /// an error response that names no request answers `id`'s. What answers nothing is given
+    /// back, for the caller to hand on or drop.
+    fn hand_on_answer(&self, body: Vec<u8>, id: Option<&Value>) -> Result<(), Vec<u8>> {
+        let document = parse_document(&body, message::MAX_MESSAGE_DEPTH).ok();
+        match (answer_in(document.as_ref()), id) {
+            // An error that names no request (a stateful server's `400` with `"id": null`, or
+            // one without an id, which the revision allows) answers this POST's own.
+            (
+                Ok(AnswerBody::Response {
+                    unnamed_error: Some(error),
+                }),
+                Some(id),
+            )
+            | (Err(Some(error)), Some(id)) => {
+                self.deliver(Incoming::Line(message::error_object_line(id, &error)));
+                Ok(())
+            }
+            (Ok(AnswerBody::Response { .. }), _) => {
+                match (document, self.direct.get()) {
+                    (Some(document), Some(direct)) => {
+                        if !self.stopped() {
+                            direct(Direct::Response(&body, document.root()));
+                        }
+                    }
+                    (document, _) => {
+                        drop(document);
+                        self.deliver(Incoming::Line(body));
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                drop(document);
+                Err(body)
+            }
         }
     }
 
@@ -536,25 +583,7 @@ impl Shared {
                 return true;
             }
         }
-        match (answer_of(&body), id) {
-            // An error that names no request (a stateful server's `400` with `"id": null`, or
-            // one without an id, which the revision allows) answers this POST's own.
-            (
-                Ok(AnswerBody::Response {
-                    unnamed_error: Some(error),
-                }),
-                Some(id),
-            )
-            | (Err(Some(error)), Some(id)) => {
-                self.deliver(Incoming::Line(message::error_object_line(id, &error)));
-                true
-            }
-            (Ok(AnswerBody::Response { .. }), _) => {
-                self.deliver(Incoming::Line(body));
-                true
-            }
-            _ => false,
-        }
+        self.hand_on_answer(body, id).is_ok()
     }
 
     /// Hands on every event of an SSE answer (to the request `id`), each capped; `true` once a
@@ -573,8 +602,12 @@ impl Shared {
                     .unwrap_or(&line);
                 if line.is_empty() {
                     if !data.is_empty() {
-                        answered |= matches!(answer_of(&data), Ok(AnswerBody::Response { .. }));
-                        self.deliver(Incoming::Line(std::mem::take(&mut data)));
+                        // Not an answer (a request or a notification of the server's): handed
+                        // on whole all the same.
+                        match self.hand_on_answer(std::mem::take(&mut data), None) {
+                            Ok(()) => answered = true,
+                            Err(event) => self.deliver(Incoming::Line(event)),
+                        }
                     }
                 } else if let Some(field) = line.strip_prefix(b"data:") {
                     let field = field.strip_prefix(b" ").unwrap_or(field);
@@ -689,7 +722,12 @@ enum AnswerBody {
 /// The body's [`AnswerBody`], or, where it is not a JSON-RPC message, the error object it holds
 /// if it is an error response with no `id` at all.
 fn answer_of(body: &[u8]) -> Result<AnswerBody, Option<Value>> {
-    let Ok(document) = parse_document(body, message::MAX_MESSAGE_DEPTH) else {
+    answer_in(parse_document(body, message::MAX_MESSAGE_DEPTH).ok().as_ref())
+}
+
+/// [`answer_of`] on a body already parsed (`None`: it is not strict JSON).
+fn answer_in(document: Option<&Document<'_>>) -> Result<AnswerBody, Option<Value>> {
+    let Some(document) = document else {
         return Err(None);
     };
     match message::shape(document.root()) {
@@ -842,6 +880,86 @@ mod tests {
         for (body, expected) in cases {
             assert_eq!(kind(body), expected, "{body}");
         }
+    }
+
+    /// A body is parsed once where it arrives: a response is handed to the proxy with that
+    /// parse (or, with no direct handler, to the channel as its bytes), an error naming no
+    /// request answers the POST's own, what answers nothing is given back, and a stopped link
+    /// hands on nothing.
+    #[test]
+    fn an_answer_is_parsed_once_and_handed_on_to_whom_it_answers() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (sender, channel) = std::sync::mpsc::channel();
+        let remote = Remote::connect(
+            "http://127.0.0.1:9/mcp",
+            &[],
+            1 << 20,
+            Duration::from_secs(1),
+            sender,
+            runtime.handle().clone(),
+        )
+        .unwrap();
+        let shared = &remote.shared;
+        let response = br#"{"jsonrpc":"2.0","id":7,"result":{"isError":false}}"#.to_vec();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+
+        // No direct handler (a stdio host's pump reads the channel): the bytes, as they came.
+        assert_eq!(shared.hand_on_answer(response.clone(), Some(&json!(7))), Ok(()));
+        match channel.try_recv() {
+            Ok(Incoming::Line(line)) => assert_eq!(line, response),
+            _ => panic!("the response did not reach the channel"),
+        }
+
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        remote.deliver_directly(Box::new(move |message| {
+            let entry = match message {
+                Direct::Line(line) => format!("line {}", text(&line)),
+                Direct::Response(line, root) => format!(
+                    "parsed {} (id {:?})",
+                    text(line),
+                    root.get("id").map(|id| id.to_value())
+                ),
+            };
+            lock(&record).push(entry);
+        }));
+        let taken = || std::mem::take(&mut *lock(&seen));
+
+        assert_eq!(shared.hand_on_answer(response.clone(), Some(&json!(7))), Ok(()));
+        assert_eq!(
+            taken(),
+            [format!("parsed {} (id Some(Number(7)))", text(&response))]
+        );
+
+        let unnamed = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}"#;
+        assert_eq!(shared.hand_on_answer(unnamed.to_vec(), Some(&json!(7))), Ok(()));
+        let error = json!({"code": -32600, "message": "no session"});
+        assert_eq!(
+            taken(),
+            [format!(
+                "line {}",
+                text(&message::error_object_line(&json!(7), &error))
+            )]
+        );
+
+        for answers_nothing in [
+            br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#.as_slice(),
+            br#"{"jsonrpc":"2.0","id":7,"id":8,"result":{}}"#,
+            b"not json",
+        ] {
+            assert_eq!(
+                shared.hand_on_answer(answers_nothing.to_vec(), None),
+                Err(answers_nothing.to_vec())
+            );
+        }
+        assert!(taken().is_empty());
+        assert!(channel.try_recv().is_err());
+
+        remote.stop(Duration::ZERO, &|| true);
+        assert_eq!(shared.hand_on_answer(response, Some(&json!(7))), Ok(()));
+        assert!(taken().is_empty());
     }
 
     #[test]

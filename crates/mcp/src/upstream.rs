@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolgate_gate::internals::escape_hidden;
+use toolgate_gate::internals::{Node, escape_hidden};
 use toolgate_repo::UsageError;
 
 use super::batch::{self, Batched};
@@ -66,8 +66,18 @@ pub(crate) enum Incoming {
     Gone(String),
 }
 
+/// One message a transport's task hands the proxy ([`Link::deliver_directly`]).
+pub(crate) enum Direct<'a> {
+    /// A message as its bytes, for the proxy to read.
+    Line(Vec<u8>),
+    /// A response the transport has already parsed strictly (to learn that it is one, and
+    /// whether it answers the request it was sent for): its bytes, and the root of that parse,
+    /// so the proxy reads it in place instead of parsing the same bytes again.
+    Response(&'a [u8], Node<'a>),
+}
+
 /// What a transport's tasks call with each message they receive ([`Link::deliver_directly`]).
-pub(crate) type DirectHandler = Box<dyn Fn(Vec<u8>) + Send + Sync>;
+pub(crate) type DirectHandler = Box<dyn for<'a> Fn(Direct<'a>) + Send + Sync>;
 
 /// How the proxy reaches the upstream.
 pub(crate) trait Link: Send + Sync {

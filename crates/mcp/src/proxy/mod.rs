@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use toolgate_gate::internals::parse_document;
+use toolgate_gate::internals::{Node, parse_document};
 use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
 use toolgate_store::Retainer;
 use toolgate_telemetry::{
@@ -47,7 +47,7 @@ use super::message::{
 use super::pins::{self, Pin};
 use super::route::Route;
 use super::tools::{self, Registry};
-use super::upstream::{Incoming, Link, Outgoing, Source};
+use super::upstream::{Direct, Incoming, Link, Outgoing, Source};
 use toolgate_repo::UsageError;
 
 /// Where decisions are audited: a file, or stdout when it is free.
@@ -443,9 +443,15 @@ impl Proxy {
     /// written to a pipe that can block) keeps the pump.
     pub(crate) fn decide_on_transport_tasks(self: &Arc<Self>) {
         let proxy = Arc::downgrade(self);
-        self.link.deliver_directly(Box::new(move |line| {
+        self.link.deliver_directly(Box::new(move |message| {
             if let Some(proxy) = proxy.upgrade() {
-                batch::handling(false, || proxy.upstream_message(Incoming::Line(line)));
+                batch::handling(false, || match message {
+                    Direct::Line(line) => proxy.upstream_message(Incoming::Line(line)),
+                    Direct::Response(line, root) => {
+                        proxy.upstream_parsed(line, root);
+                        true
+                    }
+                });
             }
         }));
     }
@@ -475,13 +481,29 @@ impl Proxy {
             }
             Incoming::TooLongFor(id, prefix) => self.too_long_for(&id, &prefix),
             Incoming::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-            Incoming::Line(line) => match self.call_result_in_place(&line) {
-                Err(why) => self.unreadable(&why, &line),
-                Ok(None) => {}
-                Ok(Some(message)) => self.upstream_classified(message, line),
-            },
+            Incoming::Line(line) => {
+                match parse_document(&line, message::MAX_MESSAGE_DEPTH)
+                    .and_then(|document| self.call_result_in_place(document.root()))
+                {
+                    Err(why) => self.unreadable(&why, &line),
+                    Ok(None) => {}
+                    Ok(Some(message)) => self.upstream_classified(message, line),
+                }
+            }
         }
         true
+    }
+
+    /// A message from the upstream that its transport has already parsed (strictly, as
+    /// [`Proxy::upstream_message`] would): read in place from that parse.
+    fn upstream_parsed(&self, line: &[u8], root: Node<'_>) {
+        match self.call_result_in_place(root) {
+            Err(why) => self.unreadable(&why, line),
+            Ok(None) => {}
+            // Off the common path (a listing, the answer to the proxy's own request), where
+            // the bytes are kept as the general path keeps them.
+            Ok(Some(message)) => self.upstream_classified(message, line.to_vec()),
+        }
     }
 
     /// A message from the upstream, parsed and classified in full.
@@ -500,9 +522,7 @@ impl Proxy {
     /// for the gate, with nothing else of the message turned into a `serde_json::Value`).
     /// `Ok(None)` when it was answered so; otherwise the message, its parts as values, for the
     /// general path, or why the line is unreadable.
-    fn call_result_in_place(&self, line: &[u8]) -> Result<Option<Message>, String> {
-        let document = parse_document(line, message::MAX_MESSAGE_DEPTH)?;
-        let root = document.root();
+    fn call_result_in_place(&self, root: Node<'_>) -> Result<Option<Message>, String> {
         // Observing forwards the upstream's own result, which the general path has as a value.
         let Some((id, result)) = message::result_in_place(root).filter(|_| !self.observe) else {
             return message::classify(root).map(Some);
