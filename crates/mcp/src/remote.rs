@@ -722,7 +722,11 @@ enum AnswerBody {
 /// The body's [`AnswerBody`], or, where it is not a JSON-RPC message, the error object it holds
 /// if it is an error response with no `id` at all.
 fn answer_of(body: &[u8]) -> Result<AnswerBody, Option<Value>> {
-    answer_in(parse_document(body, message::MAX_MESSAGE_DEPTH).ok().as_ref())
+    answer_in(
+        parse_document(body, message::MAX_MESSAGE_DEPTH)
+            .ok()
+            .as_ref(),
+    )
 }
 
 /// [`answer_of`] on a body already parsed (`None`: it is not strict JSON).
@@ -906,7 +910,10 @@ mod tests {
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
 
         // No direct handler (a stdio host's pump reads the channel): the bytes, as they came.
-        assert_eq!(shared.hand_on_answer(response.clone(), Some(&json!(7))), Ok(()));
+        assert_eq!(
+            shared.hand_on_answer(response.clone(), Some(&json!(7))),
+            Ok(())
+        );
         match channel.try_recv() {
             Ok(Incoming::Line(line)) => assert_eq!(line, response),
             _ => panic!("the response did not reach the channel"),
@@ -927,14 +934,21 @@ mod tests {
         }));
         let taken = || std::mem::take(&mut *lock(&seen));
 
-        assert_eq!(shared.hand_on_answer(response.clone(), Some(&json!(7))), Ok(()));
+        assert_eq!(
+            shared.hand_on_answer(response.clone(), Some(&json!(7))),
+            Ok(())
+        );
         assert_eq!(
             taken(),
             [format!("parsed {} (id Some(Number(7)))", text(&response))]
         );
 
-        let unnamed = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}"#;
-        assert_eq!(shared.hand_on_answer(unnamed.to_vec(), Some(&json!(7))), Ok(()));
+        let unnamed =
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}"#;
+        assert_eq!(
+            shared.hand_on_answer(unnamed.to_vec(), Some(&json!(7))),
+            Ok(())
+        );
         let error = json!({"code": -32600, "message": "no session"});
         assert_eq!(
             taken(),

@@ -20,7 +20,7 @@ pub(crate) fn serve(
     // Once a write fails the host stopped reading: what is left to say has no one to hear it.
     let output = Batched::new(output, || {});
     let host = Host::new(
-        Arc::new(move |mut line: Vec<u8>| {
+        Arc::new(move |mut line: Vec<u8>, _| {
             line.push(b'\n');
             output.send(&line);
         }),

@@ -61,6 +61,13 @@ pub(super) struct Answer {
 }
 
 impl Answer {
+    /// A response holding a result.
+    pub(super) const RESULT: Answer = Answer {
+        response: true,
+        result: true,
+        error_code: None,
+    };
+
     pub(super) fn of(line: &[u8]) -> Answer {
         let read = message::members(
             line,

@@ -56,7 +56,7 @@ use super::auth::{Authorizer, CallerRate, Denied};
 use super::era::{self, RequestEra, modern_codes};
 use super::lock;
 use super::message::{self, Message, codes};
-use super::proxy::{Grant, Host, Proxy, refusal_line};
+use super::proxy::{Grant, Host, Proxy, Sent, refusal_line};
 use crate::lines::log;
 use toolgate_telemetry::{CallerRefusal, Metrics};
 
@@ -485,7 +485,7 @@ async fn post(
                     &mismatch,
                 );
             }
-            let host = Host::with_peer(Arc::new(|_| {}), false, session, grant, None);
+            let host = Host::with_peer(Arc::new(|_, _| {}), false, session, grant, None);
             forward(
                 &proxy,
                 &host,
@@ -569,9 +569,18 @@ fn answer_channels() -> (super::proxy::Reply, mpsc::Receiver<Vec<u8>>, Answered)
     let (answer, answered) = oneshot::channel::<(Vec<u8>, Answer)>();
     let (progress, progressed) = mpsc::channel::<Vec<u8>>(PROGRESS_HELD);
     let answer = Mutex::new(Some(answer));
-    let reply: super::proxy::Reply = Arc::new(move |line| {
-        // Read once, here: the response's status and kind go with it.
-        let read = Answer::of(&line);
+    let reply: super::proxy::Reply = Arc::new(move |line, sent| {
+        // Read once, here (unless the proxy said what it wrote): the response's status and
+        // kind go with it.
+        let read = match sent {
+            Sent::Result => Answer::RESULT,
+            Sent::Line => Answer::of(&line),
+        };
+        debug_assert_eq!(
+            read,
+            Answer::of(&line),
+            "the proxy told its line's kind wrong"
+        );
         if read.response {
             if let Some(answer) = lock(&answer).take() {
                 let _ = answer.send((line, read));
@@ -711,9 +720,13 @@ mod tests {
         let (reply, mut progress, mut answer) = answer_channels();
         let line = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
         for _ in 0..10_000 {
-            reply(line.to_vec());
+            reply(line.to_vec(), Sent::Line);
         }
-        reply(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
+        // Told that it is a result, the stream takes it as the one it read itself would be.
+        reply(
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+            Sent::Result,
+        );
         let mut held = 0;
         while progress.try_recv().is_ok() {
             held += 1;
@@ -723,6 +736,9 @@ mod tests {
         assert_eq!(line, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
         assert!(read.response && read.result);
         assert_eq!(read.status(), StatusCode::OK);
+        // What a proxy that says `Sent::Result` writes is read as that.
+        let written = crate::message::result_line(&serde_json::json!("a"), br#"{"isError":true}"#);
+        assert_eq!(Answer::of(&written), Answer::RESULT);
     }
 
     /// A line's kind and status, read in one pass: each error code the revision answers with a

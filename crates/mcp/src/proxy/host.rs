@@ -103,7 +103,7 @@ impl Proxy {
             }
             // A modern upstream has no ping: the proxy answers for itself.
             "ping" if self.upstream().modern_version().is_some() => {
-                return host.send(result_line(&id, b"{}"));
+                return host.send_result(result_line(&id, b"{}"));
             }
             "ping" => Waiting::Ping,
             "tools/list" => Waiting::ToolsList,
@@ -415,7 +415,7 @@ impl Proxy {
             &tools::request_for(id, &Value::Null, tool, serde_json::Map::new()),
             now,
         );
-        host.send(result_line(id, &tools::result_json(&failure, modern_host)));
+        host.send_result(result_line(id, &tools::result_json(&failure, modern_host)));
         None
     }
 

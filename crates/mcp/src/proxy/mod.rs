@@ -54,7 +54,18 @@ use toolgate_repo::UsageError;
 pub(crate) type AuditLog = toolgate_repo::ChainedAuditLog;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
-pub(crate) type Reply = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
+pub(crate) type Reply = Arc<dyn Fn(Vec<u8>, Sent) + Send + Sync>;
+
+/// What the proxy knows of a line it hands a [`Reply`], so a transport that routes on a line's
+/// kind (the HTTP listener: a response ends the request, its error sets the status) need not
+/// read back what the proxy just wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// Any line: a transport that needs its kind reads it.
+    Line,
+    /// A response holding a `result` (written by `message::result_line`).
+    Result,
+}
 
 /// One host the proxy serves: a stdio connection (one for the proxy's life), or one HTTP POST.
 pub(crate) struct Host {
@@ -142,7 +153,12 @@ impl Host {
     }
 
     fn send(&self, line: Vec<u8>) {
-        (self.reply)(line);
+        (self.reply)(line, Sent::Line);
+    }
+
+    /// Sends a response holding a `result`, as `message::result_line` writes one.
+    fn send_result(&self, line: Vec<u8>) {
+        (self.reply)(line, Sent::Result);
     }
 
     fn session(&self) -> Option<Session> {
@@ -564,7 +580,7 @@ impl Proxy {
             now,
         );
         let decision = self.judge(&call, started, decision, &evidence.response());
-        host.send(result_line(
+        host.send_result(result_line(
             &id,
             &tools::result_json(&decision, modern_host),
         ));

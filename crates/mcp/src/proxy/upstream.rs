@@ -32,7 +32,7 @@ impl Proxy {
                         decision = call.contract.admit_response(response, &call.request, now);
                     }
                     let decision = self.judge(call, started, decision, &response);
-                    host.send(result_line(
+                    host.send_result(result_line(
                         &pending.id,
                         &tools::result_json(&decision, pending.modern_host),
                     ));
@@ -379,7 +379,7 @@ impl Proxy {
         self.upstream_over(call, ended.0, Some(ended.1), now);
         let decision = call.contract.admit_response(response, &call.request, now);
         let decision = self.judge(call, started, decision, &response);
-        host.send(result_line(id, &tools::result_json(&decision, modern_host)));
+        host.send_result(result_line(id, &tools::result_json(&decision, modern_host)));
     }
 
     /// A call's decision (begun at `started`), made whole: what a shadow version decides of the
@@ -496,7 +496,7 @@ impl Proxy {
                             .admit_response(response, &call.request, SystemTime::now());
                 }
                 let decision = self.judge(call, started, decision, &response);
-                host.send(result_line(
+                host.send_result(result_line(
                     &pending.id,
                     &tools::result_json(&decision, pending.modern_host),
                 ));
