@@ -213,20 +213,37 @@ fn write_canonical(out: &mut Vec<u8>, value: Node<'_>) {
             out.push(b']');
         }
         Element::Object(_) => {
-            let mut members: Vec<(&str, Node<'_>)> = value.members().collect();
-            members.sort_unstable_by_key(|(name, _)| *name);
-            out.push(b'{');
-            for (index, (name, member)) in members.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_string(out, name);
-                out.push(b':');
-                write_canonical(out, member);
+            // Members already in order (as a serializer that sorts wrote them) are written as
+            // they stand, with no list of them to collect and sort.
+            let mut previous: Option<&str> = None;
+            let in_order = value.members().all(|(name, _)| {
+                let follows = previous.is_none_or(|previous| previous <= name);
+                previous = Some(name);
+                follows
+            });
+            if in_order {
+                write_members(out, value.members());
+            } else {
+                let mut members: Vec<(&str, Node<'_>)> = value.members().collect();
+                members.sort_unstable_by_key(|(name, _)| *name);
+                write_members(out, members.into_iter());
             }
-            out.push(b'}');
         }
     }
+}
+
+/// Writes an object's members, in the order given.
+fn write_members<'d>(out: &mut Vec<u8>, members: impl Iterator<Item = (&'d str, Node<'d>)>) {
+    out.push(b'{');
+    for (index, (name, member)) in members.enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_string(out, name);
+        out.push(b':');
+        write_canonical(out, member);
+    }
+    out.push(b'}');
 }
 
 #[cfg(test)]
@@ -384,7 +401,35 @@ mod tests {
             let parsed = crate::parse::parse_document(expected.as_bytes(), 128).unwrap();
             let mut reread = Vec::new();
             write_canonical(&mut reread, parsed.root());
-            prop_assert_eq!(String::from_utf8(reread).unwrap(), expected);
+            prop_assert_eq!(String::from_utf8(reread).unwrap(), expected.clone());
+
+            // Members in the reverse order (a sender that does not sort) are sorted all the same.
+            let reversed = reversed_text(&value);
+            let parsed = crate::parse::parse_document(reversed.as_bytes(), 128).unwrap();
+            let mut sorted = Vec::new();
+            write_canonical(&mut sorted, parsed.root());
+            prop_assert_eq!(String::from_utf8(sorted).unwrap(), expected);
+        }
+    }
+
+    /// `value` as JSON text with every object's members in the reverse of serde_json's order.
+    fn reversed_text(value: &Value) -> String {
+        match value {
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(reversed_text).collect();
+                format!("[{}]", items.join(","))
+            }
+            Value::Object(members) => {
+                let members: Vec<String> = members
+                    .iter()
+                    .rev()
+                    .map(|(name, member)| {
+                        format!("{}:{}", Value::from(name.as_str()), reversed_text(member))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            scalar => scalar.to_string(),
         }
     }
 }
