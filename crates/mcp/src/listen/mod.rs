@@ -737,7 +737,7 @@ mod tests {
         assert!(read.response && read.result);
         assert_eq!(read.status(), StatusCode::OK);
         // What a proxy that says `Sent::Result` writes is read as that.
-        let written = crate::message::result_line(&serde_json::json!("a"), br#"{"isError":true}"#);
+        let written = message::result_line(&serde_json::json!("a"), br#"{"isError":true}"#);
         assert_eq!(Answer::of(&written), Answer::RESULT);
     }
 
