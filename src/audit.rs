@@ -1,22 +1,26 @@
-//! `toolgate audit`: the audit log as evidence. `verify` follows every hash chain in a log (and
-//! checks each line's signature, given the public key) and names the first line that was
-//! edited, deleted, reordered or cut; `keygen` makes the Ed25519 key a front signs with
-//! (`--audit-key`).
+//! `toolgate audit`: the audit log as evidence. `verify` follows every hash chain in a log, or
+//! in a log and the files it was rotated into (and checks each line's signature, given the
+//! public key), and names every line that was edited, deleted, reordered, forged or cut;
+//! `keygen` makes the Ed25519 key a front signs with (`--audit-key`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use toolgate_gate::internals::escape_hidden;
-use toolgate_repo::{Status, UsageError, read_verifying_key, verify_audit_log};
+use toolgate_repo::{AuditLogVerifier, Status, UsageError, read_verifying_key};
 
 /// `toolgate audit`'s verbs.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub(crate) enum AuditCommand {
-    /// Verify an audit log's hash chains, and its signatures with --public-key: report the
-    /// first broken, missing or reordered line. Exit 0 intact, 1 broken, 2 unreadable.
+    /// Verify an audit log's hash chains, and its signatures with --public-key: report every
+    /// broken, missing, reordered, forged or unsigned line. Give a rotated log's files oldest
+    /// first (`audit.jsonl.1 audit.jsonl`) to check that each goes on where the one before ends.
+    /// Exit 0 intact, 1 broken, 2 unreadable.
     Verify {
-        /// The audit log (JSON lines, as --audit writes them).
-        file: PathBuf,
+        /// The audit log (JSON lines, as --audit writes them); several: a log and the files it
+        /// was rotated into, oldest first.
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
         /// The Ed25519 public key (SPKI PEM) the log's writer signed with: every line must
         /// carry a signature that verifies.
         #[arg(long, value_name = "FILE")]
@@ -32,7 +36,7 @@ pub(crate) enum AuditCommand {
 
 pub(crate) fn run(command: &AuditCommand, out: &mut impl Write) -> Result<Status, UsageError> {
     match command {
-        AuditCommand::Verify { file, public_key } => verify(file, public_key.as_deref(), out),
+        AuditCommand::Verify { files, public_key } => verify(files, public_key.as_deref(), out),
         AuditCommand::Keygen { out: path } => {
             let (private, public) = toolgate_repo::generate_key_pair()?;
             write_private(path, private.as_bytes())?;
@@ -43,52 +47,81 @@ pub(crate) fn run(command: &AuditCommand, out: &mut impl Write) -> Result<Status
 }
 
 fn verify(
-    file: &Path,
+    files: &[PathBuf],
     public_key: Option<&Path>,
     out: &mut impl Write,
 ) -> Result<Status, UsageError> {
     let key = public_key.map(read_verifying_key).transpose()?;
-    let opened = std::fs::File::open(file)
-        .map_err(|error| UsageError::io(file, "read the audit log", &error))?;
-    let verified = verify_audit_log(std::io::BufReader::new(opened), key.as_ref())
-        .map_err(|error| UsageError::io(file, "read the audit log", &error))?;
-    let path = file.display().to_string();
-    let shown = escape_hidden(&path);
+    let mut verifier = AuditLogVerifier::new(key.as_ref());
+    for file in files {
+        let opened = std::fs::File::open(file)
+            .map_err(|error| UsageError::io(file, "read the audit log", &error))?;
+        verifier
+            .read_file(std::io::BufReader::new(opened))
+            .map_err(|error| UsageError::io(file, "read the audit log", &error))?;
+    }
+    let verified = verifier.finish();
+    let shown: Vec<String> = files
+        .iter()
+        .map(|file| escape_hidden(&file.display().to_string()).into_owned())
+        .collect();
     let mut text = String::new();
-    let status = match &verified.broken {
-        Some((line, why)) => {
-            text.push_str(&format!("{shown}:{line}: {}\n", escape_hidden(why)));
-            Status::Failed
-        }
-        None => {
-            text.push_str(&format!(
-                "{shown}: {} line(s), {} chain(s), intact{}\n",
-                verified.lines,
-                verified.chains.len(),
-                if key.is_some() {
-                    ", every line signed"
-                } else {
-                    ""
-                }
-            ));
-            Status::Passed
-        }
+    for problem in &verified.problems {
+        text.push_str(&format!(
+            "{}:{}: {}\n",
+            shown[problem.file],
+            problem.line,
+            escape_hidden(&problem.why)
+        ));
+    }
+    if verified.unreported > 0 {
+        text.push_str(&format!(
+            "… and {} more problem(s), not listed\n",
+            verified.unreported
+        ));
+    }
+    let lines: usize = verified.lines.iter().sum();
+    let total = verified.problems.len() + verified.unreported;
+    let whole = shown.join(" then ");
+    let status = if verified.intact() {
+        text.push_str(&format!(
+            "{whole}: {lines} line(s), {} chain(s), intact{}\n",
+            verified.chains.len(),
+            if key.is_some() {
+                ", every line signed"
+            } else {
+                ""
+            }
+        ));
+        Status::Passed
+    } else {
+        text.push_str(&format!(
+            "{whole}: {lines} line(s), {} chain(s), {total} problem(s)\n",
+            verified.chains.len()
+        ));
+        Status::Failed
     };
     for chain in &verified.chains {
+        let (file, line) = chain.last_line;
         text.push_str(&format!(
-            "  chain {}: seq {}..{}, its last line is line {}{}\n",
+            "  chain {}: seq {}..{}, its last line is {}:{line}{}{}\n",
             escape_hidden(&chain.id),
             chain.first_seq,
             chain.last_seq,
-            chain.last_line,
+            shown[file],
             if chain.rotated_in {
-                " (continued from a rotated file)"
+                " (continued from a rotated file not given: give it first to check the two join)"
+            } else {
+                ""
+            },
+            if chain.continued {
+                " (continued across the files, checked)"
             } else {
                 ""
             }
         ));
     }
-    if verified.broken.is_none() && key.is_none() {
+    if verified.intact() && key.is_none() {
         text.push_str("  unsigned: whoever can write the file could have rewritten every line; sign with --audit-key and verify with --public-key\n");
     }
     toolgate_repo::write_output(out, text.as_bytes())?;

@@ -28,6 +28,20 @@ fn verify(log: &Path, key: Option<&Path>) -> (Option<i32>, String) {
     )
 }
 
+fn verify_all(logs: &[&Path], key: Option<&Path>) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["audit", "verify"]).args(logs);
+    if let Some(key) = key {
+        command.arg("--public-key").arg(key);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
 fn call(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Oslo"}}})
 }
@@ -100,6 +114,16 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     if code != Some(0) || !said.contains("continued from a rotated file") {
         return Err(format!("the log rotated into: {code:?} {said}").into());
     }
+    // Both files, oldest first: the new one goes on where the old one ends.
+    let (code, said) = verify_all(&[&rotated, &log], Some(&public));
+    if code != Some(0) || !said.contains("continued across the files, checked") {
+        return Err(format!("the rotated log and its successor: {code:?} {said}").into());
+    }
+    // In the wrong order, the join is refused.
+    let (code, said) = verify_all(&[&log, &rotated], Some(&public));
+    if code != Some(1) {
+        return Err(format!("the files in the wrong order: {code:?} {said}").into());
+    }
     // The rotated file's first line continues the old file's last.
     let old = fs::read_to_string(&rotated)?;
     let new = fs::read_to_string(&log)?;
@@ -167,25 +191,58 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             .into());
         }
     }
-    // `toolgate check --audit-key` signs as the fronts do: the line verifies.
+    // Every line rewritten by someone without the key (outcomes flipped, the chain
+    // recomputed) with a `sig` that is not a string: each line is named forged.
+    let mut forged = String::new();
+    let mut prev = Value::Null;
+    for line in old.lines() {
+        let mut value: Value = serde_json::from_str(line)?;
+        value["outcome"] = json!("admitted");
+        value["caller"] = json!("admin");
+        value["chain"]["prev"] = prev.clone();
+        value["sig"] = Value::Null;
+        let written = format!("{value}\n");
+        prev = json!(toolgate_gate::Sha256Digest::of(written.as_bytes()).to_hex());
+        forged.push_str(&written);
+    }
+    let forged_path = dir.path().join("forged");
+    fs::write(&forged_path, &forged)?;
+    let (code, said) = verify(&forged_path, Some(&public));
+    if code != Some(1) || said.matches(": forged: ").count() != 4 {
+        return Err(format!("a log forged with sig null: {code:?} {said}").into());
+    }
+    // `toolgate check --audit-key` signs as the fronts do, and run after run continues one
+    // chain: every line verifies, and an edit of the first is found.
     let checked = dir.path().join("check.jsonl");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/job_status");
-    let status = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["check", "job_status"])
-        .arg(fixtures.join("accepted/failed_run.json"))
-        .arg("--root")
-        .arg(env!("CARGO_MANIFEST_DIR"))
-        .arg("--request")
-        .arg(fixtures.join("request.json"))
-        .arg("--audit")
-        .arg(&checked)
-        .arg("--audit-key")
-        .arg(&key)
-        .output()?
-        .status;
+    for _ in 0..3 {
+        let status = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["check", "job_status"])
+            .arg(fixtures.join("accepted/failed_run.json"))
+            .arg("--root")
+            .arg(env!("CARGO_MANIFEST_DIR"))
+            .arg("--request")
+            .arg(fixtures.join("request.json"))
+            .arg("--audit")
+            .arg(&checked)
+            .arg("--audit-key")
+            .arg(&key)
+            .output()?
+            .status;
+        if status.code() != Some(0) {
+            return Err(format!("check --audit-key: {status:?}").into());
+        }
+    }
     let (code, said) = verify(&checked, Some(&public));
-    if status.code() != Some(0) || code != Some(0) || !said.contains("every line signed") {
-        return Err(format!("check --audit-key: {status:?} {code:?} {said}").into());
+    if code != Some(0) || !said.contains("3 line(s), 1 chain(s), intact, every line signed") {
+        return Err(format!("check --audit-key, three runs: {code:?} {said}").into());
+    }
+    let text = fs::read_to_string(&checked)?;
+    let edited = text.replacen("\"outcome\":\"admitted\"", "\"outcome\":\"rejected\"", 1);
+    fs::write(&checked, edited)?;
+    let (code, said) = verify(&checked, None);
+    if code != Some(1) || !said.contains(":2: its prev is not the digest") {
+        return Err(format!("an edited check line: {code:?} {said}").into());
     }
     // Another key's public half: nothing verifies.
     let other = dir.path().join("other.pem");

@@ -6,7 +6,10 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::facts::{ContractIdentity, Facts, GATE_VERSION, Marks, Sha256Digest, ShadowOutcome};
+use crate::facts::{
+    ContractIdentity, Facts, GATE_VERSION, MAX_RECORDED_TEXT, Marks, Sha256Digest, ShadowOutcome,
+    bounded_text,
+};
 use crate::outcome::{ErrorCode, Layer, Outcome};
 use crate::timestamp;
 use crate::wire::write_string;
@@ -15,27 +18,38 @@ use crate::wire::write_string;
 /// to an [`AuditSink`](crate::AuditSink).
 ///
 /// It carries digests, not content: the raw bytes and the agent-visible bytes are identified by
-/// their SHA-256, so the log can prove what the agent saw without holding attacker text.
+/// their SHA-256, so the log can prove what the agent saw without holding attacker text. The
+/// line holds every string from outside (the request id, the caller, the upstream, a shape or
+/// rule name) as [`bounded_text`] keeps it, so no host can make a line longer than a few KiB.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditEvent {
     #[serde(serialize_with = "rfc3339")]
     pub(crate) time: SystemTime,
+    #[serde(serialize_with = "bounded")]
     pub(crate) request_id: Arc<str>,
     /// `tool` and `contract_version`, shared with the contract.
     #[serde(flatten)]
     pub(crate) contract: Arc<ContractIdentity>,
     pub(crate) gate_version: &'static str,
+    #[serde(serialize_with = "bounded_optional")]
     pub(crate) upstream: Option<Arc<str>>,
     /// Who asked for the call, when the front authenticated them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "bounded_optional"
+    )]
     pub(crate) caller: Option<Arc<str>>,
     pub(crate) outcome: &'static str,
     /// `current`, or the name of the legacy shape that admitted the bytes.
+    #[serde(serialize_with = "bounded_optional")]
     pub(crate) shape: Option<Arc<str>>,
     pub(crate) layer: Option<Layer>,
     /// The rejecting rule, for layers whose rule is known without explaining the rejection
     /// (everything but a schema keyword, which the operator record carries).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "bounded_optional"
+    )]
     pub(crate) rule: Option<Cow<'static, str>>,
     pub(crate) code: Option<ErrorCode>,
     pub(crate) retryable: bool,
@@ -61,6 +75,21 @@ const OBSERVE: &str = "observe";
 fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
     match timestamp::format_utc(timestamp::unix_nanos(*time)) {
         Some(formatted) => serializer.serialize_str(&formatted),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// A string from outside, as [`bounded_text`] keeps it.
+fn bounded<S: serde::Serializer>(text: &impl AsRef<str>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&bounded_text(text.as_ref()))
+}
+
+fn bounded_optional<S: serde::Serializer, T: AsRef<str>>(
+    text: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(text) => bounded(text, serializer),
         None => serializer.serialize_none(),
     }
 }
@@ -140,18 +169,24 @@ impl AuditLine<'_> {
     /// the three digests in hex, the gate version and the longest values of the finite fields.
     const FIXED_LINE_BYTES: usize = 496;
 
+    /// The most bytes a string from outside takes in the line: [`MAX_RECORDED_TEXT`] bytes,
+    /// each escaped as `\u00XX` at worst (its digest form is shorter).
+    #[cfg(test)]
+    const MAX_TEXT_BYTES: usize = 2 + 6 * MAX_RECORDED_TEXT;
+
     /// Appends the line (one JSON object and `\n`, the same object serde_json writes for the
     /// owned event) to `out`.
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         // One reservation up front, so no write below grows the buffer.
+        let bounded_len = |text: &str| text.len().min(MAX_RECORDED_TEXT);
         out.reserve(
             AuditLine::FIXED_LINE_BYTES
-                + self.request_id.len()
+                + bounded_len(self.request_id)
                 + self.contract.line_members.len()
-                + self.upstream.map_or(0, str::len)
-                + self.caller.map_or(0, |caller| caller.len() + 12)
-                + self.shape.map_or(0, str::len)
-                + self.rule.map_or(0, str::len),
+                + self.upstream.map_or(0, bounded_len)
+                + self.caller.map_or(0, |caller| bounded_len(caller) + 12)
+                + self.shape.map_or(0, bounded_len)
+                + self.rule.map_or(0, bounded_len),
         );
         out.extend_from_slice(b"{\"time\":");
         let start = out.len();
@@ -163,13 +198,13 @@ impl AuditLine<'_> {
             out.extend_from_slice(b"null");
         }
         out.extend_from_slice(b",\"request_id\":");
-        write_string(out, self.request_id);
+        write_bounded(out, self.request_id);
         out.extend_from_slice(&self.contract.line_members);
         out.extend_from_slice(b",\"upstream\":");
         write_optional(out, self.upstream);
         if let Some(caller) = self.caller {
             out.extend_from_slice(b",\"caller\":");
-            write_string(out, caller);
+            write_bounded(out, caller);
         }
         out.extend_from_slice(b",\"outcome\":");
         write_name(out, self.verdict.outcome);
@@ -182,7 +217,7 @@ impl AuditLine<'_> {
         }
         if let Some(rule) = self.rule {
             out.extend_from_slice(b",\"rule\":");
-            write_string(out, rule);
+            write_bounded(out, rule);
         }
         out.extend_from_slice(b",\"code\":");
         match self.verdict.code {
@@ -418,8 +453,17 @@ fn write_name(out: &mut Vec<u8>, name: &'static str) {
 
 fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
     match text {
-        Some(text) => write_string(out, text),
+        Some(text) => write_bounded(out, text),
         None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A string from outside, as [`bounded_text`] keeps it (the common, short one without a copy).
+fn write_bounded(out: &mut Vec<u8>, text: &str) {
+    if text.len() <= MAX_RECORDED_TEXT {
+        write_string(out, text);
+    } else {
+        write_string(out, &bounded_text(text));
     }
 }
 
@@ -541,12 +585,12 @@ mod tests {
         }
     }
 
-    /// Each variable field long on its own (an adapter's upstream, a request id, a legacy shape
-    /// or rule named at length): the one reservation up front must account for it, and the line
-    /// is still serde_json's.
+    /// Each variable field long on its own (a host's megabyte request id, an adapter's upstream,
+    /// a legacy shape or rule named at length): kept as its digest and length, never whole, and
+    /// the line is still serde_json's.
     #[test]
-    fn a_line_with_one_long_field_is_written_whole() {
-        let long = "x".repeat(5_000);
+    fn a_long_field_is_kept_as_its_digest_and_length() {
+        let long = "x".repeat(1 << 20);
         let at = SystemTime::UNIX_EPOCH;
         let events = [
             event(
@@ -582,13 +626,49 @@ mod tests {
                 Some(&long),
             ),
         ];
+        let digest = format!(
+            "sha256:{} ({} bytes)",
+            Sha256Digest::of(long.as_bytes()).to_hex(),
+            long.len()
+        );
         for event in events {
             let mut line = Vec::new();
             event.write_json_line(&mut line);
             let mut expected = serde_json::to_vec(&event).unwrap();
             expected.push(b'\n');
             assert_eq!(line, expected);
+            assert!(line.len() < 1024, "{} bytes", line.len());
+            assert!(String::from_utf8(line).unwrap().contains(&digest));
         }
+        // At the bound, a field is itself; one byte past it, its digest.
+        let at_bound = "y".repeat(MAX_RECORDED_TEXT);
+        assert_eq!(bounded_text(&at_bound), at_bound.as_str());
+        assert!(bounded_text(&format!("{at_bound}y")).starts_with("sha256:"));
+    }
+
+    /// Every string from outside at its worst (the bound, every byte a control character
+    /// escaped six bytes wide), on a tool name of the longest a contract may have: the line
+    /// stays within what `toolgate audit verify` and a writer continuing a chain read back.
+    #[test]
+    fn the_longest_line_is_bounded() {
+        let worst = "\u{1}".repeat(MAX_RECORDED_TEXT);
+        let tool = "t".repeat(128);
+        let mut event = event(
+            SystemTime::UNIX_EPOCH,
+            ([&worst, &tool, "v1"], usize::MAX),
+            Some(&worst),
+            Some(&worst),
+            Outcome::Admitted,
+            Some(&worst),
+        );
+        event.caller = Some(Arc::from(worst.as_str()));
+        let line = event.to_json_line();
+        assert!(
+            line.len() <= AuditLine::FIXED_LINE_BYTES + 5 * AuditLine::MAX_TEXT_BYTES + 400,
+            "{} bytes",
+            line.len()
+        );
+        assert!(line.len() < 16 * 1024);
     }
 
     #[test]

@@ -12,6 +12,25 @@ use sha2::{Digest, Sha256};
 /// The version of this gate, recorded in every audit event and operator record.
 pub const GATE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The longest text from outside (a host's request id, a caller's name, an upstream's label) a
+/// record keeps as it is: an audit line, a span attribute. A longer one is kept as its digest
+/// and length ([`bounded_text`]), so what a host sends cannot grow a record past a few KiB.
+pub const MAX_RECORDED_TEXT: usize = 256;
+
+/// `text` as a record keeps it: itself up to [`MAX_RECORDED_TEXT`] bytes, else
+/// `sha256:<hex> (<n> bytes)`, which still tells one long value from another.
+pub fn bounded_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_RECORDED_TEXT {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(format!(
+            "sha256:{} ({} bytes)",
+            Sha256Digest::of(text.as_bytes()).to_hex(),
+            text.len()
+        ))
+    }
+}
+
 /// A SHA-256 digest, written as lowercase hex.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sha256Digest([u8; 32]);

@@ -41,8 +41,8 @@ pub use admission::{
     Admitted, Prepared, RequestFiles, admit_fixture, prepare, reproduce_command, shell_command,
 };
 pub use audit_log::{
-    ChainSummary, ChainedAuditLog, Verified, chained_audit_stream, generate_key_pair, open_audit,
-    open_audit_log, read_verifying_key, verify_audit_log,
+    AuditLogVerifier, AuditProblem, ChainSummary, ChainedAuditLog, Verified, chained_audit_stream,
+    generate_key_pair, open_audit, open_audit_log, read_verifying_key, verify_audit_log,
 };
 pub use case_result::{CaseResult, Problem, ProblemKind};
 pub use choice::Choice;

@@ -18,6 +18,9 @@ pub enum OutputMode {
     Replace,
     /// Created, or appended to (a log several processes may share, the job summary).
     Append,
+    /// As `Append`, and readable: a log whose last line the writer reads back (the audit
+    /// log's chain).
+    AppendReadable,
 }
 
 /// Opens `path` for writing as `mode` says, refusing a symlink where one could lead the write
@@ -28,6 +31,7 @@ pub fn open_output_file(path: &Path, mode: OutputMode, what: &str) -> Result<Fil
     match mode {
         OutputMode::Replace => options.write(true).create(true).truncate(true),
         OutputMode::Append => options.append(true).create(true),
+        OutputMode::AppendReadable => options.append(true).read(true).create(true),
     };
     options
         .open(path)
