@@ -492,8 +492,9 @@ pub(crate) struct TelemetryArgs {
     /// http/protobuf or http/json (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf).
     #[arg(long, value_name = "PROTOCOL", value_parser = toolgate_telemetry::OtlpProtocol::parse)]
     otlp_protocol: Option<toolgate_telemetry::OtlpProtocol>,
-    /// The share of calls traced when the host sent no trace context (0.1 or 10%); a host's
-    /// own `traceparent` decides for its calls.
+    /// The share of calls traced (0.1 or 10%), whatever hosts send: calls without a trace
+    /// context at random, calls a host sampled by their trace id; a host's unsampled
+    /// `traceparent` is never traced.
     #[arg(long, value_name = "RATIO", default_value = "1", value_parser = toolgate_store::parse_rate)]
     trace_sample: f64,
     /// Export every audit event as an OTLP log record too, in its call's trace (about 1 µs a

@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 32] = [
+    let single: [(&str, Test); 33] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -204,6 +204,10 @@ fn main() -> ExitCode {
         (
             "mcp::telemetry::stdio_protobuf_and_a_timeout",
             telemetry::stdio_protobuf_and_a_timeout,
+        ),
+        (
+            "mcp::telemetry::a_hanging_collector_and_huge_ids_leave_memory_bounded",
+            telemetry::a_hanging_collector_and_huge_ids_leave_memory_bounded,
         ),
         (
             "mcp::many_calls_in_one_write_are_each_answered_once",

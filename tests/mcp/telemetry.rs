@@ -789,12 +789,13 @@ pub(crate) fn listener_metrics_and_trace_context() -> Result<(), Failed> {
     Ok(())
 }
 
-/// A stdio proxy sampling no call of its own (`--trace-sample 0`), exporting OTLP/JSON: the two
-/// calls whose host sent a sampled `traceparent` in `_meta` are traced (an admitted one, a
-/// refused one); the third, without a context, is not, and its upstream hears none; the fourth,
-/// whose host did not sample it, is not traced either, and its upstream hears the host's
-/// context as it came. Every decision is a log record of its call's trace, a refusal's a
-/// warning.
+/// A stdio proxy tracing 70 % of traces (`--trace-sample 0.7`), exporting OTLP/JSON: the two
+/// calls whose host sent a sampled `traceparent` in `_meta` with a trace id inside that share
+/// are traced (an admitted one, a refused one); the third, sampled by its host but with a trace
+/// id outside the share, is not (a host cannot force tracing past the operator's ratio), and its
+/// upstream hears the host's context as it came; the fourth, whose host did not sample it, is not
+/// traced either, and its upstream hears the host's context as it came. Every decision is a log
+/// record of its call's trace, a refusal's a warning.
 pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
@@ -813,11 +814,13 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
             "--otlp-protocol",
             "http/json",
             "--trace-sample",
-            "0",
+            "0.7",
             "--otlp-audit-logs",
         ],
     );
+    // Both host traces' last 8 bytes, halved, are below 0.7 × 2^63; the third's are above.
     let second_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let out_of_ratio = "00-5c0f3b8e9a2d4c61f7e4f0a1d2c3b4a5-00f067aa0ba902b7-01";
     let unsampled_host = "00-5c0f3b8e9a2d4c61b7e4f0a1d2c3b4a5-00f067aa0ba902b7-00";
     proxy.ask(&initialize())?;
     let answers = [
@@ -829,7 +832,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
             2,
             Some(json!({"traceparent": host_traceparent(second_trace)})),
         ))?,
-        proxy.ask(&call(3, None))?,
+        proxy.ask(&call(3, Some(json!({"traceparent": out_of_ratio}))))?,
         proxy.ask(&call(4, Some(json!({"traceparent": unsampled_host}))))?,
     ];
     expect(
@@ -873,6 +876,7 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         !spans.iter().any(|span| {
             matches!(attribute(span, "jsonrpc.request.id"), Some("3" | "4"))
                 || span.trace == unsampled_host[3..35]
+                || span.trace == out_of_ratio[3..35]
         }),
         || format!("a call sampled out was exported: {spans:#?}"),
     )?;
@@ -897,7 +901,9 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         })
         .collect();
     expect(
-        passed.len() == 4 && passed[2].is_none() && passed[3].as_deref() == Some(unsampled_host),
+        passed.len() == 4
+            && passed[2].as_deref() == Some(out_of_ratio)
+            && passed[3].as_deref() == Some(unsampled_host),
         || format!("the upstream heard {passed:?}"),
     )?;
     Ok(())
@@ -987,4 +993,96 @@ pub(crate) fn stdio_protobuf_and_a_timeout() -> Result<(), Failed> {
         || format!("{decision:#?}"),
     )?;
     Ok(())
+}
+
+/// The resident memory of a process, in KiB, as Linux reports it.
+fn resident_kib(pid: u32) -> Result<u64, Failed> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "no VmRSS in /proc/PID/status".into())
+}
+
+/// A traced proxy (spans and audit log records) whose collector accepts connections and never
+/// answers, fed calls whose host-chosen ids are close to a megabyte each: every value a host
+/// chose is kept as its digest and length, so the export queues (bounded in bytes) and the
+/// audit log stay small. Before the bound, 300 such calls grew the proxy by ~390 MiB.
+pub(crate) fn a_hanging_collector_and_huge_ids_leave_memory_bounded() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let audit = dir.path().join("audit.jsonl");
+    let hanging = TcpListener::bind("127.0.0.1:0")?;
+    let endpoint = format!("http://{}", hanging.local_addr()?);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hanging.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    const WARM: usize = 5;
+    const CALLS: usize = 80;
+    let scenario = scenario(dir.path(), vec![admitted(); WARM + CALLS]);
+    let mut proxy = StdioProxy::start(
+        &scenario,
+        &log,
+        &[
+            "--otlp-endpoint",
+            &endpoint,
+            "--otlp-protocol",
+            "http/json",
+            "--otlp-audit-logs",
+            "--audit",
+            audit.to_str().unwrap(),
+            "--max-line-bytes",
+            "4000000",
+        ],
+    );
+    proxy.ask(&initialize())?;
+    let pid = proxy.child.id();
+    let huge_id = |n: usize| json!(format!("{n:04}{}", "i".repeat(900_000)));
+    let mut ask = |n: usize| -> Result<(), Failed> {
+        let mut message = call(
+            0,
+            Some(json!({"traceparent": host_traceparent(HOST_TRACE)})),
+        );
+        message["id"] = huge_id(n);
+        let answer = proxy.ask(&message)?;
+        expect(
+            answer["result"]["structuredContent"]["data"]["city"] == "Lisbon",
+            || {
+                // Never the id itself: it is the better part of a megabyte.
+                let shown = answer.to_string().replace(&"i".repeat(1000), "");
+                format!("call {n}: {:.2000}", shown)
+            },
+        )
+    };
+    for n in 0..WARM {
+        ask(n)?;
+    }
+    let before = resident_kib(pid)?;
+    for n in WARM..WARM + CALLS {
+        ask(n)?;
+    }
+    let after = resident_kib(pid)?;
+    drop(ask);
+    proxy.finish();
+    let grown_mib = after.saturating_sub(before) / 1024;
+    expect(grown_mib < 40, || {
+        format!(
+            "{CALLS} calls with ~900 KB ids grew the proxy by {grown_mib} MiB ({before} -> {after} KiB)"
+        )
+    })?;
+    let written = std::fs::read_to_string(&audit)?;
+    let longest = written.lines().map(str::len).max().unwrap_or(0);
+    expect(
+        written.lines().count() == WARM + CALLS && longest < 4096,
+        || {
+            format!(
+                "{} audit lines, the longest {longest} bytes",
+                written.lines().count()
+            )
+        },
+    )
 }

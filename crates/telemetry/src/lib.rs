@@ -22,4 +22,7 @@ pub use metrics::{
 };
 pub use snapshot::{Sample, parse_exposition};
 #[cfg(feature = "otlp")]
-pub use trace::{CallAttributes, CallSpan, EXPORT_QUEUE, OtlpProtocol, Tracing, TracingConfig};
+pub use trace::{
+    CallAttributes, CallSpan, EXPORT_QUEUE, EXPORT_QUEUE_BYTES, MAX_LOG_RECORD_BYTES,
+    MAX_SPAN_BYTES, OtlpProtocol, Tracing, TracingConfig,
+};

@@ -26,7 +26,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider};
-use toolgate_gate::{Contract, Decision};
+use toolgate_gate::{Contract, Decision, MAX_RECORDED_TEXT, bounded_text};
 
 /// The OTLP/HTTP encodings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,8 +63,9 @@ pub struct TracingConfig {
     pub endpoint: String,
     /// The encoding.
     pub protocol: OtlpProtocol,
-    /// The share of calls traced when the host sent no trace context (a host's sampled flag
-    /// is followed): 0 to 1.
+    /// The share of calls traced, 0 to 1: of those without a host's trace context, picked at
+    /// random; of those a host sampled, picked by trace id (so replicas and retries agree). A
+    /// host can lower it (a context it did not sample is not traced), never raise it.
     pub sample_ratio: f64,
     /// Whether every audit event is also exported as a log record.
     pub audit_logs: bool,
@@ -74,8 +75,31 @@ pub struct TracingConfig {
     pub timeout: Duration,
 }
 
-/// The most spans (and log records) queued for export; past it, new ones are dropped.
-pub const EXPORT_QUEUE: usize = 4096;
+/// The most bytes the span exporter holds: its queue, the batch being exported, and that
+/// batch's encoding. Every span's size is bounded (its strings from outside are kept as
+/// [`bounded_text`] keeps them, its attributes are a fixed list), so the queue's length in spans
+/// follows from it: past it, new spans are dropped, never a call made to wait.
+pub const EXPORT_QUEUE_BYTES: usize = 16 << 20;
+
+/// The most bytes one span takes in the exporter: a fixed part (ids, times, status, the
+/// structure) and at most 16 attributes of a short name and a [`MAX_RECORDED_TEXT`] value.
+/// `the_largest_span_is_within_its_bound` holds the largest span a host can cause to it.
+pub const MAX_SPAN_BYTES: usize = 1024 + 16 * (64 + MAX_RECORDED_TEXT);
+
+/// The most bytes one audit log record takes: the audit line (the gate bounds it: every string
+/// from outside at most [`MAX_RECORDED_TEXT`] bytes, escaped) and its few attributes.
+pub const MAX_LOG_RECORD_BYTES: usize = 16 * 1024;
+
+/// Spans in one export request.
+const EXPORT_BATCH: usize = 256;
+
+/// The most spans queued for export: the byte budget, less the batch in flight and its
+/// encoding, over the largest span.
+pub const EXPORT_QUEUE: usize = EXPORT_QUEUE_BYTES / MAX_SPAN_BYTES - 2 * EXPORT_BATCH;
+
+/// Audit log records in one export request, and the most queued (as for spans).
+const LOG_EXPORT_BATCH: usize = 64;
+const LOG_EXPORT_QUEUE: usize = EXPORT_QUEUE_BYTES / MAX_LOG_RECORD_BYTES - 2 * LOG_EXPORT_BATCH;
 
 /// The tracer and logger a front exports with, until [`Tracing::shutdown`].
 pub struct Tracing {
@@ -148,6 +172,7 @@ impl Tracing {
             .map_err(|error| format!("cannot set up the OTLP trace exporter: {error}"))?;
         let batch = opentelemetry_sdk::trace::BatchConfigBuilder::default()
             .with_max_queue_size(EXPORT_QUEUE)
+            .with_max_export_batch_size(EXPORT_BATCH)
             .with_scheduled_delay(Duration::from_secs(1))
             .build();
         let tracer_provider = SdkTracerProvider::builder()
@@ -172,7 +197,8 @@ impl Tracing {
                 .build()
                 .map_err(|error| format!("cannot set up the OTLP log exporter: {error}"))?;
             let batch = opentelemetry_sdk::logs::BatchConfigBuilder::default()
-                .with_max_queue_size(EXPORT_QUEUE)
+                .with_max_queue_size(LOG_EXPORT_QUEUE)
+                .with_max_export_batch_size(LOG_EXPORT_BATCH)
                 .with_scheduled_delay(Duration::from_secs(1))
                 .build();
             let provider = SdkLoggerProvider::builder()
@@ -201,11 +227,13 @@ impl Tracing {
     /// (`traceparent`, from `params._meta` or the HTTP header), else a new trace, sampled at
     /// the configured ratio.
     ///
-    /// Sampling is decided here, before the SDK is asked for anything: a host's context decides
-    /// by its sampled flag (one it did not sample is passed on to the upstream as it is, and no
-    /// span is made), and a call without one is traced at the configured ratio. The SDK's own
-    /// sampler then follows the parent or samples always, so a call sampled out costs neither
-    /// a span nor an identifier.
+    /// Sampling is decided here, before the SDK is asked for anything, and the operator's ratio
+    /// bounds it whatever hosts send: a host's context it sampled is traced if its trace id
+    /// falls in the ratio (as OpenTelemetry's trace-id ratio sampler decides); one it did not
+    /// sample, or one out of the ratio, is passed on to the upstream as it came, and no span is
+    /// made; a call without one is traced at the ratio, at random. The SDK's own sampler then
+    /// follows the parent or samples always, so a call sampled out costs neither a span nor an
+    /// identifier.
     pub fn call(&self, call: &CallAttributes<'_>) -> CallSpan {
         let host = call.traceparent.and_then(|traceparent| {
             let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
@@ -213,7 +241,12 @@ impl Tracing {
             parent.span().span_context().is_valid().then_some(parent)
         });
         let parent = match host {
-            Some(parent) if parent.span().span_context().is_sampled() => parent,
+            Some(parent)
+                if parent.span().span_context().is_sampled()
+                    && self.within_ratio(parent.span().span_context().trace_id()) =>
+            {
+                parent
+            }
             Some(parent) => {
                 return CallSpan {
                     recorded: None,
@@ -232,22 +265,10 @@ impl Tracing {
                 };
             }
         };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", "tools/call"),
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
-            KeyValue::new("jsonrpc.request.id", call.request_id.to_string()),
-            KeyValue::new("network.transport", call.transport),
-        ];
-        if let Some(session) = call.session {
-            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
-        }
-        if let Some(version) = call.protocol_version {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
-        }
+        let (name, attributes) = server_span(call);
         let span = self
             .tracer
-            .span_builder(format!("tools/call {}", call.tool))
+            .span_builder(name)
             .with_kind(SpanKind::Server)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, &parent);
@@ -260,6 +281,18 @@ impl Tracing {
             }),
             passed: None,
         }
+    }
+
+    /// Whether a trace a host sampled is traced here: its id's last 8 bytes read as a number,
+    /// below the ratio's share of their range (OpenTelemetry's `TraceIdRatioBased`).
+    fn within_ratio(&self, trace: opentelemetry::trace::TraceId) -> bool {
+        if self.sample_ratio >= 1.0 {
+            return true;
+        }
+        let bytes = trace.to_bytes();
+        let low = u64::from_be_bytes(bytes[8..16].try_into().unwrap_or([0; 8])) >> 1;
+        let bound = (self.sample_ratio * (1u64 << 63) as f64) as u64;
+        low < bound
     }
 
     /// Exports what is queued and stops, waiting at most `within`.
@@ -307,6 +340,33 @@ impl Tracing {
         }
         logger.emit(record);
     }
+}
+
+/// A tool call's server span: its name and attributes. Every value a host chose is kept
+/// bounded: its digest and length past [`MAX_RECORDED_TEXT`] bytes.
+fn server_span(call: &CallAttributes<'_>) -> (String, Vec<KeyValue>) {
+    let mut attributes = vec![
+        KeyValue::new("mcp.method.name", "tools/call"),
+        KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        KeyValue::new("gen_ai.tool.name", bounded(call.tool)),
+        KeyValue::new("jsonrpc.request.id", bounded(&call.request_id.to_string())),
+        KeyValue::new("network.transport", call.transport),
+    ];
+    if let Some(session) = call.session {
+        attributes.push(KeyValue::new("mcp.session.id", bounded(session)));
+    }
+    if let Some(version) = call.protocol_version {
+        attributes.push(KeyValue::new("mcp.protocol.version", bounded(version)));
+    }
+    (
+        format!("tools/call {}", bounded_text(call.tool)),
+        attributes,
+    )
+}
+
+/// A string from outside as a span attribute: bounded ([`bounded_text`]).
+fn bounded(text: &str) -> String {
+    bounded_text(text).into_owned()
 }
 
 /// What the span of a tool call says of it.
@@ -375,12 +435,12 @@ impl CallSpan {
         };
         let tracer = &recorded.tracer;
         let span = tracer
-            .span_builder(format!("tools/call {tool}"))
+            .span_builder(format!("tools/call {}", bounded_text(tool)))
             .with_kind(SpanKind::Client)
             .with_attributes([
                 KeyValue::new("mcp.method.name", "tools/call"),
                 KeyValue::new("gen_ai.operation.name", "execute_tool"),
-                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                KeyValue::new("gen_ai.tool.name", bounded(tool)),
                 KeyValue::new("network.transport", transport),
             ])
             .start_with_context(tracer, &recorded.context);
@@ -437,7 +497,7 @@ impl CallSpan {
             attributes.push(KeyValue::new("toolgate.layer", rejection.layer().as_str()));
             attributes.push(KeyValue::new("error.type", rejection.code().as_str()));
             if let Some(rule) = decision.rule() {
-                attributes.push(KeyValue::new("toolgate.rule", rule.to_owned()));
+                attributes.push(KeyValue::new("toolgate.rule", bounded(rule)));
             }
         }
         if let Some(shadow) = decision.shadow() {
@@ -596,6 +656,75 @@ mod tests {
             assert!(!written.contains("0af7651916cd43dd"), "{bad:?}: {written}");
         }
         tracing.shutdown(Duration::from_millis(50));
+    }
+
+    /// The operator's ratio bounds what hosts can force: at 0 a host's sampled context is not
+    /// traced (it is passed on as it came); at 1 it is; in between, the trace id decides, the
+    /// same way each time.
+    #[test]
+    fn a_host_cannot_force_tracing_past_the_operators_ratio() {
+        let sampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let off = tracing(0.0);
+        let call = off.call(&attributes(Some(sampled)));
+        assert!(!call.sampled());
+        assert_eq!(
+            call.upstream_started("weather", "pipe").as_deref(),
+            Some(sampled)
+        );
+        off.shutdown(Duration::from_millis(50));
+        let on = tracing(1.0);
+        assert!(on.call(&attributes(Some(sampled))).sampled());
+        on.shutdown(Duration::from_millis(50));
+        // Trace ids whose last 8 bytes are low are in a half; high ones are not.
+        let half = tracing(0.5);
+        let low = "00-0af7651916cd43dd0000000000000001-b7ad6b7169203331-01";
+        let high = "00-0af7651916cd43ddf000000000000001-b7ad6b7169203331-01";
+        for _ in 0..20 {
+            assert!(half.call(&attributes(Some(low))).sampled());
+            assert!(!half.call(&attributes(Some(high))).sampled());
+        }
+        half.shutdown(Duration::from_millis(50));
+    }
+
+    /// A host's megabyte request id, session and protocol version, on the longest tool name a
+    /// contract may have: the span stays within the size the export queue is counted in.
+    #[test]
+    fn the_largest_span_is_within_its_bound() {
+        let huge = "\u{1}".repeat(1 << 20);
+        let tool = "t".repeat(128);
+        let call = CallAttributes {
+            tool: &tool,
+            request_id: &huge,
+            transport: "tcp",
+            session: Some(&huge),
+            protocol_version: Some(&huge),
+            traceparent: None,
+        };
+        let (name, attributes) = server_span(&call);
+        let bytes = 1024
+            + name.len()
+            + attributes
+                .iter()
+                .map(|pair| pair.key.as_str().len() + pair.value.as_str().len())
+                .sum::<usize>();
+        assert!(bytes <= MAX_SPAN_BYTES, "{bytes} bytes");
+        assert!(
+            attributes
+                .iter()
+                .all(|pair| pair.value.as_str().len() <= MAX_RECORDED_TEXT)
+        );
+        let id = attributes
+            .iter()
+            .find(|pair| pair.key.as_str() == "jsonrpc.request.id")
+            .unwrap();
+        assert!(id.value.as_str().ends_with("(1048576 bytes)"), "{id:?}");
+        assert!(
+            EXPORT_QUEUE * MAX_SPAN_BYTES + 2 * EXPORT_BATCH * MAX_SPAN_BYTES <= EXPORT_QUEUE_BYTES
+        );
+        assert!(
+            LOG_EXPORT_QUEUE * MAX_LOG_RECORD_BYTES + 2 * LOG_EXPORT_BATCH * MAX_LOG_RECORD_BYTES
+                <= EXPORT_QUEUE_BYTES
+        );
     }
 
     #[test]
