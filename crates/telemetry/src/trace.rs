@@ -101,6 +101,15 @@ pub const EXPORT_QUEUE: usize = EXPORT_QUEUE_BYTES / MAX_SPAN_BYTES - 2 * EXPORT
 const LOG_EXPORT_BATCH: usize = 64;
 const LOG_EXPORT_QUEUE: usize = EXPORT_QUEUE_BYTES / MAX_LOG_RECORD_BYTES - 2 * LOG_EXPORT_BATCH;
 
+// The queues, with a batch in flight and its encoding, fit the byte budget.
+const _: () = assert!(
+    EXPORT_QUEUE * MAX_SPAN_BYTES + 2 * EXPORT_BATCH * MAX_SPAN_BYTES <= EXPORT_QUEUE_BYTES
+);
+const _: () = assert!(
+    LOG_EXPORT_QUEUE * MAX_LOG_RECORD_BYTES + 2 * LOG_EXPORT_BATCH * MAX_LOG_RECORD_BYTES
+        <= EXPORT_QUEUE_BYTES
+);
+
 /// The tracer and logger a front exports with, until [`Tracing::shutdown`].
 pub struct Tracing {
     sample_ratio: f64,
@@ -718,13 +727,6 @@ mod tests {
             .find(|pair| pair.key.as_str() == "jsonrpc.request.id")
             .unwrap();
         assert!(id.value.as_str().ends_with("(1048576 bytes)"), "{id:?}");
-        assert!(
-            EXPORT_QUEUE * MAX_SPAN_BYTES + 2 * EXPORT_BATCH * MAX_SPAN_BYTES <= EXPORT_QUEUE_BYTES
-        );
-        assert!(
-            LOG_EXPORT_QUEUE * MAX_LOG_RECORD_BYTES + 2 * LOG_EXPORT_BATCH * MAX_LOG_RECORD_BYTES
-                <= EXPORT_QUEUE_BYTES
-        );
     }
 
     #[test]
