@@ -411,9 +411,13 @@ pub(crate) struct RetentionArgs {
     /// Keep this share of admitted responses too, chosen by their bytes (0.01 or 1%).
     #[arg(long, value_name = "RATE", default_value = "0", requires = "retain", value_parser = toolgate_store::parse_rate)]
     retain_admitted: f64,
-    /// The most the store may hold; the oldest go first past it (e.g. 512MiB, 10GiB).
+    /// The most the store may use, counted as its files take disk (blocks and inodes, not
+    /// lengths); the oldest go first past it (e.g. 512MiB, 10GiB).
     #[arg(long, value_name = "BYTES", default_value = "1GiB", requires = "retain", value_parser = toolgate_store::parse_bytes)]
     retain_budget: u64,
+    /// The most records the store may hold; the oldest go first past it.
+    #[arg(long, value_name = "N", default_value_t = toolgate_store::DEFAULT_MAX_RECORDS, requires = "retain", value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    retain_max_records: usize,
     /// The oldest a kept response may be (e.g. 7d, 30d).
     #[arg(long, value_name = "DURATION", default_value = "30d", requires = "retain", value_parser = toolgate_store::parse_age)]
     retain_max_age: Duration,
@@ -436,6 +440,7 @@ impl RetentionArgs {
         Some(toolgate_store::RetentionConfig {
             admitted_rate: self.retain_admitted,
             budget_bytes: self.retain_budget,
+            max_records: self.retain_max_records,
             max_age: self.retain_max_age,
             secret_keys: self.retain_secret.clone(),
             recipients: self.retain_recipient.clone(),

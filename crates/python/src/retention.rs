@@ -19,7 +19,7 @@ pub(super) struct Retention {
 #[pymethods]
 impl Retention {
     #[new]
-    #[pyo3(signature = (store, *, admitted = None, budget = None, max_age = None, secret_keys = Vec::new(), recipients = Vec::new(), endpoint = None))]
+    #[pyo3(signature = (store, *, admitted = None, budget = None, max_age = None, max_records = None, secret_keys = Vec::new(), recipients = Vec::new(), endpoint = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own setting
     fn new(
         py: Python<'_>,
@@ -27,6 +27,7 @@ impl Retention {
         admitted: Option<&Bound<'_, PyAny>>,
         budget: Option<&Bound<'_, PyAny>>,
         max_age: Option<&Bound<'_, PyAny>>,
+        max_records: Option<usize>,
         secret_keys: Vec<String>,
         recipients: Vec<String>,
         endpoint: Option<String>,
@@ -44,6 +45,14 @@ impl Retention {
         }
         if let Some(max_age) = max_age {
             config.max_age = age_setting(max_age)?;
+        }
+        if let Some(max_records) = max_records {
+            if max_records == 0 {
+                return Err(PyValueError::new_err(
+                    "max_records: at least 1 (a store that holds no record keeps nothing)",
+                ));
+            }
+            config.max_records = max_records;
         }
         config.secret_keys = secret_keys;
         config.recipients = recipients;

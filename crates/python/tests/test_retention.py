@@ -208,6 +208,7 @@ def test_a_closed_retention_refuses_instead_of_losing(tmp_path, v2):
     ({"max_age": 0}, ValueError, "max_age"),
     ({"max_age": "soon"}, ValueError, "max_age"),
     ({"max_age": timedelta(seconds=-1)}, ValueError, "max_age"),
+    ({"max_records": 0}, ValueError, "max_records"),
     ({"recipients": ["age1-not-a-key"]}, tg.RetentionError, "age1-not-a-key"),
 ])
 def test_bad_settings_are_refused_with_what_to_write(tmp_path, settings, error, why):
@@ -218,7 +219,7 @@ def test_bad_settings_are_refused_with_what_to_write(tmp_path, settings, error, 
 def test_settings_read_as_the_command_line_reads_them(tmp_path):
     for settings in [{"admitted": 0.01, "budget": "512MiB", "max_age": "7d"},
                      {"admitted": "1%", "budget": 4096, "max_age": timedelta(days=1)},
-                     {"max_age": 3600}]:
+                     {"max_age": 3600, "max_records": 10}]:
         with tg.Retention(tmp_path / uuid.uuid4().hex, **settings) as retention:
             assert retention.store.startswith(str(tmp_path))
 

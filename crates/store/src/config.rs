@@ -18,8 +18,10 @@ pub struct RetentionConfig {
     pub store: String,
     /// The share of admissions kept (every refusal is).
     pub admitted_rate: f64,
-    /// The most bytes the store may hold.
+    /// The most bytes the store may use (its files' blocks on disk, not their lengths).
     pub budget_bytes: u64,
+    /// The most records the store may hold.
+    pub max_records: usize,
     /// The oldest an object may be.
     pub max_age: Duration,
     /// Context keys kept as their digest only.
@@ -31,12 +33,13 @@ pub struct RetentionConfig {
 }
 
 impl RetentionConfig {
-    /// Defaults for `store`: refusals only, 1 GiB, 30 days.
+    /// Defaults for `store`: refusals only, 1 GiB, 100,000 records, 30 days.
     pub fn new(store: impl Into<String>) -> RetentionConfig {
         RetentionConfig {
             store: store.into(),
             admitted_rate: 0.0,
             budget_bytes: 1 << 30,
+            max_records: crate::retainer::DEFAULT_MAX_RECORDS,
             max_age: Duration::from_secs(30 * 24 * 3600),
             secret_keys: Vec::new(),
             recipients: Vec::new(),
@@ -58,6 +61,7 @@ impl RetentionConfig {
             RetentionOptions {
                 policy: RetentionPolicy::new(self.admitted_rate),
                 budget_bytes: self.budget_bytes,
+                max_records: self.max_records,
                 max_age: self.max_age,
                 secret_keys: self.secret_keys.clone(),
                 seal,

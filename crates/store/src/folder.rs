@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::store::{Entry, MAX_OBJECT_BYTES, Store, check_name};
+use crate::store::{Entry, MAX_OBJECT_BYTES, OBJECT_OVERHEAD, Store, check_name};
 
 /// A store in a local folder.
 #[derive(Debug)]
@@ -66,6 +66,16 @@ fn real_folder(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// What a file takes on disk: the blocks it occupies (never less than its length, rounded up to
+/// a block), and its inode and directory entry.
+fn footprint(metadata: &fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    let allocated = std::os::unix::fs::MetadataExt::blocks(metadata) * 512;
+    #[cfg(not(unix))]
+    let allocated = 0;
+    allocated.max(metadata.len().div_ceil(4096) * 4096) + OBJECT_OVERHEAD
+}
+
 fn create_private(path: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
@@ -75,7 +85,7 @@ fn create_private(path: &Path) -> io::Result<()> {
 }
 
 impl Store for FolderStore {
-    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<u64> {
         let (folder, path) = self.path_of(name)?;
         real_folder(&self.root)?;
         match fs::symlink_metadata(&folder) {
@@ -115,7 +125,12 @@ impl Store for FolderStore {
         }
         fs::rename(&temporary, &path).inspect_err(|_| {
             let _ = fs::remove_file(&temporary);
-        })
+        })?;
+        Ok(
+            fs::symlink_metadata(&path).map_or(bytes.len() as u64 + OBJECT_OVERHEAD, |metadata| {
+                footprint(&metadata)
+            }),
+        )
     }
 
     fn get(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
@@ -150,9 +165,8 @@ impl Store for FolderStore {
         Ok(Some(bytes))
     }
 
-    fn list(&self, prefix: &str) -> io::Result<Vec<Entry>> {
+    fn visit(&self, prefix: &str, each: &mut dyn FnMut(Entry)) -> io::Result<()> {
         real_folder(&self.root)?;
-        let mut entries = Vec::new();
         for tool in fs::read_dir(&self.root)? {
             let tool = tool?;
             let Ok(tool_name) = tool.file_name().into_string() else {
@@ -174,16 +188,20 @@ impl Store for FolderStore {
                 {
                     continue;
                 }
-                let metadata = file.metadata()?;
-                entries.push(Entry {
+                let metadata = match file.metadata() {
+                    Ok(metadata) => metadata,
+                    // Deleted by another writer since the folder was read.
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                    Err(error) => return Err(error),
+                };
+                each(Entry {
                     name,
-                    size: metadata.len(),
+                    size: footprint(&metadata),
                     modified: metadata.modified()?,
                 });
             }
         }
-        entries.sort_by(|a, b| a.modified.cmp(&b.modified).then(a.name.cmp(&b.name)));
-        Ok(entries)
+        Ok(())
     }
 
     fn delete(&self, name: &str) -> io::Result<()> {

@@ -18,10 +18,12 @@ mod store;
 
 pub use config::{RetentionConfig, parse_age, parse_bytes, parse_rate};
 pub use folder::FolderStore;
-pub use retainer::{Log, Retainer, RetentionOptions, RetentionStats, StatsReader};
+pub use retainer::{
+    DEFAULT_MAX_RECORDS, Log, Retainer, RetentionOptions, RetentionStats, StatsReader,
+};
 pub use s3::S3Store;
 pub use seal::{Opener, SEALED_SUFFIX, Seal};
-pub use store::{Entry, MAX_OBJECT_BYTES, Store, StoreSpec, check_name};
+pub use store::{Entry, MAX_OBJECT_BYTES, OBJECT_OVERHEAD, Store, StoreSpec, check_name};
 
 use toolgate_gate::Retained;
 

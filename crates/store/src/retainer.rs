@@ -6,11 +6,16 @@
 //! A full queue, or a store that refuses a write, drops the record: counted
 //! ([`RetentionStats`]), logged at most once a second, and the call is decided as usual.
 //!
-//! The store is held to a byte budget and an age limit: after each write, and every minute (the
-//! store may be shared by replicas, whose writes only a listing shows), the oldest objects are
-//! deleted until what is left is within the budget and younger than the limit.
+//! The store is held to a byte budget, a number of records and an age limit: after each write,
+//! and every minute (the store may be shared by replicas, whose writes only a listing shows), the
+//! oldest objects are deleted until what is left is within all three. The budget counts what the
+//! store really uses ([`Entry::size`]: a file's blocks on disk and its inode, not its length), so
+//! many small records cannot take several times the budget; the index of what the store holds
+//! never has more entries than the record limit, whatever a listing finds (the newest are kept
+//! as the listing goes, the older deleted).
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -19,15 +24,18 @@ use std::time::{Duration, Instant, SystemTime};
 use toolgate_gate::{Captured, Decision, Request, Response, Retained, RetentionPolicy};
 
 use crate::seal::{SEALED_SUFFIX, Seal};
-use crate::store::{Entry, Store};
+use crate::store::{Entry, OBJECT_OVERHEAD, Store};
 
 /// What a retainer keeps, and within what.
 #[derive(Debug)]
 pub struct RetentionOptions {
     /// Which decisions are kept.
     pub policy: RetentionPolicy,
-    /// The most bytes the store may hold (the oldest go first past it).
+    /// The most bytes the store may use (the oldest go first past it).
     pub budget_bytes: u64,
+    /// The most records the store may hold (the oldest go first past it); also the most
+    /// entries the retainer's index of the store holds.
+    pub max_records: usize,
     /// The oldest an object may be.
     pub max_age: Duration,
     /// Context keys kept as their digest only.
@@ -43,6 +51,7 @@ impl Default for RetentionOptions {
         RetentionOptions {
             policy: RetentionPolicy::new(0.0),
             budget_bytes: 1 << 30,
+            max_records: DEFAULT_MAX_RECORDS,
             max_age: Duration::from_secs(30 * 24 * 3600),
             secret_keys: Vec::new(),
             seal: None,
@@ -50,6 +59,10 @@ impl Default for RetentionOptions {
         }
     }
 }
+
+/// The most records a store holds unless the operator says otherwise (`--retain-max-records`):
+/// its index is then some 15 MB at most.
+pub const DEFAULT_MAX_RECORDS: usize = 100_000;
 
 /// What a retainer has done so far.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +149,7 @@ impl Retainer {
             store,
             secret_keys: options.secret_keys,
             budget: options.budget_bytes,
+            max_records: options.max_records.max(1),
             max_age: options.max_age,
             seal: options.seal,
             counters: Arc::clone(&counters),
@@ -254,11 +268,13 @@ struct Worker {
     /// Context keys kept as their digest only (hashed here, off the call's path).
     secret_keys: Vec<String>,
     budget: u64,
+    max_records: usize,
     max_age: Duration,
     seal: Option<Seal>,
     counters: Arc<Counters>,
     log: Log,
-    /// What the store holds, oldest first, as last listed and written since.
+    /// What the store holds, oldest first, as last listed and written since: at most
+    /// `max_records` entries.
     index: VecDeque<Entry>,
     held: u64,
     failure_logged: Option<Instant>,
@@ -299,9 +315,39 @@ impl Worker {
         }
     }
 
+    /// Lists the store again: the newest `max_records` objects become the index, and every
+    /// older one is deleted as the listing goes, so the index is bounded whatever the store
+    /// holds (other replicas' objects, an older run's).
     fn relist(&mut self) {
-        match self.store.list("") {
-            Ok(entries) => {
+        let capacity = self.max_records;
+        // A heap whose top is the oldest of the newest objects seen so far.
+        let mut newest: BinaryHeap<Reverse<ByAge>> = BinaryHeap::with_capacity(capacity + 1);
+        let (mut evicted, mut failed) = (0u64, None);
+        let store = &self.store;
+        let listed = store.visit("", &mut |entry| {
+            newest.push(Reverse(ByAge(entry)));
+            if newest.len() > capacity {
+                let Some(Reverse(ByAge(oldest))) = newest.pop() else {
+                    return;
+                };
+                match store.delete(&oldest.name) {
+                    Ok(()) => evicted += 1,
+                    Err(error) => failed = Some(format!("cannot delete {}: {error}", oldest.name)),
+                }
+            }
+        });
+        self.counters.evicted.fetch_add(evicted, Ordering::Relaxed);
+        if let Some(why) = failed {
+            self.failure(&why);
+        }
+        match listed {
+            Ok(()) => {
+                let mut entries: Vec<Entry> = newest
+                    .into_vec()
+                    .into_iter()
+                    .map(|Reverse(ByAge(entry))| entry)
+                    .collect();
+                entries.sort_by(ByAge::order);
                 self.held = entries.iter().map(|entry| entry.size).sum();
                 self.index = entries.into();
             }
@@ -324,7 +370,7 @@ impl Worker {
                 }
             }
         }
-        if bytes.len() as u64 > self.budget {
+        if bytes.len() as u64 + OBJECT_OVERHEAD > self.budget {
             self.counters.failed.fetch_add(1, Ordering::Relaxed);
             return self.failure(&format!(
                 "a record of {} bytes is larger than the whole budget ({} bytes); not kept",
@@ -333,12 +379,12 @@ impl Worker {
             ));
         }
         match self.store.put(&name, &bytes) {
-            Ok(()) => {
+            Ok(used) => {
                 self.counters.kept.fetch_add(1, Ordering::Relaxed);
-                self.held += bytes.len() as u64;
+                self.held += used;
                 self.index.push_back(Entry {
                     name,
-                    size: bytes.len() as u64,
+                    size: used,
                     modified: SystemTime::now(),
                 });
             }
@@ -349,14 +395,15 @@ impl Worker {
         }
     }
 
-    /// Deletes the oldest objects until the store is within its budget and age.
+    /// Deletes the oldest objects until the store is within its budget, its number of records
+    /// and its age.
     fn enforce(&mut self) {
         let now = SystemTime::now();
         while let Some(oldest) = self.index.front() {
             let too_old = now
                 .duration_since(oldest.modified)
                 .is_ok_and(|age| age > self.max_age);
-            if self.held <= self.budget && !too_old {
+            if self.held <= self.budget && self.index.len() <= self.max_records && !too_old {
                 break;
             }
             let oldest = self.index.pop_front().expect("a front entry");
@@ -383,5 +430,36 @@ impl Worker {
                 self.store.describe()
             ));
         }
+    }
+}
+
+/// An entry ordered by age: older first, then by name (the order the index keeps).
+struct ByAge(Entry);
+
+impl ByAge {
+    fn order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+        a.modified
+            .cmp(&b.modified)
+            .then_with(|| a.name.cmp(&b.name))
+    }
+}
+
+impl PartialEq for ByAge {
+    fn eq(&self, other: &ByAge) -> bool {
+        ByAge::order(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for ByAge {}
+
+impl PartialOrd for ByAge {
+    fn partial_cmp(&self, other: &ByAge) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByAge {
+    fn cmp(&self, other: &ByAge) -> std::cmp::Ordering {
+        ByAge::order(&self.0, &other.0)
     }
 }

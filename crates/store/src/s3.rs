@@ -13,7 +13,7 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 
-use crate::store::{Entry, MAX_OBJECT_BYTES, Store, check_name};
+use crate::store::{Entry, MAX_OBJECT_BYTES, OBJECT_OVERHEAD, Store, check_name};
 
 /// A store in an S3 bucket, under a prefix.
 pub struct S3Store {
@@ -95,12 +95,12 @@ fn failed(error: object_store::Error) -> io::Error {
 }
 
 impl Store for S3Store {
-    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<u64> {
         let location = self.location(name)?;
         let payload = PutPayload::from(bytes.to_vec());
         self.runtime
             .block_on(self.store.put(&location, payload))
-            .map(|_| ())
+            .map(|_| bytes.len() as u64 + OBJECT_OVERHEAD)
             .map_err(failed)
     }
 
@@ -126,16 +126,15 @@ impl Store for S3Store {
         })
     }
 
-    fn list(&self, prefix: &str) -> io::Result<Vec<Entry>> {
+    fn visit(&self, prefix: &str, each: &mut dyn FnMut(Entry)) -> io::Result<()> {
         let strip = if self.prefix.is_empty() {
             String::new()
         } else {
             format!("{}/", self.prefix)
         };
         let under = (!self.prefix.is_empty()).then(|| ObjectPath::from(self.prefix.as_str()));
-        let mut entries = self.runtime.block_on(async {
+        self.runtime.block_on(async {
             let mut listed = self.store.list(under.as_ref());
-            let mut entries = Vec::new();
             while let Some(meta) = listed.next().await {
                 let meta = meta.map_err(failed)?;
                 let full = meta.location.to_string();
@@ -145,16 +144,14 @@ impl Store for S3Store {
                 if check_name(name).is_err() || !name.starts_with(prefix) {
                     continue;
                 }
-                entries.push(Entry {
+                each(Entry {
                     name: name.to_owned(),
-                    size: meta.size,
+                    size: meta.size + OBJECT_OVERHEAD,
                     modified: SystemTime::from(meta.last_modified),
                 });
             }
-            Ok::<_, io::Error>(entries)
-        })?;
-        entries.sort_by(|a, b| a.modified.cmp(&b.modified).then(a.name.cmp(&b.name)));
-        Ok(entries)
+            Ok::<_, io::Error>(())
+        })
     }
 
     fn delete(&self, name: &str) -> io::Result<()> {

@@ -9,21 +9,37 @@ use std::time::SystemTime;
 pub struct Entry {
     /// Its name in the store (`<tool>/<digest>-<key>`, and `.age` when sealed).
     pub name: String,
-    /// Its size in bytes.
+    /// What it takes in the store, in bytes: for a folder, the blocks its file occupies on disk
+    /// and [`OBJECT_OVERHEAD`] for its inode and directory entry; for a bucket, its size and the
+    /// same overhead for its key and metadata. Never less than its length.
     pub size: u64,
     /// When it was written.
     pub modified: SystemTime,
 }
 
+/// What one object costs a store besides its bytes: an inode and a directory entry on a
+/// filesystem, a key and metadata in a bucket.
+pub const OBJECT_OVERHEAD: u64 = 512;
+
 /// A store of named objects. Names are a tool's name, `/`, and a file name, each of ASCII
 /// letters, digits, `.`, `_` and `-` ([`check_name`]).
 pub trait Store: Send + Sync {
-    /// Writes `bytes` under `name`, whole or not at all.
-    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Writes `bytes` under `name`, whole or not at all; what the object takes in the store
+    /// (as [`Entry::size`] counts it).
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<u64>;
     /// The object `name`, if there is one (at most [`MAX_OBJECT_BYTES`]).
     fn get(&self, name: &str) -> io::Result<Option<Vec<u8>>>;
-    /// Every object whose name starts with `prefix`.
-    fn list(&self, prefix: &str) -> io::Result<Vec<Entry>>;
+    /// Hands every object whose name starts with `prefix` to `each`, in no particular order,
+    /// holding none of them: a store of millions of objects is walked in bounded memory.
+    fn visit(&self, prefix: &str, each: &mut dyn FnMut(Entry)) -> io::Result<()>;
+    /// Every object whose name starts with `prefix`, oldest first (for a reader that wants
+    /// them all: `reproduce`, `diff --replay`).
+    fn list(&self, prefix: &str) -> io::Result<Vec<Entry>> {
+        let mut entries = Vec::new();
+        self.visit(prefix, &mut |entry| entries.push(entry))?;
+        entries.sort_by(|a, b| a.modified.cmp(&b.modified).then(a.name.cmp(&b.name)));
+        Ok(entries)
+    }
     /// Removes `name` (nothing if it is already gone).
     fn delete(&self, name: &str) -> io::Result<()>;
     /// What the store is, for messages (`folder /var/lib/…`, `s3://bucket/prefix`).

@@ -94,6 +94,7 @@ class Retention:
         admitted: Union[float, str, None] = None,
         budget: Union[int, str, None] = None,
         max_age: Union[float, timedelta, str, None] = None,
+        max_records: Optional[int] = None,
         secret_keys: Sequence[str] = (),
         recipients: Sequence[str] = (),
         endpoint: Optional[str] = None,
