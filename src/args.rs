@@ -421,10 +421,16 @@ pub(crate) struct RetentionArgs {
     /// The oldest a kept response may be (e.g. 7d, 30d).
     #[arg(long, value_name = "DURATION", default_value = "30d", requires = "retain", value_parser = toolgate_store::parse_age)]
     retain_max_age: Duration,
-    /// A trusted-context key kept as its digest only (a token, a customer's data); repeatable.
-    /// `toolgate reproduce` then needs its value, and checks it is the one that decided.
+    /// A trusted-context key kept as its keyed digest only (a token, a customer's data);
+    /// repeatable; needs --retain-secret-key. `toolgate reproduce` then needs its value, and
+    /// checks it is the one that decided.
     #[arg(long, value_name = "KEY", requires = "retain")]
     retain_secret: Vec<String>,
+    /// The key --retain-secret values are kept under (HMAC-SHA-256): a file of at least 32
+    /// random bytes (`head -c 32 /dev/urandom > retain.key`), kept private; without it a
+    /// tenant or an e-mail could be found again by hashing guesses.
+    #[arg(long, value_name = "FILE", requires = "retain_secret")]
+    retain_secret_key: Option<PathBuf>,
     /// Seal everything kept to this age public key (age1…), so the machine that keeps it cannot
     /// read it back; repeatable. `toolgate reproduce --identity FILE` opens it.
     #[arg(long, value_name = "AGE_RECIPIENT", requires = "retain")]
@@ -435,18 +441,29 @@ pub(crate) struct RetentionArgs {
 }
 
 impl RetentionArgs {
-    pub(crate) fn config(&self) -> Option<toolgate_store::RetentionConfig> {
-        let store = self.retain.clone()?;
-        Some(toolgate_store::RetentionConfig {
+    /// The configuration, or `None` without --retain; `Err` when the secret key file cannot be
+    /// read.
+    pub(crate) fn config(&self) -> Result<Option<toolgate_store::RetentionConfig>, UsageError> {
+        let Some(store) = self.retain.clone() else {
+            return Ok(None);
+        };
+        let secret_key = self
+            .retain_secret_key
+            .as_deref()
+            .map(toolgate_store::read_secret_key)
+            .transpose()
+            .map_err(|why| UsageError::new(format!("--retain-secret-key {why}")))?;
+        Ok(Some(toolgate_store::RetentionConfig {
             admitted_rate: self.retain_admitted,
             budget_bytes: self.retain_budget,
             max_records: self.retain_max_records,
             max_age: self.retain_max_age,
             secret_keys: self.retain_secret.clone(),
+            secret_key,
             recipients: self.retain_recipient.clone(),
             endpoint: self.retain_endpoint.clone(),
             ..toolgate_store::RetentionConfig::new(store)
-        })
+        }))
     }
 }
 
@@ -688,7 +705,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             },
             http_threads: args.http_threads,
             upstream_headers: args.upstream_header,
-            retention: args.retention.config(),
+            retention: args.retention.config()?,
             observe: args.rollout.observe(),
             shadow: args.rollout.shadow,
             metrics: args.telemetry.metrics,

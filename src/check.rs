@@ -227,14 +227,21 @@ fn retain(
 ) -> Result<PathBuf, UsageError> {
     let store = toolgate_store::FolderStore::open(folder)
         .map_err(|error| UsageError::new(format!("--retain {}: {error}", folder.display())))?;
-    let record = toolgate_gate::Retained::of(decision, response, request, &[]);
+    let record = toolgate_gate::Retained::of(
+        decision,
+        response,
+        request,
+        &toolgate_gate::SecretContext::none(),
+    );
     let name = record.name();
-    toolgate_store::Store::put(&store, &name, &record.to_bytes()).map_err(|error| {
-        UsageError::new(format!(
-            "--retain {}: cannot keep {name}: {error}",
-            folder.display()
-        ))
-    })?;
+    toolgate_store::Store::put(&store, &name, &record.to_bytes())
+        .map(|_| ())
+        .map_err(|error| {
+            UsageError::new(format!(
+                "--retain {}: cannot keep {name}: {error}",
+                folder.display()
+            ))
+        })?;
     Ok(folder.join(name))
 }
 

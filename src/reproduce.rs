@@ -39,6 +39,10 @@ pub(crate) struct ReproduceOptions {
     /// "context" holds them; each is checked against the digest kept.
     #[arg(long, value_name = "FILE")]
     request: Option<PathBuf>,
+    /// The key the front kept those digests under (its --retain-secret-key), to check the
+    /// values --request supplies.
+    #[arg(long, value_name = "FILE", requires = "request")]
+    retain_secret_key: Option<PathBuf>,
     /// The repository root, holding contracts/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
@@ -98,7 +102,13 @@ pub(crate) fn run(
         Some(path) => toolgate_repo::read_request_file(path)?.context,
         None => Map::new(),
     };
-    let request = retained.request(&secrets).map_err(|why| {
+    let key = options
+        .retain_secret_key
+        .as_deref()
+        .map(toolgate_store::read_secret_key)
+        .transpose()
+        .map_err(UsageError::new)?;
+    let request = retained.request(&secrets, key.as_deref()).map_err(|why| {
         UsageError::new(format!(
             "{why}{}",
             if options.request.is_none() {
@@ -291,13 +301,12 @@ fn find(
         )));
     };
     for other in &found {
-        let _ = writeln!(
-            stderr,
+        // Every field of a kept record is the store's to say: escaped whole.
+        let note = format!(
             "note: the same bytes were also decided for request {} at {}; reproducing the newest ({})",
-            toolgate_gate::internals::escape_hidden(&other.request_id),
-            other.time,
-            newest.time
+            other.request_id, other.time, newest.time
         );
+        let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(&note));
     }
     Ok(newest)
 }
@@ -395,17 +404,13 @@ fn save(
     for line in message.lines() {
         let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(line));
     }
-    if !retained.context_sha256.is_empty() {
-        let _ = writeln!(
-            stderr,
+    let secret = retained.secret_keys();
+    if !secret.is_empty() {
+        let note = format!(
             "note: its request holds the values you gave for the secret context keys {}; review it before committing",
-            retained
-                .context_sha256
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            secret.join(", ")
         );
+        let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(&note));
     }
     Ok(())
 }

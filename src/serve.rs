@@ -128,7 +128,7 @@ pub(crate) fn run(
     }
     let retainer = options
         .retention
-        .config()
+        .config()?
         .map(|config| {
             config
                 .start(Arc::new(|line: &str| eprintln!("toolgate serve: {line}")))

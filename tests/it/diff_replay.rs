@@ -141,7 +141,7 @@ fn expected(store: &dyn Store) -> Expected {
     for entry in store.list(&format!("{TOOL}/")).unwrap() {
         expected.held += 1;
         let kept = read_retained(store, &entry.name, None).unwrap().unwrap();
-        let Ok(request) = kept.request(&serde_json::Map::new()) else {
+        let Ok(request) = kept.request(&serde_json::Map::new(), None) else {
             expected.undecided += 1;
             continue;
         };
@@ -320,9 +320,16 @@ fn the_blast_radius_is_the_decisions_made_one_by_one() {
     let sent = responses();
     serve_into(store_arg, &[], &sent, |_| {});
     // One more, with a context key kept as a digest only: it cannot be decided again.
+    let key = folder.path().join("retain.key");
+    std::fs::write(&key, [7u8; 32]).unwrap();
     serve_into(
         store_arg,
-        &["--retain-secret", "project_id"],
+        &[
+            "--retain-secret",
+            "project_id",
+            "--retain-secret-key",
+            key.to_str().unwrap(),
+        ],
         &[(
             repo_root().join("fixtures/job_status/near-miss/another_requests_answer.json"),
             None,

@@ -451,3 +451,59 @@ fn a_one_gibibyte_body_on_stdin_is_rejected_without_being_read() {
         "the gate read {written} bytes of a 1 GiB body; it must stop just past its limit"
     );
 }
+
+/// A store is read back as evidence, but anyone who could write to it may have planted a
+/// record: every field `reproduce` prints from one is escaped, so a planted time cannot put
+/// escape sequences on a terminal or a line a CI runner reads as a command.
+#[test]
+fn reproduce_escapes_every_field_it_prints_from_a_store() {
+    use toolgate_gate::{Request, Response, Retained, SecretContext};
+    use toolgate_store::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let store = toolgate_store::FolderStore::open(&dir.path().join("kept")).unwrap();
+    let contract = toolgate_gate::Contract::compile(
+        &toolgate_gate::ContractSource::read_dir(repo_root().join("contracts/review_status/v1"))
+            .unwrap(),
+    )
+    .unwrap();
+    let raw = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1","decision":"maybe","reviewed_by":"ana"}}"#;
+    let request = Request::new(REQUEST_ID);
+    let now = toolgate_gate::internals::parse_timestamp("2026-11-29T12:00:00Z").unwrap();
+    let decision = contract.admit(raw, &request, now);
+    let genuine = Retained::of(
+        &decision,
+        &Response::body(raw),
+        &request,
+        &SecretContext::none(),
+    );
+    store.put(&genuine.name(), &genuine.to_bytes()).unwrap();
+    let mut planted = genuine.clone();
+    planted.time = "\u{1b}]8;;https://evil\u{7}\u{1b}[31m\n::error::planted".to_owned();
+    planted.request_id = "\u{202e}reversed".to_owned();
+    store.put(&planted.name(), &planted.to_bytes()).unwrap();
+    let kept = dir.path().join("kept");
+    let run = toolgate(
+        &repo_root(),
+        &[
+            "reproduce",
+            "--digest",
+            &genuine.raw_sha256,
+            "--store",
+            kept.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("also decided for request"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains('\u{1b}')
+            && !run.stderr.contains('\u{202e}')
+            && !run.stderr.lines().any(|line| line.starts_with("::")),
+        "{:?}",
+        run.stderr
+    );
+}

@@ -223,15 +223,15 @@ fn decide_both(
             record.tool
         ));
     }
-    if !record.context_sha256.is_empty() {
-        let keys: Vec<&str> = record.context_sha256.keys().map(String::as_str).collect();
+    let keys = record.secret_keys();
+    if !keys.is_empty() {
         return Err(format!(
             "{name}: kept `{}` as a digest only (--retain-secret), so it cannot be decided again here (toolgate reproduce --request FILE can, one at a time)",
             keys.join("`, `")
         ));
     }
     let request = record
-        .request(&Map::new())
+        .request(&Map::new(), None)
         .map_err(|why| format!("{name}: {why}"))?;
     for contract in [from, to] {
         let missing: Vec<&str> = contract

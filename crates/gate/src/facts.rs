@@ -41,6 +41,11 @@ impl Sha256Digest {
         Sha256Digest(Sha256::digest(bytes).into())
     }
 
+    /// A digest computed elsewhere (a keyed one), to be written as this one is.
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> Sha256Digest {
+        Sha256Digest(bytes)
+    }
+
     /// Lowercase hex, 64 characters.
     pub fn to_hex(&self) -> String {
         let mut hex = Vec::with_capacity(64);

@@ -100,8 +100,14 @@ pub struct Retained {
     pub tool_error: bool,
     /// The trusted context, but for the keys marked secret.
     pub context: Map<String, Value>,
-    /// For each context key marked secret, the SHA-256 of its value as serde_json writes it:
-    /// enough to tell whether a value supplied later is the one that decided, nothing more.
+    /// For each context key marked secret, the HMAC-SHA-256 of its value as serde_json writes
+    /// it, keyed with the operator's key ([`SecretContext`]): with the key, enough to tell
+    /// whether a value supplied later is the one that decided; without it, nothing (a guessed
+    /// tenant or e-mail cannot be checked against it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_hmac_sha256: BTreeMap<String, String>,
+    /// The unkeyed SHA-256 records written before the key was required kept instead: still
+    /// read, and checked, never written.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub context_sha256: BTreeMap<String, String>,
     /// The raw bytes' length and SHA-256.
@@ -127,6 +133,66 @@ pub struct Retained {
     /// The raw bytes (after the facts' line, not in it).
     #[serde(skip)]
     pub raw: Vec<u8>,
+}
+
+/// The trusted-context keys a front keeps as a keyed digest only (`--retain-secret`), and the
+/// operator's key for it (`--retain-secret-key`): an HMAC-SHA-256, so whoever reads the store
+/// cannot find a tenant or an e-mail again by hashing guesses, as an unkeyed digest would let
+/// them.
+#[derive(Clone, Default)]
+pub struct SecretContext {
+    keys: Vec<String>,
+    key: std::sync::Arc<[u8]>,
+}
+
+impl std::fmt::Debug for SecretContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretContext")
+            .field("keys", &self.keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SecretContext {
+    /// The shortest key taken: 256 bits, as HMAC-SHA-256's security asks.
+    pub const MIN_KEY_BYTES: usize = 32;
+
+    /// `keys` kept as their HMAC under `key` (at least [`Self::MIN_KEY_BYTES`] bytes).
+    pub fn new(keys: Vec<String>, key: &[u8]) -> Result<SecretContext, String> {
+        if key.len() < SecretContext::MIN_KEY_BYTES {
+            return Err(format!(
+                "the secret key is {} bytes; it must be at least {} random bytes (e.g. `head -c 32 /dev/urandom > retain.key`)",
+                key.len(),
+                SecretContext::MIN_KEY_BYTES
+            ));
+        }
+        Ok(SecretContext {
+            keys,
+            key: key.into(),
+        })
+    }
+
+    /// No key kept secret.
+    pub fn none() -> SecretContext {
+        SecretContext::default()
+    }
+
+    /// The context keys kept as digests.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+}
+
+/// The HMAC-SHA-256 of `value` as serde_json writes it, under `key`, in hex.
+fn keyed_digest(key: &[u8], value: &Value) -> String {
+    use hmac::{KeyInit, Mac};
+    let text = serde_json::to_vec(value).unwrap_or_default();
+    let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
+        .expect("HMAC takes a key of any length");
+    mac.update(&text);
+    let mut hex = Vec::with_capacity(64);
+    Sha256Digest::from_bytes(mac.finalize().into_bytes().into()).write_hex(&mut hex);
+    String::from_utf8(hex).unwrap_or_default()
 }
 
 /// What a front keeps of one call, taken on the call's path at the least cost (the raw bytes
@@ -183,14 +249,13 @@ impl Captured {
         }
     }
 
-    /// The record, with the context keys named in `secret` kept as digests only.
-    pub fn into_retained(self, secret: &[String]) -> Retained {
+    /// The record, with the context keys `secret` names kept as keyed digests only.
+    pub fn into_retained(self, secret: &SecretContext) -> Retained {
         let mut context = std::sync::Arc::unwrap_or_clone(self.context);
-        let mut context_sha256 = BTreeMap::new();
-        for key in secret {
+        let mut context_hmac_sha256 = BTreeMap::new();
+        for key in &secret.keys {
             if let Some(value) = context.remove(key) {
-                let text = serde_json::to_vec(&value).unwrap_or_default();
-                context_sha256.insert(key.clone(), Sha256Digest::of(&text).to_hex());
+                context_hmac_sha256.insert(key.clone(), keyed_digest(&secret.key, &value));
             }
         }
         Retained {
@@ -207,7 +272,8 @@ impl Captured {
             incomplete: self.incomplete,
             tool_error: self.tool_error,
             context,
-            context_sha256,
+            context_hmac_sha256,
+            context_sha256: BTreeMap::new(),
             raw_len: self.raw.len(),
             raw_sha256: self.raw_sha256.to_hex(),
             outcome: self.outcome.to_owned(),
@@ -225,12 +291,12 @@ impl Captured {
 
 impl Retained {
     /// What `decision` keeps of its call: the response and request it was made on, with the
-    /// context keys named in `secret` kept as digests only.
+    /// context keys `secret` names kept as keyed digests only.
     pub fn of(
         decision: &Decision,
         response: &Response<'_>,
         request: &Request,
-        secret: &[String],
+        secret: &SecretContext,
     ) -> Retained {
         Captured::of(decision, response, request).into_retained(secret)
     }
@@ -250,29 +316,66 @@ impl Retained {
         response
     }
 
-    /// The request to decide again under, with `secrets` for the context keys kept as digests:
-    /// `Err` names a secret key that is missing, or whose value is not the one that decided.
-    pub fn request(&self, secrets: &Map<String, Value>) -> Result<Request, String> {
+    /// The request to decide again under, with `secrets` for the context keys kept as digests
+    /// and `key`, the operator's secret key, to check them by: `Err` names a secret key that is
+    /// missing, or whose value is not the one that decided, or says the key is needed.
+    pub fn request(
+        &self,
+        secrets: &Map<String, Value>,
+        key: Option<&[u8]>,
+    ) -> Result<Request, String> {
         let mut context = self.context.clone();
-        for (key, digest) in &self.context_sha256 {
-            let Some(value) = secrets.get(key) else {
+        let kept = self
+            .context_hmac_sha256
+            .iter()
+            .map(|(name, digest)| (name, digest, true))
+            .chain(
+                self.context_sha256
+                    .iter()
+                    .map(|(name, digest)| (name, digest, false)),
+            );
+        for (name, digest, keyed) in kept {
+            let Some(value) = secrets.get(name) else {
                 return Err(format!(
-                    "the context key `{key}` was kept as a digest (secret): supply its value"
+                    "the context key `{name}` was kept as a digest (secret): supply its value"
                 ));
             };
-            let text = serde_json::to_vec(value).unwrap_or_default();
-            if Sha256Digest::of(&text).to_hex() != *digest {
+            let supplied = if keyed {
+                let Some(key) = key else {
+                    return Err(format!(
+                        "the context key `{name}` was kept as a keyed digest: give the key the front kept it with (--retain-secret-key FILE) to check the value supplied"
+                    ));
+                };
+                keyed_digest(key, value)
+            } else {
+                Sha256Digest::of(&serde_json::to_vec(value).unwrap_or_default()).to_hex()
+            };
+            if supplied != *digest {
                 return Err(format!(
-                    "the value supplied for the secret context key `{key}` is not the one that decided (its digest differs)"
+                    "the value supplied for the secret context key `{name}` is not the one that decided (its digest differs{})",
+                    if keyed {
+                        ", or the key is not the one it was kept with"
+                    } else {
+                        ""
+                    }
                 ));
             }
-            context.insert(key.clone(), value.clone());
+            context.insert(name.clone(), value.clone());
         }
         let mut request = Request::new(self.request_id.clone()).with_context_map(context);
         if let Some(upstream) = &self.upstream {
             request = request.with_upstream(upstream.as_str());
         }
         Ok(request)
+    }
+
+    /// The context keys kept as digests (secret), keyed or not.
+    pub fn secret_keys(&self) -> Vec<&str> {
+        self.context_hmac_sha256
+            .keys()
+            .chain(self.context_sha256.keys())
+            .map(String::as_str)
+            .collect()
     }
 
     /// The decision time.

@@ -7,17 +7,22 @@ mod common;
 
 use common::{bundled, job_request, now};
 use serde_json::{Map, Value, json};
-use toolgate_gate::{Contract, Decision, Request, Response, Retained, RetentionPolicy};
+use toolgate_gate::{
+    Contract, Decision, Request, Response, Retained, RetentionPolicy, SecretContext, Sha256Digest,
+};
 
 fn job(project: &str, observed_at: &str) -> Vec<u8> {
     format!(r#"{{"tool":"job_status","request_id":"req.J7q94MkP","outcome":"success","data":{{"project_id":"{project}","run_id":"run_8f3kQ2LmZx9T","state":"failed","observed_at":"{observed_at}"}}}}"#).into_bytes()
 }
 
+/// The operator's key for secret context digests in these tests.
+const KEY: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
+
 /// Decides `retained` again under `contract`, with `secrets` for its secret keys.
 fn again(contract: &Contract, retained: &Retained, secrets: &Map<String, Value>) -> Decision {
     contract.admit_response(
         retained.response(),
-        &retained.request(secrets).unwrap(),
+        &retained.request(secrets, Some(KEY)).unwrap(),
         retained.time().unwrap(),
     )
 }
@@ -38,7 +43,7 @@ fn a_kept_decision_is_decided_again_exactly() {
         }
         let request = job_request().with_upstream("GET https://ci.example.invalid/runs/latest");
         let decision = contract.admit_response(response, &request, time);
-        let retained = Retained::of(&decision, &response, &request, &[]);
+        let retained = Retained::of(&decision, &response, &request, &SecretContext::none());
         // Kept as a line of facts and the raw bytes themselves.
         let bytes = retained.to_bytes();
         assert!(bytes.ends_with(&raw));
@@ -60,9 +65,10 @@ fn a_kept_decision_is_decided_again_exactly() {
         Response::incomplete("input_required"),
     ] {
         let decision = contract.admit_response(response, &request, now());
-        let read =
-            Retained::from_bytes(&Retained::of(&decision, &response, &request, &[]).to_bytes())
-                .unwrap();
+        let read = Retained::from_bytes(
+            &Retained::of(&decision, &response, &request, &SecretContext::none()).to_bytes(),
+        )
+        .unwrap();
         let decided = again(&contract, &read, &Map::new());
         assert_eq!(decided.operator_record(), decision.operator_record());
     }
@@ -74,7 +80,8 @@ fn kept_bytes_that_do_not_match_their_facts_are_refused() {
     let raw = job("copperhead", "2026-11-29T11:55:00Z");
     let response = Response::body(&raw);
     let decision = contract.admit_response(response, &job_request(), now());
-    let mut bytes = Retained::of(&decision, &response, &job_request(), &[]).to_bytes();
+    let mut bytes =
+        Retained::of(&decision, &response, &job_request(), &SecretContext::none()).to_bytes();
     let last = bytes.len() - 3;
     bytes[last] ^= 1;
     assert!(
@@ -83,7 +90,7 @@ fn kept_bytes_that_do_not_match_their_facts_are_refused() {
             .contains("digest differs")
     );
     assert!(Retained::from_bytes(b"no facts").is_err());
-    let mut facts = Retained::of(&decision, &response, &job_request(), &[]);
+    let mut facts = Retained::of(&decision, &response, &job_request(), &SecretContext::none());
     facts.format_version = 99;
     assert!(
         Retained::from_bytes(&facts.to_bytes())
@@ -93,34 +100,18 @@ fn kept_bytes_that_do_not_match_their_facts_are_refused() {
 }
 
 #[test]
-fn a_secret_context_key_is_kept_as_its_digest_and_must_be_supplied() {
+fn a_secret_context_key_is_kept_as_its_keyed_digest_and_must_be_supplied() {
     let contract = bundled("job_status");
     let raw = job("bluebird", "2026-11-29T11:55:00Z");
     let response = Response::body(&raw);
     let decision = contract.admit_response(response, &job_request(), now());
-    let retained = Retained::of(&decision, &response, &job_request(), &["runs".to_owned()]);
+    let secret = SecretContext::new(vec!["runs".to_owned()], KEY).unwrap();
+    let retained = Retained::of(&decision, &response, &job_request(), &secret);
     assert!(
         !retained
             .to_bytes()
             .windows(10)
             .any(|window| window == b"run_A1b2C3")
-    );
-    assert!(retained.context.get("runs").is_none());
-    assert!(retained.context_sha256.contains_key("runs"));
-    assert!(
-        retained
-            .request(&Map::new())
-            .unwrap_err()
-            .contains("`runs`")
-    );
-    let wrong: Map<String, Value> = [("runs".to_owned(), json!(["run_other"]))]
-        .into_iter()
-        .collect();
-    assert!(
-        retained
-            .request(&wrong)
-            .unwrap_err()
-            .contains("not the one that decided")
     );
     let right: Map<String, Value> = [(
         "runs".to_owned(),
@@ -128,10 +119,52 @@ fn a_secret_context_key_is_kept_as_its_digest_and_must_be_supplied() {
     )]
     .into_iter()
     .collect();
+    assert!(retained.context.get("runs").is_none());
+    // Keyed: the value's plain SHA-256 (a dictionary's guess) is not what is kept.
+    let kept = &retained.context_hmac_sha256["runs"];
+    let guessed = Sha256Digest::of(&serde_json::to_vec(&right["runs"]).unwrap()).to_hex();
+    assert_ne!(*kept, guessed);
+    assert!(retained.context_sha256.is_empty());
+    // A value is checked only with the key, and the right one.
+    assert!(
+        retained
+            .request(&Map::new(), Some(KEY))
+            .unwrap_err()
+            .contains("`runs`")
+    );
+    assert!(
+        retained
+            .request(&right, None)
+            .unwrap_err()
+            .contains("--retain-secret-key")
+    );
+    assert!(
+        retained
+            .request(&right, Some(b"another key, of thirty-two bytes"))
+            .unwrap_err()
+            .contains("not the one that decided")
+    );
+    let wrong: Map<String, Value> = [("runs".to_owned(), json!(["run_other"]))]
+        .into_iter()
+        .collect();
+    assert!(
+        retained
+            .request(&wrong, Some(KEY))
+            .unwrap_err()
+            .contains("not the one that decided")
+    );
     assert_eq!(
         again(&contract, &retained, &right).agent_bytes(),
         decision.agent_bytes()
     );
+    // A short key is refused.
+    assert!(SecretContext::new(vec!["runs".to_owned()], b"short").is_err());
+    // A record written before the key was required (its plain digest) is still checked.
+    let mut older = retained.clone();
+    older.context_hmac_sha256.clear();
+    older.context_sha256.insert("runs".to_owned(), guessed);
+    assert!(older.request(&right, None).is_ok());
+    assert!(older.request(&wrong, None).is_err());
 }
 
 #[test]
@@ -180,11 +213,11 @@ fn the_same_bytes_decided_twice_are_kept_under_two_names_one_digest() {
             let request = job_request();
             let request = Request::new(id).with_context_map(request.context().clone());
             let decision = contract.admit_response(response, &request, now());
-            Retained::of(&decision, &response, &request, &[]).name()
+            Retained::of(&decision, &response, &request, &SecretContext::none()).name()
         })
         .collect();
     assert_ne!(names[0], names[1]);
-    let digest = toolgate_gate::Sha256Digest::of(&raw).to_hex();
+    let digest = Sha256Digest::of(&raw).to_hex();
     for name in &names {
         assert!(name.starts_with(&format!("job_status/{digest}-")), "{name}");
     }

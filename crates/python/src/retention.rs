@@ -19,7 +19,7 @@ pub(super) struct Retention {
 #[pymethods]
 impl Retention {
     #[new]
-    #[pyo3(signature = (store, *, admitted = None, budget = None, max_age = None, max_records = None, secret_keys = Vec::new(), recipients = Vec::new(), endpoint = None))]
+    #[pyo3(signature = (store, *, admitted = None, budget = None, max_age = None, max_records = None, secret_keys = Vec::new(), secret_key = None, recipients = Vec::new(), endpoint = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each its own setting
     fn new(
         py: Python<'_>,
@@ -29,6 +29,7 @@ impl Retention {
         max_age: Option<&Bound<'_, PyAny>>,
         max_records: Option<usize>,
         secret_keys: Vec<String>,
+        secret_key: Option<Vec<u8>>,
         recipients: Vec<String>,
         endpoint: Option<String>,
     ) -> PyResult<Retention> {
@@ -55,6 +56,7 @@ impl Retention {
             config.max_records = max_records;
         }
         config.secret_keys = secret_keys;
+        config.secret_key = secret_key;
         config.recipients = recipients;
         config.endpoint = endpoint;
         let log: toolgate_store::Log = Arc::new(log_to_python);

@@ -104,16 +104,29 @@ def test_admissions_are_kept_at_the_rate_given(tmp_path, v2):
 def test_a_kept_record_needs_its_secret_back_to_be_reproduced(toolgate, tmp_path, v2):
     secret = next(iter(REQUEST["context"]))
     store = tmp_path / "evidence"
-    with tg.Retention(store, secret_keys=[secret]) as retention:
+    # Secret keys without the operator's key are refused: an unkeyed digest of a tenant is
+    # found again by hashing guesses.
+    with pytest.raises(tg.RetentionError, match="--retain-secret-key"):
+        tg.Retention(store, secret_keys=[secret])
+    with pytest.raises(tg.RetentionError, match="at least 32"):
+        tg.Retention(store, secret_keys=[secret], secret_key=b"short")
+    key = os.urandom(32)
+    with tg.Retention(store, secret_keys=[secret], secret_key=key) as retention:
         refused = v2.admit(NEAR_MISSES[0].read_bytes(), REQUEST, NOW, retain=retention)
     [record] = kept_records(store)
-    assert secret not in record["context"] and secret in record["context_sha256"]
+    assert secret not in record["context"] and secret in record["context_hmac_sha256"]
     assert json.dumps(REQUEST["context"][secret]) not in json.dumps(record)
     _, stderr, code = reproduce(toolgate, tmp_path, refused, str(store))
     assert code == 2 and secret in stderr, stderr
     request_file = tmp_path / "secrets.json"
     request_file.write_text(json.dumps({"request_id": REQUEST["request_id"], "context": REQUEST["context"]}))
-    stdout, stderr, code = reproduce(toolgate, tmp_path, refused, str(store), "--request", str(request_file))
+    # The values are checked with the key only.
+    _, stderr, code = reproduce(toolgate, tmp_path, refused, str(store), "--request", str(request_file))
+    assert code == 2 and "--retain-secret-key" in stderr, stderr
+    key_file = tmp_path / "retain.key"
+    key_file.write_bytes(key)
+    stdout, stderr, code = reproduce(toolgate, tmp_path, refused, str(store), "--request", str(request_file),
+                                     "--retain-secret-key", str(key_file))
     assert (code, stdout) == (1, refused.agent_bytes + b"\n"), stderr
 
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use toolgate_gate::RetentionPolicy;
+use toolgate_gate::{RetentionPolicy, SecretContext};
 
 use crate::retainer::{Log, Retainer, RetentionOptions};
 use crate::seal::Seal;
@@ -24,8 +24,12 @@ pub struct RetentionConfig {
     pub max_records: usize,
     /// The oldest an object may be.
     pub max_age: Duration,
-    /// Context keys kept as their digest only.
+    /// Context keys kept as their keyed digest only.
     pub secret_keys: Vec<String>,
+    /// The operator's key for those digests (HMAC-SHA-256): at least 32 random bytes
+    /// ([`read_secret_key`] reads the file `--retain-secret-key` names), required when
+    /// `secret_keys` names any.
+    pub secret_key: Option<Vec<u8>>,
     /// `age` recipients every object is sealed to (none: not sealed).
     pub recipients: Vec<String>,
     /// An S3-compatible server's endpoint (default: the environment's, or Amazon's).
@@ -42,6 +46,7 @@ impl RetentionConfig {
             max_records: crate::retainer::DEFAULT_MAX_RECORDS,
             max_age: Duration::from_secs(30 * 24 * 3600),
             secret_keys: Vec::new(),
+            secret_key: None,
             recipients: Vec::new(),
             endpoint: None,
         }
@@ -51,6 +56,7 @@ impl RetentionConfig {
     /// be opened, a recipient that is not one), for the front to stop at start.
     pub fn start(&self, log: Log) -> Result<Retainer, String> {
         let store = StoreSpec::parse(&self.store)?.open(self.endpoint.as_deref())?;
+        let secret = self.secret()?;
         let seal = if self.recipients.is_empty() {
             None
         } else {
@@ -63,13 +69,49 @@ impl RetentionConfig {
                 budget_bytes: self.budget_bytes,
                 max_records: self.max_records,
                 max_age: self.max_age,
-                secret_keys: self.secret_keys.clone(),
+                secret,
                 seal,
                 queue: 1024,
             },
             log,
         ))
     }
+}
+
+impl RetentionConfig {
+    /// The secret context keys with the operator's key, read from its file; `Err` when keys are
+    /// named without a key file, or the file is not a key.
+    fn secret(&self) -> Result<SecretContext, String> {
+        match (&self.secret_key, self.secret_keys.is_empty()) {
+            (_, true) => Ok(SecretContext::none()),
+            (None, false) => Err(format!(
+                "--retain-secret {} needs --retain-secret-key FILE: its values are kept as an HMAC under the operator's key (an unkeyed digest of a tenant or an e-mail is found again by hashing guesses); make one with `head -c 32 /dev/urandom > retain.key`, keep it private, and give the same file to `toolgate reproduce`",
+                self.secret_keys.join(", ")
+            )),
+            (Some(key), false) => SecretContext::new(self.secret_keys.clone(), key),
+        }
+    }
+}
+
+/// The longest secret key file read.
+const MAX_SECRET_KEY_BYTES: usize = 4096;
+
+/// The operator's secret key for kept context digests: the file's bytes (at least 32, at most
+/// 4 KiB; what `head -c 32 /dev/urandom` writes).
+pub fn read_secret_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path)
+        .map_err(|error| format!("{}: cannot read the secret key: {error}", path.display()))?;
+    let bytes = toolgate_gate::read_capped(file, MAX_SECRET_KEY_BYTES)
+        .map_err(|error| format!("{}: cannot read the secret key: {error}", path.display()))?;
+    if bytes.len() < SecretContext::MIN_KEY_BYTES {
+        return Err(format!(
+            "{}: {} bytes; a secret key is at least {} random bytes (`head -c 32 /dev/urandom > retain.key`)",
+            path.display(),
+            bytes.len(),
+            SecretContext::MIN_KEY_BYTES
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A rate from 0 to 1 (`0.01`, `1`, `0`), or a percentage (`1%`).
@@ -136,6 +178,25 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Secret context keys are kept under the operator's key or not at all: named without a
+    /// key, or with a short one, the front refuses to start.
+    #[test]
+    fn secret_keys_need_the_operators_key() {
+        let mut config = RetentionConfig::new("kept");
+        assert!(config.secret().unwrap().keys().is_empty());
+        config.secret_keys = vec!["tenant".to_owned()];
+        assert!(config.secret().unwrap_err().contains("--retain-secret-key"));
+        config.secret_key = Some(vec![1; 16]);
+        assert!(config.secret().unwrap_err().contains("at least 32"));
+        config.secret_key = Some(vec![1; 32]);
+        assert_eq!(config.secret().unwrap().keys(), ["tenant"]);
+        let dir = tempfile::tempdir().unwrap();
+        let short = dir.path().join("short.key");
+        std::fs::write(&short, b"too short").unwrap();
+        assert!(read_secret_key(&short).unwrap_err().contains("at least 32"));
+        assert!(read_secret_key(&dir.path().join("none")).is_err());
+    }
 
     #[test]
     fn rates_and_sizes_read_as_an_operator_writes_them() {

@@ -21,7 +21,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use toolgate_gate::{Captured, Decision, Request, Response, Retained, RetentionPolicy};
+use toolgate_gate::{
+    Captured, Decision, Request, Response, Retained, RetentionPolicy, SecretContext,
+};
 
 use crate::seal::{SEALED_SUFFIX, Seal};
 use crate::store::{Entry, OBJECT_OVERHEAD, Store};
@@ -38,8 +40,8 @@ pub struct RetentionOptions {
     pub max_records: usize,
     /// The oldest an object may be.
     pub max_age: Duration,
-    /// Context keys kept as their digest only.
-    pub secret_keys: Vec<String>,
+    /// Context keys kept as their keyed digest only.
+    pub secret: SecretContext,
     /// Seal every object to these recipients.
     pub seal: Option<Seal>,
     /// The most records waiting to be written.
@@ -53,7 +55,7 @@ impl Default for RetentionOptions {
             budget_bytes: 1 << 30,
             max_records: DEFAULT_MAX_RECORDS,
             max_age: Duration::from_secs(30 * 24 * 3600),
-            secret_keys: Vec::new(),
+            secret: SecretContext::none(),
             seal: None,
             queue: 1024,
         }
@@ -147,7 +149,7 @@ impl Retainer {
         let describe = store.describe();
         let worker = Worker {
             store,
-            secret_keys: options.secret_keys,
+            secret: options.secret,
             budget: options.budget_bytes,
             max_records: options.max_records.max(1),
             max_age: options.max_age,
@@ -265,8 +267,8 @@ impl Retainer {
 /// The retainer's thread: writes, and keeps the store within its bounds.
 struct Worker {
     store: Box<dyn Store>,
-    /// Context keys kept as their digest only (hashed here, off the call's path).
-    secret_keys: Vec<String>,
+    /// Context keys kept as their keyed digest only (hashed here, off the call's path).
+    secret: SecretContext,
     budget: u64,
     max_records: usize,
     max_age: Duration,
@@ -300,7 +302,7 @@ impl Worker {
             };
             match job {
                 Job::Keep(captured) => {
-                    let retained = captured.into_retained(&self.secret_keys);
+                    let retained = captured.into_retained(&self.secret);
                     self.keep(&retained);
                 }
                 Job::Flush(done) => {

@@ -72,7 +72,15 @@ fn what_is_kept_reads_back_as_the_decision_and_the_budget_keeps_the_newest() {
         let (raw, decision) = refused(&contract, index);
         let response = Response::body(&raw);
         assert!(retainer.offer(&decision, &response, &request()));
-        names.push(toolgate_gate::Retained::of(&decision, &response, &request(), &[]).name());
+        names.push(
+            toolgate_gate::Retained::of(
+                &decision,
+                &response,
+                &request(),
+                &toolgate_gate::SecretContext::none(),
+            )
+            .name(),
+        );
         // Modification times told apart.
         assert!(retainer.flush(Duration::from_secs(10)));
         std::thread::sleep(Duration::from_millis(15));
@@ -90,7 +98,7 @@ fn what_is_kept_reads_back_as_the_decision_and_the_budget_keeps_the_newest() {
     let (_, decision) = refused(&contract, 9);
     let again = contract.admit_response(
         newest.response(),
-        &newest.request(&Default::default()).unwrap(),
+        &newest.request(&Default::default(), None).unwrap(),
         newest.time().unwrap(),
     );
     assert_eq!(again.agent_bytes(), decision.agent_bytes());

@@ -83,7 +83,7 @@ fn a_retainer_keeps_a_decision_in_the_bucket_that_decides_again() {
         .unwrap();
     let again = contract.admit_response(
         retained.response(),
-        &retained.request(&Default::default()).unwrap(),
+        &retained.request(&Default::default(), None).unwrap(),
         retained.time().unwrap(),
     );
     assert_eq!(again.operator_record(), decision.operator_record());

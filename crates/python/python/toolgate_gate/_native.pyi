@@ -96,6 +96,7 @@ class Retention:
         max_age: Union[float, timedelta, str, None] = None,
         max_records: Optional[int] = None,
         secret_keys: Sequence[str] = (),
+        secret_key: Optional[bytes] = None,
         recipients: Sequence[str] = (),
         endpoint: Optional[str] = None,
     ) -> None: ...
