@@ -438,9 +438,20 @@ pub(crate) struct RetentionArgs {
     /// The endpoint of an S3-compatible server (default: AWS_ENDPOINT_URL, or Amazon's).
     #[arg(long, value_name = "URL", requires = "retain")]
     retain_endpoint: Option<String>,
+    /// Log refusals without what quotes the response (the validator's messages, free-text
+    /// member names): on by default where --retain-recipient seals the records, since logs are
+    /// read more widely than the sealed store; `--redact-values=false` to log them whole.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    redact_values: Option<bool>,
 }
 
 impl RetentionArgs {
+    /// Whether refusals are logged redacted: as asked, else wherever records are sealed.
+    pub(crate) fn redact_values(&self) -> bool {
+        self.redact_values
+            .unwrap_or(!self.retain_recipient.is_empty())
+    }
+
     /// The configuration, or `None` without --retain; `Err` when the secret key file cannot be
     /// read.
     pub(crate) fn config(&self) -> Result<Option<toolgate_store::RetentionConfig>, UsageError> {
@@ -705,6 +716,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             },
             http_threads: args.http_threads,
             upstream_headers: args.upstream_header,
+            redact_values: args.retention.redact_values(),
             retention: args.retention.config()?,
             observe: args.rollout.observe(),
             shadow: args.rollout.shadow,

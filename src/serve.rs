@@ -77,6 +77,8 @@ struct Server {
     retainer: Option<toolgate_store::Retainer>,
     shadows: ShadowPlan,
     observe: bool,
+    /// Operator records leave the process without what quotes the response.
+    redact_values: bool,
     metrics: Arc<Metrics>,
 }
 
@@ -168,6 +170,7 @@ pub(crate) fn run(
         retainer,
         shadows,
         observe,
+        redact_values: options.retention.redact_values(),
         metrics,
     };
     let status = serve_lines(&mut server, options.max_line_bytes, input, output);
@@ -355,7 +358,10 @@ fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Re
         "agent_base64": base64::engine::general_purpose::STANDARD.encode(agent_bytes),
         "agent": agent,
         "shadow": decision.shadow().map(|shadow| serde_json::to_value(shadow).unwrap_or(Value::Null)),
-        "operator_record": decision.operator_record().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)),
+        "operator_record": decision.operator_record().map(|record| {
+            let record = if server.redact_values { record.redacted() } else { record.clone() };
+            serde_json::to_value(record).unwrap_or(Value::Null)
+        }),
         "audit_line": audit_line,
     }))
 }

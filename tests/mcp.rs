@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 33] = [
+    let single: [(&str, Test); 34] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -196,6 +196,10 @@ fn main() -> ExitCode {
         (
             "mcp::telemetry::listener_metrics_and_trace_context",
             telemetry::listener_metrics_and_trace_context,
+        ),
+        (
+            "mcp::retention::a_sealed_store_logs_refusals_redacted",
+            retention::a_sealed_store_logs_refusals_redacted,
         ),
         (
             "mcp::telemetry::stdio_traces_follow_the_host",

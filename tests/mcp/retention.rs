@@ -929,3 +929,40 @@ pub(crate) fn a_kept_tool_error_is_reproduced_as_one() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// Where records are sealed, the refusal the proxy logs quotes nothing of the response (pod logs
+/// are read more widely than the sealed store); `--redact-values=false` logs it whole, and
+/// `--redact-values` redacts without sealing.
+pub(crate) fn a_sealed_store_logs_refusals_redacted() -> Result<(), Failed> {
+    let recipient = age::x25519::Identity::generate().to_public().to_string();
+    for (extra, redacted) in [
+        (vec!["--retain-recipient", recipient.as_str()], true),
+        (
+            vec![
+                "--retain-recipient",
+                recipient.as_str(),
+                "--redact-values=false",
+            ],
+            false,
+        ),
+        (vec!["--redact-values"], true),
+        (vec![], false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repository(dir.path());
+        let mut args = vec![
+            "--retain".to_owned(),
+            dir.path().join("store").display().to_string(),
+        ];
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        let proxy = start_proxy_at(&root, &scenario(dir.path()), &dir.path().join("log"), &args);
+        let (_, stderr) = stdio_session(proxy, &[initialize(), weather_call(1), weather_call(2)])?;
+        let records = logged_records(&stderr);
+        let quoted = records.iter().any(|record| record.contains("'note'"));
+        let said_redacted = records.iter().any(|record| record.contains("(redacted"));
+        if records.len() != 1 || quoted == redacted || said_redacted != redacted {
+            return Err(format!("{extra:?}: redacted {redacted} wanted:\n{stderr}").into());
+        }
+    }
+    Ok(())
+}

@@ -131,6 +131,56 @@ impl OperatorRecord {
     }
 }
 
+/// What stands for a message that quotes the response, in a redacted record.
+const REDACTED_MESSAGE: &str =
+    "(redacted: the validator's words quote the response; the sealed record keeps them)";
+
+/// What stands for a member name in a redacted path that is not a plain identifier.
+const REDACTED_NAME: &str = "~redacted~";
+
+/// A JSON pointer with every member name that is not a plain identifier (letters, digits, `_`,
+/// `-`, `.`, at most 64) replaced: array indices and the names a schema declares stay, a name an
+/// upstream made of free text does not.
+fn redacted_pointer(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return String::new();
+    }
+    pointer
+        .split('/')
+        .enumerate()
+        .map(|(at, token)| {
+            let plain = token.len() <= 64
+                && token
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'));
+            if at == 0 || plain {
+                token
+            } else {
+                REDACTED_NAME
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl OperatorRecord {
+    /// The record without what quotes the response (for a log read more widely than the store
+    /// that keeps the raw bytes, `--redact-values`): the validator's messages are replaced,
+    /// and member names in paths that are not plain identifiers. The layer, rule, schema
+    /// location, code, hint, lengths and digests stay, which is what tells an operator where
+    /// to look.
+    pub fn redacted(&self) -> OperatorRecord {
+        let mut record = self.clone();
+        record.message = REDACTED_MESSAGE.to_owned();
+        record.instance_path = record.instance_path.as_deref().map(redacted_pointer);
+        for finding in &mut record.findings {
+            finding.message = REDACTED_MESSAGE.to_owned();
+            finding.instance_path = redacted_pointer(&finding.instance_path);
+        }
+        record
+    }
+}
+
 impl fmt::Display for OperatorRecord {
     /// A multi-line, human-readable account, as `toolgate check --explain` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

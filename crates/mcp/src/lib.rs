@@ -94,6 +94,9 @@ pub struct ProxyConfig {
     pub shadow: Vec<String>,
     /// Report-only: decide and audit every result, and forward the upstream's own.
     pub observe: bool,
+    /// Log refusals without what quotes the response: the validator's messages and free-text
+    /// member names (on by default where retained records are sealed).
+    pub redact_values: bool,
     /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
     /// environment variable, so a credential never appears on a command line.
     pub upstream_headers: Vec<String>,
@@ -502,6 +505,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             context,
             retainer,
             observe: options.observe,
+            redact_values: options.redact_values,
             pins,
             metrics: metrics.clone(),
             tracing: tracing.clone(),

@@ -277,6 +277,8 @@ pub(crate) struct Setup {
     pub retainer: Option<Retainer>,
     /// Report-only: every result is decided and audited, and the upstream's own is forwarded.
     pub observe: bool,
+    /// Refusals are logged without what quotes the response (`--redact-values`).
+    pub redact_values: bool,
     /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
     pub pins: BTreeMap<String, Pin>,
     /// Where decisions, latencies and failures are counted (`/metrics`), if anywhere.
@@ -329,6 +331,7 @@ impl Setup {
             context,
             retainer: None,
             observe: false,
+            redact_values: false,
             pins: BTreeMap::new(),
             metrics: None,
             tracing: None,
@@ -345,6 +348,7 @@ pub(crate) struct Proxy {
     context: OperatorContext,
     retainer: Option<Retainer>,
     observe: bool,
+    redact_values: bool,
     pins: BTreeMap<String, Pin>,
     metrics: Option<Arc<Metrics>>,
     tracing: Option<Arc<Tracing>>,
@@ -381,6 +385,7 @@ impl Proxy {
             context: setup.context,
             retainer: setup.retainer,
             observe: setup.observe,
+            redact_values: setup.redact_values,
             pins: setup.pins,
             metrics: setup.metrics,
             tracing: setup.tracing,

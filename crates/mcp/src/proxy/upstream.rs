@@ -319,7 +319,11 @@ impl Proxy {
             trace.decided(contract, decision, decision.time());
         }
         if let Some(record) = decision.operator_record() {
-            log_refusal(record);
+            if self.redact_values {
+                log_refusal(&record.redacted());
+            } else {
+                log_refusal(record);
+            }
         }
         if let Some(sink) = &self.audit
             && let Err(error) = sink.record_decision(decision)
