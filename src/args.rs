@@ -624,6 +624,11 @@ pub struct McpProxyArgs {
     /// subject with --auth, its address otherwise. Past it, 429 with Retry-After.
     #[arg(long, value_name = "RATE", requires = "listen", value_parser = toolgate_mcp::parse_caller_rate)]
     caller_rate: Option<toolgate_mcp::RateLimit>,
+    /// A file holding the bearer token a scraper must send for the listener's own /metrics
+    /// (Prometheus' `bearer_token_file`). Under --auth, /metrics is served on the listener's
+    /// port only with one (else on --metrics ADDR alone): it names tools, versions and counts.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    metrics_token_file: Option<PathBuf>,
     /// The most connections the HTTP listener holds at once; one more is answered 503 and
     /// closed.
     #[arg(long, value_name = "N", default_value_t = ListenLimits::default().max_connections, requires = "listen", value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
@@ -707,6 +712,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             insecure_no_auth: args.insecure_no_auth,
             auth: args.auth,
             caller_rate: args.caller_rate,
+            metrics_token_file: args.metrics_token_file,
             listen_limits: ListenLimits {
                 max_connections: args.max_connections,
                 max_requests_in_flight: args.max_requests_in_flight,

@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 34] = [
+    let single: [(&str, Test); 35] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -164,6 +164,10 @@ fn main() -> ExitCode {
         (
             "mcp::auth::a_session_cancels_only_its_own_callers_calls",
             auth::a_session_cancels_only_its_own_callers_calls,
+        ),
+        (
+            "mcp::auth::a_refusal_tells_a_caller_nothing_it_cannot_see",
+            auth::a_refusal_tells_a_caller_nothing_it_cannot_see,
         ),
         (
             "mcp::auth::bad_auth_files_are_configuration_errors",

@@ -188,8 +188,18 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
     let log = dir.path().join("upstream.log");
     let audit = dir.path().join("audit.jsonl");
     let scenario = scenario(dir.path());
+    let scrape_token = "scrape-token-0123456789";
+    let token_file = dir.path().join("metrics.token");
+    std::fs::write(&token_file, format!("{scrape_token}\n"))?;
     let (_proxy, address, _stderr) = listening_proxy(
-        &["--auth", &auth, "--audit", audit.to_str().unwrap()],
+        &[
+            "--auth",
+            &auth,
+            "--audit",
+            audit.to_str().unwrap(),
+            "--metrics-token-file",
+            token_file.to_str().unwrap(),
+        ],
         &[std::env::current_exe().unwrap().display().to_string()],
         &[
             (SCENARIO_VARIABLE, scenario.to_str().unwrap()),
@@ -323,8 +333,20 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
     for (what, headers, status, needle) in &cases {
         refused(&address, &log, what, headers, *status, needle)?;
     }
-    // Each refusal counted by its status (a scraper needs no token), and nothing else.
-    let (status, _, exposition) = http_exchange(&address, "GET", "/metrics", "", &[])?;
+    // Under --auth, the metrics are the scrape token's holder's alone.
+    for headers in [
+        Vec::new(),
+        bearer("not-the-scrape-token"),
+        bearer(&GOOD.sign(&good, Some("k1"), None)),
+    ] {
+        let (status, _, _) = http_exchange(&address, "GET", "/metrics", "", &headers)?;
+        if status != 401 {
+            return Err(format!("/metrics without the scrape token: {status}").into());
+        }
+    }
+    // Each refusal counted by its status, and nothing else.
+    let (status, _, exposition) =
+        http_exchange(&address, "GET", "/metrics", "", &bearer(scrape_token))?;
     let samples = toolgate_telemetry::parse_exposition(&exposition);
     let refused_with = |wanted: &str| -> f64 {
         samples
@@ -507,20 +529,43 @@ pub(crate) fn the_upstream_never_sees_the_callers_token() -> Result<(), Failed> 
     if http_exchange(&address, "POST", "/mcp", &call(5), &bearer(&other))?.0 != 200 {
         return Err("another caller shares the first one's bucket".into());
     }
-    // Refused tokens cost a signature check each: their address is held to the rate too.
+    // A token not verified before costs a signature check: its address is held to the rate
+    // before the check, so a stream of forged tokens is answered 429 without one. The address
+    // has spent two of its three (agent-1's and agent-2's first calls).
     let forged = STRANGER.sign(
         &claims("agent-9", "mcp weather:read", |_| {}),
         Some("k1"),
         None,
     );
-    let statuses: Vec<u16> = (0..5)
+    let statuses: Vec<u16> = (0..4)
         .map(|id| {
             http_exchange(&address, "POST", "/mcp", &call(10 + id), &bearer(&forged))
                 .map(|answer| answer.0)
         })
         .collect::<Result<_, _>>()?;
-    if statuses != [401, 401, 401, 429, 429] {
+    if statuses != [401, 429, 429, 429] {
         return Err(format!("forged tokens from one address: {statuses:?}").into());
+    }
+    // A request without a token is held to it too; and so is a valid token never verified
+    // before, which proves the rate is checked before the signature (a refused token's rate
+    // checked after it would have served this one).
+    let fresh = GOOD.sign(
+        &claims("agent-3", "mcp weather:read", |_| {}),
+        Some("k1"),
+        None,
+    );
+    for (what, headers) in [
+        ("no token", Vec::new()),
+        ("a new valid token", bearer(&fresh)),
+    ] {
+        let status = http_exchange(&address, "POST", "/mcp", &call(20), &headers)?.0;
+        if status != 429 {
+            return Err(format!("{what} from an address over its rate: {status}").into());
+        }
+    }
+    // A caller whose token is cached is not held to its address's rate.
+    if http_exchange(&address, "POST", "/mcp", &call(21), &bearer(&other))?.0 != 200 {
+        return Err("a verified caller was held to its address's rate".into());
     }
     let mut seen = String::new();
     std::fs::File::open(&log)?.read_to_string(&mut seen)?;
@@ -677,5 +722,93 @@ pub(crate) fn a_session_cancels_only_its_own_callers_calls() -> Result<(), Faile
         return Err("the caller's own cancellation does not reach the upstream".into());
     }
     let _ = pending.join();
+    Ok(())
+}
+
+/// What a refusal tells a caller: nothing of the tools it cannot see. A tool hidden from it
+/// and a tool with no contract are refused alike (403, "not permitted", every scope the
+/// resource knows to ask for), no claim value a tool needs is named, and a tool name that is
+/// not a string is refused before anything decides on it (it was taken for no name, skipping
+/// the tool's scopes). A token whose `exp` is fractional (RFC 7519 allows it) is served on
+/// every call, not only its first. Under --auth without a scrape token, /metrics is not served
+/// on the listener's port at all.
+pub(crate) fn a_refusal_tells_a_caller_nothing_it_cannot_see() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("jwks.json"), jwks(&[&GOOD]))?;
+    let auth = dir.path().join("auth.yaml");
+    std::fs::write(
+        &auth,
+        format!(
+            "resource: {RESOURCE}\nauthorization_servers: [{ISSUER}]\njwks: jwks.json\nalgorithms: [EdDSA]\nscopes: [mcp]\ntools:\n  weather:\n    scopes: [weather:read]\n    claims: {{team: team-secret-7}}\n"
+        ),
+    )?;
+    let log = dir.path().join("upstream.log");
+    let scenario = scenario(dir.path());
+    let (_proxy, address, _stderr) = listening_proxy(
+        &["--auth", auth.to_str().unwrap()],
+        &[std::env::current_exe().unwrap().display().to_string()],
+        &[
+            (SCENARIO_VARIABLE, scenario.to_str().unwrap()),
+            (LOG_VARIABLE, log.to_str().unwrap()),
+        ],
+    )?;
+    let outsider = GOOD.sign(
+        &claims("agent-1", "mcp weather:read", |claims| {
+            claims["team"] = json!("another-team")
+        }),
+        Some("k1"),
+        None,
+    );
+    let ask = |tool: Value, token: &str| -> Result<(u16, String, String), Failed> {
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": {"city": "Oslo"}}});
+        let (status, headers, text) =
+            http_exchange(&address, "POST", "/mcp", &body.to_string(), &bearer(token))?;
+        let challenge = header(&headers, "www-authenticate")
+            .unwrap_or_default()
+            .to_owned();
+        Ok((status, challenge, text))
+    };
+    let hidden = ask(json!("weather"), &outsider)?;
+    let unknown = ask(json!("no_such_tool"), &outsider)?;
+    if hidden.0 != 403 || hidden != unknown {
+        return Err(format!("a hidden tool and an unknown one: {hidden:?} / {unknown:?}").into());
+    }
+    if hidden.1.contains("team") || hidden.2.contains("team") || !hidden.2.contains("not permitted")
+    {
+        return Err(format!("the refusal names what the tool needs: {hidden:?}").into());
+    }
+    for name in [
+        json!(["weather"]),
+        json!({"name": "weather"}),
+        json!(7),
+        Value::Null,
+    ] {
+        let (status, _, body) = ask(name.clone(), &outsider)?;
+        if status != 400 || !body.contains("a string") {
+            return Err(format!("a tool name {name}: {status} {body}").into());
+        }
+    }
+    if upstream_calls(&log) != 0 {
+        return Err("a refused call reached the upstream".into());
+    }
+    // The team's member, with a fractional expiry: served, and served again from the cache.
+    let member = GOOD.sign(
+        &claims("agent-2", "mcp weather:read", |claims| {
+            claims["team"] = json!("team-secret-7");
+            claims["exp"] = json!(now() as f64 + 600.5);
+        }),
+        Some("k1"),
+        None,
+    );
+    for id in [1, 2] {
+        let (status, _, body) = ask(json!("weather"), &member)?;
+        if status != 200 {
+            return Err(format!("a fractional exp, call {id}: {status} {body}").into());
+        }
+    }
+    let (status, _, _) = http_exchange(&address, "GET", "/metrics", "", &bearer(&member))?;
+    if status != 404 {
+        return Err(format!("/metrics under --auth without a scrape token: {status}").into());
+    }
     Ok(())
 }

@@ -79,6 +79,7 @@ impl Listener {
             rate: None,
             metrics: Some(Arc::new(toolgate_telemetry::Metrics::new())),
             serve_metrics: true,
+            metrics_token: None,
         };
         runtime.spawn(listen::serve(
             proxy,
@@ -214,7 +215,7 @@ impl BearerCheck {
     pub fn admits(&self, token: &str, tool: &str) -> bool {
         self.runtime
             .block_on(self.authorizer.verify(token))
-            .is_ok_and(|caller| self.authorizer.may_call(&caller, tool).is_ok())
+            .is_ok_and(|caller| self.authorizer.may_call(&caller, Some(tool)).is_ok())
     }
 
     /// As [`BearerCheck::admits`], with the cache of verified tokens emptied first: a token's

@@ -103,6 +103,9 @@ pub struct ProxyConfig {
     /// Serve Prometheus metrics at `/metrics` on this address: the stdio proxy's only scrape
     /// endpoint; with `--listen`, it moves them off the listener's port.
     pub metrics: Option<std::net::SocketAddr>,
+    /// The file holding the token a scraper sends for the listener's own `/metrics`; under
+    /// `--auth`, the listener serves them only with one.
+    pub metrics_token_file: Option<PathBuf>,
     /// Trace every tool call and export it over OTLP (with every audit event as a log record,
     /// where the configuration asks for them).
     pub tracing: Option<toolgate_telemetry::TracingConfig>,
@@ -461,6 +464,11 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         }
         _ => None,
     };
+    let metrics_token = options
+        .metrics_token_file
+        .as_deref()
+        .map(read_scrape_token)
+        .transpose()?;
     // Bound before anything starts, so a taken port is a configuration error, not a late one.
     let listener = options
         .listen
@@ -560,6 +568,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                                 .map(|rate| std::sync::Arc::new(auth::CallerRate::new(rate))),
                             metrics: metrics.clone(),
                             serve_metrics: options.metrics.is_none(),
+                            metrics_token,
                         },
                         stop_signal(),
                     )
@@ -575,4 +584,25 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         tracing.shutdown(Duration::from_secs(5));
     }
     Ok(Status::Passed)
+}
+
+/// The longest scrape token file read.
+const MAX_SCRAPE_TOKEN_BYTES: usize = 4096;
+
+/// The digest of the scrape token in `path` (`--metrics-token-file`): its text, trimmed, at
+/// least 16 characters.
+fn read_scrape_token(path: &std::path::Path) -> Result<[u8; 32], UsageError> {
+    use sha2::Digest;
+    let file = std::fs::File::open(path)
+        .map_err(|error| UsageError::io(path, "read the scrape token", &error))?;
+    let bytes = toolgate_gate::read_capped(file, MAX_SCRAPE_TOKEN_BYTES)
+        .map_err(|error| UsageError::io(path, "read the scrape token", &error))?;
+    let token = std::str::from_utf8(&bytes).map(str::trim).unwrap_or("");
+    if token.len() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(UsageError::new(format!(
+            "--metrics-token-file {}: a scrape token is one word of at least 16 characters (e.g. `head -c 24 /dev/urandom | base64 > metrics.token`)",
+            path.display()
+        )));
+    }
+    Ok(sha2::Sha256::digest(token.as_bytes()).into())
 }

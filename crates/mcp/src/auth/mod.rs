@@ -445,11 +445,11 @@ impl Authorizer {
         challenge
     }
 
-    /// The caller a request's `Authorization` header names, verified.
-    pub(crate) async fn authenticate(
+    /// The bearer token a request's `Authorization` header carries, read (nothing verified).
+    pub(crate) fn bearer_token<'h>(
         &self,
-        headers: &hyper::HeaderMap,
-    ) -> Result<Arc<Caller>, Denied> {
+        headers: &'h hyper::HeaderMap,
+    ) -> Result<&'h str, Denied> {
         let mut values = headers.get_all(hyper::header::AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(if headers.contains_key(hyper::header::AUTHORIZATION) {
@@ -471,25 +471,34 @@ impl Authorizer {
                 "a bearer token of 1 to {MAX_TOKEN_BYTES} bytes"
             )));
         }
-        self.verify(token).await
+        Ok(token)
+    }
+
+    /// The answer the cache holds for `token` (a verified token not expired, or one expired
+    /// since), without a signature checked; `None` when `token` must be verified.
+    pub(crate) fn cached(&self, token: &str) -> Option<Result<Arc<Caller>, Denied>> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = jsonwebtoken::get_current_timestamp();
+        let leeway = self.leeway.as_secs();
+        let cache = lock(&self.cache);
+        let cached = cache.get(&digest)?;
+        if now > cached.expires.saturating_add(leeway) {
+            return Some(Err(Denied::Invalid("the token has expired".to_owned())));
+        }
+        cached
+            .not_before
+            .is_none_or(|not_before| now.saturating_add(leeway) >= not_before)
+            .then(|| Ok(Arc::clone(&cached.caller)))
     }
 
     /// Verifies `token`: from the cache, or by its signature and claims.
     pub(crate) async fn verify(&self, token: &str) -> Result<Arc<Caller>, Denied> {
+        if let Some(answer) = self.cached(token) {
+            return answer;
+        }
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let now = jsonwebtoken::get_current_timestamp();
         let leeway = self.leeway.as_secs();
-        if let Some(cached) = lock(&self.cache).get(&digest) {
-            if now > cached.expires.saturating_add(leeway) {
-                return Err(Denied::Invalid("the token has expired".to_owned()));
-            }
-            if cached
-                .not_before
-                .is_none_or(|not_before| now.saturating_add(leeway) >= not_before)
-            {
-                return Ok(Arc::clone(&cached.caller));
-            }
-        }
         let header = jsonwebtoken::decode_header(token).map_err(|error| {
             Denied::Invalid(match error.kind() {
                 ErrorKind::InvalidAlgorithmName => {
@@ -543,8 +552,10 @@ impl Authorizer {
             scopes: scopes_of(&claims),
             claims: claims.clone(),
         });
-        let expires = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
-        let not_before = claims.get("nbf").and_then(Value::as_u64);
+        // NumericDate may be fractional (RFC 7519 §2): read as the second it falls in, as
+        // jsonwebtoken reads it to validate.
+        let expires = claims.get("exp").and_then(numeric_date).unwrap_or(0);
+        let not_before = claims.get("nbf").and_then(numeric_date);
         let mut cache = lock(&self.cache);
         if cache.len() >= CACHED_TOKENS {
             cache.retain(|_, cached| now <= cached.expires.saturating_add(leeway));
@@ -607,56 +618,49 @@ impl Authorizer {
             Ok(())
         } else {
             Err(Denied::Insufficient {
-                why: format!("this endpoint needs the scope {}", missing.join(" ")),
+                why: format!(
+                    "not permitted: this endpoint needs the scope {}",
+                    missing.join(" ")
+                ),
                 scopes: self.scopes.clone(),
             })
         }
     }
 
-    /// Whether `caller` may call `tool`.
-    pub(crate) fn may_call(&self, caller: &Caller, tool: &str) -> Result<(), Denied> {
-        let Some(rule) = self.tools.get(tool).or(self.other_tools.as_ref()) else {
-            return Err(Denied::Insufficient {
-                scopes: Vec::new(),
-                why: format!(
-                    "no caller may call {tool:?}: the proxy's --auth file gives it no rule"
-                ),
-            });
-        };
-        let missing: Vec<&String> = rule
-            .scopes
-            .iter()
-            .filter(|scope| !caller.scopes.contains(*scope))
-            .collect();
-        if !missing.is_empty() {
-            let mut scopes = self.scopes.clone();
-            scopes.extend(rule.scopes.iter().cloned());
-            return Err(Denied::Insufficient {
-                why: format!(
-                    "calling {tool:?} needs the scope {}",
-                    missing
+    /// Whether `caller` may call `tool` (`None`: a tool with no contract). Every refusal is
+    /// the same: "not permitted", with every scope the resource knows as the ones to ask for.
+    /// Naming the scope or claim value one tool needs, or answering a tool the caller cannot see
+    /// otherwise than one that does not exist, would tell a caller what it may not see.
+    pub(crate) fn may_call(&self, caller: &Caller, tool: Option<&str>) -> Result<(), Denied> {
+        let permitted =
+            tool.and_then(|tool| self.tools.get(tool).or(self.other_tools.as_ref()))
+                .is_some_and(|rule| {
+                    rule.scopes
                         .iter()
-                        .map(|scope| scope.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-                scopes,
-            });
-        }
-        for (claim, wanted) in &rule.claims {
-            let holds = match caller.claims.get(claim) {
-                Some(Value::String(value)) => value == wanted,
-                Some(Value::Array(values)) => values.iter().any(|value| value == wanted),
-                _ => false,
-            };
-            if !holds {
-                return Err(Denied::Insufficient {
-                    scopes: Vec::new(),
-                    why: format!("calling {tool:?} needs the claim {claim} = {wanted:?}"),
+                        .all(|scope| caller.scopes.contains(scope))
+                        && rule.claims.iter().all(|(claim, wanted)| {
+                            match caller.claims.get(claim) {
+                                Some(Value::String(value)) => value == wanted,
+                                Some(Value::Array(values)) => {
+                                    values.iter().any(|value| value == wanted)
+                                }
+                                _ => false,
+                            }
+                        })
                 });
-            }
+        if permitted {
+            Ok(())
+        } else {
+            Err(self.not_permitted())
         }
-        Ok(())
+    }
+
+    /// The one refusal of a tool call a caller may not make.
+    pub(crate) fn not_permitted(&self) -> Denied {
+        Denied::Insufficient {
+            scopes: self.scopes_supported.clone(),
+            why: "not permitted".to_owned(),
+        }
     }
 
     /// Re-reads the JWKS every `jwks_refresh` (a file only when it changed), until the
@@ -772,6 +776,17 @@ fn read_capped_file(path: &Path, doing: &str) -> Result<Vec<u8>, UsageError> {
     let file = std::fs::File::open(path).map_err(|error| UsageError::io(path, doing, &error))?;
     toolgate_gate::read_capped(file, MAX_DOCUMENT_BYTES)
         .map_err(|error| UsageError::io(path, doing, &error))
+}
+
+/// A JWT NumericDate (seconds since the epoch, possibly fractional), as whole seconds; `None`
+/// for anything else (negative, not finite, not a number).
+fn numeric_date(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0 && *seconds < u64::MAX as f64)
+            .map(|seconds| seconds.floor() as u64)
+    })
 }
 
 /// The scopes a token grants: its `scope` (RFC 9068: space-separated), or `scp` (a string or

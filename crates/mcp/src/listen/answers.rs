@@ -37,7 +37,7 @@ pub(super) fn unauthorized(auth: &Authorizer, denied: &Denied) -> Response<Body>
             "this endpoint needs a bearer token (Authorization: Bearer …) from its authorization server".to_owned(),
         ),
         Denied::Invalid(why) => (StatusCode::UNAUTHORIZED, format!("the bearer token was refused: {why}")),
-        Denied::Insufficient { why, .. } => (StatusCode::FORBIDDEN, format!("not permitted: {why}")),
+        Denied::Insufficient { why, .. } => (StatusCode::FORBIDDEN, why.clone()),
     };
     let mut response = json_error(status, &Value::Null, codes::INVALID_REQUEST, &message);
     if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(denied)) {

@@ -83,6 +83,9 @@ pub(crate) struct Listen {
     pub metrics: Option<Arc<Metrics>>,
     /// Whether `GET /metrics` is served here (not when `--metrics ADDR` moves it elsewhere).
     pub serve_metrics: bool,
+    /// The digest of the token a scraper must send for `/metrics` here (`--metrics-token-file`);
+    /// without one, `/metrics` is served here only where nobody is authenticated.
+    pub metrics_token: Option<[u8; 32]>,
 }
 
 /// The listener's bounds: what connections, requests and their bodies may hold, and for how
@@ -282,6 +285,26 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
+/// Whether a request carries the scrape token: its digest compared with the wanted one's, so the
+/// comparison's time says nothing of the token.
+fn scrape_token_matches(headers: &HeaderMap, wanted: &[u8; 32]) -> bool {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Some(token) = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+    else {
+        return false;
+    };
+    let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into();
+    digest == *wanted
+}
+
 async fn handle(
     proxy: Arc<Proxy>,
     options: &Listen,
@@ -305,10 +328,31 @@ async fn handle(
         && request.uri().path() == toolgate_telemetry::METRICS_PATH
         && let Some(metrics) = &options.metrics
     {
-        // Like /healthz, without a token: a scraper holds none. `--metrics ADDR` serves it on
-        // a port of the operator's choosing instead.
-        return toolgate_telemetry::scrape_response(metrics, &request)
-            .map(|body| body.map_err(|never| match never {}).boxed());
+        // The metrics name tools, versions, digests and counts: with a scrape token, only to
+        // whoever sends it; under --auth without one, not here at all (--metrics ADDR serves
+        // them on a port of the operator's choosing); else, like /healthz, to anyone.
+        match (&options.metrics_token, &options.auth) {
+            (Some(wanted), _) if !scrape_token_matches(request.headers(), wanted) => {
+                let mut response = text(
+                    StatusCode::UNAUTHORIZED,
+                    "/metrics needs the scrape token (Authorization: Bearer …, --metrics-token-file)\n",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return response;
+            }
+            (None, Some(_)) => {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    "not found: under --auth the metrics are served on --metrics ADDR, or here with --metrics-token-file\n",
+                );
+            }
+            _ => {
+                return toolgate_telemetry::scrape_response(metrics, &request)
+                    .map(|body| body.map_err(|never| match never {}).boxed());
+            }
+        }
     }
     match (request.method(), request.uri().path()) {
         (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
@@ -360,24 +404,30 @@ async fn post(
     // listener no body.
     let grant = match &options.auth {
         Some(auth) => {
-            let verified = match auth.authenticate(request.headers()).await {
-                Ok(caller) => auth.admits(&caller).map(|()| caller),
-                Err(denied) => Err(denied),
-            };
+            let token = auth.bearer_token(request.headers());
+            let cached = token.as_ref().ok().and_then(|token| auth.cached(token));
+            // A token not verified before costs a signature check, and a request without one
+            // a refusal: the address is held to the caller rate before either, so a stream of
+            // junk tokens is answered 429 without a signature checked.
+            if cached.is_none()
+                && let Some(rate) = &options.rate
+                && let Err(wait) = rate.check(&format!("address {}", peer.ip()))
+            {
+                refused_caller(CallerRefusal::Rate);
+                return too_many(wait);
+            }
+            let verified = match (token, cached) {
+                (Err(denied), _) => Err(denied),
+                (Ok(_), Some(answer)) => answer,
+                (Ok(token), None) => auth.verify(token).await,
+            }
+            .and_then(|caller| auth.admits(&caller).map(|()| caller));
             match verified {
                 Ok(caller) => Some(Grant {
                     caller,
                     authorizer: Arc::clone(auth),
                 }),
                 Err(denied) => {
-                    // A refused token costs a signature check: an address that keeps sending
-                    // them is held to the caller rate like a caller.
-                    if let (Denied::Invalid(_), Some(rate)) = (&denied, &options.rate)
-                        && let Err(wait) = rate.check(&format!("address {}", peer.ip()))
-                    {
-                        refused_caller(CallerRefusal::Rate);
-                        return too_many(wait);
-                    }
                     refused_caller(refusal_of(&denied));
                     return unauthorized(auth, &denied);
                 }
@@ -505,11 +555,27 @@ async fn post(
             &mismatch,
         );
     }
-    // A tool the caller may not call is refused here, with the scope it needs, and never
-    // reaches the upstream.
-    if let (Some(grant), "tools/call") = (&grant, method.as_str())
-        && let Some(name) = params.get("name").and_then(Value::as_str)
-        && let Err(denied) = grant.authorizer.may_call(&grant.caller, name)
+    // A call's tool name is read once, strictly, before anything decides on it: a name that
+    // is not a string (`["weather"]`) is refused, never taken for no name.
+    let tool_name = match (method.as_str(), params.get("name")) {
+        ("tools/call", Some(Value::String(name))) => Some(name.as_str()),
+        ("tools/call", _) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                &id,
+                codes::INVALID_PARAMS,
+                "tools/call needs a tool `name`, a string",
+            );
+        }
+        _ => None,
+    };
+    // A tool the caller may not call is refused here and never reaches the upstream; one with
+    // no contract is refused alike, so that the answer tells a caller nothing of the tools it
+    // cannot see.
+    if let (Some(grant), Some(name)) = (&grant, tool_name)
+        && let Err(denied) = grant
+            .authorizer
+            .may_call(&grant.caller, proxy.has_contract(name).then_some(name))
     {
         refused_caller(refusal_of(&denied));
         return unauthorized(&grant.authorizer, &denied);
@@ -666,6 +732,7 @@ mod tests {
             rate: None,
             metrics: Some(Arc::new(Metrics::new())),
             serve_metrics: true,
+            metrics_token: None,
         };
         let headers = |host: &'static str, origin: Option<&'static str>| {
             let mut headers = HeaderMap::new();

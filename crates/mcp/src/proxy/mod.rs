@@ -125,12 +125,12 @@ impl Host {
         })
     }
 
-    /// Whether this host's caller may call `tool` (every host may, where nobody is
-    /// authenticated).
+    /// Whether this host's caller may call `tool`, a tool with a contract (every host may,
+    /// where nobody is authenticated).
     fn may_call(&self, tool: &str) -> bool {
         self.grant
             .as_ref()
-            .is_none_or(|grant| grant.authorizer.may_call(&grant.caller, tool).is_ok())
+            .is_none_or(|grant| grant.authorizer.may_call(&grant.caller, Some(tool)).is_ok())
     }
 
     /// Who this host's caller is, for the audit.
@@ -374,6 +374,11 @@ pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId
 const PROBE_WINDOW: Duration = Duration::from_secs(10);
 
 impl Proxy {
+    /// Whether `tool` has a contract here.
+    pub(crate) fn has_contract(&self, tool: &str) -> bool {
+        self.registry.get(tool).is_some()
+    }
+
     /// A proxy over `link`, whose upstream messages arrive on `incoming` (read by
     /// [`Proxy::pump`] on a thread of the caller's).
     pub(crate) fn new(setup: Setup, link: Box<dyn Link>) -> Proxy {
