@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 35] = [
+    let single: [(&str, Test); 36] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -188,6 +188,10 @@ fn main() -> ExitCode {
         (
             "mcp::surface::an_sdk_subscription_hears_of_a_checked_tool_change",
             surface::an_sdk_subscription_hears_of_a_checked_tool_change,
+        ),
+        (
+            "mcp::surface::a_page_a_host_asks_for_withholds_no_tool",
+            surface::a_page_a_host_asks_for_withholds_no_tool,
         ),
         (
             "mcp::surface::a_rug_pulled_tool_is_withheld",
@@ -477,8 +481,24 @@ impl FakeServer {
                 vec![respond(result)]
             }
             "tools/list" => {
-                let tools = self.retooled.as_ref().unwrap_or(&server["tools"]);
+                // `pages`: the listing in pages, each cursor `page-N` naming the page it asks.
+                let page = message["params"]["cursor"]
+                    .as_str()
+                    .and_then(|cursor| cursor.strip_prefix("page-"))
+                    .and_then(|number| number.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let paged = server["pages"].as_array().map(|pages| {
+                    let more = page + 1 < pages.len();
+                    (pages.get(page).cloned().unwrap_or(json!([])), more)
+                });
+                let tools = match &paged {
+                    Some((tools, _)) => tools,
+                    None => self.retooled.as_ref().unwrap_or(&server["tools"]),
+                };
                 let mut result = json!({ "tools": tools });
+                if let Some((_, true)) = paged {
+                    result["nextCursor"] = json!(format!("page-{}", page + 1));
+                }
                 if modern {
                     result["resultType"] = json!("complete");
                     result["ttlMs"] = json!(60000);

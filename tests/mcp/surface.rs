@@ -530,3 +530,58 @@ pub(crate) fn an_sdk_subscription_hears_of_a_checked_tool_change() -> Result<(),
         })
         .map_err(Failed::from)
 }
+
+/// A server that lists its tools in two pages, the pinned weather tool on the first. A host that
+/// asks for the last page by its cursor is answered that page, and the proxy takes nothing from
+/// it about the tools on other pages: the pinned tool is still served (it was withheld from
+/// every caller for up to a minute, the last page taken for the whole listing).
+pub(crate) fn a_page_a_host_asks_for_withholds_no_tool() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    let weather = json!({"name": "weather", "description": "The weather in a city.", "inputSchema": {"type": "object"}});
+    let other =
+        json!({"name": "other", "description": "Another tool.", "inputSchema": {"type": "object"}});
+    let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
+    let scenario = dir.path().join("paged.json");
+    fs::write(
+        &scenario,
+        json!({
+            "server": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "s", "version": "1"},
+                "tools": [weather.clone(), other.clone()],
+                "pages": [[weather], [other]]
+            },
+            "calls": {"weather": [answer.clone(), answer]}
+        })
+        .to_string(),
+    )?;
+    let (code, stdout, stderr) =
+        toolgate_against(&["pin", "--root", &root.display().to_string()], &scenario);
+    if code != Some(0) || !stdout.contains("pinned    weather") {
+        return Err(format!("toolgate pin on a paged server: {code:?} {stdout} {stderr}").into());
+    }
+    let log = dir.path().join("upstream.log");
+    let proxy = start_proxy_at(&root, &scenario, &log, &[]);
+    let last_page =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "page-1"}});
+    let (answers, stderr) = stdio_session(
+        proxy,
+        &[
+            initialize(),
+            call(1, json!({"city": "Oslo"})),
+            last_page,
+            call(2, json!({"city": "Oslo"})),
+        ],
+    )?;
+    let outcome = |answer: &Value| answer["result"]["structuredContent"]["outcome"].clone();
+    if outcome(&answers[1]) != "success"
+        || outcome(&answers[3]) != "success"
+        || stderr.contains("no longer lists")
+    {
+        return Err(
+            format!("the pinned tool after a host's last page: {answers:?}\n{stderr}").into(),
+        );
+    }
+    Ok(())
+}

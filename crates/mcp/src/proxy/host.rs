@@ -106,7 +106,9 @@ impl Proxy {
                 return host.send_result(result_line(&id, b"{}"));
             }
             "ping" => Waiting::Ping,
-            "tools/list" => Waiting::ToolsList,
+            "tools/list" => Waiting::ToolsList {
+                first_page: params.get("cursor").is_none_or(Value::is_null),
+            },
             "tools/call" if params.get("task").is_some() => {
                 if !self.allows(Route::Tasks) {
                     return refuse(plain(

@@ -171,7 +171,11 @@ enum Waiting {
     /// The proxy's own request (the era probe, the handshake): the answer goes to the channel.
     Own(mpsc::Sender<Result<Value, Value>>),
     Ping,
-    ToolsList,
+    /// A host's `tools/list`; `first_page` when it named no cursor (only a listing from its
+    /// first page to its last says which tools the upstream no longer has).
+    ToolsList {
+        first_page: bool,
+    },
     Call(Box<Call>),
     /// An opened route: its answer passes, in the host's era.
     Passthrough(String),

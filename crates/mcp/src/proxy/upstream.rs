@@ -71,7 +71,7 @@ impl Proxy {
             // An opened route: its error passes as the upstream wrote it.
             (Waiting::Passthrough(_), Err(error)) => message::error_object_line(id, &error),
             (Waiting::Ping, Ok(_)) => result_line(id, b"{}"),
-            (Waiting::ToolsList, Ok(result)) => {
+            (Waiting::ToolsList { first_page }, Ok(result)) => {
                 if result.get("nextCursor").is_some() {
                     log(
                         "the upstream lists its tools in pages; toolgate lists the first page only",
@@ -82,7 +82,12 @@ impl Proxy {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
-                self.note_surface(&upstream_tools, result.get("nextCursor").is_none());
+                // A page a host asked for by cursor says nothing of the tools on other pages:
+                // only a listing from the first page to the last can withhold a tool.
+                self.note_surface(
+                    &upstream_tools,
+                    first_page && result.get("nextCursor").is_none(),
+                );
                 let listed = self.registry.list(&upstream_tools, |name, tool| {
                     host.may_call(name) && self.matches_pin(name, tool)
                 });
