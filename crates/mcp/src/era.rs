@@ -220,6 +220,51 @@ pub(crate) fn params_for_upstream(
     Value::Object(params)
 }
 
+/// The longest `requestState` passed back to an upstream: the upstream's own opaque token,
+/// which a host only echoes.
+const MAX_REQUEST_STATE: usize = 64 * 1024;
+
+/// A host's `tools/call` params as the upstream may hear them: only what the protocol defines.
+/// `name` and `arguments` (the gated ones, where an argument contract rebuilt them); of `_meta`,
+/// only `progressToken` (the proxy puts its own in its place) and the protocol's own keys (which
+/// `params_for_upstream` writes again); and, on a retry after `input_required`,
+/// `inputResponses` only where a route they answer is open (they carry the host's data, as
+/// those routes do) and `requestState` only as the upstream's opaque string. Every other
+/// member, a host's own `_meta` keys among them, is dropped.
+pub(crate) fn call_params_for_upstream(params: Value, allowed: &[Route]) -> Value {
+    let Value::Object(mut members) = params else {
+        return params;
+    };
+    let mut kept = Map::new();
+    for key in ["name", "arguments"] {
+        if let Some(value) = members.remove(key) {
+            kept.insert(key.to_owned(), value);
+        }
+    }
+    if let Some(Value::Object(meta)) = members.remove("_meta") {
+        let meta: Map<String, Value> = meta
+            .into_iter()
+            .filter(|(key, _)| key == "progressToken" || key.starts_with(meta::PREFIX))
+            .collect();
+        if !meta.is_empty() {
+            kept.insert("_meta".to_owned(), Value::Object(meta));
+        }
+    }
+    let answers_open_route = allowed.iter().any(|route| route.is_client_side());
+    if answers_open_route
+        && let Some(Value::Object(responses)) = members.remove("inputResponses")
+        && responses.values().all(Value::is_object)
+    {
+        kept.insert("inputResponses".to_owned(), Value::Object(responses));
+        if let Some(Value::String(state)) = members.remove("requestState")
+            && state.len() <= MAX_REQUEST_STATE
+        {
+            kept.insert("requestState".to_owned(), Value::String(state));
+        }
+    }
+    Value::Object(kept)
+}
+
 /// The proxy's own name and version, as `clientInfo` toward the upstream and `serverInfo`
 /// toward the host.
 pub(crate) fn implementation() -> Value {
@@ -398,6 +443,50 @@ pub(crate) fn missing_capability_data(data: Option<&Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Of a host's call, the upstream hears only what the protocol defines: a host's own
+    /// `_meta` keys and unknown members are dropped, `inputResponses` pass only where a route
+    /// they answer is open, and `requestState` only as a string beside them.
+    #[test]
+    fn a_call_carries_only_what_the_protocol_defines() {
+        let params = json!({
+            "name": "weather", "arguments": {"city": "Oslo"},
+            "_meta": {"progressToken": 7, "x-exfiltrate": "secret", "io.modelcontextprotocol/logLevel": "debug"},
+            "surprise": {"data": "secret"},
+            "inputResponses": {"login": {"action": "accept", "content": {"name": "octocat"}}},
+            "requestState": "opaque",
+        });
+        let closed = call_params_for_upstream(params.clone(), &[]);
+        assert_eq!(
+            closed,
+            json!({"name": "weather", "arguments": {"city": "Oslo"},
+                   "_meta": {"progressToken": 7, "io.modelcontextprotocol/logLevel": "debug"}})
+        );
+        let open = call_params_for_upstream(params.clone(), &[Route::Elicitation]);
+        assert_eq!(open["inputResponses"]["login"]["action"], "accept");
+        assert_eq!(open["requestState"], "opaque");
+        assert!(open.get("surprise").is_none() && open["_meta"].get("x-exfiltrate").is_none());
+        // A route that answers nothing (resources) opens nothing; a state that is not a string
+        // is dropped; responses that are not objects are dropped whole.
+        assert!(
+            call_params_for_upstream(params.clone(), &[Route::Resources])
+                .get("inputResponses")
+                .is_none()
+        );
+        let mut odd = params;
+        odd["requestState"] = json!({"not": "a string"});
+        assert!(
+            call_params_for_upstream(odd.clone(), &[Route::Elicitation])
+                .get("requestState")
+                .is_none()
+        );
+        odd["inputResponses"]["login"] = json!("plain text");
+        assert!(
+            call_params_for_upstream(odd, &[Route::Elicitation])
+                .get("inputResponses")
+                .is_none()
+        );
+    }
 
     fn modern(version: &str, capabilities: Value) -> Value {
         json!({"_meta": {meta::PROTOCOL_VERSION: version, meta::CLIENT_CAPABILITIES: capabilities}})

@@ -148,6 +148,11 @@ impl Proxy {
         if let Some(arguments) = gated_arguments {
             params["arguments"] = arguments;
         }
+        // A call the proxy decides carries only what the protocol defines; an opened route's
+        // messages pass as they came.
+        if matches!(waiting, Waiting::Call(_)) {
+            params = era::call_params_for_upstream(params, &self.allowed);
+        }
         // The client capabilities the upstream hears of: this request's (modern), or the
         // handshake's on this connection (legacy), stripped either way.
         let capabilities = match &request_era {
