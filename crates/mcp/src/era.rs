@@ -226,8 +226,10 @@ const MAX_REQUEST_STATE: usize = 64 * 1024;
 
 /// A host's `tools/call` params as the upstream may hear them: only what the protocol defines.
 /// `name` and `arguments` (the gated ones, where an argument contract rebuilt them); of `_meta`,
-/// only `progressToken` (the proxy puts its own in its place) and the protocol's own keys (which
-/// `params_for_upstream` writes again); and, on a retry after `input_required`,
+/// only `progressToken` (the proxy puts its own in its place), the protocol's own keys (which
+/// `params_for_upstream` writes again) and the W3C trace context in its fixed shapes
+/// (`traceparent`, `tracestate`: the trace a host's call continues); and, on a retry after
+/// `input_required`,
 /// `inputResponses` only where a route they answer is open (they carry the host's data, as
 /// those routes do) and `requestState` only as the upstream's opaque string. Every other
 /// member, a host's own `_meta` keys among them, is dropped.
@@ -244,7 +246,15 @@ pub(crate) fn call_params_for_upstream(params: Value, allowed: &[Route]) -> Valu
     if let Some(Value::Object(meta)) = members.remove("_meta") {
         let meta: Map<String, Value> = meta
             .into_iter()
-            .filter(|(key, _)| key == "progressToken" || key.starts_with(meta::PREFIX))
+            .filter(|(key, value)| match key.as_str() {
+                "progressToken" => true,
+                "traceparent" => value.as_str().is_some_and(is_traceparent),
+                // W3C Trace Context §3.3: at most 32 list members, 512 characters in all.
+                "tracestate" => value
+                    .as_str()
+                    .is_some_and(|state| state.len() <= 512 && state.is_ascii()),
+                _ => key.starts_with(meta::PREFIX),
+            })
             .collect();
         if !meta.is_empty() {
             kept.insert("_meta".to_owned(), Value::Object(meta));
@@ -263,6 +273,17 @@ pub(crate) fn call_params_for_upstream(params: Value, allowed: &[Route]) -> Valu
         }
     }
     Value::Object(kept)
+}
+
+/// Whether `text` has the shape of a W3C `traceparent`: version, trace id, parent id and flags,
+/// in lowercase hex, dash-separated (55 characters).
+fn is_traceparent(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 55
+        && bytes.iter().enumerate().all(|(at, byte)| match at {
+            2 | 35 | 52 => *byte == b'-',
+            _ => byte.is_ascii_digit() || (b'a'..=b'f').contains(byte),
+        })
 }
 
 /// The proxy's own name and version, as `clientInfo` toward the upstream and `serverInfo`
@@ -451,7 +472,9 @@ mod tests {
     fn a_call_carries_only_what_the_protocol_defines() {
         let params = json!({
             "name": "weather", "arguments": {"city": "Oslo"},
-            "_meta": {"progressToken": 7, "x-exfiltrate": "secret", "io.modelcontextprotocol/logLevel": "debug"},
+            "_meta": {"progressToken": 7, "x-exfiltrate": "secret", "io.modelcontextprotocol/logLevel": "debug",
+                      "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                      "baggage": "user=secret"},
             "surprise": {"data": "secret"},
             "inputResponses": {"login": {"action": "accept", "content": {"name": "octocat"}}},
             "requestState": "opaque",
@@ -460,7 +483,8 @@ mod tests {
         assert_eq!(
             closed,
             json!({"name": "weather", "arguments": {"city": "Oslo"},
-                   "_meta": {"progressToken": 7, "io.modelcontextprotocol/logLevel": "debug"}})
+                   "_meta": {"progressToken": 7, "io.modelcontextprotocol/logLevel": "debug",
+                             "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}})
         );
         let open = call_params_for_upstream(params.clone(), &[Route::Elicitation]);
         assert_eq!(open["inputResponses"]["login"]["action"], "accept");
