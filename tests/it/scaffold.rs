@@ -179,6 +179,77 @@ fn a_reference_that_cannot_be_followed_refuses_its_value_and_says_why() {
     );
 }
 
+/// A description whose references name the secrets beside it (`.env`, a hidden folder, a
+/// credentials file): nothing of them reaches any file `toolgate new` writes. Hidden files are
+/// not read, and a value a reference names is copied only if it is a schema.
+#[test]
+fn secrets_beside_a_description_never_reach_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = dir.path().join("api");
+    fs::create_dir_all(api.join(".config")).unwrap();
+    fs::write(api.join(".env"), "API_KEY=sk-live-CANARY0\n").unwrap();
+    fs::write(
+        api.join(".config/token.json"),
+        r#"{"type": "string", "default": "CANARY1"}"#,
+    )
+    .unwrap();
+    fs::write(
+        api.join("credentials.json"),
+        r#"{"client_id": "CANARY2", "client_secret": "CANARY3", "type": "service_account"}"#,
+    )
+    .unwrap();
+    let description = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/thing": {"get": {
+            "operationId": "thing",
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"type": "object", "required": ["id"], "properties": {
+                    "id": {"type": "string", "enum": ["a", "b"]},
+                    "env": {"$ref": ".env"},
+                    "token": {"$ref": ".config/token.json"},
+                    "credentials": {"$ref": "credentials.json"},
+                    "inline": {"type": "string", "maxLength": 8, "client_secret": "CANARY4"}
+                }},
+                "example": {"id": "a"}
+            }}}}
+        }}}
+    });
+    let spec = api.join("openapi.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    scaffold(&root, "thing", &spec, "thing");
+    let written: String = walk_files(&root)
+        .iter()
+        .map(|path| fs::read_to_string(path).unwrap_or_default())
+        .collect();
+    assert!(!written.contains("CANARY"), "{written}");
+    let schema = read_json(&root.join("contracts/thing/v1/response.schema.json"));
+    for member in ["env", "token", "credentials"] {
+        assert!(
+            schema["properties"][member] == false
+                || schema["$defs"]
+                    .as_object()
+                    .is_some_and(|defs| defs.values().any(|def| def == &Value::Bool(false))),
+            "{member}: {schema:#}"
+        );
+    }
+}
+
+fn walk_files(folder: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk_files(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// A description with no example: the scaffold's only accepted fixture is built from the schema
 /// and says so in its sidecar; `toolgate test` reports the tool unproven (neither passed nor
 /// failed, and never green) and `--accept` refuses to lock it, until a real response is saved or

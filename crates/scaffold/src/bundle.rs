@@ -4,10 +4,12 @@
 //! `toolgate new` reads one document and follows its references as internal ones.
 //!
 //! A description is input from whoever wrote it: a file is read only inside the description's
-//! own folder (after symbolic links are resolved), each no larger than a description may be, at
-//! most [`MAX_FILES`] of them and [`MAX_TOTAL_BYTES`] in all; a URL is never fetched. A reference
-//! this does not follow is left as it is, and the converter then refuses the value it names and
-//! says so.
+//! own folder (after symbolic links are resolved), never a hidden one (a part of its path that
+//! begins with `.`: `.env`, `.git/`), each no larger than a description may be, at most
+//! [`MAX_FILES`] of them and [`MAX_TOTAL_BYTES`] in all; a URL is never fetched. A file is placed
+//! only if it is a JSON or YAML mapping (as a schema, a components file or an OpenAPI document
+//! is); and the converter copies from it only what is a schema. A reference this does not follow
+//! is left as it is, and the converter then refuses the value it names and says so.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -75,6 +77,15 @@ pub fn bundle(
             ));
         }
         let mut document = read(&file)?;
+        if !document.is_object() {
+            // `KEY=value` lines read as one YAML string: not a document a reference may name.
+            bundler.unfollowed.push(Unfollowed {
+                file: key.clone(),
+                reference: key.clone(),
+                why: "not a JSON Schema or OpenAPI document (not a mapping): not placed".to_owned(),
+            });
+            continue;
+        }
         let dir = file.parent().unwrap_or(&bundler.folder).to_path_buf();
         bundler.rewrite(&mut document, &key, &dir, Some(&key));
         placed.insert(key, document);
@@ -164,6 +175,16 @@ impl Bundler {
         };
         if !resolved.starts_with(&self.folder) {
             return skip("outside the description's folder: toolgate new reads no file there");
+        }
+        let hidden = resolved
+            .strip_prefix(&self.folder)
+            .unwrap_or(&resolved)
+            .components()
+            .any(|part| matches!(part, Component::Normal(name) if name.to_string_lossy().starts_with('.')));
+        if hidden {
+            return skip(
+                "a hidden file (a part of its path begins with `.`): toolgate new reads none, as they hold credentials and tools' state, not descriptions",
+            );
         }
         if !resolved.is_file() {
             return skip("not a file");
@@ -290,6 +311,38 @@ mod tests {
             "{why:?}"
         );
         assert_eq!(unfollowed.len(), 5);
+    }
+
+    /// Secrets beside a description (`.env`, a hidden folder, a credentials file) never reach
+    /// the bundle as schemas: hidden files are not read, a file that is not a mapping is not
+    /// placed.
+    #[test]
+    fn hidden_files_and_files_that_are_not_documents_are_not_placed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "API_KEY=sk-live-CANARY\n").unwrap();
+        std::fs::create_dir(dir.path().join(".secrets")).unwrap();
+        std::fs::write(dir.path().join(".secrets/key.json"), r#"{"key": "CANARY"}"#).unwrap();
+        std::fs::write(dir.path().join("notes.yaml"), "just CANARY words\n").unwrap();
+        let description = json!({"paths": [
+            {"$ref": ".env"},
+            {"$ref": "./.secrets/key.json"},
+            {"$ref": "notes.yaml"},
+        ]});
+        let (bundled, unfollowed) =
+            bundle(description, &dir.path().join("api.json"), read).unwrap();
+        assert!(!bundled.to_string().contains("CANARY"), "{bundled}");
+        let why: Vec<&str> = unfollowed.iter().map(|skip| skip.why.as_str()).collect();
+        assert_eq!(
+            why.iter()
+                .filter(|why| why.starts_with("a hidden file"))
+                .count(),
+            2,
+            "{why:?}"
+        );
+        assert!(
+            why.iter().any(|why| why.starts_with("not a JSON Schema")),
+            "{why:?}"
+        );
     }
 
     #[test]

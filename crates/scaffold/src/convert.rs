@@ -46,6 +46,85 @@ const DROPPED: [&str; 6] = [
     "definitions",
 ];
 
+/// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation, format,
+/// content, meta-data): the only members a converted schema copies. A description's member that
+/// is none of these, nor an `x-` extension or an OpenAPI keyword dropped above, is not part of
+/// a schema and is never copied (a credentials file a `$ref` names is not a schema).
+const SCHEMA_KEYWORDS: [&str; 58] = [
+    "$schema",
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$ref",
+    "$dynamicRef",
+    "$defs",
+    "$comment",
+    "$vocabulary",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "prefixItems",
+    "items",
+    "contains",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "dependencies",
+];
+
+/// Whether `value` can be a schema: a boolean, or an object every member of which is a schema
+/// keyword, an extension (`x-`), or an OpenAPI keyword the conversion drops.
+fn is_schema(value: &Value) -> bool {
+    match value {
+        Value::Bool(_) => true,
+        Value::Object(members) => members.keys().all(|key| {
+            key.starts_with("x-")
+                || SCHEMA_KEYWORDS.contains(&key.as_str())
+                || DROPPED.contains(&key.as_str())
+        }),
+        _ => false,
+    }
+}
+
 /// What [`Converter::implied_types`] found of each schema it visited (by address, and whether
 /// converted).
 type TypesSeen = HashMap<(*const Map<String, Value>, bool), Option<BTreeSet<String>>>;
@@ -133,7 +212,19 @@ impl<'a> Converter<'a> {
                 .cloned()
                 .unwrap_or(Value::Bool(true));
             let at = format!("/$defs/{}", escape(&name));
-            let converted = self.convert(&definition, &at, Position::Part, None);
+            let converted = if is_schema(&definition) {
+                self.convert(&definition, &at, Position::Part, None)
+            } else {
+                // Whatever a reference names is copied only if it is a schema: a file of
+                // credentials, or any other value, is refused, never written into the contract.
+                self.assume(
+                    &at,
+                    format!(
+                        "refused: #{pointer} is not a schema (a value with members that are not JSON Schema keywords); describe the value here"
+                    ),
+                );
+                Value::Bool(false)
+            };
             self.defs.insert(name, converted);
         }
         if let Value::Object(members) = &mut root {
@@ -338,7 +429,14 @@ impl<'a> Converter<'a> {
                 "examples" if !value.is_array() => continue,
                 "examples" | "default" | "const" | "enum" | "description" | "title"
                 | "$comment" | "deprecated" | "readOnly" | "writeOnly" => value.clone(),
-                _ => value.clone(),
+                _ if SCHEMA_KEYWORDS.contains(&keyword.as_str()) => value.clone(),
+                _ => {
+                    self.assume(
+                        at,
+                        format!("{keyword:?} dropped: not a JSON Schema keyword"),
+                    );
+                    continue;
+                }
             };
             out.insert(keyword.clone(), converted);
         }
