@@ -105,6 +105,51 @@ fn a_github_404_reaches_the_agent_as_not_found_and_a_tolerated_addition_never_do
     );
 }
 
+/// GitHub's `repos/get-all-topics`: a required list of strings is a field to promise, each item
+/// bounded (it was refused as naming no member); the suite passes with no hand edit, and lint
+/// finds nothing open.
+#[test]
+fn a_required_list_of_strings_is_scaffolded_as_a_bounded_list_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = corpus().join("github/topics.openapi.json");
+    let new = toolgate(
+        dir.path(),
+        &[
+            "new",
+            "topics",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "repos/get-all-topics",
+        ],
+        true,
+    );
+    assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
+    let contract =
+        fs::read_to_string(dir.path().join("contracts/topics/v1/contract.yaml")).unwrap();
+    let contract: Value = toolgate_gate::internals::read_strict_yaml(&contract).unwrap();
+    assert_eq!(
+        contract["shape"]["fields"][0],
+        serde_json::json!({"name": "names", "from": "/names", "each": [{"name": "value", "from": ""}]})
+    );
+    let schema: Value = serde_json::from_str(
+        &fs::read_to_string(dir.path().join("contracts/topics/v1/response.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let names = &schema["$defs"]["topic"]["properties"]["names"];
+    assert!(
+        names["maxItems"].is_u64() && names["items"]["maxLength"].is_u64(),
+        "{schema:#}"
+    );
+    assert_code(
+        &toolgate(dir.path(), &["test", "--accept", "topics"], false),
+        0,
+        "accept",
+    );
+    assert_code(&toolgate(dir.path(), &["test", "topics"], true), 0, "CI");
+    assert_code(&toolgate(dir.path(), &["lint", "topics"], true), 0, "lint");
+}
+
 #[test]
 fn toolgate_new_scaffolds_github_operations_whose_suite_passes_with_no_hand_edit() {
     let dir = tempfile::tempdir().unwrap();

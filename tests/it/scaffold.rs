@@ -250,6 +250,103 @@ fn walk_files(folder: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// A response schema that says nothing of its type (`{"additionalProperties": true}`): the
+/// scaffold never writes a claim the schema does not hold. With an example, the root is typed
+/// from it, and a field that reads the whole open root is refused before anything is written,
+/// naming the members to promise instead; without one, the header says nothing is closed.
+#[test]
+fn an_untyped_open_response_is_typed_from_its_example_and_never_called_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = |example: Option<Value>| {
+        let mut media = json!({"schema": {"additionalProperties": true}});
+        if let Some(example) = example {
+            media["example"] = example;
+        }
+        json!({
+            "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/x": {"get": {"operationId": "x", "responses": {"200": {
+                "description": "ok", "content": {"application/json": media}}}}}}
+        })
+    };
+    let spec = dir.path().join("with.json");
+    fs::write(
+        &spec,
+        description(Some(json!({"body": "hello", "n": 3}))).to_string(),
+    )
+    .unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let whole = toolgate(
+        &root,
+        &[
+            "new",
+            "xt",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "x",
+            "--field",
+            "body=",
+        ],
+        true,
+    );
+    assert_eq!(whole.code, 2, "{}\n{}", whole.stdout, whole.stderr);
+    assert!(
+        whole.stderr.contains("promise the members one by one")
+            && whole.stderr.contains("--field body=/body --field n=/n"),
+        "{}",
+        whole.stderr
+    );
+    assert!(!root.join("contracts").exists(), "nothing is written");
+    let one = toolgate(
+        &root,
+        &[
+            "new",
+            "xt",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "x",
+            "--field",
+            "body=/body",
+        ],
+        true,
+    );
+    assert!(matches!(one.code, 0 | 1), "{}\n{}", one.stdout, one.stderr);
+    let schema = read_json(&root.join("contracts/xt/v1/response.schema.json"));
+    assert_eq!(schema["type"], "object", "{schema:#}");
+    let header = fs::read_to_string(root.join("contracts/xt/v1/contract.yaml")).unwrap();
+    assert!(
+        header.contains("type object: the schema names no type"),
+        "{header}"
+    );
+    // No example: nothing types the root, and nothing claims it closed.
+    let bare = dir.path().join("bare.json");
+    fs::write(&bare, description(None).to_string()).unwrap();
+    let other = dir.path().join("other");
+    fs::create_dir(&other).unwrap();
+    let new = toolgate(
+        &other,
+        &[
+            "new",
+            "yt",
+            "--from-openapi",
+            bare.to_str().unwrap(),
+            "--operation",
+            "x",
+            "--field",
+            "body=",
+        ],
+        true,
+    );
+    assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
+    let header = fs::read_to_string(other.join("contracts/yt/v1/contract.yaml")).unwrap();
+    let schema = read_json(&other.join("contracts/yt/v1/response.schema.json"));
+    assert!(schema.get("unevaluatedProperties").is_none(), "{schema:#}");
+    assert!(!header.contains("dropped: closed"), "{header}");
+    assert!(header.contains("nothing is closed"), "{header}");
+}
+
 /// A description with no example: the scaffold's only accepted fixture is built from the schema
 /// and says so in its sidecar; `toolgate test` reports the tool unproven (neither passed nor
 /// failed, and never green) and `--accept` refuses to lock it, until a real response is saved or

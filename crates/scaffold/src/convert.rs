@@ -828,20 +828,32 @@ impl<'a> Converter<'a> {
         }
         // `additionalProperties: true` says "anything": closed like a silent description, so
         // that what the upstream adds is declared (the examples say where) rather than assumed.
-        if out.get("additionalProperties") == Some(&Value::Bool(true)) {
+        let opened = out.get("additionalProperties") == Some(&Value::Bool(true));
+        if opened {
             out.remove("additionalProperties");
-            self.assume(at, "additionalProperties true dropped: closed, and opened where an example shows members");
         }
-        if position == Position::Value
+        let closes = position == Position::Value
             && !out.contains_key("additionalProperties")
             && !out.contains_key("unevaluatedProperties")
-            && self.is_object(out, 0)
-        {
-            out.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
-            self.assume(
+            && self.is_object(out, 0);
+        // Each assumption says what the written schema holds, never more.
+        match (opened, closes) {
+            (true, true) => self.assume(
+                at,
+                "additionalProperties true dropped: closed, and opened where an example shows members",
+            ),
+            (true, false) => self.assume(
+                at,
+                "additionalProperties true dropped, but nothing here says the value is an object, so nothing is closed and any value is admitted: give it a type",
+            ),
+            (false, true) => self.assume(
                 at,
                 "closed: a member the description does not declare is refused here",
-            );
+            ),
+            (false, false) => {}
+        }
+        if closes {
+            out.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
         }
     }
 }

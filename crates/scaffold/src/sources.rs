@@ -35,14 +35,27 @@ pub fn from_openapi(
         );
         (schema, assumptions)
     } else {
-        Converter::new(description, operation.dialect)
+        let (success, typed) = typed_by_examples(&operation.success.1, &operation.examples);
+        let (schema, mut assumptions) = Converter::new(description, operation.dialect)
             .with_unfollowed(unfollowed.iter().map(|skip| {
                 (
                     skip.reference.clone(),
                     format!("{}, in {}", skip.why, skip.file),
                 )
             }))
-            .document(&operation.success.1)
+            .document(&success);
+        if let Some(kind) = typed {
+            assumptions.insert(
+                0,
+                crate::Assumption {
+                    pointer: String::new(),
+                    what: format!(
+                        "type {kind}: the schema names no type, and every documented example is one"
+                    ),
+                },
+            );
+        }
+        (schema, assumptions)
     };
     Ok(openapi_parts(
         description,
@@ -271,4 +284,51 @@ fn refuse_every_text() -> Value {
         "properties": {"text": false},
         "additionalProperties": false
     })
+}
+
+/// A success schema that says nothing of its type (`{"additionalProperties": true}`, `{}`)
+/// typed by the description's examples, when they all agree: what the schema then closes and
+/// bounds is what the examples show, and no claim is written that the schema does not hold. The
+/// type given, if one was.
+fn typed_by_examples(
+    schema: &Value,
+    examples: &[(String, Value)],
+) -> (Value, Option<&'static str>) {
+    const TYPING: [&str; 10] = [
+        "type",
+        "$ref",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "enum",
+        "const",
+        "properties",
+        "items",
+        "not",
+    ];
+    let Value::Object(members) = schema else {
+        return (schema.clone(), None);
+    };
+    if TYPING.iter().any(|keyword| members.contains_key(*keyword)) || examples.is_empty() {
+        return (schema.clone(), None);
+    }
+    let kind_of = |value: &Value| match value {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::Null => "null",
+    };
+    let first = kind_of(&examples[0].1);
+    if !examples
+        .iter()
+        .all(|(_, example)| kind_of(example) == first)
+    {
+        return (schema.clone(), None);
+    }
+    let mut typed = members.clone();
+    typed.insert("type".to_owned(), Value::from(first));
+    (Value::Object(typed), Some(first))
 }

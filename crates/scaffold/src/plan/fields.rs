@@ -26,11 +26,7 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         // A list of scalars: a list field whose items are rebuilt as `{"value": item}` (a list
         // of free text promised as such, with its near-misses accepted once the gate has shown
         // them).
-        let scalar = !["object", "array"]
-            .iter()
-            .any(|kind| is_type(schema, item, kind))
-            && item.get("properties").is_none();
-        if scalar && (pinned(schema, item) || is_type(schema, item, "string")) {
+        if is_scalar(schema, item) && (pinned(schema, item) || is_type(schema, item, "string")) {
             let free_text = !pinned(schema, item);
             return (
                 vec![Field {
@@ -137,6 +133,19 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
             };
             let whole_item = resolve(schema, items);
             let (item, _) = object_branch(schema, whole_item);
+            // A list of scalars (`{"names": ["a", "b"]}`): each item rebuilt as
+            // `{"value": item}`, as a list at the root is.
+            if is_scalar(schema, item) && (pinned(schema, item) || is_type(schema, item, "string"))
+            {
+                listed_text = !pinned(schema, item);
+                chosen = vec![Field {
+                    name: field_name(&name),
+                    from: format!("/{}", crate::convert::escape(&name)),
+                    optional: !required.contains(&name),
+                    each: Some(vec![("value".to_owned(), String::new(), false)]),
+                }];
+                break;
+            }
             let mut members = in_every_item(
                 schema,
                 whole_item,
@@ -166,6 +175,14 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         left.clear();
     }
     (chosen, left, free_text)
+}
+
+/// Whether `item` describes values that are neither objects nor arrays.
+fn is_scalar(schema: &Value, item: &Value) -> bool {
+    !["object", "array"]
+        .iter()
+        .any(|kind| is_type(schema, item, kind))
+        && item.get("properties").is_none()
 }
 
 /// The members the agent could be given where nothing is pinned: the root's scalar members and
