@@ -2430,3 +2430,38 @@ fn an_enum_value_no_union_branch_can_take_is_no_value() {
     let (found, report) = verdicts_with(data(false), data(true), &["/b"], false);
     assert_eq!(found, [Some(false); 4], "{:?}", report.answers);
 }
+
+/// A forbidden member renamed (issue 63): v1 forbids `foo`, v2 forbids `bar` instead, which v1
+/// let be anything. `{"bar": 1}` is admitted by v1 and refused by v2, so upstream breaking is
+/// true (the differ said "no": a rename's new name was compared at its old one). The same with
+/// a string no length fits, beside a required member, and under `items`.
+#[test]
+fn a_forbidden_member_renamed_breaks_what_the_old_name_left_open() {
+    let impossible = json!({"type": "string", "minLength": 5, "maxLength": 2});
+    let cases = [
+        (
+            json!({"type": "object", "properties": {"foo": false}}),
+            json!({"type": "object", "properties": {"bar": false}}),
+        ),
+        (
+            json!({"type": "object", "properties": {"foo": impossible}}),
+            json!({"type": "object", "properties": {"bar": impossible}}),
+        ),
+        (
+            json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "foo": false}}),
+            json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "bar": false}}),
+        ),
+        (
+            json!({"type": "array", "maxItems": 3, "items": {"type": "object", "properties": {"foo": false}}}),
+            json!({"type": "array", "maxItems": 3, "items": {"type": "object", "properties": {"bar": false}}}),
+        ),
+    ];
+    for (v1, v2) in cases {
+        for search in [false, true] {
+            let ([breaking, loosened, _, _], _) =
+                verdicts_with(v1.clone(), v2.clone(), &["/id"], search);
+            assert_eq!(breaking, Some(true), "{v1} → {v2} (search {search})");
+            assert_eq!(loosened, Some(true), "{v1} → {v2} (search {search})");
+        }
+    }
+}

@@ -4,7 +4,8 @@
 //! The edits are the ones a contract bump makes (a bound moved, a value added to or removed
 //! from an enum, a member required or dropped, a pattern rewritten, a union branch added or
 //! removed, an object opened or closed, a type widened, a `contains` count moved, a
-//! `patternProperties` pattern added, removed or changed), plus
+//! `patternProperties` pattern added, removed or changed, a property renamed, often to a name
+//! the new version forbids where the old one let it be anything), plus
 //! keywords the differ does not model (`not`, `dependentRequired`, two `multipleOf` under one
 //! `allOf`), which it must answer "undecided", never "no".
 
@@ -51,11 +52,111 @@ pub fn pair(entropy: &mut impl Entropy, documents: usize) -> Pair {
         }
     }
     let envelope_is_one_of = from.contract.contains("outcome:");
+    let mut from = from;
     let mut to = from.clone();
     to.contract = from.contract.replacen("version: 1", "version: 2", 1);
     to.documents = instance::documents(entropy, &schemas, envelope_is_one_of, documents);
     to.schemas = schemas;
+    // Drawn last, so that every pair drawn before this class existed is drawn the same, this
+    // class added to some.
+    if entropy.chance(15)
+        && let Some(words) = forbidden_name_renamed(entropy, &mut from, &mut to)
+    {
+        edits.push(words);
+    }
     Pair { from, to, edits }
+}
+
+/// The name a forbidden member is renamed to in version 2: one the documents' near-misses add
+/// as an undeclared member (`instance.rs`), so that version 2 forbidding it while version 1 left
+/// it open is shown by a document.
+const RENAMED: &str = "zz_extra";
+
+/// A member version 1 forbids (`false`, or a string no length fits), forbidden under another
+/// name in version 2: a rename the differ detects (the same schema), whose new name version 1
+/// let be anything (issue 63: the differ answered "no" to upstream breaking). It is made at the
+/// response's root (its own properties, or a root union branch's), opened in both versions (the
+/// node's and the root's `additionalProperties`/`unevaluatedProperties` dropped) so that version
+/// 1 lets the new name be anything; and version 1's documents are drawn again with the new name
+/// added, holding a string: what version 2 now refuses, and a document shows.
+fn forbidden_name_renamed(
+    entropy: &mut impl Entropy,
+    from: &mut Generated,
+    to: &mut Generated,
+) -> Option<String> {
+    let file = from
+        .schemas
+        .iter()
+        .position(|(name, _)| name == "envelope.schema.json")?;
+    let root = &from.schemas[file].1;
+    let mut places: Vec<String> = Vec::new();
+    if root.get("properties").is_some_and(Value::is_object) {
+        places.push(String::new());
+    }
+    for keyword in ["oneOf", "anyOf"] {
+        for (index, branch) in root
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if branch.get("properties").is_some_and(Value::is_object) {
+                places.push(format!("/{keyword}/{index}"));
+            }
+        }
+    }
+    places.retain(|pointer| {
+        [&from.schemas[file].1, &to.schemas[file].1]
+            .iter()
+            .all(|schema| {
+                schema
+                    .pointer(&format!("{pointer}/properties"))
+                    .and_then(Value::as_object)
+                    .is_some_and(|properties| {
+                        !properties.contains_key(RENAMED) && !properties.contains_key("zz_gone")
+                    })
+            })
+    });
+    if places.is_empty() {
+        return None;
+    }
+    let pointer = places[entropy.below(places.len())].clone();
+    let forbidden = entropy
+        .pick(&[
+            json!(false),
+            json!({"type": "string", "minLength": 5, "maxLength": 2}),
+        ])
+        .clone();
+    for (generated, name) in [(&mut *from, "zz_gone"), (&mut *to, RENAMED)] {
+        let schema = &mut generated.schemas[file].1;
+        for place in [String::new(), pointer.clone()] {
+            if let Some(node) = schema.pointer_mut(&place).and_then(Value::as_object_mut) {
+                node.remove("additionalProperties");
+                node.remove("unevaluatedProperties");
+            }
+        }
+        schema
+            .pointer_mut(&format!("{pointer}/properties"))?
+            .as_object_mut()?
+            .insert(name.to_owned(), forbidden.clone());
+    }
+    let renamed: Vec<Vec<u8>> = from
+        .documents
+        .iter()
+        .filter_map(|raw| {
+            let mut document: Value = serde_json::from_slice(raw).ok()?;
+            document
+                .as_object_mut()?
+                .insert(RENAMED.to_owned(), json!("unpromised"));
+            serde_json::to_vec(&document).ok()
+        })
+        .collect();
+    from.documents.extend(renamed);
+    Some(format!(
+        "{}#{pointer}: forbidden property `zz_gone` renamed to `{RENAMED}`: {forbidden}",
+        from.schemas[file].0
+    ))
 }
 
 /// Every schema node of `value` (a pointer per node), where JSON Schema 2020-12 puts subschemas.

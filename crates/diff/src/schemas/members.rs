@@ -266,8 +266,10 @@ impl Walk<'_> {
         let (kind, description, at) = match (added, renamed_to) {
             (_, Some(new)) => {
                 let new_member = format!("{path}/{}", new.replace('~', "~0").replace('/', "~1"));
-                // The new name: TO admits it where FROM may not, and FROM's old name is gone.
-                forward = forward.or(value_effect(&member, &a.member(name), &b.member(name)));
+                // The new name, both ways: what FROM let an undeclared `new` be (anything, where
+                // it left undeclared members open) against what TO declares it, which may
+                // forbid it; and the reverse.
+                forward = forward.or(value_effect(&new_member, &a.member(new), &b.member(new)));
                 backward = backward.or(value_effect(&new_member, &b.member(new), &a.member(new)));
                 if b.required.contains(new) && !a.required.contains(new) {
                     forward = forward.or(self.absence(&new_member, Side::From));
