@@ -34,6 +34,8 @@ mod retention;
 mod scaffold;
 #[path = "mcp/surface.rs"]
 mod surface;
+#[path = "mcp/tasks.rs"]
+mod tasks;
 #[path = "mcp/telemetry.rs"]
 mod telemetry;
 #[path = "mcp/upstream.rs"]
@@ -84,7 +86,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 36] = [
+    let single: [(&str, Test); 38] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -208,6 +210,14 @@ fn main() -> ExitCode {
         (
             "mcp::retention::a_sealed_store_logs_refusals_redacted",
             retention::a_sealed_store_logs_refusals_redacted,
+        ),
+        (
+            "mcp::tasks::a_task_result_is_decided_by_its_tools_contract",
+            tasks::a_task_result_is_decided_by_its_tools_contract,
+        ),
+        (
+            "mcp::tasks::an_extension_task_is_gated_as_a_direct_call",
+            tasks::an_extension_task_is_gated_as_a_direct_call,
         ),
         (
             "mcp::telemetry::stdio_traces_follow_the_host",
@@ -375,7 +385,7 @@ struct FakeServer {
 
 impl FakeServer {
     fn new(server: &Value, calls: &Value, log: Option<PathBuf>) -> FakeServer {
-        let actions = calls
+        let mut actions: BTreeMap<String, Vec<Value>> = calls
             .as_object()
             .map(|calls| {
                 calls
@@ -386,6 +396,14 @@ impl FakeServer {
                     .collect()
             })
             .unwrap_or_default();
+        // `methods`: the answers, in turn, to other methods (`tasks/get`, …), as `calls` holds a
+        // tool's.
+        for (method, list) in server["methods"].as_object().into_iter().flatten() {
+            actions.insert(
+                format!("method {method}"),
+                list.as_array().cloned().unwrap_or_default(),
+            );
+        }
         FakeServer {
             server: server.clone(),
             actions,
@@ -552,6 +570,18 @@ impl FakeServer {
                     );
                 }
                 lines
+            }
+            other if self.actions.contains_key(&format!("method {other}")) => {
+                let queue = self.actions.entry(format!("method {other}")).or_default();
+                if queue.is_empty() {
+                    return vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "CANARY: no more answers"}}).to_string()];
+                }
+                let action = queue.remove(0);
+                vec![match action.get("error") {
+                    Some(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                    None => json!({"jsonrpc": "2.0", "id": id, "result": action["result"]}),
+                }
+                .to_string()]
             }
             _ => vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "CANARY: no such method here"}})
                 .to_string()],

@@ -47,7 +47,7 @@ toolgate=$PWD/target/release/toolgate
 contracts=$PWD/tests/mcp
 everything=$PWD/$work/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 # The clients import from the installed packages; they run where those are.
-cp "$here"/check.mjs "$here"/ts_clients.mjs "$work/node/"
+cp "$here"/check.mjs "$here"/ts_clients.mjs "$here"/ts_tasks.mjs "$work/node/"
 
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
@@ -75,6 +75,8 @@ status=0
 node "$work/node/ts_clients.mjs" "$toolgate" "$contracts" "$everything" "$proxy_url" \
   "http://127.0.0.1:$port/mcp" || status=1
 "$work/venv/bin/python" "$here/python_client.py" "$toolgate" "$contracts" "$everything" "$proxy_url" || status=1
+# Tasks (--allow tasks), gated by the task-based tool's contract.
+node "$work/node/ts_tasks.mjs" "$toolgate" "$PWD/$here/tasks" "$everything" || status=1
 # The listener as an OAuth resource server (--auth), with the Python SDK's own OAuth client and
 # an authorization server the script starts.
 "$work/venv/bin/python" "$here/python_oauth.py" "$toolgate" "$contracts" "$everything" "$PWD/$work" || status=1

@@ -260,6 +260,16 @@ pub(crate) fn call_params_for_upstream(params: Value, allowed: &[Route]) -> Valu
             kept.insert("_meta".to_owned(), Value::Object(meta));
         }
     }
+    // A 2025-11-25 task-augmented call: only its time to live, a number.
+    if allowed.contains(&Route::Tasks)
+        && let Some(Value::Object(task)) = members.remove("task")
+    {
+        let mut kept_task = Map::new();
+        if let Some(ttl) = task.get("ttl").filter(|ttl| ttl.as_u64().is_some()) {
+            kept_task.insert("ttl".to_owned(), ttl.clone());
+        }
+        kept.insert("task".to_owned(), Value::Object(kept_task));
+    }
     let answers_open_route = allowed.iter().any(|route| route.is_client_side());
     if answers_open_route
         && let Some(Value::Object(responses)) = members.remove("inputResponses")

@@ -18,7 +18,7 @@ toolgate_repo::choices! {
         Elicitation = "elicitation",
         /// The upstream's `roots/list` requests to the host, and roots notifications.
         Roots = "roots",
-        /// Task-augmented calls and `tasks/*`: their results are not gated.
+        /// Task-augmented calls and `tasks/*`, gated: a task's result decided by its tool's contract.
         Tasks = "tasks",
     }
 }

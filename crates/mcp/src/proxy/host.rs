@@ -109,14 +109,11 @@ impl Proxy {
             "tools/list" => Waiting::ToolsList {
                 first_page: params.get("cursor").is_none_or(Value::is_null),
             },
-            "tools/call" if params.get("task").is_some() => {
-                if !self.allows(Route::Tasks) {
-                    return refuse(plain(
-                        codes::METHOD_NOT_FOUND,
-                        "task-augmented tool calls are not available through toolgate (their results would bypass the contract); allow them with --allow tasks",
-                    ));
-                }
-                Waiting::Passthrough(method.to_owned())
+            "tools/call" if params.get("task").is_some() && !self.allows(Route::Tasks) => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "task-augmented tool calls are closed by default; --allow tasks opens them, their results decided by the tool's contract",
+                ));
             }
             "tools/call" => match self.tool_call(host, &id, &params, &request_era, modern_host) {
                 Some((waiting, arguments)) => {
@@ -126,6 +123,58 @@ impl Proxy {
                 None => return,
             },
             "subscriptions/listen" => return self.listen(host, &id, &params, modern_host),
+            "tasks/list" => {
+                return refuse(plain(
+                    codes::METHOD_NOT_FOUND,
+                    "`tasks/list` is not available through toolgate: a task is asked about by the id its call returned",
+                ));
+            }
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/update"
+                if self.allows(Route::Tasks) =>
+            {
+                let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        "a task request needs a `taskId`",
+                    ));
+                };
+                // A task another caller created is answered as one that does not exist.
+                let Some(task) = self.tasks.get(task_id, host.task_owner().as_ref()) else {
+                    return refuse(plain(
+                        codes::INVALID_PARAMS,
+                        "no such task: toolgate knows of no task by this id for this caller",
+                    ));
+                };
+                let call = || Call {
+                    contract: Arc::clone(&task.contract),
+                    shadow: task.shadow.clone(),
+                    request: task.request.clone(),
+                    trace: None,
+                    metrics: self.metrics.as_ref().map(|metrics| {
+                        let resolved = metrics.contract(&task.contract);
+                        let in_flight = resolved.call_started();
+                        (resolved, in_flight)
+                    }),
+                    retry: None,
+                    may_task: false,
+                };
+                let waiting = match method {
+                    "tasks/result" => Waiting::Call(Box::new(call())),
+                    "tasks/get" => Waiting::Task(Box::new(TaskWait::Get {
+                        id: task_id.to_owned(),
+                        call: Box::new(call()),
+                        extension: task.extension,
+                    })),
+                    "tasks/cancel" => Waiting::Task(Box::new(TaskWait::Cancel {
+                        id: task_id.to_owned(),
+                        extension: task.extension,
+                    })),
+                    _ => Waiting::Task(Box::new(TaskWait::Update)),
+                };
+                params =
+                    tasks::params_for_upstream(method, &params, &task.upstream_id, &self.allowed);
+                waiting
+            }
             _ => match Route::of_host_method(method) {
                 Some(route) if self.allows(route) => Waiting::Passthrough(method.to_owned()),
                 Some(route) => {
@@ -150,7 +199,7 @@ impl Proxy {
         }
         // A call the proxy decides carries only what the protocol defines; an opened route's
         // messages pass as they came.
-        if matches!(waiting, Waiting::Call(_)) {
+        if method == "tools/call" {
             params = era::call_params_for_upstream(params, &self.allowed);
         }
         // The client capabilities the upstream hears of: this request's (modern), or the
@@ -167,9 +216,11 @@ impl Proxy {
             .get("_meta")
             .and_then(|meta| meta.get("progressToken"))
             .cloned();
+        // What `Mcp-Name` names toward an HTTP upstream: the tool, the resource, or the task.
         let name = params
             .get("name")
             .or_else(|| params.get("uri"))
+            .or_else(|| params.get("taskId"))
             .and_then(Value::as_str)
             .map(str::to_owned);
         let mut upstream_params = era::params_for_upstream(
@@ -322,6 +373,7 @@ impl Proxy {
                 trace,
                 metrics,
                 retry: None,
+                may_task: false,
             };
             self.decide_failure(
                 host,
@@ -364,6 +416,10 @@ impl Proxy {
             trace,
             metrics,
             retry: may_ask.then(|| params.clone()),
+            may_task: self.allows(Route::Tasks)
+                && (params.get("task").is_some_and(Value::is_object)
+                    || matches!(request_era, RequestEra::Modern { capabilities, .. }
+                        if capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_some())),
         }));
         Some((waiting, gated_arguments))
     }

@@ -17,6 +17,7 @@
 mod host;
 mod input;
 mod settle;
+mod tasks;
 mod upstream;
 
 use std::collections::{BTreeMap, HashMap};
@@ -133,6 +134,12 @@ impl Host {
             .is_none_or(|grant| grant.authorizer.may_call(&grant.caller, Some(tool)).is_ok())
     }
 
+    /// Who may ask about the tasks this host's calls created: its caller where it is
+    /// authenticated, else its session; `None` for the one stdio host.
+    fn task_owner(&self) -> Option<Arc<str>> {
+        self.caller().or_else(|| self.peer.clone())
+    }
+
     /// Who this host's caller is, for the audit.
     fn caller(&self) -> Option<Arc<str>> {
         self.grant
@@ -177,8 +184,49 @@ enum Waiting {
         first_page: bool,
     },
     Call(Box<Call>),
+    /// A host's request about a task the proxy follows (`--allow tasks`).
+    Task(Box<TaskWait>),
     /// An opened route: its answer passes, in the host's era.
     Passthrough(String),
+}
+
+/// A call's answer for the host: the result the gate built, or (observe mode) the upstream's.
+pub(super) enum Decided {
+    Built(Vec<u8>),
+    Passed(Value),
+}
+
+impl Decided {
+    /// The response line for request `id`.
+    fn into_line(self, id: &Value) -> Vec<u8> {
+        match self {
+            Decided::Built(bytes) => result_line(id, &bytes),
+            Decided::Passed(value) => value_result_line(id, &value),
+        }
+    }
+
+    /// The result as a value, to hold inside another (a completed task's).
+    fn into_value(self) -> Value {
+        match self {
+            Decided::Built(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            Decided::Passed(value) => value,
+        }
+    }
+}
+
+/// A host's request about a task, waiting for the upstream's answer: the host's id for the
+/// task, and for `tasks/get` the call whose result a completed extension task holds.
+enum TaskWait {
+    Get {
+        id: String,
+        call: Box<Call>,
+        extension: bool,
+    },
+    Cancel {
+        id: String,
+        extension: bool,
+    },
+    Update,
 }
 
 /// A `tools/call` in flight.
@@ -196,6 +244,9 @@ struct Call {
     /// upstream's `input_required` on an opened route: the proxy then asks the host itself and
     /// sends the call again with the answers (`proxy/input.rs`).
     retry: Option<Value>,
+    /// Whether the call may be answered with a task (`--allow tasks`, and the host asked for one
+    /// or declared the extension).
+    may_task: bool,
 }
 
 struct Pending {
@@ -367,6 +418,8 @@ pub(crate) struct Proxy {
     /// The modern hosts' `subscriptions/listen` streams that asked for a changed tool list:
     /// each host and its subscription's id (the request's JSON-RPC id).
     tool_subscriptions: Mutex<Vec<(Arc<Host>, Value)>>,
+    /// The tasks the upstream created for hosts' calls (`--allow tasks`).
+    tasks: tasks::Tasks,
     stopping: AtomicBool,
 }
 
@@ -406,6 +459,7 @@ impl Proxy {
             settled: OnceLock::new(),
             duplex_host: Mutex::new(None),
             tool_subscriptions: Mutex::new(Vec::new()),
+            tasks: tasks::Tasks::default(),
             stopping: AtomicBool::new(false),
         }
     }
@@ -557,8 +611,10 @@ impl Proxy {
         let Some((id, result)) = message::result_in_place(root).filter(|_| !self.observe) else {
             return message::classify(root).map(Some);
         };
+        // A 2025-11-25 task (`{"task": {…}}`, no `resultType`) is no result: the general path
+        // follows it.
         let complete = match result.get("resultType") {
-            None => true,
+            None => result.get("task").is_none(),
             Some(kind) => kind.as_str() == Some("complete"),
         };
         let key = id_key(&id);

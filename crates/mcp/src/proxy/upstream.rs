@@ -98,6 +98,15 @@ impl Proxy {
                 };
                 value_result_line(id, &listed)
             }
+            (Waiting::Call(call), Ok(result)) if tasks::created_task(&result).is_some() => {
+                return self.task_created(&host, id, &call, &result, waited, modern_host);
+            }
+            (Waiting::Task(wait), Ok(result)) => self
+                .task_answer(*wait, &result, waited, started, modern_host)
+                .map_or_else(
+                    |answer| refusal_line(id, &answer),
+                    |answer| value_result_line(id, &answer),
+                ),
             (Waiting::Call(call), Ok(result)) => {
                 let call = if !modern_host && era::result_kind(&result) == ResultKind::InputRequired
                 {
@@ -136,20 +145,8 @@ impl Proxy {
                         (waited, UpstreamFailure::Unusable),
                     );
                 }
-                let now = SystemTime::now();
-                let (decision, evidence) =
-                    tools::decide(&call.contract, &call.request, &result, now);
-                self.upstream_over(&call, waited, evidence.upstream_failure(), now);
-                let decision = self.judge(&call, started, decision, &evidence.response());
-                if self.observe {
-                    // Report-only: decided and audited; the upstream's result as it came.
-                    value_result_line(
-                        id,
-                        &era::passthrough_result("tools/call", result, modern_host),
-                    )
-                } else {
-                    result_line(id, &tools::result_json(&decision, modern_host))
-                }
+                self.decided_result(&call, &result, waited, started, modern_host)
+                    .into_line(id)
             }
             (Waiting::Call(call), Err(error)) if self.observe => {
                 let response =
@@ -216,6 +213,156 @@ impl Proxy {
             (_, Err(error)) => refusal_line(id, &relayed_error(&error)),
         };
         host.send(line);
+    }
+
+    /// A call's result decided by its contract (counted, traced, audited, retained, shadowed):
+    /// what the host is given, or in observe mode the upstream's result as it came.
+    pub(super) fn decided_result(
+        &self,
+        call: &Call,
+        result: &Value,
+        waited: Option<Duration>,
+        started: Instant,
+        modern_host: bool,
+    ) -> Decided {
+        let now = SystemTime::now();
+        let (decision, evidence) = tools::decide(&call.contract, &call.request, result, now);
+        self.upstream_over(call, waited, evidence.upstream_failure(), now);
+        let decision = self.judge(call, started, decision, &evidence.response());
+        if self.observe {
+            // Report-only: decided and audited; the upstream's result as it came.
+            Decided::Passed(era::passthrough_result(
+                "tools/call",
+                result.clone(),
+                modern_host,
+            ))
+        } else {
+            Decided::Built(tools::result_json(&decision, modern_host))
+        }
+    }
+
+    /// The upstream answered a call with a task: followed, and the host given the proxy's id for
+    /// it and the task's fixed fields, where the call could be answered so (`--allow tasks`);
+    /// otherwise the fixed failure (a task nobody asked for holds no result to decide).
+    fn task_created(
+        &self,
+        host: &Arc<Host>,
+        id: &Value,
+        call: &Call,
+        result: &Value,
+        waited: Option<Duration>,
+        modern_host: bool,
+    ) {
+        let Some((upstream_task, task, extension)) = tasks::created_task(result) else {
+            return;
+        };
+        if !call.may_task {
+            return self.decide_failure(
+                host,
+                id,
+                call,
+                modern_host,
+                Response::incomplete(
+                    "the upstream answered with a task, which the call did not ask for",
+                ),
+                (waited, UpstreamFailure::Unusable),
+            );
+        }
+        let host_id = self.tasks.created(
+            upstream_task,
+            Arc::clone(&call.contract),
+            call.shadow.clone(),
+            call.request.clone(),
+            host.task_owner(),
+            extension,
+        );
+        self.upstream_over(call, waited, None, SystemTime::now());
+        if let Some((_, in_flight)) = &call.metrics {
+            in_flight.answered();
+        }
+        let mut rebuilt = tasks::rebuilt(task, &host_id, extension);
+        let answer = if extension {
+            rebuilt.insert("resultType".to_owned(), Value::from("task"));
+            Value::Object(rebuilt)
+        } else {
+            json!({"task": rebuilt})
+        };
+        host.send_result(value_result_line(id, &answer));
+    }
+
+    /// The upstream's answer to a host's request about a task, as the host hears it: the task's
+    /// fixed fields, and a completed extension task's result decided as a direct call's; `Err`
+    /// with the refusal to send instead.
+    fn task_answer(
+        &self,
+        wait: TaskWait,
+        result: &Value,
+        waited: Option<Duration>,
+        started: Instant,
+        modern_host: bool,
+    ) -> Result<Value, Refusal> {
+        let complete = || json!({"resultType": "complete"});
+        Ok(match wait {
+            TaskWait::Update => complete(),
+            TaskWait::Cancel {
+                extension: true, ..
+            } => complete(),
+            TaskWait::Cancel {
+                id,
+                extension: false,
+            } => Value::Object(tasks::rebuilt(result, &id, false)),
+            TaskWait::Get {
+                id,
+                call,
+                extension,
+            } => {
+                let mut task = tasks::rebuilt(result, &id, extension);
+                if extension {
+                    match tasks::status(result) {
+                        "completed" => {
+                            let inner = result.get("result").cloned().unwrap_or(Value::Null);
+                            let decided =
+                                self.decided_result(&call, &inner, waited, started, modern_host);
+                            task.insert("result".to_owned(), decided.into_value());
+                        }
+                        "failed" => {
+                            // Decided and audited as an upstream that failed the call; the host
+                            // hears a fixed error, never the upstream's.
+                            let response = Response::unreachable("the task failed upstream");
+                            let now = SystemTime::now();
+                            self.upstream_over(&call, waited, Some(UpstreamFailure::Error), now);
+                            let decision =
+                                call.contract.admit_response(response, &call.request, now);
+                            self.judge(&call, started, decision, &response);
+                            task.insert(
+                                "error".to_owned(),
+                                json!({"code": codes::INTERNAL_ERROR, "message": "the task failed upstream (toolgate passes no upstream text)"}),
+                            );
+                        }
+                        "input_required" => {
+                            match era::input_required_for_host(result, &self.allowed) {
+                                Some(passed) => {
+                                    task.insert(
+                                        "inputRequests".to_owned(),
+                                        passed["inputRequests"].clone(),
+                                    );
+                                }
+                                None => {
+                                    task.insert("status".to_owned(), Value::from("failed"));
+                                    task.insert(
+                                    "error".to_owned(),
+                                    json!({"code": codes::INTERNAL_ERROR, "message": "the task asks for input on a route that is closed (--allow)"}),
+                                );
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    task.insert("resultType".to_owned(), Value::from("complete"));
+                }
+                Value::Object(task)
+            }
+        })
     }
 
     pub(super) fn upstream_request(&self, id: &Value, method: &str, raw: Vec<u8>) {
@@ -289,11 +436,28 @@ impl Proxy {
                 self.surface_changed.notify_all();
             }
             "notifications/tools/list_changed" => self.announce_tools_changed(),
+            // A 2025-11-25 task's status: its fixed fields, under the host's id for it, to the
+            // host (the stdio one) that created it.
+            "notifications/tasks/status" if self.allows(Route::Tasks) => {
+                let known = params
+                    .get("taskId")
+                    .and_then(Value::as_str)
+                    .and_then(|upstream| self.tasks.by_upstream_id(upstream));
+                match (known, duplex_host()) {
+                    (Some((host_id, _)), Some(host)) => host.send(notification_line(
+                        method,
+                        &Value::Object(tasks::rebuilt(params, &host_id, false)),
+                    )),
+                    _ => log("dropped a task status for no task a host created"),
+                }
+            }
+            // An extension task's notification may hold its result, which a poll decides: a
+            // host polls `tasks/get`.
+            "notifications/tasks" => log("dropped a task notification: a host polls tasks/get"),
             _ if (method.starts_with("notifications/resources/")
                 && self.allows(Route::Resources))
                 || (method == "notifications/prompts/list_changed"
-                    && self.allows(Route::Prompts))
-                || (method.starts_with("notifications/tasks/") && self.allows(Route::Tasks)) =>
+                    && self.allows(Route::Prompts)) =>
             {
                 match duplex_host() {
                     Some(host) => host.send(raw),
