@@ -250,6 +250,24 @@ fn walk_files(folder: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// `toolgate new TOOL --from-openapi SPEC --operation x --field FIELD` into `root`.
+fn new_with_field(root: &Path, tool: &str, spec: &Path, field: &str) -> Run {
+    toolgate(
+        root,
+        &[
+            "new",
+            tool,
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "x",
+            "--field",
+            field,
+        ],
+        true,
+    )
+}
+
 /// A response schema that says nothing of its type (`{"additionalProperties": true}`): the
 /// scaffold never writes a claim the schema does not hold. With an example, the root is typed
 /// from it, and a field that reads the whole open root is refused before anything is written,
@@ -276,20 +294,7 @@ fn an_untyped_open_response_is_typed_from_its_example_and_never_called_closed() 
     .unwrap();
     let root = dir.path().join("repo");
     fs::create_dir(&root).unwrap();
-    let whole = toolgate(
-        &root,
-        &[
-            "new",
-            "xt",
-            "--from-openapi",
-            spec.to_str().unwrap(),
-            "--operation",
-            "x",
-            "--field",
-            "body=",
-        ],
-        true,
-    );
+    let whole = new_with_field(&root, "xt", &spec, "body=");
     assert_eq!(whole.code, 2, "{}\n{}", whole.stdout, whole.stderr);
     assert!(
         whole.stderr.contains("promise the members one by one")
@@ -298,20 +303,7 @@ fn an_untyped_open_response_is_typed_from_its_example_and_never_called_closed() 
         whole.stderr
     );
     assert!(!root.join("contracts").exists(), "nothing is written");
-    let one = toolgate(
-        &root,
-        &[
-            "new",
-            "xt",
-            "--from-openapi",
-            spec.to_str().unwrap(),
-            "--operation",
-            "x",
-            "--field",
-            "body=/body",
-        ],
-        true,
-    );
+    let one = new_with_field(&root, "xt", &spec, "body=/body");
     assert!(matches!(one.code, 0 | 1), "{}\n{}", one.stdout, one.stderr);
     let schema = read_json(&root.join("contracts/xt/v1/response.schema.json"));
     assert_eq!(schema["type"], "object", "{schema:#}");
@@ -325,20 +317,7 @@ fn an_untyped_open_response_is_typed_from_its_example_and_never_called_closed() 
     fs::write(&bare, description(None).to_string()).unwrap();
     let other = dir.path().join("other");
     fs::create_dir(&other).unwrap();
-    let new = toolgate(
-        &other,
-        &[
-            "new",
-            "yt",
-            "--from-openapi",
-            bare.to_str().unwrap(),
-            "--operation",
-            "x",
-            "--field",
-            "body=",
-        ],
-        true,
-    );
+    let new = new_with_field(&other, "yt", &bare, "body=");
     assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
     let header = fs::read_to_string(other.join("contracts/yt/v1/contract.yaml")).unwrap();
     let schema = read_json(&other.join("contracts/yt/v1/response.schema.json"));

@@ -15,17 +15,7 @@ use super::retention::initialize;
 use super::{PATIENCE, here, start_proxy_at};
 
 fn verify(log: &Path, key: Option<&Path>) -> (Option<i32>, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    command.args(["audit", "verify"]).arg(log);
-    if let Some(key) = key {
-        command.arg("--public-key").arg(key);
-    }
-    let output = command.output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned()
-            + &String::from_utf8_lossy(&output.stderr),
-    )
+    verify_all(&[log], key)
 }
 
 fn verify_all(logs: &[&Path], key: Option<&Path>) -> (Option<i32>, String) {

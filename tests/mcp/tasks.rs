@@ -41,6 +41,28 @@ fn upstream_task(id: &str, status: &str, extension: bool) -> Value {
     task
 }
 
+/// A 2025-11-25 server whose weather calls create tasks `up-1` and `up-2`, its `tasks/get`
+/// saying the first completed, its `tasks/result`s an admitted result then a near-miss; a tool
+/// with no contract beside it.
+fn legacy_scenario() -> Value {
+    json!({
+        "server": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}, {"name": "shell", "inputSchema": {"type": "object"}}],
+            "methods": {
+                "tasks/get": [{"result": upstream_task("up-1", "completed", false)}],
+                "tasks/result": [{"result": admitted()}, {"result": refused()}],
+            }
+        },
+        "calls": {"weather": [
+            {"result": {"task": upstream_task("up-1", "working", false)}},
+            {"result": {"task": upstream_task("up-2", "working", false)}},
+        ]}
+    })
+}
+
 fn write(dir: &Path, scenario: &Value) -> std::path::PathBuf {
     let path = dir.join("scenario.json");
     fs::write(&path, scenario.to_string()).unwrap();
@@ -62,25 +84,7 @@ fn audited(audit: &Path) -> Vec<Value> {
 pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Failed> {
     let dir = tempfile::tempdir()?;
     let root = repository(dir.path());
-    let scenario = write(
-        dir.path(),
-        &json!({
-            "server": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
-                "serverInfo": {"name": "s", "version": "1"},
-                "tools": [{"name": "weather", "inputSchema": {"type": "object"}}],
-                "methods": {
-                    "tasks/get": [{"result": upstream_task("up-1", "completed", false)}],
-                    "tasks/result": [{"result": admitted()}, {"result": refused()}],
-                }
-            },
-            "calls": {"weather": [
-                {"result": {"task": upstream_task("up-1", "working", false)}},
-                {"result": {"task": upstream_task("up-2", "working", false)}},
-            ]}
-        }),
-    );
+    let scenario = write(dir.path(), &legacy_scenario());
     let audit = dir.path().join("audit.jsonl");
     let log = dir.path().join("upstream.log");
     let args = [
@@ -129,25 +133,6 @@ pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Fai
     )?;
 
     // One session, the ids read back as they come.
-    let scenario = write(
-        dir.path(),
-        &json!({
-            "server": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
-                "serverInfo": {"name": "s", "version": "1"},
-                "tools": [{"name": "weather", "inputSchema": {"type": "object"}}, {"name": "shell", "inputSchema": {"type": "object"}}],
-                "methods": {
-                    "tasks/get": [{"result": upstream_task("up-1", "completed", false)}],
-                    "tasks/result": [{"result": admitted()}, {"result": refused()}],
-                }
-            },
-            "calls": {"weather": [
-                {"result": {"task": upstream_task("up-1", "working", false)}},
-                {"result": {"task": upstream_task("up-2", "working", false)}},
-            ]}
-        }),
-    );
     let mut proxy = start_proxy_at(&root, &scenario, &log, &args);
     let mut stdin = proxy.child.stdin.take().unwrap();
     let mut ask = |message: Value| -> Result<Value, Failed> {

@@ -547,20 +547,29 @@ mod tests {
         }
     }
 
-    fn log_of(lines: u64, key: Option<SigningKey>) -> Vec<u8> {
-        let buffer = std::sync::Arc::new(Mutex::new(Vec::new()));
-        struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
-        impl Write for Shared {
-            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
+    /// A writer whose bytes the test reads back.
+    struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
         }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A chained log on a stream, and what it has written.
+    fn stream_log(key: Option<SigningKey>) -> (ChainedAuditLog, std::sync::Arc<Mutex<Vec<u8>>>) {
+        let buffer = std::sync::Arc::new(Mutex::new(Vec::new()));
         let log =
             ChainedAuditLog::with_target(Target::Stream(Box::new(Shared(buffer.clone()))), key);
+        (log, buffer)
+    }
+
+    fn log_of(lines: u64, key: Option<SigningKey>) -> Vec<u8> {
+        let (log, buffer) = stream_log(key);
         for n in 0..lines {
             log.write_chained(event(n)).unwrap();
         }
@@ -737,19 +746,7 @@ mod tests {
     /// the next line, which names its digest, continues the chain over it, not called a gap.
     #[test]
     fn a_chain_goes_on_over_a_line_reported_unreadable() {
-        let buffer = std::sync::Arc::new(Mutex::new(Vec::new()));
-        struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
-        impl Write for Shared {
-            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
-        let log =
-            ChainedAuditLog::with_target(Target::Stream(Box::new(Shared(buffer.clone()))), None);
+        let (log, buffer) = stream_log(None);
         let huge = "i".repeat((MAX_LINE_BYTES + 100) as usize);
         log.write_chained(event(0)).unwrap();
         log.write_chained(|line: &mut Vec<u8>| {
