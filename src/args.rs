@@ -3,7 +3,7 @@
 //! of a choice (`--format`, `--fail-on`, `--allow`) come from the library's [`Choice`] type.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -461,9 +461,8 @@ impl RetentionArgs {
         let secret_key = self
             .retain_secret_key
             .as_deref()
-            .map(toolgate_store::read_secret_key)
-            .transpose()
-            .map_err(|why| UsageError::new(format!("--retain-secret-key {why}")))?;
+            .map(read_secret_key)
+            .transpose()?;
         Ok(Some(toolgate_store::RetentionConfig {
             admitted_rate: self.retain_admitted,
             budget_bytes: self.retain_budget,
@@ -822,5 +821,41 @@ impl From<NewArgs> for crate::new::NewConfig {
             root: args.root,
             next_version: args.next_version,
         }
+    }
+}
+
+/// The longest secret key file read.
+const MAX_SECRET_KEY_BYTES: usize = 4096;
+
+/// The operator's key for kept secret context digests (`--retain-secret-key`): the file's bytes,
+/// at least 32 (what `head -c 32 /dev/urandom` writes), at most 4 KiB.
+pub(crate) fn read_secret_key(path: &Path) -> Result<Vec<u8>, UsageError> {
+    let doing = "read the secret key (--retain-secret-key)";
+    let file = std::fs::File::open(path).map_err(|error| UsageError::io(path, doing, &error))?;
+    let bytes = toolgate_gate::read_capped(file, MAX_SECRET_KEY_BYTES)
+        .map_err(|error| UsageError::io(path, doing, &error))?;
+    toolgate_gate::SecretContext::new(Vec::new(), &bytes)
+        .map(|_| bytes)
+        .map_err(|short| UsageError::new(format!("{}: {short}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_key_file_is_read_whole_and_at_least_32_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let short = dir.path().join("short.key");
+        std::fs::write(&short, b"too short").unwrap();
+        let error = read_secret_key(&short).unwrap_err().to_string();
+        assert!(
+            error.contains("short.key") && error.contains("at least 32"),
+            "{error}"
+        );
+        assert!(read_secret_key(&dir.path().join("none")).is_err());
+        let key = dir.path().join("retain.key");
+        std::fs::write(&key, [7u8; 32]).unwrap();
+        assert_eq!(read_secret_key(&key).unwrap(), [7u8; 32]);
     }
 }

@@ -105,9 +105,8 @@ pub(crate) fn run(
     let key = options
         .retain_secret_key
         .as_deref()
-        .map(toolgate_store::read_secret_key)
-        .transpose()
-        .map_err(UsageError::new)?;
+        .map(crate::args::read_secret_key)
+        .transpose()?;
     let request = retained.request(&secrets, key.as_deref()).map_err(|why| {
         UsageError::new(format!(
             "{why}{}",

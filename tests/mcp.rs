@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 38] = [
+    let single: [(&str, Test); 39] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -214,6 +214,10 @@ fn main() -> ExitCode {
         (
             "mcp::tasks::a_task_result_is_decided_by_its_tools_contract",
             tasks::a_task_result_is_decided_by_its_tools_contract,
+        ),
+        (
+            "mcp::tasks::a_task_is_known_only_where_it_was_created",
+            tasks::a_task_is_known_only_where_it_was_created,
         ),
         (
             "mcp::tasks::an_extension_task_is_gated_as_a_direct_call",

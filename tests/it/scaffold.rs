@@ -22,6 +22,45 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// `description` written as `openapi.json` in `api`, scaffolded as TOOL from OPERATION into
+/// a repository beside it; its root.
+fn scaffold_description(
+    dir: &Path,
+    api: &Path,
+    description: &Value,
+    tool: &str,
+    operation: &str,
+) -> std::path::PathBuf {
+    let spec = api.join("openapi.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let root = dir.join("repo");
+    fs::create_dir(&root).unwrap();
+    scaffold(&root, tool, &spec, operation);
+    root
+}
+
+/// An OpenAPI description of one operation, `thing`, whose response has a required `id` (an
+/// enum, with an example) beside `properties`.
+fn thing_description(properties: Value) -> Value {
+    let mut schema = json!({"type": "object", "required": ["id"], "properties": {
+        "id": {"type": "string", "enum": ["a", "b"]}
+    }});
+    for (name, property) in properties.as_object().into_iter().flatten() {
+        schema["properties"][name] = property.clone();
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/thing": {"get": {
+            "operationId": "thing",
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": schema,
+                "example": {"id": "a"}
+            }}}}
+        }}}
+    })
+}
+
 /// `toolgate new TOOL --from-openapi SPEC --operation OP` into `root`.
 fn scaffold(root: &Path, tool: &str, spec: &Path, operation: &str) -> Run {
     let new = toolgate(
@@ -86,11 +125,7 @@ fn references_into_paths_and_into_files_beside_the_description_are_followed_and_
             }}
         }
     });
-    let spec = api.join("openapi.json");
-    fs::write(&spec, description.to_string()).unwrap();
-    let root = dir.path().join("repo");
-    fs::create_dir(&root).unwrap();
-    scaffold(&root, "droplet", &spec, "droplets_get");
+    let root = scaffold_description(dir.path(), &api, &description, "droplet", "droplets_get");
     let schema = read_json(&root.join("contracts/droplet/v1/response.schema.json"));
     // Closed where each is used (a definition is a part; the place that holds it closes it).
     let defs = schema["$defs"].as_object().unwrap();
@@ -148,26 +183,11 @@ fn a_reference_that_cannot_be_followed_refuses_its_value_and_says_why() {
     let api = dir.path().join("api");
     fs::create_dir_all(&api).unwrap();
     fs::write(dir.path().join("outside.json"), r#"{"type": "string"}"#).unwrap();
-    let description = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/thing": {"get": {
-            "operationId": "thing",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
-                "schema": {"type": "object", "required": ["id"], "properties": {
-                    "id": {"type": "string", "enum": ["a", "b"]},
-                    "remote": {"$ref": "https://example.com/schemas/remote.json"},
-                    "secret": {"$ref": "../outside.json"}
-                }},
-                "example": {"id": "a"}
-            }}}}
-        }}}
-    });
-    let spec = api.join("openapi.json");
-    fs::write(&spec, description.to_string()).unwrap();
-    let root = dir.path().join("repo");
-    fs::create_dir(&root).unwrap();
-    scaffold(&root, "thing", &spec, "thing");
+    let description = thing_description(json!({
+        "remote": {"$ref": "https://example.com/schemas/remote.json"},
+        "secret": {"$ref": "../outside.json"}
+    }));
+    let root = scaffold_description(dir.path(), &api, &description, "thing", "thing");
     let schema = read_json(&root.join("contracts/thing/v1/response.schema.json"));
     assert_eq!(schema["properties"]["remote"], false, "{schema:#}");
     assert_eq!(schema["properties"]["secret"], false, "{schema:#}");
@@ -198,28 +218,13 @@ fn secrets_beside_a_description_never_reach_the_contract() {
         r#"{"client_id": "CANARY2", "client_secret": "CANARY3", "type": "service_account"}"#,
     )
     .unwrap();
-    let description = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/thing": {"get": {
-            "operationId": "thing",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
-                "schema": {"type": "object", "required": ["id"], "properties": {
-                    "id": {"type": "string", "enum": ["a", "b"]},
-                    "env": {"$ref": ".env"},
-                    "token": {"$ref": ".config/token.json"},
-                    "credentials": {"$ref": "credentials.json"},
-                    "inline": {"type": "string", "maxLength": 8, "client_secret": "CANARY4"}
-                }},
-                "example": {"id": "a"}
-            }}}}
-        }}}
-    });
-    let spec = api.join("openapi.json");
-    fs::write(&spec, description.to_string()).unwrap();
-    let root = dir.path().join("repo");
-    fs::create_dir(&root).unwrap();
-    scaffold(&root, "thing", &spec, "thing");
+    let description = thing_description(json!({
+        "env": {"$ref": ".env"},
+        "token": {"$ref": ".config/token.json"},
+        "credentials": {"$ref": "credentials.json"},
+        "inline": {"type": "string", "maxLength": 8, "client_secret": "CANARY4"}
+    }));
+    let root = scaffold_description(dir.path(), &api, &description, "thing", "thing");
     let written: String = walk_files(&root)
         .iter()
         .map(|path| fs::read_to_string(path).unwrap_or_default())

@@ -181,8 +181,26 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             .into());
         }
     }
-    // Every line rewritten by someone without the key (outcomes flipped, the chain
-    // recomputed) with a `sig` that is not a string: each line is named forged.
+    forged_signatures_are_named(dir.path(), &old, &public)?;
+    check_runs_continue_one_chain(dir.path(), &key, &public)?;
+    // Another key's public half: nothing verifies.
+    let other = dir.path().join("other.pem");
+    let made = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["audit", "keygen"])
+        .arg(&other)
+        .output()?;
+    let other_public = dir.path().join("other.pub");
+    fs::write(&other_public, made.stdout)?;
+    let (code, said) = verify(&rotated, Some(&other_public));
+    if code != Some(1) || !said.contains(":1: the signature does not verify") {
+        return Err(format!("another key: {code:?} {said}").into());
+    }
+    Ok(())
+}
+
+/// Every line of `old` rewritten by someone without the key (outcomes flipped, the chain
+/// recomputed) with a `sig` that is not a string: each line is named forged.
+fn forged_signatures_are_named(dir: &Path, old: &str, public: &Path) -> Result<(), Failed> {
     let mut forged = String::new();
     let mut prev = Value::Null;
     for line in old.lines() {
@@ -195,15 +213,19 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
         prev = json!(toolgate_gate::Sha256Digest::of(written.as_bytes()).to_hex());
         forged.push_str(&written);
     }
-    let forged_path = dir.path().join("forged");
+    let forged_path = dir.join("forged");
     fs::write(&forged_path, &forged)?;
-    let (code, said) = verify(&forged_path, Some(&public));
-    if code != Some(1) || said.matches(": forged: ").count() != 4 {
+    let (code, said) = verify(&forged_path, Some(public));
+    if code != Some(1) || said.matches(": forged: ").count() != old.lines().count() {
         return Err(format!("a log forged with sig null: {code:?} {said}").into());
     }
-    // `toolgate check --audit-key` signs as the fronts do, and run after run continues one
-    // chain: every line verifies, and an edit of the first is found.
-    let checked = dir.path().join("check.jsonl");
+    Ok(())
+}
+
+/// `toolgate check --audit-key` signs as the fronts do, and run after run continues one chain:
+/// every line verifies, and an edit of the first is found.
+fn check_runs_continue_one_chain(dir: &Path, key: &Path, public: &Path) -> Result<(), Failed> {
+    let checked = dir.join("check.jsonl");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/job_status");
     for _ in 0..3 {
         let status = Command::new(env!("CARGO_BIN_EXE_toolgate"))
@@ -216,14 +238,14 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             .arg("--audit")
             .arg(&checked)
             .arg("--audit-key")
-            .arg(&key)
+            .arg(key)
             .output()?
             .status;
         if status.code() != Some(0) {
             return Err(format!("check --audit-key: {status:?}").into());
         }
     }
-    let (code, said) = verify(&checked, Some(&public));
+    let (code, said) = verify(&checked, Some(public));
     if code != Some(0) || !said.contains("3 line(s), 1 chain(s), intact, every line signed") {
         return Err(format!("check --audit-key, three runs: {code:?} {said}").into());
     }
@@ -233,18 +255,6 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     let (code, said) = verify(&checked, None);
     if code != Some(1) || !said.contains(":2: its prev is not the digest") {
         return Err(format!("an edited check line: {code:?} {said}").into());
-    }
-    // Another key's public half: nothing verifies.
-    let other = dir.path().join("other.pem");
-    let made = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["audit", "keygen"])
-        .arg(&other)
-        .output()?;
-    let other_public = dir.path().join("other.pub");
-    fs::write(&other_public, made.stdout)?;
-    let (code, said) = verify(&rotated, Some(&other_public));
-    if code != Some(1) || !said.contains(":1: the signature does not verify") {
-        return Err(format!("another key: {code:?} {said}").into());
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
 use super::retention::{initialize, repository, stdio_session};
-use super::start_proxy_at;
+use super::{PATIENCE, Proxy, start_proxy_at};
 
 fn admitted() -> Value {
     json!({"content": [{"type": "text", "text": "CANARY upstream words"}], "structuredContent": {"city": "Lisbon", "temperature_c": 21.5, "conditions": "clear"}})
@@ -77,213 +77,41 @@ fn audited(audit: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// The 2025-11-25 form: a task-augmented call gets the task under the proxy's id; `tasks/get`
-/// its fixed fields; `tasks/result` the result as the contract decides it (admitted, then a
-/// near-miss refused); an unknown id and `tasks/list` are refused; without `--allow tasks` a
-/// task-augmented call is refused, and a tool with no contract cannot be called with a task.
-pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Failed> {
-    let dir = tempfile::tempdir()?;
-    let root = repository(dir.path());
-    let scenario = write(dir.path(), &legacy_scenario());
-    let audit = dir.path().join("audit.jsonl");
-    let log = dir.path().join("upstream.log");
-    let args = [
-        "--allow".to_owned(),
-        "tasks".to_owned(),
-        "--audit".to_owned(),
-        audit.display().to_string(),
-    ];
-    let call = |id: u64, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"city": "Lisbon"}, "task": {"ttl": 60000, "x": "CANARY"}}});
-    let task_request = |id: u64, method: &str, task: &Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task}});
-    // The first two answers are needed to name the tasks in the requests after them: the
-    // session runs in two parts on one scenario (a new proxy, the same upstream script).
-    let proxy = start_proxy_at(&root, &scenario, &log, &args);
-    let (created, _) = stdio_session(proxy, &[initialize(), call(1, "weather")])?;
-    let first = &created[1]["result"]["task"];
-    let host_id = first["taskId"].clone();
-    let expect = |ok: bool, what: &str| -> Result<(), Failed> {
-        if ok {
-            Ok(())
-        } else {
-            Err(what.to_owned().into())
-        }
-    };
-    expect(
-        first["status"] == "working"
-            && host_id
-                .as_str()
-                .is_some_and(|id| id.len() == 32 && id != "up-1")
-            && first["ttl"] == 60000
-            && first.get("statusMessage").is_none(),
-        &format!(
-            "the created task: {}\nthe upstream heard: {}",
-            created[1],
-            fs::read_to_string(&log).unwrap_or_default()
-        ),
-    )?;
-    // A task's id names it only in the proxy that followed it: a new proxy knows none.
-    let proxy = start_proxy_at(&root, &scenario, &log, &args);
-    let (answers, _) = stdio_session(
-        proxy,
-        &[initialize(), task_request(2, "tasks/get", &host_id)],
-    )?;
-    expect(
-        answers[1]["error"]["code"] == -32602,
-        &format!("a task another proxy created: {}", answers[1]),
-    )?;
-
-    // One session, the ids read back as they come.
-    let mut proxy = start_proxy_at(&root, &scenario, &log, &args);
-    let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut ask = |message: Value| -> Result<Value, Failed> {
-        use std::io::Write;
-        writeln!(stdin, "{message}")?;
-        stdin.flush()?;
-        let line = proxy
-            .lines
-            .recv_timeout(super::PATIENCE)
-            .map_err(|_| format!("no answer to {message}"))?;
-        Ok(serde_json::from_str(&line)?)
-    };
-    ask(initialize())?;
-    let one = ask(call(1, "weather"))?["result"]["task"]["taskId"].clone();
-    let two = ask(call(2, "weather"))?["result"]["task"]["taskId"].clone();
-    let got = ask(task_request(3, "tasks/get", &one))?;
-    let result_one = ask(task_request(4, "tasks/result", &one))?;
-    let result_two = ask(task_request(5, "tasks/result", &two))?;
-    let unknown = ask(task_request(6, "tasks/get", &json!("up-1")))?;
-    let listed = ask(json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/list", "params": {}}))?;
-    let no_contract = ask(call(8, "shell"))?;
-    drop(stdin);
-    proxy.child.wait()?;
-    let answers = [
-        &got,
-        &result_one,
-        &result_two,
-        &unknown,
-        &listed,
-        &no_contract,
-    ];
-    let shown: String = answers.iter().map(|answer| answer.to_string()).collect();
-    expect(
-        !shown.contains("CANARY"),
-        &format!("upstream text reached the host: {shown}"),
-    )?;
-    expect(
-        got["result"]["status"] == "completed" && got["result"]["taskId"] == one,
-        &format!("tasks/get: {got}"),
-    )?;
-    expect(
-        result_one["result"]["structuredContent"]["outcome"] == "success"
-            && result_one["result"]["structuredContent"]["data"]["city"] == "Lisbon",
-        &format!("an admitted task result: {result_one}"),
-    )?;
-    expect(
-        result_two["result"]["structuredContent"]["outcome"] == "failure"
-            && result_two["result"]["structuredContent"]["error"]["code"] == "INVALID_RESPONSE",
-        &format!("a refused task result: {result_two}"),
-    )?;
-    expect(
-        unknown["error"]["code"] == -32602 && listed["error"]["code"] == -32601,
-        &format!("an upstream id, tasks/list: {unknown} {listed}"),
-    )?;
-    expect(
-        no_contract["error"].is_object(),
-        &format!("a tool with no contract: {no_contract}"),
-    )?;
-    // Both results decided and audited, as direct results are.
-    let lines = audited(&audit);
-    let outcomes: Vec<&str> = lines
-        .iter()
-        .filter_map(|line| line["outcome"].as_str())
-        .collect();
-    expect(
-        outcomes == ["admitted", "rejected"],
-        &format!("audited: {outcomes:?}"),
-    )?;
-    // The upstream heard its own ids, and of the task only its time to live.
-    let heard = fs::read_to_string(&log)?;
-    expect(
-        heard.contains("\"taskId\":\"up-1\"")
-            && heard.contains("\"task\":{\"ttl\":60000}")
-            && !heard.contains("CANARY"),
-        &format!("the upstream heard: {heard}"),
-    )?;
-
-    // Without --allow tasks: refused, nothing forwarded.
-    let closed_log = dir.path().join("closed.log");
-    let proxy = start_proxy_at(&root, &scenario, &closed_log, &[]);
-    let (answers, _) = stdio_session(proxy, &[initialize(), call(1, "weather")])?;
-    expect(
-        answers[1]["error"]["code"] == -32601
-            && !fs::read_to_string(&closed_log)
-                .unwrap_or_default()
-                .contains("tools/call"),
-        &format!("a task-augmented call with tasks closed: {}", answers[1]),
-    )
+fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), Failed> {
+    if ok { Ok(()) } else { Err(what().into()) }
 }
 
-/// The extension's form, a modern host in front of a modern upstream: a call the upstream
-/// answers with `resultType: "task"`; `tasks/get` while working (fixed fields), asking for input
-/// on a closed route (refused as failed, nothing of the request passed), then completed (its
-/// `result` decided by the contract); the task's notifications are not passed.
-pub(crate) fn an_extension_task_is_gated_as_a_direct_call() -> Result<(), Failed> {
-    let dir = tempfile::tempdir()?;
-    let root = repository(dir.path());
-    let mut completed = upstream_task("up-9", "completed", true);
-    completed["result"] = admitted();
-    let mut asking = upstream_task("up-9", "input_required", true);
-    asking["inputRequests"] = json!({"login": {"method": "elicitation/create", "params": {"mode": "form", "message": "CANARY: your password?", "requestedSchema": {"type": "object"}}}});
-    let mut created = upstream_task("up-9", "working", true);
-    created["resultType"] = json!("task");
-    let mut working = upstream_task("up-9", "working", true);
-    working["resultType"] = json!("complete");
-    let scenario = write(
-        dir.path(),
-        &json!({
-            "server": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
-                "serverInfo": {"name": "s", "version": "1"},
-                "tools": [{"name": "weather", "inputSchema": {"type": "object"}}],
-                "era": "modern", "supportedVersions": ["2026-07-28"],
-                "methods": {"tasks/get": [{"result": working}, {"result": asking}, {"result": completed}]}
-            },
-            "calls": {"weather": [{"result": created, "before": [
-                {"jsonrpc": "2.0", "method": "notifications/tasks", "params": {"taskId": "up-9", "status": "completed", "result": {"content": [{"type": "text", "text": "CANARY pushed"}]}}}
-            ]}]}
-        }),
-    );
-    let audit = dir.path().join("audit.jsonl");
-    let log = dir.path().join("upstream.log");
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-        "io.modelcontextprotocol/clientInfo": {"name": "host", "version": "1"}
-    });
-    let mut proxy = start_proxy_at(
-        &root,
-        &scenario,
-        &log,
-        &[
+/// A stdio proxy asked one request at a time: its answer is read back, a notification skipped
+/// (one about a task fails the test: none may reach a host).
+struct Session {
+    proxy: Proxy,
+    stdin: std::process::ChildStdin,
+}
+
+impl Session {
+    fn start(root: &Path, scenario: &Path, log: &Path, audit: &Path) -> Session {
+        let args = [
             "--allow".to_owned(),
             "tasks".to_owned(),
             "--audit".to_owned(),
             audit.display().to_string(),
-        ],
-    );
-    let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut ask = |message: Value| -> Result<Value, Failed> {
+        ];
+        let mut proxy = start_proxy_at(root, scenario, log, &args);
+        let stdin = proxy.child.stdin.take().unwrap();
+        Session { proxy, stdin }
+    }
+
+    fn ask(&mut self, message: Value) -> Result<Value, Failed> {
         use std::io::Write;
-        writeln!(stdin, "{message}")?;
-        stdin.flush()?;
+        writeln!(self.stdin, "{message}")?;
+        self.stdin.flush()?;
         loop {
-            let line = proxy
+            let line = self
+                .proxy
                 .lines
-                .recv_timeout(super::PATIENCE)
+                .recv_timeout(PATIENCE)
                 .map_err(|_| format!("no answer to {message}"))?;
             let answer: Value = serde_json::from_str(&line)?;
-            // A notification is no answer (and none about a task may arrive).
             if answer.get("id").is_some() {
                 return Ok(answer);
             }
@@ -294,48 +122,225 @@ pub(crate) fn an_extension_task_is_gated_as_a_direct_call() -> Result<(), Failed
                 return Err(format!("a task notification reached the host: {answer}").into());
             }
         }
-    };
-    let call = ask(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}, "_meta": meta}}),
+    }
+
+    fn finish(mut self) -> Result<(), Failed> {
+        drop(self.stdin);
+        self.proxy.child.wait()?;
+        Ok(())
+    }
+}
+
+/// A 2025-11-25 task-augmented call of `name`, with a member the protocol does not define.
+fn legacy_call(id: u64, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"city": "Lisbon"}, "task": {"ttl": 60000, "x": "CANARY"}}})
+}
+
+fn task_request(id: u64, method: &str, task: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"taskId": task}})
+}
+
+/// The 2025-11-25 form: a task-augmented call gets the task under the proxy's id and its fixed
+/// fields; `tasks/get` its fixed fields; `tasks/result` the result as the contract decides it
+/// (admitted, then a near-miss refused), both audited; an upstream's id and `tasks/list` are
+/// refused, and a tool with no contract cannot be called with a task.
+pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    let scenario = write(dir.path(), &legacy_scenario());
+    let (audit, log) = (
+        dir.path().join("audit.jsonl"),
+        dir.path().join("upstream.log"),
+    );
+    let mut session = Session::start(&root, &scenario, &log, &audit);
+    session.ask(initialize())?;
+    let created = session.ask(legacy_call(1, "weather"))?;
+    let one = created["result"]["task"]["taskId"].clone();
+    let two = session.ask(legacy_call(2, "weather"))?["result"]["task"]["taskId"].clone();
+    let answers = [
+        session.ask(task_request(3, "tasks/get", &one))?,
+        session.ask(task_request(4, "tasks/result", &one))?,
+        session.ask(task_request(5, "tasks/result", &two))?,
+        session.ask(task_request(6, "tasks/get", &json!("up-1")))?,
+        session.ask(json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/list", "params": {}}))?,
+        session.ask(legacy_call(8, "shell"))?,
+    ];
+    session.finish()?;
+    let [got, result_one, result_two, unknown, listed, no_contract] = &answers;
+    let shown = format!(
+        "{created}{}",
+        answers.iter().map(Value::to_string).collect::<String>()
+    );
+    expect(!shown.contains("CANARY"), || {
+        format!("upstream text reached the host: {shown}")
+    })?;
+    let task = &created["result"]["task"];
+    expect(
+        task["status"] == "working"
+            && one
+                .as_str()
+                .is_some_and(|id| id.len() == 32 && id != "up-1")
+            && task["ttl"] == 60000,
+        || format!("the created task: {created}"),
     )?;
-    let task = call["result"].clone();
-    let id = task["taskId"].clone();
-    let get = |request: u64| json!({"jsonrpc": "2.0", "id": request, "method": "tasks/get", "params": {"taskId": id, "_meta": meta}});
-    let polls = [ask(get(2))?, ask(get(3))?, ask(get(4))?];
-    drop(stdin);
-    proxy.child.wait()?;
-    let shown = format!("{call}{}{}{}", polls[0], polls[1], polls[2]);
-    let fail = |what: &str| -> Result<(), Failed> { Err(format!("{what}: {shown}").into()) };
-    if shown.contains("CANARY") {
-        return fail("upstream text reached the host");
-    }
-    if task["resultType"] != "task"
-        || task["status"] != "working"
-        || id == "up-9"
-        || task["ttlMs"] != 60000
-    {
-        return fail("the created task");
-    }
-    if polls[0]["result"]["status"] != "working" || polls[0]["result"]["resultType"] != "complete" {
-        return fail("a working task");
-    }
-    if polls[1]["result"]["status"] != "failed" || polls[1]["result"].get("inputRequests").is_some()
-    {
-        return fail("input asked on a closed route");
-    }
-    let result = &polls[2]["result"];
-    if result["status"] != "completed"
-        || result["result"]["structuredContent"]["outcome"] != "success"
-        || result["result"]["structuredContent"]["data"]["city"] != "Lisbon"
-    {
-        return fail("the completed task's result");
-    }
+    expect(
+        got["result"]["status"] == "completed" && got["result"]["taskId"] == one,
+        || format!("tasks/get: {got}"),
+    )?;
+    let structured = |answer: &Value| answer["result"]["structuredContent"].clone();
+    expect(
+        structured(result_one)["outcome"] == "success"
+            && structured(result_one)["data"]["city"] == "Lisbon",
+        || format!("an admitted task result: {result_one}"),
+    )?;
+    expect(
+        structured(result_two)["outcome"] == "failure"
+            && structured(result_two)["error"]["code"] == "INVALID_RESPONSE",
+        || format!("a refused task result: {result_two}"),
+    )?;
+    expect(
+        unknown["error"]["code"] == -32602
+            && listed["error"]["code"] == -32601
+            && no_contract["error"].is_object(),
+        || format!("an upstream's id, tasks/list, no contract: {unknown} {listed} {no_contract}"),
+    )?;
+    // Both results decided and audited, as direct results are.
     let outcomes: Vec<String> = audited(&audit)
         .iter()
         .filter_map(|line| line["outcome"].as_str().map(str::to_owned))
         .collect();
-    if outcomes != ["admitted"] {
-        return Err(format!("audited: {outcomes:?}").into());
-    }
-    Ok(())
+    expect(outcomes == ["admitted", "rejected"], || {
+        format!("audited: {outcomes:?}")
+    })?;
+    // The upstream heard its own ids, and of the task only its time to live.
+    let heard = fs::read_to_string(&log)?;
+    expect(
+        heard.contains("\"taskId\":\"up-1\"")
+            && heard.contains("\"task\":{\"ttl\":60000}")
+            && !heard.contains("CANARY"),
+        || format!("the upstream heard: {heard}"),
+    )
+}
+
+/// A task's id names it only to the proxy that followed it (a new proxy knows none), and with
+/// tasks closed a task-augmented call is refused and nothing forwarded.
+pub(crate) fn a_task_is_known_only_where_it_was_created() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    let scenario = write(dir.path(), &legacy_scenario());
+    let (audit, log) = (
+        dir.path().join("audit.jsonl"),
+        dir.path().join("upstream.log"),
+    );
+    let mut first = Session::start(&root, &scenario, &log, &audit);
+    first.ask(initialize())?;
+    let id = first.ask(legacy_call(1, "weather"))?["result"]["task"]["taskId"].clone();
+    first.finish()?;
+    let mut second = Session::start(&root, &scenario, &log, &audit);
+    second.ask(initialize())?;
+    let other = second.ask(task_request(2, "tasks/get", &id))?;
+    second.finish()?;
+    expect(other["error"]["code"] == -32602, || {
+        format!("a task another proxy created: {other}")
+    })?;
+    let closed_log = dir.path().join("closed.log");
+    let proxy = start_proxy_at(&root, &scenario, &closed_log, &[]);
+    let (answers, _) = stdio_session(proxy, &[initialize(), legacy_call(1, "weather")])?;
+    let forwarded = fs::read_to_string(&closed_log).unwrap_or_default();
+    expect(
+        answers[1]["error"]["code"] == -32601 && !forwarded.contains("tools/call"),
+        || format!("a task-augmented call with tasks closed: {}", answers[1]),
+    )
+}
+
+/// A modern server whose weather call creates task `up-9` (a task notification holding a
+/// result written before its answer), its `tasks/get` saying working, asking for input on a
+/// closed route, then completed with an admitted result.
+fn extension_scenario() -> Value {
+    let with = |status: &str, member: &str, value: Value| {
+        let mut task = upstream_task("up-9", status, true);
+        task[member] = value;
+        task
+    };
+    let asking = json!({"login": {"method": "elicitation/create", "params": {"mode": "form", "message": "CANARY: your password?", "requestedSchema": {"type": "object"}}}});
+    json!({
+        "server": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}],
+            "era": "modern", "supportedVersions": ["2026-07-28"],
+            "methods": {"tasks/get": [
+                {"result": with("working", "resultType", json!("complete"))},
+                {"result": with("input_required", "inputRequests", asking)},
+                {"result": with("completed", "result", admitted())},
+            ]}
+        },
+        "calls": {"weather": [{"result": with("working", "resultType", json!("task")), "before": [
+            {"jsonrpc": "2.0", "method": "notifications/tasks", "params": {"taskId": "up-9", "status": "completed", "result": {"content": [{"type": "text", "text": "CANARY pushed"}]}}}
+        ]}]}
+    })
+}
+
+/// The extension's form, a modern host in front of a modern upstream: a call the upstream
+/// answers with `resultType: "task"`; `tasks/get` while working (fixed fields), asking for input
+/// on a closed route (refused as failed, nothing of the request passed), then completed (its
+/// `result` decided by the contract); the task's notifications are not passed.
+pub(crate) fn an_extension_task_is_gated_as_a_direct_call() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    let scenario = write(dir.path(), &extension_scenario());
+    let (audit, log) = (
+        dir.path().join("audit.jsonl"),
+        dir.path().join("upstream.log"),
+    );
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "host", "version": "1"}
+    });
+    let mut session = Session::start(&root, &scenario, &log, &audit);
+    let call = session.ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}, "_meta": meta}}))?;
+    let task = call["result"].clone();
+    let id = task["taskId"].clone();
+    let get = |request: u64| json!({"jsonrpc": "2.0", "id": request, "method": "tasks/get", "params": {"taskId": id, "_meta": meta}});
+    let polls = [
+        session.ask(get(2))?,
+        session.ask(get(3))?,
+        session.ask(get(4))?,
+    ];
+    session.finish()?;
+    let shown = format!("{call}{}{}{}", polls[0], polls[1], polls[2]);
+    let shown_too = || shown.clone();
+    expect(!shown.contains("CANARY"), shown_too)?;
+    expect(
+        task["resultType"] == "task"
+            && task["status"] == "working"
+            && id != "up-9"
+            && task["ttlMs"] == 60000,
+        shown_too,
+    )?;
+    expect(
+        polls[0]["result"]["status"] == "working" && polls[0]["result"]["resultType"] == "complete",
+        shown_too,
+    )?;
+    expect(
+        polls[1]["result"]["status"] == "failed"
+            && polls[1]["result"].get("inputRequests").is_none(),
+        shown_too,
+    )?;
+    let result = &polls[2]["result"];
+    expect(
+        result["status"] == "completed"
+            && result["result"]["structuredContent"]["outcome"] == "success"
+            && result["result"]["structuredContent"]["data"]["city"] == "Lisbon",
+        shown_too,
+    )?;
+    let outcomes: Vec<String> = audited(&audit)
+        .iter()
+        .filter_map(|line| line["outcome"].as_str().map(str::to_owned))
+        .collect();
+    expect(outcomes == ["admitted"], || {
+        format!("audited: {outcomes:?}")
+    })
 }

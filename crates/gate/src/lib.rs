@@ -107,7 +107,9 @@ pub use fault::Finding;
 pub use operator::OperatorRecord;
 pub use outcome::{ErrorCode, Layer, Outcome, Rejection};
 pub use request::Request;
-pub use retention::{Captured, RETAINED_FORMAT, Retained, RetentionPolicy, SecretContext};
+pub use retention::{
+    Captured, RETAINED_FORMAT, Retained, RetentionPolicy, SecretContext, ShortSecretKey,
+};
 pub use retry::RetryPolicy;
 pub use shape::CURRENT_SHAPE;
 pub use sink::{AuditSink, JsonLinesSink};

@@ -158,13 +158,9 @@ impl SecretContext {
     pub const MIN_KEY_BYTES: usize = 32;
 
     /// `keys` kept as their HMAC under `key` (at least [`Self::MIN_KEY_BYTES`] bytes).
-    pub fn new(keys: Vec<String>, key: &[u8]) -> Result<SecretContext, String> {
+    pub fn new(keys: Vec<String>, key: &[u8]) -> Result<SecretContext, ShortSecretKey> {
         if key.len() < SecretContext::MIN_KEY_BYTES {
-            return Err(format!(
-                "the secret key is {} bytes; it must be at least {} random bytes (e.g. `head -c 32 /dev/urandom > retain.key`)",
-                key.len(),
-                SecretContext::MIN_KEY_BYTES
-            ));
+            return Err(ShortSecretKey { bytes: key.len() });
         }
         Ok(SecretContext {
             keys,
@@ -182,6 +178,26 @@ impl SecretContext {
         &self.keys
     }
 }
+
+/// A secret key shorter than [`SecretContext::MIN_KEY_BYTES`]: how long it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortSecretKey {
+    /// Its length.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for ShortSecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the secret key is {} bytes; it must be at least {} random bytes (e.g. `head -c 32 /dev/urandom > retain.key`)",
+            self.bytes,
+            SecretContext::MIN_KEY_BYTES
+        )
+    }
+}
+
+impl std::error::Error for ShortSecretKey {}
 
 /// The HMAC-SHA-256 of `value` as serde_json writes it, under `key`, in hex.
 fn keyed_digest(key: &[u8], value: &Value) -> String {

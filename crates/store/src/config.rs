@@ -26,9 +26,8 @@ pub struct RetentionConfig {
     pub max_age: Duration,
     /// Context keys kept as their keyed digest only.
     pub secret_keys: Vec<String>,
-    /// The operator's key for those digests (HMAC-SHA-256): at least 32 random bytes
-    /// ([`read_secret_key`] reads the file `--retain-secret-key` names), required when
-    /// `secret_keys` names any.
+    /// The operator's key for those digests (HMAC-SHA-256): at least 32 random bytes (the file
+    /// `--retain-secret-key` names, as the front reads it), required when `secret_keys` names any.
     pub secret_key: Option<Vec<u8>>,
     /// `age` recipients every object is sealed to (none: not sealed).
     pub recipients: Vec<String>,
@@ -88,30 +87,11 @@ impl RetentionConfig {
                 "--retain-secret {} needs --retain-secret-key FILE: its values are kept as an HMAC under the operator's key (an unkeyed digest of a tenant or an e-mail is found again by hashing guesses); make one with `head -c 32 /dev/urandom > retain.key`, keep it private, and give the same file to `toolgate reproduce`",
                 self.secret_keys.join(", ")
             )),
-            (Some(key), false) => SecretContext::new(self.secret_keys.clone(), key),
+            (Some(key), false) => {
+                SecretContext::new(self.secret_keys.clone(), key).map_err(|short| short.to_string())
+            }
         }
     }
-}
-
-/// The longest secret key file read.
-const MAX_SECRET_KEY_BYTES: usize = 4096;
-
-/// The operator's secret key for kept context digests: the file's bytes (at least 32, at most
-/// 4 KiB; what `head -c 32 /dev/urandom` writes).
-pub fn read_secret_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|error| format!("{}: cannot read the secret key: {error}", path.display()))?;
-    let bytes = toolgate_gate::read_capped(file, MAX_SECRET_KEY_BYTES)
-        .map_err(|error| format!("{}: cannot read the secret key: {error}", path.display()))?;
-    if bytes.len() < SecretContext::MIN_KEY_BYTES {
-        return Err(format!(
-            "{}: {} bytes; a secret key is at least {} random bytes (`head -c 32 /dev/urandom > retain.key`)",
-            path.display(),
-            bytes.len(),
-            SecretContext::MIN_KEY_BYTES
-        ));
-    }
-    Ok(bytes)
 }
 
 /// A rate from 0 to 1 (`0.01`, `1`, `0`), or a percentage (`1%`).
@@ -191,11 +171,6 @@ mod tests {
         assert!(config.secret().unwrap_err().contains("at least 32"));
         config.secret_key = Some(vec![1; 32]);
         assert_eq!(config.secret().unwrap().keys(), ["tenant"]);
-        let dir = tempfile::tempdir().unwrap();
-        let short = dir.path().join("short.key");
-        std::fs::write(&short, b"too short").unwrap();
-        assert!(read_secret_key(&short).unwrap_err().contains("at least 32"));
-        assert!(read_secret_key(&dir.path().join("none")).is_err());
     }
 
     #[test]

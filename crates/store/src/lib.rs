@@ -16,7 +16,7 @@ mod s3;
 mod seal;
 mod store;
 
-pub use config::{RetentionConfig, parse_age, parse_bytes, parse_rate, read_secret_key};
+pub use config::{RetentionConfig, parse_age, parse_bytes, parse_rate};
 pub use folder::FolderStore;
 pub use retainer::{
     DEFAULT_MAX_RECORDS, Log, Retainer, RetentionOptions, RetentionStats, StatsReader,

@@ -16,16 +16,8 @@ pub(super) fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
 
 /// A new session id: 128 bits from the operating system's generator, in hex.
 pub(super) fn new_session_id() -> HeaderValue {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No generator: a session still works, it is only guessable by the host's neighbours.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    HeaderValue::from_str(&hex).unwrap_or_else(|_| HeaderValue::from_static("toolgate"))
+    HeaderValue::from_str(&crate::random_id())
+        .unwrap_or_else(|_| HeaderValue::from_static("toolgate"))
 }
 
 /// DNS rebinding protection: a page on another site that resolved its name to this machine

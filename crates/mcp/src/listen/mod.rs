@@ -379,6 +379,49 @@ async fn handle(
     }
 }
 
+/// Who asks, and whether they may now: their verified token's caller under `--auth`, each
+/// held to the caller rate (a token not verified before, or none, to its address's first, before
+/// any signature is checked, so a stream of junk tokens is answered 429 without one); or why
+/// not, and the answer to give.
+async fn admit_caller(
+    options: &Listen,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Option<Grant>, Box<(CallerRefusal, Response<Body>)>> {
+    let rate_check = |key: String| match &options.rate {
+        Some(rate) => rate
+            .check(&key)
+            .map_err(|wait| Box::new((CallerRefusal::Rate, too_many(wait)))),
+        None => Ok(()),
+    };
+    let grant = match &options.auth {
+        Some(auth) => {
+            let token = auth.bearer_token(headers);
+            let cached = token.as_ref().ok().and_then(|token| auth.cached(token));
+            if cached.is_none() {
+                rate_check(format!("address {}", peer.ip()))?;
+            }
+            let verified = match (token, cached) {
+                (Err(denied), _) => Err(denied),
+                (Ok(_), Some(answer)) => answer,
+                (Ok(token), None) => auth.verify(token).await,
+            }
+            .and_then(|caller| auth.admits(&caller).map(|()| caller))
+            .map_err(|denied| Box::new((refusal_of(&denied), unauthorized(auth, &denied))))?;
+            Some(Grant {
+                caller: verified,
+                authorizer: Arc::clone(auth),
+            })
+        }
+        None => None,
+    };
+    rate_check(match &grant {
+        Some(grant) => format!("caller {}", grant.caller.subject),
+        None => format!("address {}", peer.ip()),
+    })?;
+    Ok(grant)
+}
+
 async fn post(
     proxy: Arc<Proxy>,
     options: &Listen,
@@ -402,49 +445,14 @@ async fn post(
     }
     // Who asks, before anything of theirs is read: a token that does not verify costs the
     // listener no body.
-    let grant = match &options.auth {
-        Some(auth) => {
-            let token = auth.bearer_token(request.headers());
-            let cached = token.as_ref().ok().and_then(|token| auth.cached(token));
-            // A token not verified before costs a signature check, and a request without one
-            // a refusal: the address is held to the caller rate before either, so a stream of
-            // junk tokens is answered 429 without a signature checked.
-            if cached.is_none()
-                && let Some(rate) = &options.rate
-                && let Err(wait) = rate.check(&format!("address {}", peer.ip()))
-            {
-                refused_caller(CallerRefusal::Rate);
-                return too_many(wait);
-            }
-            let verified = match (token, cached) {
-                (Err(denied), _) => Err(denied),
-                (Ok(_), Some(answer)) => answer,
-                (Ok(token), None) => auth.verify(token).await,
-            }
-            .and_then(|caller| auth.admits(&caller).map(|()| caller));
-            match verified {
-                Ok(caller) => Some(Grant {
-                    caller,
-                    authorizer: Arc::clone(auth),
-                }),
-                Err(denied) => {
-                    refused_caller(refusal_of(&denied));
-                    return unauthorized(auth, &denied);
-                }
-            }
+    let grant = match admit_caller(options, peer, request.headers()).await {
+        Ok(grant) => grant,
+        Err(refused) => {
+            let (refusal, response) = *refused;
+            refused_caller(refusal);
+            return response;
         }
-        None => None,
     };
-    if let Some(rate) = &options.rate {
-        let key = match &grant {
-            Some(grant) => format!("caller {}", grant.caller.subject),
-            None => format!("address {}", peer.ip()),
-        };
-        if let Err(wait) = rate.check(&key) {
-            refused_caller(CallerRefusal::Rate);
-            return too_many(wait);
-        }
-    }
     // A request is read and answered holding one of the permits, which bounds the bodies and
     // answers held at once; its turn is waited for no longer than a body may take.
     let permit = match tokio::time::timeout(

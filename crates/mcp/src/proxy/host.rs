@@ -132,48 +132,13 @@ impl Proxy {
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/update"
                 if self.allows(Route::Tasks) =>
             {
-                let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
-                    return refuse(plain(
-                        codes::INVALID_PARAMS,
-                        "a task request needs a `taskId`",
-                    ));
-                };
-                // A task another caller created is answered as one that does not exist.
-                let Some(task) = self.tasks.get(task_id, host.task_owner().as_ref()) else {
-                    return refuse(plain(
-                        codes::INVALID_PARAMS,
-                        "no such task: toolgate knows of no task by this id for this caller",
-                    ));
-                };
-                let call = || Call {
-                    contract: Arc::clone(&task.contract),
-                    shadow: task.shadow.clone(),
-                    request: task.request.clone(),
-                    trace: None,
-                    metrics: self.metrics.as_ref().map(|metrics| {
-                        let resolved = metrics.contract(&task.contract);
-                        let in_flight = resolved.call_started();
-                        (resolved, in_flight)
-                    }),
-                    retry: None,
-                    may_task: false,
-                };
-                let waiting = match method {
-                    "tasks/result" => Waiting::Call(Box::new(call())),
-                    "tasks/get" => Waiting::Task(Box::new(TaskWait::Get {
-                        id: task_id.to_owned(),
-                        call: Box::new(call()),
-                        extension: task.extension,
-                    })),
-                    "tasks/cancel" => Waiting::Task(Box::new(TaskWait::Cancel {
-                        id: task_id.to_owned(),
-                        extension: task.extension,
-                    })),
-                    _ => Waiting::Task(Box::new(TaskWait::Update)),
-                };
-                params =
-                    tasks::params_for_upstream(method, &params, &task.upstream_id, &self.allowed);
-                waiting
+                match self.task_request(host, method, &params) {
+                    Ok((waiting, upstream_params)) => {
+                        params = upstream_params;
+                        waiting
+                    }
+                    Err(refusal) => return refuse(refusal),
+                }
             }
             _ => match Route::of_host_method(method) {
                 Some(route) if self.allows(route) => Waiting::Passthrough(method.to_owned()),
@@ -294,6 +259,59 @@ impl Proxy {
                 UpstreamFailure::Unavailable,
             );
         }
+    }
+
+    /// A host's request about a task (`tasks/get`, `tasks/result`, `tasks/cancel`,
+    /// `tasks/update`): what it waits for, and its params toward the upstream; refused for a
+    /// task this host's caller did not create (answered as one that does not exist).
+    fn task_request(
+        &self,
+        host: &Host,
+        method: &str,
+        params: &Value,
+    ) -> Result<(Waiting, Value), Refusal> {
+        let task_id = params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| plain(codes::INVALID_PARAMS, "a task request needs a `taskId`"))?;
+        let task = self
+            .tasks
+            .get(task_id, host.task_owner().as_ref())
+            .ok_or_else(|| {
+                plain(
+                    codes::INVALID_PARAMS,
+                    "no such task: toolgate knows of no task by this id for this caller",
+                )
+            })?;
+        // The result a task holds is decided as its call's would have been.
+        let call = || Call {
+            contract: Arc::clone(&task.contract),
+            shadow: task.shadow.clone(),
+            request: task.request.clone(),
+            trace: None,
+            metrics: self.metrics.as_ref().map(|metrics| {
+                let resolved = metrics.contract(&task.contract);
+                let in_flight = resolved.call_started();
+                (resolved, in_flight)
+            }),
+            retry: None,
+            may_task: false,
+        };
+        let waiting = match method {
+            "tasks/result" => Waiting::Call(Box::new(call())),
+            "tasks/get" => Waiting::Task(Box::new(TaskWait::Get {
+                id: task_id.to_owned(),
+                call: Box::new(call()),
+                extension: task.extension,
+            })),
+            "tasks/cancel" => Waiting::Task(Box::new(TaskWait::Cancel {
+                id: task_id.to_owned(),
+                extension: task.extension,
+            })),
+            _ => Waiting::Task(Box::new(TaskWait::Update)),
+        };
+        let upstream = tasks::params_for_upstream(method, params, &task.upstream_id, &self.allowed);
+        Ok((waiting, upstream))
     }
 
     /// A host's `tools/call`: the tool's contract found, the caller allowed, the tool as it was

@@ -60,18 +60,6 @@ fn lock(tasks: &Mutex<HashMap<String, Task>>) -> std::sync::MutexGuard<'_, HashM
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A new id for the host: 128 random bits in hex.
-fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos());
-        bytes = nanos.to_be_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 impl Tasks {
     /// Follows a task the upstream created for a call; the id the host is given for it.
     #[allow(clippy::too_many_arguments)]
@@ -94,7 +82,7 @@ impl Tasks {
         {
             tasks.remove(&oldest);
         }
-        let id = new_id();
+        let id = crate::random_id();
         tasks.insert(
             id.clone(),
             Task {
@@ -155,12 +143,7 @@ pub(super) fn created_task(result: &Value) -> Option<(&str, &Value, bool)> {
 pub(super) fn rebuilt(task: &Value, id: &str, extension: bool) -> Map<String, Value> {
     let mut out = Map::new();
     out.insert("taskId".to_owned(), Value::from(id));
-    let status = task
-        .get("status")
-        .and_then(Value::as_str)
-        .filter(|status| STATUSES.contains(status))
-        .unwrap_or("failed");
-    out.insert("status".to_owned(), Value::from(status));
+    out.insert("status".to_owned(), Value::from(status(task)));
     for time in ["createdAt", "lastUpdatedAt"] {
         if let Some(text) = task
             .get(time)

@@ -149,12 +149,11 @@ impl Proxy {
                     .into_line(id)
             }
             (Waiting::Call(call), Err(error)) if self.observe => {
-                let response =
-                    Response::unreachable("the upstream answered the call with a JSON-RPC error");
-                let now = SystemTime::now();
-                self.upstream_over(&call, waited, Some(UpstreamFailure::Error), now);
-                let decision = call.contract.admit_response(response, &call.request, now);
-                self.judge(&call, started, decision, &response);
+                self.failure_decision(
+                    &call,
+                    Response::unreachable("the upstream answered the call with a JSON-RPC error"),
+                    (waited, UpstreamFailure::Error),
+                );
                 message::error_object_line(id, &error)
             }
             (Waiting::Call(call), Err(error)) => {
@@ -328,12 +327,11 @@ impl Proxy {
                         "failed" => {
                             // Decided and audited as an upstream that failed the call; the host
                             // hears a fixed error, never the upstream's.
-                            let response = Response::unreachable("the task failed upstream");
-                            let now = SystemTime::now();
-                            self.upstream_over(&call, waited, Some(UpstreamFailure::Error), now);
-                            let decision =
-                                call.contract.admit_response(response, &call.request, now);
-                            self.judge(&call, started, decision, &response);
+                            self.failure_decision(
+                                &call,
+                                Response::unreachable("the task failed upstream"),
+                                (waited, UpstreamFailure::Error),
+                            );
                             task.insert(
                                 "error".to_owned(),
                                 json!({"code": codes::INTERNAL_ERROR, "message": "the task failed upstream (toolgate passes no upstream text)"}),
@@ -547,12 +545,23 @@ impl Proxy {
         response: Response<'_>,
         ended: (Option<Duration>, UpstreamFailure),
     ) {
+        let decision = self.failure_decision(call, response, ended);
+        host.send_result(result_line(id, &tools::result_json(&decision, modern_host)));
+    }
+
+    /// The decision on an upstream that gave a call no result (`response` says how), made whole
+    /// as [`Proxy::judge`] makes every decision: counted, traced, audited, retained.
+    fn failure_decision(
+        &self,
+        call: &Call,
+        response: Response<'_>,
+        ended: (Option<Duration>, UpstreamFailure),
+    ) -> Decision {
         let started = Instant::now();
         let now = SystemTime::now();
         self.upstream_over(call, ended.0, Some(ended.1), now);
         let decision = call.contract.admit_response(response, &call.request, now);
-        let decision = self.judge(call, started, decision, &response);
-        host.send_result(result_line(id, &tools::result_json(&decision, modern_host)));
+        self.judge(call, started, decision, &response)
     }
 
     /// A call's decision (begun at `started`), made whole: what a shadow version decides of the

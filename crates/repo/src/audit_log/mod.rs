@@ -358,6 +358,13 @@ impl ChainState {
         line.push(b'\n');
     }
 
+    /// The next line continues chain `id` after its line `seq`, whose digest is `digest`.
+    fn continue_after(&mut self, id: String, seq: u64, digest: [u8; 32]) {
+        self.id = id;
+        self.next_seq = seq + 1;
+        self.prev = Some(digest);
+    }
+
     /// The line in `self.line` was written: the chain moves on past it.
     fn advance(&mut self) {
         let line = self.line.strip_prefix(b"\n").unwrap_or(&self.line);
@@ -381,9 +388,7 @@ impl ChainState {
             match read_tail(file, end)? {
                 Tail::Empty => {}
                 Tail::Chained { id, seq, digest } => {
-                    self.id = id;
-                    self.next_seq = seq + 1;
-                    self.prev = Some(digest);
+                    self.continue_after(id, seq, digest);
                     self.rotated = false;
                 }
                 tail @ (Tail::Unchained | Tail::Cut) => {
@@ -437,6 +442,7 @@ impl ChainState {
             && known_end.is_some_and(|end| end != length)
             && let Tail::Chained { id, seq, digest } = read_tail(file, length)?
         {
+            // Fields, not `continue_after`: the target is borrowed until the reopen below.
             self.id = id;
             self.next_seq = seq + 1;
             self.prev = Some(digest);

@@ -261,57 +261,78 @@ impl<'k> AuditLogVerifier<'k> {
         if let Err(why) = check_signature(body, &value, self.key) {
             self.problem(file, number, why);
         }
+        let place = (file, number);
+        match self
+            .chains
+            .iter()
+            .position(|followed| followed.summary.id == chain.id)
+        {
+            None => self.begin_chain(&chain, place, digest),
+            Some(at) => self.continue_chain(at, &chain, place, digest),
+        }
+    }
+
+    /// A chain's first line (at `place`: file, line): a new chain (seq 0, no prev), or one
+    /// rotated in from a file before (marked), which must then be a file given before this one
+    /// when there is one.
+    fn begin_chain(&mut self, chain: &ChainMembers<'_>, place: (usize, usize), digest: [u8; 32]) {
         let ChainMembers {
             id,
             seq,
             prev,
             rotated,
-        } = chain;
-        let Some(at) = self
-            .chains
-            .iter()
-            .position(|followed| followed.summary.id == id)
-        else {
-            // A chain's first line: a new chain (seq 0, no prev), or one rotated in from a file
-            // before (marked), which must then be a file given before this one when there is one.
-            let rotated_in = match (seq, prev, rotated) {
-                (0, None, _) => false,
-                (_, Some(_), true) if file == 0 => true,
-                (_, Some(_), true) => {
-                    self.problem(
-                        file,
-                        number,
-                        format!(
-                            "chain {id} is continued here from a rotated file, but the file before this one holds no line of it: give the file it was rotated from first, or it was deleted"
-                        ),
-                    );
-                    true
-                }
-                _ if self.continues_over_unreadable(prev) => false,
-                _ => {
-                    self.problem(
-                        file,
-                        number,
-                        format!(
-                            "chain {id} begins here at seq {seq}, unmarked: its earlier lines were deleted"
-                        ),
-                    );
-                    false
-                }
-            };
-            self.chains.push(Followed {
-                summary: ChainSummary {
-                    id: id.to_owned(),
-                    first_seq: seq,
-                    last_seq: seq,
-                    last_line: (file, number),
-                    rotated_in,
-                    continued: false,
-                },
-                prev: digest,
-            });
-            return;
+        } = *chain;
+        let (file, number) = place;
+        let rotated_in = match (seq, prev, rotated) {
+            (0, None, _) => false,
+            (_, Some(_), true) if file == 0 => true,
+            (_, Some(_), true) => {
+                self.problem(
+                    file,
+                    number,
+                    format!(
+                        "chain {id} is continued here from a rotated file, but the file before this one holds no line of it: give the file it was rotated from first, or it was deleted"
+                    ),
+                );
+                true
+            }
+            _ if self.continues_over_unreadable(prev) => false,
+            _ => {
+                self.problem(
+                    file,
+                    number,
+                    format!(
+                        "chain {id} begins here at seq {seq}, unmarked: its earlier lines were deleted"
+                    ),
+                );
+                false
+            }
         };
+        self.chains.push(Followed {
+            summary: ChainSummary {
+                id: id.to_owned(),
+                first_seq: seq,
+                last_seq: seq,
+                last_line: place,
+                rotated_in,
+                continued: false,
+            },
+            prev: digest,
+        });
+    }
+
+    /// A line of the chain followed at `at`: its seq one past the chain's last, its prev that
+    /// line's digest; the chain then moves on to it (but past a line out of order, which is
+    /// reported and the chain left where it was).
+    fn continue_chain(
+        &mut self,
+        at: usize,
+        chain: &ChainMembers<'_>,
+        place: (usize, usize),
+        digest: [u8; 32],
+    ) {
+        let ChainMembers { id, seq, prev, .. } = *chain;
+        let (file, number) = place;
         let (last_seq, (last_file, last_line), held) = {
             let chain = &self.chains[at].summary;
             (chain.last_seq, chain.last_line, hex(&self.chains[at].prev))
@@ -333,35 +354,25 @@ impl<'k> AuditLogVerifier<'k> {
                 ),
             );
         }
-        if prev == Some(held.as_str()) {
-            if seq > expected {
-                self.problem(
-                    file,
-                    number,
-                    format!(
-                        "chain {id} goes from seq {last_seq} ({place}) to {seq} with no line between them missing from the digests: its seq was edited"
-                    ),
-                );
-            }
+        let why = if prev == Some(held.as_str()) {
+            (seq > expected).then(|| format!(
+                "chain {id} goes from seq {last_seq} ({place}) to {seq} with no line between them missing from the digests: its seq was edited"
+            ))
         } else if seq == expected + 1 && self.continues_over_unreadable(prev) {
             // The unreadable line between was reported as such.
+            None
         } else if seq > expected {
-            self.problem(
-                file,
-                number,
-                format!(
-                    "chain {id} goes from seq {last_seq} ({place}) to {seq}: {} line(s) between them are missing",
-                    seq - expected
-                ),
-            );
+            Some(format!(
+                "chain {id} goes from seq {last_seq} ({place}) to {seq}: {} line(s) between them are missing",
+                seq - expected
+            ))
         } else {
-            self.problem(
-                file,
-                number,
-                format!(
-                    "its prev is not the digest of chain {id}'s line before it ({place}): that line was edited"
-                ),
-            );
+            Some(format!(
+                "its prev is not the digest of chain {id}'s line before it ({place}): that line was edited"
+            ))
+        };
+        if let Some(why) = why {
+            self.problem(file, number, why);
         }
         let followed = &mut self.chains[at];
         followed.summary.last_seq = seq;
@@ -372,6 +383,7 @@ impl<'k> AuditLogVerifier<'k> {
 }
 
 /// A line's `chain` members.
+#[derive(Clone, Copy)]
 struct ChainMembers<'a> {
     id: &'a str,
     seq: u64,

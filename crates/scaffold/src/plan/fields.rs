@@ -185,6 +185,56 @@ fn is_scalar(schema: &Value, item: &Value) -> bool {
         && item.get("properties").is_none()
 }
 
+/// A field that reads whole a place the shape tolerates undeclared members at would hand the
+/// agent whatever the upstream adds there: the gate refuses to compile it, so it is refused
+/// here, before anything is written, naming the members of `example` there to promise instead.
+pub(super) fn no_whole_read_of_tolerated(
+    fields: &[Field],
+    tolerated: &[(String, String)],
+    example: Option<&Value>,
+) -> Result<(), String> {
+    let shown = |pointer: &str| {
+        if pointer.is_empty() {
+            "the whole response".to_owned()
+        } else {
+            pointer.to_owned()
+        }
+    };
+    for field in fields {
+        let within =
+            |place: &str| place == field.from || place.starts_with(&format!("{}/", field.from));
+        let Some((place, _)) = tolerated.iter().find(|(place, _)| within(place)) else {
+            continue;
+        };
+        let members: Vec<String> = example
+            .and_then(|example| example.pointer(place))
+            .and_then(Value::as_object)
+            .map(|members| {
+                members
+                    .keys()
+                    .map(|name| {
+                        let token = crate::convert::escape(name);
+                        format!("--field {}={place}/{token}", field_name(name))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Err(format!(
+            "--field {}={}: reads {} as a whole, where the description leaves members undeclared (its example has some it does not describe, at {}): they would reach the agent unchecked; promise the members one by one instead{}",
+            field.name,
+            field.from,
+            shown(&field.from),
+            shown(place),
+            if members.is_empty() {
+                String::new()
+            } else {
+                format!(", e.g. {}", members.join(" "))
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// The members the agent could be given where nothing is pinned: the root's scalar members and
 /// those of its object members, ranked (identifiers, then pinned values, then numbers and
 /// booleans, then text), each as the `--field` that promises it.

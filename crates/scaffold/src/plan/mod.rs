@@ -23,7 +23,7 @@ use examples::{
     validator,
 };
 pub use fields::choose_fields;
-use fields::{candidates, promised_places};
+use fields::{candidates, no_whole_read_of_tolerated, promised_places};
 use fixtures::fixtures;
 pub(crate) use reading::locate;
 use reading::required_at;
@@ -254,48 +254,11 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
                 .join(", ")
         ));
     }
-    // A field that reads whole a place the shape tolerates undeclared members at would hand the
-    // agent whatever the upstream adds there: the gate refuses to compile it, so it is refused
-    // here, before anything is written, with the members to promise instead.
-    for field in &fields {
-        let within =
-            |place: &str| place == field.from || place.starts_with(&format!("{}/", field.from));
-        if let Some((place, _)) = tolerated.iter().find(|(place, _)| within(place)) {
-            let shown = |pointer: &str| {
-                if pointer.is_empty() {
-                    "the whole response".to_owned()
-                } else {
-                    pointer.to_owned()
-                }
-            };
-            let members: Vec<String> = admitted
-                .first()
-                .and_then(|(_, example)| example.pointer(place))
-                .and_then(Value::as_object)
-                .map(|members| {
-                    members
-                        .keys()
-                        .map(|name| {
-                            let token = crate::convert::escape(name);
-                            format!("--field {}={place}/{token}", names::field_name(name))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            return Err(format!(
-                "--field {}={}: reads {} as a whole, where the description leaves members undeclared (its example has some it does not describe, at {}): they would reach the agent unchecked; promise the members one by one instead{}",
-                field.name,
-                field.from,
-                shown(&field.from),
-                shown(place),
-                if members.is_empty() {
-                    String::new()
-                } else {
-                    format!(", e.g. {}", members.join(" "))
-                }
-            ));
-        }
-    }
+    no_whole_read_of_tolerated(
+        &fields,
+        &tolerated,
+        admitted.first().map(|(_, example)| example),
+    )?;
     if fields.is_empty() {
         let offered = candidates(&schema);
         return Err(if offered.is_empty() {
