@@ -761,10 +761,13 @@ pub(crate) struct NewArgs {
     /// The repository root, holding contracts/ and fixtures/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    /// Write the version after TOOL's newest (vN+1) from a newer description or newer samples:
-    /// the response schema is the newer one's, everything the author decided in vN is kept, and
-    /// what no longer applies is a to-do; then `toolgate diff TOOL vN vN+1` reviews the bump.
-    #[arg(long, conflicts_with = "from_mcp")]
+    /// Write the version after TOOL's newest (vN+1) from a newer description, newer samples or
+    /// the server as it lists its tools now (each tool with a contract): the response schema is
+    /// the newer one's with every edit the author made to vN's scaffold replayed where the newer
+    /// one left the place alone, everything else decided in vN is kept, fixtures vN+1 decides
+    /// differently say so in their sidecars, and what no longer applies is a to-do; then
+    /// `toolgate diff TOOL vN vN+1` reviews the bump.
+    #[arg(long)]
     next_version: bool,
     /// How long the MCP server has to list its tools, and to answer each call (e.g. 30s).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]

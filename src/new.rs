@@ -167,12 +167,7 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
 
     let mcp = matches!(config.source, Source::Mcp { .. });
     if config.next_version {
-        if mcp {
-            return Err(UsageError::new(
-                "--next-version bumps one tool: scaffold it from --from-openapi or --from-sample",
-            ));
-        }
-        return next_version(config, &root, parts, out);
+        return next_version(config, &root, parts, &listings, out);
     }
     let mut left = 0;
     // Every tool is planned before anything is written, so one that cannot be written (a name
@@ -431,35 +426,80 @@ fn next_version(
     config: &NewConfig,
     root: &RepoRoot,
     parts: Vec<Parts>,
+    listings: &std::collections::BTreeMap<String, Value>,
     out: &mut impl Write,
 ) -> Result<Status, UsageError> {
-    let Some(mut parts) = parts.into_iter().next() else {
-        return Ok(Status::Passed);
-    };
-    if parts.fields.is_empty() {
-        parts.fields =
-            toolgate_scaffold::bump::kept_fields(root, &parts.tool).map_err(UsageError::new)?;
+    let mcp = matches!(config.source, Source::Mcp { .. });
+    let mut left = 0;
+    for mut parts in parts {
+        let tool = parts.tool.clone();
+        let folder = Path::new(toolgate_repo::CONTRACTS_DIR).join(&tool);
+        // A server's tool with no contract yet has no version to follow: its first is written
+        // without --next-version.
+        if mcp
+            && root
+                .kind(&folder)
+                .map_err(|error| UsageError::new(error.to_string()))?
+                != toolgate_repo::EntryKind::Dir
+        {
+            let _ = writeln!(
+                out,
+                "skipped {}: no contract to follow; write its v1 with `toolgate new --from-mcp` (without --next-version)\n",
+                escape_hidden(&tool)
+            );
+            continue;
+        }
+        if parts.fields.is_empty() {
+            parts.fields =
+                toolgate_scaffold::bump::kept_fields(root, &tool).map_err(UsageError::new)?;
+        }
+        let source = parts.origin.source.clone();
+        let bumped = match plan(parts)
+            .and_then(|plan| toolgate_scaffold::bump::write_next(root, &plan, &source))
+        {
+            Ok(bumped) => bumped,
+            // One server tool that cannot be bumped does not stop the others.
+            Err(message) if mcp => {
+                left += 1;
+                let _ = writeln!(out, "skipped {tool}: {}\n", escape_hidden(&message));
+                continue;
+            }
+            Err(message) => return Err(UsageError::new(message)),
+        };
+        let mut written = bumped.written.clone();
+        let mut todo = bumped.todo.clone();
+        let repository = Repository::open(&config.root)?;
+        let carried = toolgate_scaffold::bump::carry_fixtures(
+            &repository,
+            &tool,
+            &bumped.from,
+            &bumped.version,
+        )
+        .map_err(UsageError::new)?;
+        written.extend(carried.rewritten);
+        todo.extend(carried.todo);
+        // The new version is written against the tool as the server lists it now.
+        if let Some(listing) = listings.get(&tool) {
+            toolgate_mcp::write_pin(root, &tool, listing)?;
+            written.push(folder.join(toolgate_repo::PIN_FILE));
+        }
+        todo.extend(findings(&config.root, &tool, &bumped.version)?);
+        left += todo.len();
+        let mut text = format!(
+            "toolgate new: wrote {tool} {} (the response schema from {source} with {}'s edits replayed; everything else kept from {})\n",
+            bumped.version, bumped.from, bumped.from
+        );
+        for path in &written {
+            text.push_str(&format!("  {}\n", path.display()));
+        }
+        text.push_str(&todo_list(&todo));
+        text.push_str(&format!(
+            "\nnext: review the bump with `toolgate diff {tool} {0} {1}`, then `toolgate test --accept {tool}` (locks {1}) and `CI=true toolgate test {tool}`\n\n",
+            bumped.from, bumped.version
+        ));
+        toolgate_repo::write_output(out, text.as_bytes())?;
     }
-    let source = parts.origin.source.clone();
-    let plan = plan(parts).map_err(UsageError::new)?;
-    let bumped =
-        toolgate_scaffold::bump::write_next(root, &plan, &source).map_err(UsageError::new)?;
-    let mut todo = bumped.todo.clone();
-    todo.extend(findings(&config.root, &plan.tool, &bumped.version)?);
-    let mut text = format!(
-        "toolgate new: wrote {} {} (the response schema from {source}; everything else kept from {})\n",
-        plan.tool, bumped.version, bumped.from
-    );
-    for path in &bumped.written {
-        text.push_str(&format!("  {}\n", path.display()));
-    }
-    text.push_str(&todo_list(&todo));
-    text.push_str(&format!(
-        "\nnext: review the bump with `toolgate diff {0} {1} {2}`, then `toolgate test --accept {0}` (locks {2}) and `CI=true toolgate test {0}`\n\n",
-        plan.tool, bumped.from, bumped.version
-    ));
-    toolgate_repo::write_output(out, text.as_bytes())?;
-    Ok(Status::passed_if(todo.is_empty()))
+    Ok(Status::passed_if(left == 0))
 }
 
 /// Why `toolgate new` accepted a `value_untyped` finding: the words written into `lint.yaml`

@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 39] = [
+    let single: [(&str, Test); 40] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -150,6 +150,10 @@ fn main() -> ExitCode {
         (
             "mcp::new_from_mcp_stops_at_a_listing_too_large_to_hold",
             scaffold::new_stops_at_a_listing_too_large_to_hold,
+        ),
+        (
+            "mcp::new_from_mcp_next_version_carries_the_authors_edits",
+            scaffold::next_version_from_a_server,
         ),
         (
             "mcp::auth::bad_tokens_are_refused_and_the_right_one_served",

@@ -682,6 +682,23 @@ fn next_version_writes_the_bump_beside_the_versions_and_keeps_what_was_decided()
         "{}",
         bump.stdout
     );
+    // v1's example, which v3 refuses, says so in its sidecar, and the to-do asks whether the
+    // upstream really changed.
+    let sidecar =
+        fs::read_to_string(root.join("fixtures/order/accepted/example.expect.yaml")).unwrap();
+    assert!(
+        sidecar.contains("expect_by_version:\n  v1: { outcome: admitted }\n  v2: { outcome: admitted }\n  v3: { outcome: rejected, layer: schema"),
+        "{sidecar}"
+    );
+    assert!(
+        bump.stdout
+            .contains("fixtures/order/accepted/example.json: v3 decides it")
+            && bump
+                .stdout
+                .contains("keep it if the upstream really changed"),
+        "{}",
+        bump.stdout
+    );
     // Without a contract to follow, it says what to do.
     let none = toolgate(
         &root,
@@ -698,6 +715,70 @@ fn next_version_writes_the_bump_beside_the_versions_and_keeps_what_was_decided()
     );
     assert_eq!(none.code, 2);
     assert!(none.stderr.contains("scaffold v1 first"), "{}", none.stderr);
+}
+
+/// A contract hardened by hand (the guide's advice: bounds, patterns) and bumped to a newer
+/// release of the same real description (GitHub Enterprise Server 3.7 then 3.8, whose label
+/// operation differs only in vendor extensions and a documentation link): every edit is carried
+/// into v2, the bump reviews as no change, and v1's fixtures hold under v2 unchanged.
+#[test]
+fn a_hardened_contract_bumped_where_the_upstream_changed_nothing_diffs_as_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpora/real-apis/github");
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    scaffold(
+        &root,
+        "get_label",
+        &corpus.join("label.ghes-3.7.openapi.json"),
+        "issues/get-label",
+    );
+    let v1 = root.join("contracts/get_label/v1/response.schema.json");
+    let mut schema = read_json(&v1);
+    let properties = &mut schema["properties"];
+    properties["color"]["pattern"] = json!("^[0-9a-fA-F]{6}$");
+    properties["color"]["maxLength"] = json!(6);
+    properties["name"]["maxLength"] = json!(50);
+    properties["node_id"]["pattern"] = json!("^[A-Za-z0-9+/=_-]+$");
+    fs::write(&v1, serde_json::to_string_pretty(&schema).unwrap() + "\n").unwrap();
+    let accept = toolgate(&root, &["test", "--accept", "get_label"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+
+    let bump = toolgate(
+        &root,
+        &[
+            "new",
+            "get_label",
+            "--from-openapi",
+            corpus.join("label.ghes-3.8.openapi.json").to_str().unwrap(),
+            "--operation",
+            "issues/get-label",
+            "--next-version",
+        ],
+        true,
+    );
+    assert!(
+        matches!(bump.code, 0 | 1),
+        "{}\n{}",
+        bump.stdout,
+        bump.stderr
+    );
+    assert!(
+        !bump.stdout.contains("response.schema.json#"),
+        "{}",
+        bump.stdout
+    );
+    assert_eq!(
+        read_json(&root.join("contracts/get_label/v2/response.schema.json")),
+        schema
+    );
+    let diff = toolgate(&root, &["diff", "get_label", "v1", "v2"], true);
+    assert_eq!(diff.code, 0, "{}\n{}", diff.stdout, diff.stderr);
+    assert!(diff.stdout.contains("changes (0)"), "{}", diff.stdout);
+    let accept = toolgate(&root, &["test", "--accept", "get_label"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+    let ci = toolgate(&root, &["test", "get_label"], true);
+    assert_eq!(ci.code, 0, "{}\n{}", ci.stdout, ci.stderr);
 }
 
 /// Where the description allows any value (an empty schema, a union with a branch that admits

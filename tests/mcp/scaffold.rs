@@ -13,9 +13,15 @@ use super::{SCENARIO_VARIABLE, here};
 
 /// `toolgate new --from-mcp --root ROOT -- <the fake server>`, replaying `scenario`.
 fn new_from(root: &Path, scenario: &Path) -> Result<Output, Failed> {
+    new_from_with(root, scenario, &[])
+}
+
+/// [`new_from`] with more flags before the server command.
+fn new_from_with(root: &Path, scenario: &Path, flags: &[&str]) -> Result<Output, Failed> {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(["new", "--from-mcp", "--root"])
         .arg(root)
+        .args(flags)
         .arg("--")
         .arg(std::env::current_exe().map_err(|error| error.to_string())?)
         .env(SCENARIO_VARIABLE, scenario)
@@ -425,6 +431,78 @@ pub(crate) fn new_refuses_what_no_schema_describes() -> Result<(), Failed> {
             "arguments that are not an object are a usage error",
             &not_object,
         ));
+    }
+    Ok(())
+}
+
+/// `--next-version` from a server: each tool with a contract gets the version after its newest,
+/// the author's edits to its schema carried over, the pin rewritten to the tool as listed now; a
+/// tool without a contract is skipped with what to do.
+pub(crate) fn next_version_from_a_server() -> Result<(), Failed> {
+    let root = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let server = |extra: Option<Value>| {
+        let mut properties = json!({
+            "city": {"type": "string"},
+            "temperature_c": {"type": "number"},
+            "conditions": {"type": "string", "enum": ["sunny", "cloudy"]}
+        });
+        let mut tools = vec![];
+        if let Some(extra) = extra {
+            properties["humidity"] = extra;
+            tools.push(json!({"name": "newcomer", "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}}));
+        }
+        tools.push(json!({
+            "name": "forecast",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "required": ["city", "temperature_c", "conditions"], "properties": properties}
+        }));
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+               "serverInfo": {"name": "forecast-server", "version": "1"}, "tools": tools})
+    };
+    let (repository, output) = new_from_server(root.path(), server(None))?;
+    if !repository.join("contracts/forecast/v1").is_dir() {
+        return Err(failure("v1 written", &output));
+    }
+    // The author bounds the city.
+    let v1 = repository.join("contracts/forecast/v1/response.schema.json");
+    let mut schema: Value =
+        serde_json::from_slice(&fs::read(&v1).map_err(|error| error.to_string())?)
+            .map_err(|error| error.to_string())?;
+    schema["properties"]["city"]["maxLength"] = json!(40);
+    fs::write(&v1, schema.to_string()).map_err(|error| error.to_string())?;
+    let pin_before = fs::read(repository.join("contracts/forecast/upstream.pin.json"))
+        .map_err(|error| error.to_string())?;
+
+    let scenario = root.path().join("newer.json");
+    fs::write(
+        &scenario,
+        json!({"server": server(Some(json!({"type": "integer", "minimum": 0, "maximum": 100}))), "calls": {}}).to_string(),
+    )
+    .map_err(|error| error.to_string())?;
+    let output = new_from_with(&repository, &scenario, &["--next-version"])?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !matches!(output.status.code(), Some(0 | 1)) || !stdout.contains("wrote forecast v2") {
+        return Err(failure("forecast v2 written", &output));
+    }
+    if !stdout.contains("skipped newcomer: no contract to follow") {
+        return Err(failure(
+            "a tool with no contract is skipped, with what to do",
+            &output,
+        ));
+    }
+    let v2: Value = serde_json::from_slice(
+        &fs::read(repository.join("contracts/forecast/v2/response.schema.json"))
+            .map_err(|error| error.to_string())?,
+    )
+    .map_err(|error| error.to_string())?;
+    if v2["properties"]["city"]["maxLength"] != 40 || !v2["properties"]["humidity"].is_object() {
+        return Err(format!("v2 keeps the author's bound and has the new member:\n{v2:#}").into());
+    }
+    let pin_after = fs::read(repository.join("contracts/forecast/upstream.pin.json"))
+        .map_err(|error| error.to_string())?;
+    if pin_after == pin_before {
+        return Err(failure("the pin follows the tool as listed now", &output));
     }
     Ok(())
 }

@@ -64,9 +64,11 @@ pub use request::{
     RequestSpec, SCHEMA as REQUEST_SCHEMA, parse_request_file, parse_time, read_request_file,
 };
 pub use rollout::{ShadowPair, ShadowPlan, refuse_observe_in_ci, running_in_ci};
-pub use save_fixture::{FixtureTarget, Observed, parse_target, save as save_fixture};
+pub use save_fixture::{
+    FixtureTarget, Observed, fits as fits_class, parse_target, save as save_fixture,
+};
 pub use sidecar::{
     Expectation, Expectations, SCHEMA as SIDECAR_SCHEMA, Sidecar, check_versions, retry_words,
-    yaml_string,
+    with_version_expectation, yaml_string,
 };
 pub use status::Status;

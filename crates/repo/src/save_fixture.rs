@@ -207,7 +207,7 @@ pub fn save(
 }
 
 /// Whether a decision belongs in `class` (as the suite checks each case).
-fn fits(class: FixtureClass, decision: &Decision) -> Result<(), String> {
+pub fn fits(class: FixtureClass, decision: &Decision) -> Result<(), String> {
     match (class, decision.outcome()) {
         (FixtureClass::Accepted, Outcome::Admitted | Outcome::AdmittedFailure { .. }) => Ok(()),
         (FixtureClass::Accepted, _) => {

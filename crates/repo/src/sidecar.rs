@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
@@ -437,6 +438,79 @@ pub fn check_versions(versions: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// A sidecar's text made to expect `expectation` under `version` as well, as a contract bump
+/// records what its new version decides: an `expect:` that holds under every version becomes
+/// `expect_by_version:`, its expectation under each of `earlier` and `expectation` under
+/// `version`; an `expect_by_version:` gains a line. Every other line, comments included, is kept.
+/// `None` when the text is not laid out so (no top-level `expect:` or `expect_by_version:` whose
+/// block can be told, a `versions:` list), or the result would not read back as intended: for a
+/// person to edit.
+pub fn with_version_expectation(
+    text: &str,
+    earlier: &[String],
+    version: &str,
+    expectation: &Expectation,
+) -> Option<String> {
+    let before = Sidecar::parse(text).ok()?;
+    let decided = match &before.expect {
+        Expectations::Every(_) => earlier.iter().any(|name| name == version),
+        Expectations::ByVersion(by_version) => by_version.iter().any(|(name, _)| name == version),
+    };
+    if decided {
+        return None;
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines
+        .iter()
+        .position(|line| line.starts_with("expect:") || line.starts_with("expect_by_version:"))?;
+    // The key's block: the lines after it that are indented, blank or comments.
+    let mut end = start + 1;
+    while end < lines.len()
+        && (lines[end].starts_with([' ', '\t'])
+            || lines[end].trim().is_empty()
+            || lines[end].starts_with('#'))
+    {
+        end += 1;
+    }
+    // Trailing blank lines and comments belong to what follows.
+    while end > start + 1 && (lines[end - 1].trim().is_empty() || lines[end - 1].starts_with('#')) {
+        end -= 1;
+    }
+    let added = format!("  {version}: {}\n", expectation.to_yaml());
+    let block = match &before.expect {
+        Expectations::Every(every) if before.versions.is_none() => {
+            let mut block = "expect_by_version:\n".to_owned();
+            for name in earlier {
+                let _ = writeln!(block, "  {name}: {}", every.to_yaml());
+            }
+            block + &added
+        }
+        Expectations::ByVersion(_) => {
+            let mut block: String = lines[start..end].concat();
+            if !block.ends_with('\n') {
+                block.push('\n');
+            }
+            block + &added
+        }
+        Expectations::Every(_) => return None,
+    };
+    let rewritten = format!(
+        "{}{block}{}",
+        lines[..start].concat(),
+        lines[end..].concat()
+    );
+    let after = Sidecar::parse(&rewritten).ok()?;
+    let kept = match &before.expect {
+        Expectations::Every(every) => earlier
+            .iter()
+            .all(|name| after.expect.for_version(name) == Some(every)),
+        Expectations::ByVersion(by_version) => by_version
+            .iter()
+            .all(|(name, old)| after.expect.for_version(name) == Some(old)),
+    };
+    (kept && after.expect.for_version(version) == Some(expectation)).then_some(rewritten)
+}
+
 impl ExpectationFile {
     fn check(self) -> Result<Expectation, Located> {
         let layer = match &self.layer {
@@ -503,6 +577,44 @@ impl ExpectationFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bump_writes_what_its_version_decides_keeping_every_other_line() {
+        let rejected = Expectation::Rejected {
+            layer: Layer::Schema,
+            rule: None,
+            code: ErrorCode::InvalidResponse,
+            retryable: false,
+        };
+        let every = "# kept\ndescription: \"d\"\nexpect:\n  outcome: admitted\n\n# also kept\nnow: \"2026-01-01T00:00:00Z\"\n";
+        let versions = ["v1".to_owned(), "v2".to_owned()];
+        assert_eq!(
+            with_version_expectation(every, &versions, "v3", &rejected).as_deref(),
+            Some(
+                "# kept\ndescription: \"d\"\nexpect_by_version:\n  v1: { outcome: admitted }\n  v2: { outcome: admitted }\n  v3: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }\n\n# also kept\nnow: \"2026-01-01T00:00:00Z\"\n"
+            )
+        );
+        let by_version = "expect_by_version:\n  v1: { outcome: admitted }\n  # why v2 differs\n  v2: { outcome: rejected, layer: schema, code: INVALID_RESPONSE, retryable: false }\n";
+        assert_eq!(
+            with_version_expectation(by_version, &versions, "v3", &Expectation::Admitted)
+                .as_deref(),
+            Some(format!("{by_version}  v3: {{ outcome: admitted }}\n").as_str())
+        );
+        // Already decided for v3, pinned to some versions, or not a sidecar: left for a person.
+        let pinned = "versions: [v1]\nexpect: { outcome: admitted }\n";
+        assert_eq!(
+            with_version_expectation(pinned, &versions, "v3", &rejected),
+            None
+        );
+        assert_eq!(
+            with_version_expectation(every, &versions, "v2", &rejected),
+            None
+        );
+        assert_eq!(
+            with_version_expectation("expect: [", &versions, "v3", &rejected),
+            None
+        );
+    }
 
     #[test]
     fn a_complete_rejection_parses_into_its_variant() {

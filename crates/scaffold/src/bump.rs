@@ -10,9 +10,18 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_repo::{CONTRACTS_DIR, EntryKind, FIXTURES_DIR, RepoRoot};
+use std::sync::Arc;
 
-use crate::plan::{Plan, SYNTHESIZED_CASE, locate};
+use toolgate_repo::{
+    CONTRACTS_DIR, EntryKind, Expectation, Expectations, FIXTURES_DIR, Fixture, FixtureClass,
+    RepoRoot, Repository, RequestFiles, admit_fixture, discover_tool, fits_class,
+    with_version_expectation,
+};
+
+use toolgate_gate::internals::escape_hidden;
+
+use crate::merge::merge;
+use crate::plan::{Plan, SCAFFOLD_DIR, SYNTHESIZED_CASE, locate};
 use crate::render;
 
 /// The largest file of a version folder copied into the next.
@@ -51,6 +60,48 @@ fn newest(root: &RepoRoot, tool: &str) -> Result<(u32, PathBuf), String> {
                 root.shown(&folder).display()
             )
         })
+}
+
+/// The response schema of the next version: the newer description's scaffold with every edit
+/// the author made to `from`'s scaffold replayed ([`merge`]); each edit that no longer applies
+/// is a to-do. A version with no scaffold beside it (written by hand, or by a `toolgate new`
+/// older than the scaffold record) gives the newer scaffold as it is, and says so.
+fn carried_schema(
+    root: &RepoRoot,
+    plan: &Plan,
+    from_path: &Path,
+    schema_name: &str,
+    version: &str,
+    todo: &mut Vec<String>,
+) -> Result<Value, String> {
+    let tool = &plan.tool;
+    let read = |path: &Path| -> Result<Value, String> {
+        let bytes = root
+            .read_capped(path, MAX_COPIED_BYTES)
+            .map_err(|error| error.to_string())?;
+        serde_json::from_slice(&bytes)
+            .map_err(|error| format!("{}: {error}", root.shown(path).display()))
+    };
+    let committed = from_path.join(schema_name);
+    let scaffolded = from_path.join(SCAFFOLD_DIR).join(schema_name);
+    if root.kind(&scaffolded).map_err(|error| error.to_string())? != EntryKind::File
+        || root.kind(&committed).map_err(|error| error.to_string())? != EntryKind::File
+    {
+        todo.push(format!(
+            "contracts/{tool}/{version}/{schema_name}: the newer description's scaffold as it is, because {} holds no scaffold to tell the author's edits from: carry over by hand what was changed there (`toolgate diff` between the two versions lists it)",
+            root.shown(from_path).display()
+        ));
+        return Ok(plan.schema.clone());
+    }
+    let merged = merge(&read(&scaffolded)?, &read(&committed)?, &plan.schema);
+    for conflict in &merged.conflicts {
+        todo.push(format!(
+            "contracts/{tool}/{version}/{schema_name}#{}: {}: decide what holds now, and write it here",
+            escape_hidden(&conflict.at),
+            conflict.why
+        ));
+    }
+    Ok(merged.document)
 }
 
 /// A tool's newest version: its number, its folder, and its `contract.yaml` as written and as
@@ -132,19 +183,27 @@ pub fn write_next(root: &RepoRoot, plan: &Plan, source: &str) -> Result<Bumped, 
             number + 1
         )
     })?;
+    let mut todo = Vec::new();
+    let schema = carried_schema(root, plan, &from_path, schema_name, &version, &mut todo)?;
     let header = render::comment(&format!(
-        "{version}: the response schema is {source}'s (`toolgate new --next-version`); the rest is {from}'s, as its author wrote it."
+        "{version}: the response schema is {source}'s (`toolgate new --next-version`), with every edit its author made to {from}'s scaffold replayed where the newer description left the place alone; the rest is {from}'s, as its author wrote it."
     ));
-    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![(
-        to_path.join("contract.yaml"),
-        format!("# {header}\n{bumped}").into_bytes(),
-    )];
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (
+            to_path.join("contract.yaml"),
+            format!("# {header}\n{bumped}").into_bytes(),
+        ),
+        (
+            to_path.join(SCAFFOLD_DIR).join(schema_name),
+            render::json(&plan.schema).bytes,
+        ),
+    ];
     for entry in root.list(&from_path).map_err(|error| error.to_string())? {
         if entry.name == "contract.yaml" || !matches!(entry.kind, Ok(EntryKind::File)) {
             continue;
         }
         let bytes = if entry.name == schema_name {
-            render::json(&plan.schema).bytes
+            render::json(&schema).bytes
         } else {
             root.read_capped(&entry.path, MAX_COPIED_BYTES)
                 .map_err(|error| error.to_string())?
@@ -155,11 +214,10 @@ pub fn write_next(root: &RepoRoot, plan: &Plan, source: &str) -> Result<Bumped, 
         .iter()
         .any(|(path, _)| path.file_name().is_some_and(|name| name == schema_name))
     {
-        files.push((to_path.join(schema_name), render::json(&plan.schema).bytes));
+        files.push((to_path.join(schema_name), render::json(&schema).bytes));
     }
-    let mut todo = Vec::new();
     for (what, pointer) in decided_places(&contract) {
-        if locate(&plan.schema, &pointer).is_none() {
+        if locate(&schema, &pointer).is_none() {
             todo.push(format!(
                 "contracts/{tool}/{version}/contract.yaml: {what} reads {pointer}, which the newer schema does not declare: map it to where the value now is, or remove it"
             ));
@@ -330,6 +388,111 @@ fn new_examples(
         files.push((folder.join(format!("{case}.expect.yaml")), sidecar.bytes));
     }
     Ok(files)
+}
+
+/// What the bump did to the tool's fixtures.
+#[derive(Debug, Default)]
+pub struct Carried {
+    /// Sidecars rewritten to say what the new version decides.
+    pub rewritten: Vec<PathBuf>,
+    /// What a person must decide.
+    pub todo: Vec<String>,
+}
+
+/// Every fixture that runs under `from` decided under `version` (just written): where the new
+/// version decides it as `from` does, nothing changes; where it decides otherwise and the outcome
+/// still fits the fixture's class, its sidecar is rewritten to expect that under `version`
+/// (`expect_by_version:`; an accepted fixture may be refused by a version), and the difference
+/// is a decision, since it is either the upstream's real change or a contract made stricter
+/// than it; where the outcome does not fit the class (a near-miss the new version admits), it
+/// is a decision alone. A fixture that states its
+/// expectation version by version gains one for `version`, so the suite keeps it.
+pub fn carry_fixtures(
+    repository: &Repository,
+    tool: &str,
+    from: &str,
+    version: &str,
+) -> Result<Carried, String> {
+    let root = repository.root();
+    let versions = repository
+        .versions(tool)
+        .map_err(|error| error.to_string())?;
+    let next = versions
+        .iter()
+        .find(|dir| dir.name() == version)
+        .ok_or_else(|| format!("{tool} {version}: not written"))?;
+    let contract = match repository.compile(tool, next) {
+        Ok(contract) => contract,
+        // A version that does not compile is the to-do list's first line already (the lint).
+        Err(_) => return Ok(Carried::default()),
+    };
+    let earlier: Vec<String> = versions
+        .iter()
+        .map(|dir| dir.name())
+        .filter(|name| name != version)
+        .collect();
+    let fixtures: Vec<Arc<Fixture>> = discover_tool(root, tool)
+        .fixtures
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let requests = RequestFiles::load(root, &fixtures);
+    let mut carried = Carried::default();
+    for fixture in &fixtures {
+        let Ok(spec) = &fixture.spec else { continue };
+        let Some(expected) = spec
+            .expect
+            .for_version(from)
+            .filter(|_| spec.runs_against(from))
+        else {
+            continue;
+        };
+        let pinned = matches!(spec.expect, Expectations::Every(_)) && spec.versions.is_some();
+        if spec.synthesized || pinned {
+            continue;
+        }
+        let Ok(admitted) = admit_fixture(root, &requests, fixture, spec, &contract) else {
+            continue; // a fixture that cannot be read is `toolgate test`'s to report
+        };
+        let observed = Expectation::observed(&admitted.decision);
+        let same = expected.is_met_by(&admitted.decision);
+        let raw = root.shown(&fixture.raw).display().to_string();
+        let sidecar = root.shown(&fixture.sidecar).display().to_string();
+        // An accepted fixture may be refused by some versions (its sidecar says so per
+        // version), as save_fixture writes it; every other class holds under each version.
+        if fixture.class != FixtureClass::Accepted
+            && let Err(why) = fits_class(fixture.class, &admitted.decision)
+        {
+            carried.todo.push(format!(
+                "{raw}: {version} decides it {observed} ({why}), {from} {expected}: if the upstream changed, move the fixture to the class it now belongs to; if not, {version} is wrong here"
+            ));
+            continue;
+        }
+        let by_version = matches!(spec.expect, Expectations::ByVersion(_));
+        if same && !by_version {
+            continue;
+        }
+        let text = root
+            .read_text(&fixture.sidecar)
+            .map_err(|error| error.to_string())?;
+        let Some(rewritten) = with_version_expectation(&text, &earlier, version, &observed) else {
+            if !same {
+                carried.todo.push(format!(
+                    "{raw}: {version} decides it {observed}, {from} {expected}: say so in {sidecar} (expect_by_version:) if the upstream changed, or loosen {version}"
+                ));
+            }
+            continue;
+        };
+        root.write(&fixture.sidecar, rewritten.as_bytes())
+            .map_err(|error| error.to_string())?;
+        carried.rewritten.push(fixture.sidecar.clone());
+        if !same {
+            carried.todo.push(format!(
+                "{raw}: {version} decides it {observed}, {from} {expected}; written into {sidecar} as {version}'s expectation: keep it if the upstream really changed, or loosen {version} and remove that line"
+            ));
+        }
+    }
+    Ok(carried)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod bump;
 pub mod bundle;
 pub mod convert;
 pub mod infer;
+pub mod merge;
 pub mod openapi;
 pub mod plan;
 pub mod render;

@@ -316,6 +316,10 @@ pub fn write(root: &RepoRoot, plan: &Plan) -> Result<Vec<PathBuf>, String> {
             tool.join("v1").join(SCHEMA_FILE),
             render::json(&plan.schema),
         ),
+        (
+            tool.join("v1").join(SCAFFOLD_DIR).join(SCHEMA_FILE),
+            render::json(&plan.schema),
+        ),
         (fixtures.join("request.json"), render::json(&plan.request)),
         (fixtures.join("survivors.yaml"), plan.survivors.clone()),
     ];

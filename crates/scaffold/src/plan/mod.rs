@@ -38,6 +38,12 @@ mod reading;
 /// The schema file a scaffolded contract's shape reads.
 pub const SCHEMA_FILE: &str = "response.schema.json";
 
+/// The folder of a version, beside its files, that holds its response schema exactly as
+/// `toolgate new` scaffolded it: what the author changed is the difference between the two, and
+/// `--next-version` replays that difference onto the newer description's scaffold. Not part of
+/// the contract (the gate never reads it) nor of its lock.
+pub const SCAFFOLD_DIR: &str = "scaffolded";
+
 /// The decision time scaffolded request files name.
 const NOW: &str = "2026-11-29T12:00:00Z";
 
