@@ -506,11 +506,30 @@ fn next_version(
 /// beside each entry, for a person to confirm or replace.
 pub(crate) const ANYTHING_REASON: &str = "The description allows any value here, so toolgate new kept it as it says: admitted unchecked, and never promised (an untyped promised field fails promised_field_open, which is not accepted). Confirm the agent needs nothing of it, or describe it in the schema and remove this entry.";
 
-/// Where the description allows any value (`{}`, or a union with a branch that admits
-/// anything), the contract does too, as it says, and never promises it: each such place the lint
-/// reports (`value_untyped`) is accepted in `contracts/<tool>/lint.yaml` with
-/// [`ANYTHING_REASON`], and is a decision on the to-do list. What the lint reports is derived
-/// from the contract just written, not assumed. Returns the file written, if any.
+/// Why `toolgate new` accepted a `timestamp_without_format` finding.
+pub(crate) const NOT_A_TIMESTAMP_REASON: &str = "Named like a timestamp, but the description (its format, its words or its example) says it is not an RFC 3339 date-time, so toolgate new gave it no format: the header of contract.yaml says why. Confirm, or give it a pattern that says what it is and remove this entry.";
+
+/// The lint findings a fresh scaffold has only where it follows the description on purpose,
+/// each with why, and the to-do line each place gets.
+const DELIBERATE: [(lint::Rule, &str, &str); 2] = [
+    (
+        lint::Rule::ValueUntyped,
+        ANYTHING_REASON,
+        "the description allows any value at {instance}, so the contract admits it unchecked and the agent never sees it",
+    ),
+    (
+        lint::Rule::TimestampWithoutFormat,
+        NOT_A_TIMESTAMP_REASON,
+        "{instance} is named like a timestamp, but the description says it is not an RFC 3339 one, so it has no format",
+    ),
+];
+
+/// Where the scaffold follows the description on purpose against a lint rule (a value the
+/// description allows to be anything, a timestamp-like name it says is no timestamp; an object
+/// it declares no member of is tolerated in the shape instead), the contract does as the description says and never promises
+/// it: each such place the lint reports is accepted in `contracts/<tool>/lint.yaml` with the
+/// reason a person confirms, and is a decision on the to-do list. What the lint reports is
+/// derived from the contract just written, not assumed. Returns the file written, if any.
 fn accept_anything(
     root: &RepoRoot,
     path: &Path,
@@ -519,21 +538,18 @@ fn accept_anything(
 ) -> Result<Option<PathBuf>, UsageError> {
     let repository = Repository::open(path)?;
     let linted = lint::lint_tool(&repository, &plan.tool);
-    let untyped: Vec<_> = linted
-        .findings()
-        .into_iter()
-        .filter(|finding| finding.rule == lint::Rule::ValueUntyped)
-        .collect();
-    if untyped.is_empty() {
-        return Ok(None);
-    }
     let mut entries: Vec<Value> = Vec::new();
-    for finding in &untyped {
+    for finding in linted.findings() {
+        let Some((rule, reason, line)) =
+            DELIBERATE.iter().find(|(rule, _, _)| *rule == finding.rule)
+        else {
+            continue;
+        };
         let entry = serde_json::json!({
-            "rule": lint::Rule::ValueUntyped.name(),
+            "rule": rule.name(),
             "file": finding.file,
             "pointer": finding.pointer,
-            "reason": ANYTHING_REASON,
+            "reason": reason,
         });
         if entries.contains(&entry) {
             continue;
@@ -543,10 +559,14 @@ fn accept_anything(
         if !todo.iter().any(|line| line.starts_with(&place)) {
             let instance = finding.message.split(':').next().unwrap_or_default();
             todo.push(format!(
-                "{place} the description allows any value at {instance}, so the contract admits it unchecked and the agent never sees it; accepted in contracts/{}/lint.yaml for you to confirm, or describe it",
+                "{place} {}; accepted in contracts/{}/lint.yaml for you to confirm, or describe it",
+                line.replace("{instance}", instance),
                 plan.tool
             ));
         }
+    }
+    if entries.is_empty() {
+        return Ok(None);
     }
     let file = Path::new(toolgate_repo::CONTRACTS_DIR)
         .join(&plan.tool)

@@ -781,6 +781,103 @@ fn a_hardened_contract_bumped_where_the_upstream_changed_nothing_diffs_as_no_cha
     assert_eq!(ci.code, 0, "{}\n{}", ci.stdout, ci.stderr);
 }
 
+/// The scaffold follows what the description says over what a name suggests, and reads what
+/// real descriptions say their own way (shapes from Twilio's, Spotify's and Kubernetes'): a
+/// timestamp-like name with a format of its own, a description in milliseconds or an example
+/// that is no RFC 3339 date-time gets no `date-time`; an object with no declared member is
+/// open, not closed to `{}`; `nullable` outside 3.0 and `x-nullable` admit null, Kubernetes'
+/// `Time` is null when unset and its `IntOrString` an integer; an enum reached through `allOf`
+/// gets no `maxLength`. A real response in those shapes passes with no hand edit.
+#[test]
+fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/calls/{sid}": {"get": {
+            "operationId": "call",
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"type": "object", "required": ["sid", "status"], "properties": {
+                    "sid": {"type": "string", "pattern": "^CA[0-9a-f]{32}$"},
+                    "status": {"allOf": [{"$ref": "#/components/schemas/call_status"}], "description": "The call's status"},
+                    "start_time": {"type": "string", "format": "date-time-rfc-2822", "nullable": true},
+                    "queue_time": {"type": "string", "description": "The wait time in milliseconds"},
+                    "release_date": {"type": "string", "example": "1981-12"},
+                    "created_at": {"type": "string"},
+                    "subresource_uris": {"type": "object"},
+                    "preview_url": {"type": "string", "nullable": true},
+                    "price": {"type": "string", "x-nullable": true},
+                    "deletionTimestamp": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"},
+                    "port": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}
+                }},
+                "example": {
+                    "sid": "CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                    "status": "queued",
+                    "start_time": "Tue, 10 Aug 2010 08:02:17 +0000",
+                    "queue_time": "1000",
+                    "release_date": "1981-12",
+                    "created_at": "2010-08-10T08:02:17Z",
+                    "subresource_uris": {"notifications": "/2010-04-01/Notifications.json"},
+                    "preview_url": null,
+                    "price": null,
+                    "deletionTimestamp": null,
+                    "port": 8080
+                }
+            }}}}
+        }}},
+        "components": {"schemas": {
+            "call_status": {"type": "string", "enum": ["queued", "ringing", "completed"]},
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {"type": "string", "format": "date-time"},
+            "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {"type": "string", "format": "int-or-string"}
+        }}
+    });
+    let api = dir.path().join("api");
+    fs::create_dir(&api).unwrap();
+    let root = scaffold_description(dir.path(), &api, &description, "call", "call");
+    let schema = read_json(&root.join("contracts/call/v1/response.schema.json"));
+    let properties = &schema["properties"];
+    for name in ["start_time", "queue_time", "release_date"] {
+        assert!(
+            properties[name].get("format").is_none(),
+            "{name}: {schema:#}"
+        );
+    }
+    assert_eq!(
+        properties["created_at"]["format"], "date-time",
+        "{schema:#}"
+    );
+    assert!(
+        properties["subresource_uris"]
+            .get("unevaluatedProperties")
+            .is_none()
+            && properties["subresource_uris"]
+                .get("additionalProperties")
+                .is_none(),
+        "{schema:#}"
+    );
+    assert!(
+        properties["status"].get("maxLength").is_none(),
+        "{schema:#}"
+    );
+    let header = fs::read_to_string(root.join("contracts/call/v1/contract.yaml")).unwrap();
+    for said in [
+        "the description gives it the format \"date-time-rfc-2822\"",
+        "its description speaks of \"millisecond\"",
+        "its example \"1981-12\" is not an RFC 3339 date-time",
+        "open: the description declares no member of this object",
+        "Kubernetes' API server writes a time not set as null",
+        "Kubernetes' int-or-string",
+    ] {
+        assert!(header.contains(said), "{said}\n{header}");
+    }
+    // The documented response passes as it is.
+    let accept = toolgate(&root, &["test", "--accept", "call"], false);
+    assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
+    let ci = toolgate(&root, &["test", "call"], true);
+    assert_eq!(ci.code, 0, "{}\n{}", ci.stdout, ci.stderr);
+    assert!(!ci.stdout.contains("unproven"), "{}", ci.stdout);
+}
+
 /// Where the description allows any value (an empty schema, a union with a branch that admits
 /// anything), the contract does too and never promises it: the lint's `value_untyped` there is
 /// accepted in lint.yaml with the reason a person confirms, each place is a decision on the

@@ -265,6 +265,8 @@ impl<'a> Converter<'a> {
         let Value::Object(members) = schema else {
             return schema.clone(); // `true`, `false`
         };
+        let hinted = self.hinted(members, at);
+        let members = hinted.as_ref().unwrap_or(members);
         let mut out = Map::new();
         for (keyword, value) in members {
             if keyword.starts_with("x-") || DROPPED.contains(&keyword.as_str()) {
@@ -498,8 +500,13 @@ impl<'a> Converter<'a> {
                 ),
             );
         }
-        if self.dialect == Dialect::OpenApi30 && members.get("nullable") == Some(&Value::Bool(true))
-        {
+        // `nullable` is OpenAPI 3.0's; descriptions of other dialects write it too, and it
+        // means the same there (GitHub's and Spotify's 3.1 documents, Swagger's `x-nullable`,
+        // read into `nullable` by `hinted`).
+        if members.get("nullable") == Some(&Value::Bool(true)) {
+            if self.dialect != Dialect::OpenApi30 {
+                self.assume(at, "null admitted: the description says `nullable: true`");
+            }
             out = nullable(out);
         }
         if let Some(example) = members.get("example")
@@ -508,7 +515,7 @@ impl<'a> Converter<'a> {
             out.insert("examples".to_owned(), json!([example]));
         }
         if assumes {
-            self.bound(&mut out, at, position, member);
+            self.bound(&mut out, members, at, position, member);
         }
         Value::Object(out)
     }
@@ -697,6 +704,89 @@ impl<'a> Converter<'a> {
         known
     }
 
+    /// The schema as its description means it where it is known to say so in its own way,
+    /// each reading listed: Swagger's and Kubernetes' `x-nullable: true` is `nullable`;
+    /// Kubernetes' `x-kubernetes-int-or-string: true` (and its `IntOrString` type) is an
+    /// integer or a string; Kubernetes' `Time` and `MicroTime` types are written `null` by its
+    /// API server for a time not set. `None` when nothing is read differently.
+    fn hinted(&mut self, members: &Map<String, Value>, at: &str) -> Option<Map<String, Value>> {
+        let type_name = at
+            .strip_prefix("/$defs/")
+            .filter(|name| !name.contains('/'))
+            .map(|name| name.replace("~1", "/").replace("~0", "~"))
+            .and_then(|name| self.pointers.get(&name).cloned())
+            .and_then(|pointer| pointer.rsplit('/').next().map(str::to_owned))
+            .unwrap_or_default();
+        let kubernetes = type_name.starts_with("io.k8s.");
+        let mut hinted = members.clone();
+        let mut changed = false;
+        if members.get("x-nullable") == Some(&Value::Bool(true))
+            && !members.contains_key("nullable")
+        {
+            hinted.insert("nullable".to_owned(), Value::Bool(true));
+            changed = true;
+        }
+        if members.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+            || (kubernetes && type_name.ends_with(".IntOrString"))
+        {
+            hinted.insert("type".to_owned(), json!(["integer", "string"]));
+            hinted.remove("format");
+            self.assume(
+                at,
+                "type integer or string: Kubernetes' int-or-string (`x-kubernetes-int-or-string`, `IntOrString`)",
+            );
+            changed = true;
+        }
+        if kubernetes
+            && (type_name.ends_with(".Time") || type_name.ends_with(".MicroTime"))
+            && !members.contains_key("nullable")
+        {
+            hinted.insert("nullable".to_owned(), Value::Bool(true));
+            self.assume(
+                at,
+                "null admitted: Kubernetes' API server writes a time not set as null",
+            );
+            changed = true;
+        }
+        changed.then_some(hinted)
+    }
+
+    /// Whether the description's schema bounds its strings where it composes others (`allOf`
+    /// of a `$ref` to an enum): the part bounds the value, and a `maxLength` beside it is
+    /// a bound no response can reach (a mutant that survives).
+    fn composes_bounded_string(&self, schema: &Map<String, Value>) -> bool {
+        // Each schema visited once: compositions that refer to each other fan out.
+        let mut seen: HashSet<*const Map<String, Value>> = HashSet::new();
+        let mut queue = vec![schema];
+        while let Some(schema) = queue.pop() {
+            if !seen.insert(schema) || seen.len() > 4096 {
+                continue;
+            }
+            if ["enum", "const", "maxLength"]
+                .iter()
+                .any(|keyword| schema.contains_key(*keyword))
+            {
+                return true;
+            }
+            let parts = schema.get("allOf").and_then(Value::as_array);
+            let referred = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|reference| reference.strip_prefix('#'))
+                .and_then(|pointer| self.source.pointer(pointer));
+            for part in parts.into_iter().flatten().chain(referred) {
+                let part = match part.get("$ref").and_then(Value::as_str) {
+                    Some(reference) => reference
+                        .strip_prefix('#')
+                        .and_then(|pointer| self.source.pointer(pointer)),
+                    None => Some(part),
+                };
+                queue.extend(part.and_then(Value::as_object));
+            }
+        }
+        false
+    }
+
     fn source_definition(&self, name: &str) -> Option<&Value> {
         let name = name.replace("~1", "/").replace("~0", "~");
         self.source.pointer(self.pointers.get(&name)?)
@@ -706,6 +796,7 @@ impl<'a> Converter<'a> {
     fn bound(
         &mut self,
         out: &mut Map<String, Value>,
+        source: &Map<String, Value>,
         at: &str,
         position: Position,
         member: Option<&str>,
@@ -736,6 +827,7 @@ impl<'a> Converter<'a> {
             && !["maxLength", "enum", "const"]
                 .iter()
                 .any(|keyword| out.contains_key(*keyword))
+            && !self.composes_bounded_string(source)
         {
             out.insert("maxLength".to_owned(), json!(STRING_BOUND));
             let why = if out.contains_key("pattern") {
@@ -760,7 +852,20 @@ impl<'a> Converter<'a> {
                 .any(|suffix| name.ends_with(suffix))
                 || ["date", "time", "timestamp"].contains(&name)
         });
+        let contradicted = date_like
+            .then(|| timestamp_contradicted(source, out))
+            .flatten();
+        if let Some(why) = &contradicted {
+            self.assume(
+                at,
+                format!(
+                    "no format, though `{}` is named like a timestamp: {why}",
+                    member.unwrap_or_default()
+                ),
+            );
+        }
         if date_like
+            && contradicted.is_none()
             && has("string")
             && !out.contains_key("format")
             && !out.contains_key("enum")
@@ -836,6 +941,29 @@ impl<'a> Converter<'a> {
             && !out.contains_key("additionalProperties")
             && !out.contains_key("unevaluatedProperties")
             && self.is_object(out, 0);
+        // An object the description declares no member of says nothing of its members (Stripe's
+        // `subresource_uris`, Kubernetes' `fieldsV1`): anything, as it says, not nothing.
+        let silent = closes
+            && !opened
+            && ![
+                "properties",
+                "patternProperties",
+                "$ref",
+                "allOf",
+                "anyOf",
+                "oneOf",
+                "if",
+                "dependentSchemas",
+            ]
+            .iter()
+            .any(|keyword| out.contains_key(*keyword));
+        if silent {
+            self.assume(
+                at,
+                "open: the description declares no member of this object, so any member is admitted, unchecked, and never promised",
+            );
+            return;
+        }
         // Each assumption says what the written schema holds, never more.
         match (opened, closes) {
             (true, true) => self.assume(
@@ -932,6 +1060,58 @@ fn definition_name(pointer: &str) -> String {
         }
     }
     "schema".to_owned()
+}
+
+/// Why a string named like a timestamp is not an RFC 3339 date-time, where its description or
+/// its examples say so: a format of its own (`date-time-rfc-2822`, `unix-time`), words for a
+/// duration or a count of units (`the wait time in milliseconds`), or an example that is not one
+/// (`"1981-12"`).
+fn timestamp_contradicted(source: &Map<String, Value>, out: &Map<String, Value>) -> Option<String> {
+    if let Some(format) = source.get("format").and_then(Value::as_str) {
+        return Some(format!("the description gives it the format {format:?}"));
+    }
+    let description = source
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    const NOT_A_TIMESTAMP: [&str; 12] = [
+        "millisecond",
+        "seconds",
+        "minutes",
+        "hours",
+        "duration",
+        "epoch",
+        "unix",
+        "elapsed",
+        "rfc 2822",
+        "rfc2822",
+        "rfc 1123",
+        "year",
+    ];
+    if let Some(word) = NOT_A_TIMESTAMP
+        .iter()
+        .find(|word| description.contains(**word))
+    {
+        return Some(format!("its description speaks of {word:?}"));
+    }
+    let examples = out.get("examples").and_then(Value::as_array);
+    if let Some(example) = examples.into_iter().flatten().find(|example| {
+        // An example quoted twice (GitHub's `"\"2020-07-09T00:17:55Z\""`) is read unquoted.
+        example.as_str().is_some_and(|text| {
+            let text = text
+                .strip_prefix('"')
+                .and_then(|text| text.strip_suffix('"'))
+                .unwrap_or(text);
+            toolgate_gate::internals::format_accepts("date-time", text) == Some(false)
+        })
+    }) {
+        return Some(format!(
+            "its example {} is not an RFC 3339 date-time",
+            crate::merge::shown(example)
+        ));
+    }
+    None
 }
 
 /// An OpenAPI 3.0 `nullable: true` schema, as 2020-12 says it: `null` added to its type (and

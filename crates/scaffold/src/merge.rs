@@ -209,7 +209,7 @@ fn did(before: Option<&Value>, after: Option<&Value>) -> String {
 }
 
 /// A value as a to-do line shows it: compact, escaped, at most 80 characters.
-fn shown(value: &Value) -> String {
+pub(crate) fn shown(value: &Value) -> String {
     const MAX: usize = 80;
     let text = escape_hidden(&value.to_string()).into_owned();
     match text.char_indices().nth(MAX) {

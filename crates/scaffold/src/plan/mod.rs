@@ -26,7 +26,7 @@ pub use fields::choose_fields;
 use fields::{candidates, no_whole_read_of_tolerated, promised_places};
 use fixtures::fixtures;
 pub(crate) use reading::locate;
-use reading::required_at;
+use reading::{open_places, required_at};
 
 mod emit;
 mod examples;
@@ -179,6 +179,16 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
             Err(why) => todo.push(format!(
                 "example `{name}` is refused by the description's own schema ({why}); it is not a fixture: fix the schema in {SCHEMA_FILE} if the example is right"
             )),
+        }
+    }
+    // An object the description declares no member of is open as it says: its members are
+    // tolerated, never promised.
+    for place in open_places(&schema) {
+        if !tolerated.iter().any(|(at, _)| *at == place) {
+            tolerated.push((
+                place,
+                "the description declares no member of this object: anything, as it says, never promised".to_owned(),
+            ));
         }
     }
     // Repairs may have changed what earlier examples meet: check them all once more.

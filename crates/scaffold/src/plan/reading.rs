@@ -271,3 +271,50 @@ pub(super) fn locate_all(document: &Value, pointer: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The places of a response (array items as `*`) where the schema has an object it declares no
+/// member of and leaves open: the description says nothing of its members, so the shape
+/// tolerates them there (never promised), as it does what an example shows the upstream adds.
+pub(super) fn open_places(document: &Value) -> Vec<String> {
+    let mut places = Vec::new();
+    open_places_below(document, document, String::new(), 0, &mut places);
+    places
+}
+
+fn open_places_below(
+    document: &Value,
+    schema: &Value,
+    at: String,
+    depth: usize,
+    places: &mut Vec<String>,
+) {
+    // Recursive types are walked to a depth a real response reaches, and no further.
+    if depth > 12 || places.len() >= 256 {
+        return;
+    }
+    let schema = resolve(document, schema);
+    let (object, _) = object_branch(document, schema);
+    let members = properties(document, object);
+    let declares = members.is_empty()
+        && ![
+            "patternProperties",
+            "additionalProperties",
+            "unevaluatedProperties",
+        ]
+        .iter()
+        .any(|keyword| object.get(*keyword).is_some())
+        && !["anyOf", "oneOf", "allOf"]
+            .iter()
+            .any(|keyword| object.get(*keyword).is_some());
+    if is_type(document, object, "object") && declares {
+        places.push(at.clone());
+        return;
+    }
+    for (name, member) in members {
+        let inner = format!("{at}/{}", crate::convert::escape(&name));
+        open_places_below(document, member, inner, depth + 1, places);
+    }
+    if let Some(items) = object.get("items") {
+        open_places_below(document, items, format!("{at}/*"), depth + 1, places);
+    }
+}
