@@ -474,8 +474,7 @@ fn next_version(
             &tool,
             &bumped.from,
             &bumped.version,
-        )
-        .map_err(UsageError::new)?;
+        )?;
         written.extend(carried.rewritten);
         todo.extend(carried.todo);
         // The new version is written against the tool as the server lists it now.
@@ -485,21 +484,32 @@ fn next_version(
         }
         todo.extend(findings(&config.root, &tool, &bumped.version)?);
         left += todo.len();
-        let mut text = format!(
-            "toolgate new: wrote {tool} {} (the response schema from {source} with {}'s edits replayed; everything else kept from {})\n",
-            bumped.version, bumped.from, bumped.from
-        );
-        for path in &written {
-            text.push_str(&format!("  {}\n", path.display()));
-        }
-        text.push_str(&todo_list(&todo));
-        text.push_str(&format!(
-            "\nnext: review the bump with `toolgate diff {tool} {0} {1}`, then `toolgate test --accept {tool}` (locks {1}) and `CI=true toolgate test {tool}`\n\n",
-            bumped.from, bumped.version
-        ));
+        let text = bump_report(&tool, &source, &bumped, &written, &todo);
         toolgate_repo::write_output(out, text.as_bytes())?;
     }
     Ok(Status::passed_if(left == 0))
+}
+
+/// What `--next-version` prints for one tool: what it wrote, what is left, and the review.
+fn bump_report(
+    tool: &str,
+    source: &str,
+    bumped: &toolgate_scaffold::bump::Bumped,
+    written: &[PathBuf],
+    todo: &[String],
+) -> String {
+    let (from, version) = (&bumped.from, &bumped.version);
+    let mut text = format!(
+        "toolgate new: wrote {tool} {version} (the response schema from {source} with {from}'s edits replayed; everything else kept from {from})\n"
+    );
+    for path in written {
+        text.push_str(&format!("  {}\n", path.display()));
+    }
+    text.push_str(&todo_list(todo));
+    text.push_str(&format!(
+        "\nnext: review the bump with `toolgate diff {tool} {from} {version}`, then `toolgate test --accept {tool}` (locks {version}) and `CI=true toolgate test {tool}`\n\n"
+    ));
+    text
 }
 
 /// Why `toolgate new` accepted a `value_untyped` finding: the words written into `lint.yaml`

@@ -39,6 +39,19 @@ fn scaffold_description(
     root
 }
 
+/// An OpenAPI 3.1 description of one GET operation, `GET path` named `operation`, whose 200
+/// response's JSON media object is `media` (its `schema`, and its `example` if any).
+fn one_operation(path: &str, operation: &str, media: Value) -> Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {path: {"get": {
+            "operationId": operation,
+            "responses": {"200": {"description": "ok", "content": {"application/json": media}}}
+        }}}
+    })
+}
+
 /// An OpenAPI description of one operation, `thing`, whose response has a required `id` (an
 /// enum, with an example) beside `properties`.
 fn thing_description(properties: Value) -> Value {
@@ -48,17 +61,11 @@ fn thing_description(properties: Value) -> Value {
     for (name, property) in properties.as_object().into_iter().flatten() {
         schema["properties"][name] = property.clone();
     }
-    json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/thing": {"get": {
-            "operationId": "thing",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
-                "schema": schema,
-                "example": {"id": "a"}
-            }}}}
-        }}}
-    })
+    one_operation(
+        "/thing",
+        "thing",
+        json!({"schema": schema, "example": {"id": "a"}}),
+    )
 }
 
 /// `toolgate new TOOL --from-openapi SPEC --operation OP` into `root`.
@@ -338,19 +345,16 @@ fn an_untyped_open_response_is_typed_from_its_example_and_never_called_closed() 
 #[test]
 fn a_contract_resting_on_a_synthesized_response_is_unproven_and_never_locked() {
     let dir = tempfile::tempdir().unwrap();
-    let description = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/order/{id}": {"get": {
-            "operationId": "order",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
+    let description = one_operation(
+        "/order/{id}",
+        "order",
+        json!({
                 "schema": {"type": "object", "required": ["id", "state"], "properties": {
                     "id": {"type": "integer"},
                     "state": {"type": "string", "enum": ["open", "shipped"]}
                 }}
-            }}}}
-        }}}
-    });
+        }),
+    );
     let spec = dir.path().join("openapi.json");
     fs::write(&spec, description.to_string()).unwrap();
     let root = dir.path().join("repo");
@@ -791,12 +795,10 @@ fn a_hardened_contract_bumped_where_the_upstream_changed_nothing_diffs_as_no_cha
 #[test]
 fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
     let dir = tempfile::tempdir().unwrap();
-    let description = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/calls/{sid}": {"get": {
-            "operationId": "call",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
+    let mut description = one_operation(
+        "/calls/{sid}",
+        "call",
+        json!({
                 "schema": {"type": "object", "required": ["sid", "status"], "properties": {
                     "sid": {"type": "string", "pattern": "^CA[0-9a-f]{32}$"},
                     "status": {"allOf": [{"$ref": "#/components/schemas/call_status"}], "description": "The call's status"},
@@ -823,14 +825,13 @@ fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
                     "deletionTimestamp": null,
                     "port": 8080
                 }
-            }}}}
-        }}},
-        "components": {"schemas": {
-            "call_status": {"type": "string", "enum": ["queued", "ringing", "completed"]},
-            "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {"type": "string", "format": "date-time"},
-            "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {"type": "string", "format": "int-or-string"}
-        }}
-    });
+        }),
+    );
+    description["components"] = json!({"schemas": {
+        "call_status": {"type": "string", "enum": ["queued", "ringing", "completed"]},
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {"type": "string", "format": "date-time"},
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {"type": "string", "format": "int-or-string"}
+    }});
     let api = dir.path().join("api");
     fs::create_dir(&api).unwrap();
     let root = scaffold_description(dir.path(), &api, &description, "call", "call");
@@ -885,12 +886,10 @@ fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
 #[test]
 fn a_value_the_description_leaves_open_is_kept_open_never_promised_and_listed() {
     let dir = tempfile::tempdir().unwrap();
-    let description = json!({
-        "openapi": "3.1.0",
-        "info": {"title": "t", "version": "1"},
-        "paths": {"/job": {"get": {
-            "operationId": "job",
-            "responses": {"200": {"description": "ok", "content": {"application/json": {
+    let description = one_operation(
+        "/job",
+        "job",
+        json!({
                 "schema": {"type": "object", "required": ["id", "state"], "properties": {
                     "id": {"type": "integer"},
                     "state": {"type": "string", "enum": ["queued", "done"]},
@@ -898,9 +897,8 @@ fn a_value_the_description_leaves_open_is_kept_open_never_promised_and_listed() 
                     "pages": {"anyOf": [{"type": "object", "properties": {"next": {"type": "string"}}}, {}]}
                 }},
                 "example": {"id": 1, "state": "done", "metadata": {"k": [1, "x"]}, "pages": 7}
-            }}}}
-        }}}
-    });
+        }),
+    );
     let spec = dir.path().join("openapi.json");
     fs::write(&spec, description.to_string()).unwrap();
     let root = dir.path().join("repo");

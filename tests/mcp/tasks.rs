@@ -81,6 +81,25 @@ fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), Failed> {
     if ok { Ok(()) } else { Err(what().into()) }
 }
 
+/// A test's repository, scenario and the files the proxy writes, in one folder.
+struct Setup {
+    root: std::path::PathBuf,
+    scenario: std::path::PathBuf,
+    audit: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl Setup {
+    fn in_dir(dir: &Path, scenario: &Value) -> Setup {
+        Setup {
+            root: repository(dir),
+            scenario: write(dir, scenario),
+            audit: dir.join("audit.jsonl"),
+            log: dir.join("upstream.log"),
+        }
+    }
+}
+
 /// A stdio proxy asked one request at a time: its answer is read back, a notification skipped
 /// (one about a task fails the test: none may reach a host).
 struct Session {
@@ -146,12 +165,12 @@ fn task_request(id: u64, method: &str, task: &Value) -> Value {
 /// refused, and a tool with no contract cannot be called with a task.
 pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Failed> {
     let dir = tempfile::tempdir()?;
-    let root = repository(dir.path());
-    let scenario = write(dir.path(), &legacy_scenario());
-    let (audit, log) = (
-        dir.path().join("audit.jsonl"),
-        dir.path().join("upstream.log"),
-    );
+    let Setup {
+        root,
+        scenario,
+        audit,
+        log,
+    } = Setup::in_dir(dir.path(), &legacy_scenario());
     let mut session = Session::start(&root, &scenario, &log, &audit);
     session.ask(initialize())?;
     let created = session.ask(legacy_call(1, "weather"))?;
@@ -226,12 +245,12 @@ pub(crate) fn a_task_result_is_decided_by_its_tools_contract() -> Result<(), Fai
 /// tasks closed a task-augmented call is refused and nothing forwarded.
 pub(crate) fn a_task_is_known_only_where_it_was_created() -> Result<(), Failed> {
     let dir = tempfile::tempdir()?;
-    let root = repository(dir.path());
-    let scenario = write(dir.path(), &legacy_scenario());
-    let (audit, log) = (
-        dir.path().join("audit.jsonl"),
-        dir.path().join("upstream.log"),
-    );
+    let Setup {
+        root,
+        scenario,
+        audit,
+        log,
+    } = Setup::in_dir(dir.path(), &legacy_scenario());
     let mut first = Session::start(&root, &scenario, &log, &audit);
     first.ask(initialize())?;
     let id = first.ask(legacy_call(1, "weather"))?["result"]["task"]["taskId"].clone();
@@ -288,12 +307,12 @@ fn extension_scenario() -> Value {
 /// `result` decided by the contract); the task's notifications are not passed.
 pub(crate) fn an_extension_task_is_gated_as_a_direct_call() -> Result<(), Failed> {
     let dir = tempfile::tempdir()?;
-    let root = repository(dir.path());
-    let scenario = write(dir.path(), &extension_scenario());
-    let (audit, log) = (
-        dir.path().join("audit.jsonl"),
-        dir.path().join("upstream.log"),
-    );
+    let Setup {
+        root,
+        scenario,
+        audit,
+        log,
+    } = Setup::in_dir(dir.path(), &extension_scenario());
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},

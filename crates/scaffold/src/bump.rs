@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use toolgate_repo::{
     CONTRACTS_DIR, EntryKind, Expectation, Expectations, FIXTURES_DIR, Fixture, FixtureClass,
-    RepoRoot, Repository, RequestFiles, admit_fixture, discover_tool, fits_class,
+    LoadError, RepoRoot, Repository, RequestFiles, admit_fixture, discover_tool, fits_class,
     with_version_expectation,
 };
 
@@ -412,19 +412,15 @@ pub fn carry_fixtures(
     tool: &str,
     from: &str,
     version: &str,
-) -> Result<Carried, String> {
+) -> Result<Carried, LoadError> {
     let root = repository.root();
-    let versions = repository
-        .versions(tool)
-        .map_err(|error| error.to_string())?;
-    let next = versions
-        .iter()
-        .find(|dir| dir.name() == version)
-        .ok_or_else(|| format!("{tool} {version}: not written"))?;
-    let contract = match repository.compile(tool, next) {
-        Ok(contract) => contract,
-        // A version that does not compile is the to-do list's first line already (the lint).
-        Err(_) => return Ok(Carried::default()),
+    let versions = repository.versions(tool)?;
+    // A version that does not compile is the to-do list's first line already (the lint).
+    let Ok(contract) = repository
+        .version(tool, Some(version))
+        .and_then(|next| repository.compile(tool, &next))
+    else {
+        return Ok(Carried::default());
     };
     let earlier: Vec<String> = versions
         .iter()
@@ -472,9 +468,7 @@ pub fn carry_fixtures(
         if same && !by_version {
             continue;
         }
-        let text = root
-            .read_text(&fixture.sidecar)
-            .map_err(|error| error.to_string())?;
+        let text = root.read_text(&fixture.sidecar)?;
         let Some(rewritten) = with_version_expectation(&text, &earlier, version, &observed) else {
             if !same {
                 carried.todo.push(format!(
@@ -483,8 +477,7 @@ pub fn carry_fixtures(
             }
             continue;
         };
-        root.write(&fixture.sidecar, rewritten.as_bytes())
-            .map_err(|error| error.to_string())?;
+        root.write(&fixture.sidecar, rewritten.as_bytes())?;
         carried.rewritten.push(fixture.sidecar.clone());
         if !same {
             carried.todo.push(format!(

@@ -704,6 +704,45 @@ impl<'a> Converter<'a> {
         known
     }
 
+    /// A string named like a timestamp is an RFC 3339 date-time (the lint asks for the format;
+    /// an example that disagrees takes it back), unless the description says otherwise: then it
+    /// has no format, and the header says why.
+    fn timestamp(
+        &mut self,
+        out: &mut Map<String, Value>,
+        source: &Map<String, Value>,
+        at: &str,
+        member: Option<&str>,
+    ) {
+        let Some(name) = member.filter(|name| {
+            ["_at", "_time", "_date"]
+                .iter()
+                .any(|suffix| name.ends_with(suffix))
+                || ["date", "time", "timestamp"].contains(name)
+        }) else {
+            return;
+        };
+        if ["format", "enum", "pattern"]
+            .iter()
+            .any(|keyword| out.contains_key(*keyword))
+        {
+            return;
+        }
+        match timestamp_contradicted(source, out) {
+            Some(why) => self.assume(
+                at,
+                format!("no format, though `{name}` is named like a timestamp: {why}"),
+            ),
+            None => {
+                out.insert("format".to_owned(), json!("date-time"));
+                self.assume(
+                    at,
+                    format!("format date-time: `{name}` is named like a timestamp"),
+                );
+            }
+        }
+    }
+
     /// The schema as its description means it where it is known to say so in its own way,
     /// each reading listed: Swagger's and Kubernetes' `x-nullable: true` is `nullable`;
     /// Kubernetes' `x-kubernetes-int-or-string: true` (and its `IntOrString` type) is an
@@ -844,41 +883,8 @@ impl<'a> Converter<'a> {
                 format!("maxItems {ARRAY_BOUND}: the description bounds this array nowhere"),
             );
         }
-        // A string named like a timestamp is one (the lint asks for the format; an example that
-        // disagrees takes it back).
-        let date_like = member.is_some_and(|name| {
-            ["_at", "_time", "_date"]
-                .iter()
-                .any(|suffix| name.ends_with(suffix))
-                || ["date", "time", "timestamp"].contains(&name)
-        });
-        let contradicted = date_like
-            .then(|| timestamp_contradicted(source, out))
-            .flatten();
-        if let Some(why) = &contradicted {
-            self.assume(
-                at,
-                format!(
-                    "no format, though `{}` is named like a timestamp: {why}",
-                    member.unwrap_or_default()
-                ),
-            );
-        }
-        if date_like
-            && contradicted.is_none()
-            && has("string")
-            && !out.contains_key("format")
-            && !out.contains_key("enum")
-            && !out.contains_key("pattern")
-        {
-            out.insert("format".to_owned(), json!("date-time"));
-            self.assume(
-                at,
-                format!(
-                    "format date-time: `{}` is named like a timestamp",
-                    member.unwrap_or_default()
-                ),
-            );
+        if has("string") {
+            self.timestamp(out, source, at, member);
         }
         let identifier = member.is_some_and(|name| {
             ["id", "number", "count", "size", "total"].contains(&name)
