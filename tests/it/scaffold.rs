@@ -807,7 +807,8 @@ fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
                     "release_date": {"type": "string", "example": "1981-12"},
                     "created_at": {"type": "string"},
                     "subresource_uris": {"type": "object"},
-                    "preview_url": {"type": "string", "nullable": true},
+                    "preview_url": {"type": "string", "description": "A link to a 30 second preview (MP3 format) of the track. Can be `null`"},
+                    "next": {"type": "string", "nullable": true},
                     "price": {"type": "string", "x-nullable": true},
                     "deletionTimestamp": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"},
                     "port": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}
@@ -821,6 +822,7 @@ fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
                     "created_at": "2010-08-10T08:02:17Z",
                     "subresource_uris": {"notifications": "/2010-04-01/Notifications.json"},
                     "preview_url": null,
+                    "next": null,
                     "price": null,
                     "deletionTimestamp": null,
                     "port": 8080
@@ -868,6 +870,7 @@ fn the_scaffold_follows_what_the_description_says_over_what_a_name_suggests() {
         "open: the description declares no member of this object",
         "Kubernetes' API server writes a time not set as null",
         "Kubernetes' int-or-string",
+        "null admitted: its description says it can be null",
     ] {
         assert!(header.contains(said), "{said}\n{header}");
     }

@@ -744,7 +744,8 @@ impl<'a> Converter<'a> {
     }
 
     /// The schema as its description means it where it is known to say so in its own way,
-    /// each reading listed: Swagger's and Kubernetes' `x-nullable: true` is `nullable`;
+    /// each reading listed: Swagger's and Kubernetes' `x-nullable: true`, and a description
+    /// that says the value can be null, are `nullable`;
     /// Kubernetes' `x-kubernetes-int-or-string: true` (and its `IntOrString` type) is an
     /// integer or a string; Kubernetes' `Time` and `MicroTime` types are written `null` by its
     /// API server for a time not set. `None` when nothing is read differently.
@@ -763,6 +764,31 @@ impl<'a> Converter<'a> {
             && !members.contains_key("nullable")
         {
             hinted.insert("nullable".to_owned(), Value::Bool(true));
+            changed = true;
+        }
+        // Spotify's `preview_url`: "Can be `null`", in words only.
+        let words = members
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .replace('`', "");
+        if !members.contains_key("nullable")
+            && !hinted.contains_key("nullable")
+            && [
+                "can be null",
+                "may be null",
+                "will be null",
+                "is null",
+                "or null",
+                "null if",
+                "null when",
+            ]
+            .iter()
+            .any(|said| words.contains(said))
+        {
+            hinted.insert("nullable".to_owned(), Value::Bool(true));
+            self.assume(at, "null admitted: its description says it can be null");
             changed = true;
         }
         if members.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
