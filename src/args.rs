@@ -754,8 +754,16 @@ pub(crate) struct NewArgs {
     /// One contract per tool of an MCP server, whose command follows `--`.
     #[arg(long, requires = "command")]
     from_mcp: bool,
-    /// A field to promise, NAME=POINTER (e.g. `state=/state`); repeatable. Without one, every
-    /// top-level value whose form the schema pins is promised.
+    /// With --from-openapi: a response the upstream really sent (JSON); repeatable. It outranks
+    /// the description: where the description's schema refuses it (a type, a format, an enum, a
+    /// required member, a bound), the schema is corrected to admit it, each correction listed,
+    /// before anything is written; it becomes an accepted fixture.
+    #[arg(long, value_name = "FILE", requires = "from_openapi")]
+    sample: Vec<PathBuf>,
+    /// A field to promise, NAME=POINTER (e.g. `state=/state`); repeatable. A list: `tags=/tags/*`
+    /// (each item as `value`), or each item's members, one flag each, `accounts.id=/accounts/*/id
+    /// accounts.balance=/accounts/*/balance/amount`. Without one, every top-level value whose
+    /// form the schema pins is promised.
     #[arg(long, value_name = "NAME=POINTER", value_parser = parse_field)]
     field: Vec<(String, String)>,
     /// The repository root, holding contracts/ and fixtures/.
@@ -821,6 +829,7 @@ impl From<NewArgs> for crate::new::NewConfig {
             tool: args.tool,
             source,
             fields: args.field,
+            samples: args.sample,
             root: args.root,
             next_version: args.next_version,
         }

@@ -138,8 +138,9 @@ enum Command {
 const TEST_ENVIRONMENT: &str = "\
 Snapshots (snapshots/<tool>/<class>/<case>@vN.snap) follow insta's rules:
   locally                   a missing or changed snapshot fails its case and a pending
-                            <case>@vN.snap.new is written beside it: review it with
-                            `cargo insta review`, or accept everything with --accept
+                            <case>@vN.snap.new is written beside it: accept everything
+                            with --accept (or, where cargo-insta is installed, review
+                            them one by one with `cargo insta review`)
   CI=true (or TF_BUILD)     compare only: nothing is written or deleted, a leftover
                             .snap.new fails the run (CI=false or CI=0 is not CI)
   INSTA_UPDATE=VALUE        auto (the default, as above), new (always .snap.new), always

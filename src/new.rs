@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolgate_analyze::lint;
-use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict};
+use toolgate_analyze::mutants::{DEFAULT_EMIT_DIR, Family, MutantVerdict, every_item};
 use toolgate_gate::internals::{escape_hidden, parse_strict_json};
 use toolgate_repo::{RepoRoot, Repository, Status, UsageError};
 use toolgate_runner::{Scope, Suite};
@@ -49,6 +49,8 @@ pub(crate) struct NewConfig {
     pub source: Source,
     /// Promised fields named on the command line.
     pub fields: Vec<(String, String)>,
+    /// Real responses that correct the description's schema (`--sample`).
+    pub samples: Vec<PathBuf>,
     /// The repository root.
     pub root: PathBuf,
     /// Write the version after the tool's newest, keeping what its author decided there.
@@ -72,10 +74,13 @@ pub(crate) fn run(config: &NewConfig, out: &mut impl Write) -> Result<Status, Us
                 || spec.display().to_string(),
                 |name| name.to_string_lossy().into_owned(),
             );
-            vec![
+            let mut parts =
                 sources::from_openapi(&description, &name, operation, &tool, config.fields.clone())
-                    .map_err(|message| UsageError::new(format!("{}: {message}", spec.display())))?,
-            ]
+                    .map_err(|message| UsageError::new(format!("{}: {message}", spec.display())))?;
+            for file in &config.samples {
+                parts.samples.push((sample_name(file), read_sample(file)?));
+            }
+            vec![parts]
         }
         Source::Samples(files) => {
             let tool = required_tool(config)?;
@@ -386,23 +391,16 @@ fn accept_free_text(
         // Nothing to mutate (no admitted example): the to-do list already says so.
         Err(_) => return Ok(()),
     };
-    let at_free_text = |pointer: &str| {
-        plan.free_text.iter().any(|place| {
-            let (want, have): (Vec<&str>, Vec<&str>) =
-                (place.split('/').collect(), pointer.split('/').collect());
-            want.len() == have.len()
-                && want.iter().zip(&have).all(|(want, have)| {
-                    want == have || (*want == "*" && have.parse::<usize>().is_ok())
-                })
-        })
-    };
+    // One entry per mutation and list member (`/accounts/*/nickname`), however many items the
+    // fixtures' lists hold: a longer list in a new fixture needs no new entry.
     let mut accepted: Vec<(String, String)> = Vec::new();
     for finding in &run.findings {
+        let place = every_item(&finding.pointer);
         if matches!(finding.verdict, MutantVerdict::Survivor(None))
             && finding.projected
-            && at_free_text(&finding.pointer)
+            && plan.free_text.iter().any(|free| every_item(free) == place)
         {
-            let entry = (finding.family.name().to_owned(), finding.pointer.clone());
+            let entry = (finding.family.name().to_owned(), place);
             if !accepted.contains(&entry) {
                 accepted.push(entry);
             }
@@ -620,10 +618,12 @@ fn findings(root: &Path, tool: &str, version: &str) -> Result<Vec<String>, Usage
         false,
     ) {
         Ok(run) => {
-            // One line per mutation and place, however many fixtures show it.
-            let mut grouped: Vec<(String, usize, String)> = Vec::new();
+            // One line per mutation and place, however many fixtures show it; a list's items
+            // are one place (`/accounts/*/balance`), as a survivors.yaml entry accepts them.
+            let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
             for finding in &run.findings {
-                let place = toolgate_repo::text::pointer(&finding.pointer);
+                let every = every_item(&finding.pointer);
+                let place = toolgate_repo::text::pointer(&every);
                 let what = match &finding.verdict {
                     MutantVerdict::Survivor(Some(_)) => continue,
                     MutantVerdict::Survivor(None) if finding.projected => format!(
@@ -639,16 +639,18 @@ fn findings(root: &Path, tool: &str, version: &str) -> Result<Vec<String>, Usage
                     MutantVerdict::Leak(leaks) => format!("LEAK: {}", leaks.join("; ")),
                 };
                 let key = format!("mutant {} at {place}: {what}", finding.family);
-                match grouped.iter_mut().find(|(known, _, _)| *known == key) {
-                    Some((_, count, _)) => *count += 1,
-                    None => grouped.push((key, 1, finding.fixture.display().to_string())),
+                let fixture = finding.fixture.display().to_string();
+                match grouped.iter_mut().find(|(known, _)| *known == key) {
+                    Some((_, fixtures)) if fixtures.contains(&fixture) => {}
+                    Some((_, fixtures)) => fixtures.push(fixture),
+                    None => grouped.push((key, vec![fixture])),
                 }
             }
-            for (line, count, example) in grouped {
-                let source = if count > 1 {
-                    format!("{count} fixtures, e.g. {example}")
-                } else {
-                    example
+            for (line, fixtures) in grouped {
+                let source = match fixtures.as_slice() {
+                    [one] => one.clone(),
+                    [example, ..] => format!("{} fixtures, e.g. {example}", fixtures.len()),
+                    [] => continue,
                 };
                 todo.push(format!("{line} ({source})"));
             }

@@ -51,10 +51,18 @@ pub(crate) struct ReproduceOptions {
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "text", require_equals = true)]
     explain: Option<Explain>,
     /// Save the response as a regression fixture, fixtures/TOOL/CLASS/NAME, with a sidecar that
-    /// expects what the gate decided and the request it decided under; then `toolgate test
-    /// --accept`.
+    /// expects what every version of the repository decides (`expect_by_version` where they
+    /// differ) and the request it was decided under; then `toolgate test --accept`.
     #[arg(long, value_name = "CLASS/NAME", value_parser = parse_target)]
     save_fixture: Option<FixtureTarget>,
+    /// Decide under this version of the repository instead of the one that decided in
+    /// production (e.g. the bump that should admit a response production refused wrongly).
+    #[arg(long, value_name = "vN")]
+    contract_version: Option<String>,
+    /// Write the kept raw bytes to stdout, exactly as the upstream sent them, instead of the
+    /// agent bytes (stderr still says what the gate decides).
+    #[arg(long)]
+    raw: bool,
 }
 
 /// How `--explain` writes the operator record.
@@ -91,7 +99,10 @@ pub(crate) fn run(
     .map_err(UsageError::new)?;
     let retained = find(store.as_ref(), &wanted, opener.as_ref(), stderr)?;
     let repository = Repository::open(&options.root)?;
-    let (contract, changed) = contract_for(&repository, &retained)?;
+    let (contract, changed) = match &options.contract_version {
+        Some(version) => (repository.load(&retained.tool, Some(version))?, None),
+        None => contract_for(&repository, &retained)?,
+    };
     let mut say = |line: &str| {
         let _ = writeln!(stderr, "{}", toolgate_gate::internals::escape_hidden(line));
     };
@@ -121,15 +132,28 @@ pub(crate) fn run(
         .time()
         .map_err(|why| UsageError::new(format!("the kept decision's time: {why}")))?;
     let decision = contract.admit_response(retained.response(), &request, now);
-    let mut line = decision.agent_bytes().to_vec();
-    line.push(b'\n');
-    write_output(stdout, &line)?;
+    if options.raw {
+        write_output(stdout, &retained.raw)?;
+    } else {
+        let mut line = decision.agent_bytes().to_vec();
+        line.push(b'\n');
+        write_output(stdout, &line)?;
+    }
     let agent = Sha256Digest::of(decision.agent_bytes()).to_hex();
     let expected = wanted
         .agent_sha256
         .as_deref()
         .unwrap_or(&retained.agent_sha256);
-    if agent == expected && changed.is_none() {
+    if options.contract_version.is_some() && contract.version() != retained.contract_version {
+        say(&format!(
+            "decided by {} {} (--contract-version): {}; production decided with {} and {} (the agent saw sha256 {expected})",
+            contract.tool(),
+            contract.version(),
+            decision.outcome().as_str(),
+            retained.contract_version,
+            retained.outcome
+        ));
+    } else if agent == expected && changed.is_none() {
         say(&format!(
             "reproduced exactly: {} {} decided {} again, and the agent bytes are the ones it saw (sha256 {agent})",
             contract.tool(),

@@ -4,11 +4,14 @@
 //   import { Gate } from "./gate-client.mjs";
 //   const gate = new Gate({ root: "/srv/tool-contracts" });
 //   const decision = await gate.admit("job_status", bodyBuffer, { request_id: "req-1", context: {...} });
-//   decision.agent            // what the agent may see (the projection, or the fixed failure)
+//   send(decision.agentBytes) // a Buffer: the exact bytes the agent may see (the projection, or
+//                             // the fixed failure), the ones the harness tested byte for byte.
+//                             // `decision.agent` is the same value parsed: its key order and
+//                             // number spellings are JavaScript's, not the tested bytes.
 //   await gate.close();
 //
 // As a script: node gate-client.mjs ROOT TOOL RAW_FILE REQUEST_FILE [VERSION]
-// prints the decision as JSON.
+// prints the decision as JSON (`agent_base64` holds the agent's bytes).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -27,7 +30,7 @@ export class Gate {
       if (!waiting) return;
       this.pending.delete(answer.id);
       if (answer.error) waiting.reject(new Error(`${answer.error.kind}: ${answer.error.message}`));
-      else waiting.resolve(answer.decision);
+      else waiting.resolve({ ...answer.decision, agentBytes: Buffer.from(answer.decision.agent_base64, "base64") });
     });
     this.child.on("exit", () => {
       for (const { reject } of this.pending.values()) reject(new Error("toolgate serve exited"));
@@ -62,7 +65,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const decision = await gate.admit(tool, readFileSync(rawFile), JSON.parse(readFileSync(requestFile, "utf8")), {
       version,
     });
-    process.stdout.write(`${JSON.stringify(decision)}\n`);
+    const { agentBytes, ...printed } = decision;
+    process.stdout.write(`${JSON.stringify(printed)}\n`);
   } finally {
     await gate.close();
   }

@@ -147,7 +147,7 @@ fn a_new_tool_has_nothing_to_compare_and_a_hostile_folder_name_is_refused() {
 }
 
 /// `git args…` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args([
             "-c",

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
+use crate::ci_example::git;
 use crate::common::{Run, cargo_trials_command, copy, run, toolgate_test, tree};
 use serde_json::Value;
 
@@ -639,8 +640,15 @@ fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says
     // The tool's accepted cases alone pass: that filter locks its new version, and only that.
     let accepted = toolgate_test(root, &["--accept", "review_status::accepted"], false);
     let after = fs::read_to_string(&lock).unwrap();
-    assert!(after.starts_with(&before), "entries are only added");
-    let added: Vec<&str> = after[before.len()..].lines().collect();
+    let added: Vec<&str> = after
+        .lines()
+        .filter(|line| !before.lines().any(|old| old == *line))
+        .collect();
+    assert_eq!(
+        after.lines().count(),
+        before.lines().count() + 1,
+        "entries are only added"
+    );
     assert_eq!(added.len(), 1, "{added:?}");
     assert!(
         added[0].starts_with("review_status v3 sha256:"),
@@ -752,5 +760,122 @@ fn a_filtered_run_reports_only_the_tools_it_selected() {
         whole.stdout.contains("\n  close_ticket "),
         "{}",
         whole.stdout
+    );
+}
+
+/// A new version `v<N+1>` of `tool`, a copy of `v<N>`.
+fn copy_version(root: &Path, tool: &str, from: u32) {
+    let to = from + 1;
+    copy(
+        &root.join(format!("contracts/{tool}/v{from}")),
+        &root.join(format!("contracts/{tool}/v{to}")),
+    );
+    let contract = root.join(format!("contracts/{tool}/v{to}/contract.yaml"));
+    let text = fs::read_to_string(&contract).unwrap();
+    fs::write(
+        &contract,
+        text.replace(&format!("version: {from}"), &format!("version: {to}")),
+    )
+    .unwrap();
+}
+
+#[test]
+fn two_branches_that_each_lock_a_new_version_merge_without_a_conflict() {
+    let dir = tree();
+    let root = dir.path();
+    // A repository of contracts with no attributes file yet: `--accept` writes it.
+    fs::remove_file(root.join("contracts/.gitattributes")).unwrap();
+    git(root, &["init", "--quiet"]);
+    git(root, &["add", "--all"]);
+    git(root, &["commit", "--quiet", "-m", "contracts"]);
+    for (branch, tool, from) in [
+        ("bump-review", "review_status", 2),
+        ("bump-job", "job_status", 2),
+    ] {
+        git(root, &["checkout", "--quiet", "-b", branch, "main"]);
+        copy_version(root, tool, from);
+        let accepted = toolgate_test(root, &["--accept", &format!("{tool}::accepted")], false);
+        assert!(
+            accepted
+                .stdout
+                .contains(&format!("locked {tool} v3 in contracts/contracts.lock")),
+            "{}",
+            accepted.stdout
+        );
+        git(root, &["add", "--all"]);
+        git(root, &["commit", "--quiet", "-m", branch]);
+    }
+    assert!(
+        fs::read_to_string(root.join("contracts/.gitattributes"))
+            .unwrap()
+            .contains("contracts.lock merge=union")
+    );
+    git(root, &["checkout", "--quiet", "bump-review"]);
+    git(root, &["merge", "--quiet", "--no-edit", "bump-job"]);
+    let lock = fs::read_to_string(root.join("contracts/contracts.lock")).unwrap();
+    for entry in ["review_status v3 sha256:", "job_status v3 sha256:"] {
+        assert!(lock.contains(entry), "{lock}");
+    }
+    let ci = toolgate_test(root, &["--format", "json"], true);
+    let report: Value = serde_json::from_str(&ci.stdout).unwrap();
+    let lock_failures: Vec<&Value> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|failure| failure["name"] == "suite::contract_lock")
+        .collect();
+    assert!(lock_failures.is_empty(), "{lock_failures:?}");
+}
+
+#[test]
+fn a_version_locked_twice_with_two_digests_names_both_lines() {
+    let dir = tree();
+    let lock = dir.path().join("contracts/contracts.lock");
+    let text = fs::read_to_string(&lock).unwrap();
+    // What a union merge leaves when two branches each published their own job_status v2.
+    fs::write(
+        &lock,
+        format!("{text}job_status v2 sha256:{}\n", "0".repeat(64)),
+    )
+    .unwrap();
+    let run = toolgate_test(dir.path(), &[], true);
+    let line = text.lines().count() + 1;
+    assert_fails_with(
+        &run,
+        1,
+        &[&format!(
+            "contracts/contracts.lock:{line}: job_status v2 is locked twice, with another digest than at line"
+        )],
+    );
+}
+
+#[test]
+fn a_filtered_run_in_ci_still_refuses_an_unlocked_version_of_the_tool_it_tests() {
+    let dir = tree();
+    copy_version(dir.path(), "review_status", 2);
+    let run = toolgate_test(dir.path(), &["review_status::accepted"], true);
+    assert_fails_with(
+        &run,
+        1,
+        &[
+            "FAILED suite::contract_lock",
+            "review_status v3 is not locked",
+        ],
+    );
+    // Another tool's run does not hear of it.
+    let other = toolgate_test(dir.path(), &["close_ticket"], true);
+    assert_eq!(other.code, 0, "{}", other.stdout);
+    // An unfiltered --accept says what it locked.
+    let accepted = toolgate_test(
+        dir.path(),
+        &["--accept", "--skip", "review_status::mutants"],
+        false,
+    );
+    assert!(
+        accepted
+            .stdout
+            .contains("locked review_status v3 in contracts/contracts.lock"),
+        "{}",
+        accepted.stdout
     );
 }

@@ -217,3 +217,36 @@ fn a_replaced_or_damaged_asset_is_not_installed() {
         plain.stderr
     );
 }
+
+/// The `key = value` lines of one `[section]` of a TOML file.
+fn toml_section(text: &str, section: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|line| line.trim() != format!("[{section}]"))
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .filter(|line| line.contains('=') && !line.trim_start().starts_with('#'))
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn the_release_builds_its_binaries_stripped() {
+    let workflow = fs::read_to_string(repo_root().join(".github/workflows/release.yml")).unwrap();
+    let build = workflow
+        .lines()
+        .find(|line| line.contains("cargo build") && line.contains("--bin toolgate"))
+        .expect("the release workflow builds the binary");
+    let profile = build
+        .split_whitespace()
+        .skip_while(|word| *word != "--profile")
+        .nth(1)
+        .expect("the release builds with a named profile");
+    let cargo = fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let settings = toml_section(&cargo, &format!("profile.{profile}"));
+    for wanted in ["strip = true", "debug = \"none\""] {
+        assert!(
+            settings.iter().any(|line| line == wanted),
+            "profile.{profile} lacks `{wanted}`: {settings:?}"
+        );
+    }
+}

@@ -359,6 +359,52 @@ fn the_markdown_report_shows_hostile_text_exactly_and_links_nothing() {
 }
 
 #[test]
+fn every_configuration_error_is_annotated_on_its_file_and_said_once() {
+    let dir = tree();
+    let root = dir.path();
+    fs::write(root.join("fixtures/job_status/request.json"), "{\n").unwrap();
+    fs::write(root.join("fixtures/review_status/survivors.yaml"), "- [\n").unwrap();
+    // And a published version changed: the lock line it contradicts.
+    fs::write(root.join("contracts/close_ticket/v1/notes.txt"), "x").unwrap();
+    let outcome = toolgate_test(root, &["--format", "github"], true);
+    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    let shown = root.display().to_string();
+    let unplaced: Vec<&str> = outcome
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("::error ") && !line.starts_with("::error file="))
+        .filter(|line| !line.contains("coverage"))
+        .collect();
+    assert!(unplaced.is_empty(), "{unplaced:#?}");
+    let lock = fs::read_to_string(root.join("contracts/contracts.lock")).unwrap();
+    let line = 1 + lock
+        .lines()
+        .position(|line| line.starts_with("close_ticket v1 "))
+        .unwrap();
+    for file in [
+        "fixtures/job_status/request.json,title".to_owned(),
+        "fixtures/review_status/survivors.yaml,line=1,".to_owned(),
+        format!("contracts/contracts.lock,line={line},"),
+    ] {
+        let wanted = format!("::error file={shown}/{file}");
+        assert!(
+            outcome
+                .stdout
+                .lines()
+                .any(|annotation| annotation.starts_with(&wanted)),
+            "{wanted}\n{}",
+            outcome.stdout
+        );
+    }
+    let said = outcome
+        .stderr
+        .lines()
+        .filter(|line| line.contains("request.json: not a request file"))
+        .count();
+    assert_eq!(said, 1, "{}", outcome.stderr);
+}
+
+#[test]
 fn github_annotations_land_on_the_file_a_problem_is_about_at_its_line() {
     let dir = tree();
     let root = dir.path();

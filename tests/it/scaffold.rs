@@ -946,3 +946,248 @@ fn a_value_the_description_leaves_open_is_kept_open_never_promised_and_listed() 
     assert_eq!(accept.code, 0, "{}\n{}", accept.stdout, accept.stderr);
     assert_eq!(toolgate(&root, &["test", "job"], true).code, 0);
 }
+
+/// List fields through `--field`: `NAME.MEMBER=LIST/*/POINTER` promises each item's members;
+/// the to-do list speaks of a list member once (`/accounts/*/nickname`), not of each index; a
+/// `*` in survivors.yaml accepts that member in every item, so a fixture with a longer list
+/// makes no new survivor; and a pointer at a list without `/*` is refused with the spelling.
+#[test]
+fn a_list_field_is_promised_with_one_flag_per_member_and_its_survivors_take_a_star() {
+    let dir = tempfile::tempdir().unwrap();
+    let account = |id: &str, nickname: &str, amount: f64| json!({"id": id, "nickname": nickname, "balance": {"amount": amount}});
+    let item = json!({"type": "object", "required": ["id", "nickname", "balance"], "properties": {
+        "id": {"type": "string", "pattern": "^acc_[0-9]+$"},
+        "nickname": {"type": "string"},
+        "balance": {"type": "object", "required": ["amount"], "properties": {
+            "amount": {"type": "number"}}}
+    }});
+    let description = one_operation(
+        "/accounts",
+        "x",
+        json!({
+            "schema": {"type": "object", "required": ["accounts"], "properties": {
+                "accounts": {"type": "array", "items": item}}},
+            "example": {"accounts": [
+                account("acc_1", "rent", 10.5),
+                account("acc_2", "savings", 200.0),
+                account("acc_3", "travel", 3.25)
+            ]}
+        }),
+    );
+    let spec = dir.path().join("accounts.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+
+    let whole = new_with_field(&root, "accounts", &spec, "accounts=/accounts");
+    assert_eq!(whole.code, 2, "{}", whole.stderr);
+    assert!(
+        whole.stderr.contains("--field accounts=/accounts/*")
+            && whole.stderr.contains("--field accounts.id=/accounts/*/id"),
+        "{}",
+        whole.stderr
+    );
+    assert!(!root.join("contracts").exists(), "nothing is written");
+
+    let new = toolgate(
+        &root,
+        &[
+            "new",
+            "accounts",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "x",
+            "--field",
+            "accounts.id=/accounts/*/id",
+            "--field",
+            "accounts.nickname=/accounts/*/nickname",
+            "--field",
+            "accounts.amount=/accounts/*/balance/amount",
+        ],
+        true,
+    );
+    assert!(matches!(new.code, 0 | 1), "{}\n{}", new.stdout, new.stderr);
+    let contract = fs::read_to_string(root.join("contracts/accounts/v1/contract.yaml")).unwrap();
+    let contract: Value = serde_saphyr::from_str(&contract).unwrap();
+    assert_eq!(
+        contract["shape"]["fields"],
+        json!([{"name": "accounts", "from": "/accounts", "each": [
+            {"name": "id", "from": "/id"},
+            {"name": "nickname", "from": "/nickname"},
+            {"name": "amount", "from": "/balance/amount"}
+        ]}]),
+        "{contract:#}"
+    );
+    let todo: Vec<&str> = new
+        .stdout
+        .lines()
+        .filter(|line| line.contains("/accounts/"))
+        .collect();
+    assert!(
+        todo.iter()
+            .any(|line| line.contains("at /accounts/*/nickname: the agent sees")),
+        "{}",
+        new.stdout
+    );
+    assert!(
+        !todo
+            .iter()
+            .any(|line| line.contains("/accounts/0/") || line.contains("/accounts/1/")),
+        "one line per list member, not per index: {todo:#?}"
+    );
+
+    // One `*` entry per member and mutation accepts every item's survivors.
+    let survivors_file = root.join("fixtures/accounts/survivors.yaml");
+    let mut survivors = fs::read_to_string(&survivors_file).unwrap_or_default();
+    let mut accepted = Vec::new();
+    for line in &todo {
+        let Some(rest) = line.split("mutant ").nth(1) else {
+            continue;
+        };
+        let (family, rest) = rest.split_once(" at ").unwrap();
+        let pointer = rest.split(':').next().unwrap();
+        if line.contains("the agent sees") && !accepted.contains(&(family, pointer)) {
+            accepted.push((family, pointer));
+            survivors.push_str(&format!(
+                "- mutation: {family}\n  pointer: {pointer}\n  reason: a nickname is the holder's own text\n"
+            ));
+        }
+    }
+    assert!(!accepted.is_empty(), "{todo:#?}");
+    fs::write(&survivors_file, survivors).unwrap();
+    // A fixture with a longer list than the example's.
+    let accepted_dir = root.join("fixtures/accounts/accepted");
+    let longer = json!({"accounts": (1..=7).map(|n| account(&format!("acc_{n}"), "kid", n as f64)).collect::<Vec<_>>()});
+    fs::write(accepted_dir.join("seven_accounts.json"), longer.to_string()).unwrap();
+    fs::write(
+        accepted_dir.join("seven_accounts.expect.yaml"),
+        "description: seven accounts, longer than the example's list\nexpect: { outcome: admitted }\n",
+    )
+    .unwrap();
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    let ci = toolgate(&root, &["test"], true);
+    assert_eq!(
+        ci.code, 0,
+        "{}\n{}\n{}",
+        accept.stdout, ci.stdout, ci.stderr
+    );
+}
+
+/// `--sample FILE`: a response the upstream really sent corrects the description's own claims
+/// that refuse it (a format, a type, an enum, a required member), each correction listed with
+/// the sample's name, before anything is written; the sample becomes a real accepted fixture,
+/// so the contract is proven. A sample no correction can admit is refused and nothing written.
+#[test]
+fn a_real_sample_corrects_the_descriptions_claims_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let description = one_operation(
+        "/albums/{id}",
+        "x",
+        json!({"schema": {"type": "object",
+        "required": ["id", "album_type", "release_date", "popularity"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[0-9A-Za-z]{22}$"},
+            "album_type": {"type": "string", "enum": ["album", "single"]},
+            "release_date": {"type": "string", "format": "date"},
+            "preview_url": {"type": "string"},
+            "popularity": {"type": "integer"}
+        }}}),
+    );
+    let spec = dir.path().join("albums.json");
+    fs::write(&spec, description.to_string()).unwrap();
+    let sample = dir.path().join("compilation_1981.json");
+    fs::write(
+        &sample,
+        r#"{"id":"4aawyAB9vmqN3uQ7FjRGTy","album_type":"compilation","release_date":"1981-12","preview_url":null}"#,
+    )
+    .unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir(&root).unwrap();
+    let new = |root: &Path, sample: &Path| {
+        toolgate(
+            root,
+            &[
+                "new",
+                "albums",
+                "--from-openapi",
+                spec.to_str().unwrap(),
+                "--operation",
+                "x",
+                "--sample",
+                sample.to_str().unwrap(),
+            ],
+            true,
+        )
+    };
+    let made = new(&root, &sample);
+    assert!(
+        matches!(made.code, 0 | 1),
+        "{}\n{}",
+        made.stdout,
+        made.stderr
+    );
+    let schema = read_json(&root.join("contracts/albums/v1/response.schema.json"));
+    let album_type = &schema["properties"]["album_type"]["enum"];
+    assert!(
+        album_type
+            .as_array()
+            .unwrap()
+            .contains(&json!("compilation")),
+        "{schema:#}"
+    );
+    assert!(
+        schema["properties"]["release_date"].get("format").is_none(),
+        "{schema:#}"
+    );
+    assert_eq!(
+        schema["properties"]["preview_url"]["type"],
+        json!(["string", "null"]),
+        "{schema:#}"
+    );
+    assert!(
+        !schema["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("popularity")),
+        "{schema:#}"
+    );
+    let header = fs::read_to_string(root.join("contracts/albums/v1/contract.yaml")).unwrap();
+    for said in ["enum widened", "no format", "popularity optional"] {
+        assert!(
+            header.contains(&format!(
+                "{said}: the sample `compilation_1981`, a real response"
+            )),
+            "{said}: {header}"
+        );
+    }
+    let sidecar =
+        fs::read_to_string(root.join("fixtures/albums/accepted/compilation_1981.expect.yaml"))
+            .unwrap();
+    assert!(sidecar.contains("A real response"), "{sidecar}");
+    // A real response: the tool is proven, so --accept locks it and CI passes.
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert!(
+        accept.stdout.contains("locked albums v1"),
+        "{}",
+        accept.stdout
+    );
+    let ci = toolgate(&root, &["test"], true);
+    assert_eq!(ci.code, 0, "{}", ci.stdout);
+
+    // An array is no response of this operation: refused, nothing written.
+    let other = dir.path().join("other");
+    fs::create_dir(&other).unwrap();
+    let wrong = dir.path().join("a_list.json");
+    fs::write(&wrong, "[1, 2]").unwrap();
+    let refused = new(&other, &wrong);
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains(
+            "the sample `a_list` is refused however the description's schema is corrected"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(!other.join("contracts").exists());
+}

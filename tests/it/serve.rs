@@ -308,8 +308,15 @@ fn the_node_example_decides_through_serve() {
         );
         let decision: Value = serde_json::from_slice(&output.stdout).unwrap();
         let (agent, audit) = check(tool, "v2", &raw);
-        let agent: Value = serde_json::from_slice(&agent).unwrap();
-        assert_eq!(decision["agent"], agent);
+        let mut sent = base64::engine::general_purpose::STANDARD
+            .decode(decision["agent_base64"].as_str().unwrap())
+            .unwrap();
+        // `toolgate check` ends its one line with a newline.
+        sent.push(b'\n');
+        assert_eq!(
+            sent, agent,
+            "the bytes the example sends are the tested ones"
+        );
         assert_eq!(
             format!("{}\n", decision["audit_line"].as_str().unwrap()).into_bytes(),
             audit

@@ -266,3 +266,26 @@ impl Runner<'_> {
         outcome.code == 0
     }
 }
+
+#[test]
+fn the_actions_example_args_are_ones_toolgate_test_takes() {
+    let action = read_yaml(&repo_root().join("action.yml"));
+    let description = action["inputs"]["args"]["description"].as_str().unwrap();
+    let examples: Vec<&str> = description
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|example| !example.starts_with("toolgate"))
+        .collect();
+    assert!(!examples.is_empty(), "{description}");
+    let dir = crate::common::tree();
+    for example in examples {
+        let args: Vec<&str> = example.split_whitespace().collect();
+        let outcome = crate::common::toolgate_test(dir.path(), &args, true);
+        assert_eq!(
+            outcome.code, 0,
+            "`toolgate test {example}`: {}{}",
+            outcome.stdout, outcome.stderr
+        );
+    }
+}

@@ -353,6 +353,7 @@ impl Contract {
                 // A text contract maps a tool error without reading it (by_tool_error).
                 return Err(UpstreamErrors::unmapped_tool_error().into());
             }
+            self.unmapped_error_status(response)?;
             let text = parse::utf8(response.body)?;
             let (shape, document) = self.match_text(text)?;
             return Ok(self.conclude(shape, document.root(), request, now)?);
@@ -365,11 +366,25 @@ impl Contract {
             // No entry matched the error's body: it is still an error, never a result.
             return Err(UpstreamErrors::unmapped_tool_error().into());
         }
+        self.unmapped_error_status(response)?;
         // G3: the first shape whose schema accepts the document (the current shape first).
         // `is_valid` decides; the validator's detailed errors wait until someone asks.
         match self.shapes.iter().find(|shape| shape.schema.is_valid(root)) {
             Some(shape) => Ok(self.conclude(shape, root, request, now)?),
             None => Err(Refusal::Schema),
+        }
+    }
+
+    /// An error status no `upstream_errors` entry mapped, where no shape has a failure branch
+    /// to read the body as: refused by its status (see [`UpstreamErrors::unmapped_status`]).
+    fn unmapped_error_status(&self, response: &Response<'_>) -> Result<(), Fault> {
+        match response.status {
+            Some(status)
+                if status >= 400 && self.shapes.iter().all(|shape| shape.outcome.is_none()) =>
+            {
+                Err(UpstreamErrors::unmapped_status(status))
+            }
+            _ => Ok(()),
         }
     }
 

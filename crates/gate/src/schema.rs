@@ -729,25 +729,29 @@ fn branch_distance(errors: &[ValidationError<'static>]) -> usize {
 
 const SCHEMA_HINT: &str = "the response does not have the shape the contract promises; fix the connector, or publish a new contract version if the upstream changed on purpose";
 
+/// What to do about a schema refusal. Where a refusal has two usual causes (the response is
+/// wrong, or the contract is stricter than the upstream really is) the hint names both and how
+/// to tell them apart: the connector owner must not chase a serialization bug that is the
+/// contract's, nor loosen a contract for a connector's bug.
 fn hint_for(keyword: &str) -> &'static str {
     match keyword {
         "additionalProperties" | "unevaluatedProperties" => {
             "the response carries members the contract does not promise; the connector must drop them, or a new contract version must declare (and review) them"
         }
         "required" => {
-            "a member the contract requires is missing; check whether the upstream renamed or dropped it"
+            "a member the contract requires is missing: either the upstream renamed or dropped it (its changelog says), or the upstream leaves it out on purpose when it has no value (its documentation marks it optional) and the contract should not require it: then publish a new contract version with it optional"
         }
         "type" => {
-            "a member has the wrong JSON type (no coercion: \"7\" is not 7); fix the connector's serialization"
+            "a member has the wrong JSON type (no coercion: \"7\" is not 7): either the connector serializes it wrong, or the upstream sends this type on purpose (a null for \"no value\", a number as text) and the contract is too strict; if the upstream's documentation or its other responses show this type, publish a new contract version that admits it, else fix the connector's serialization"
         }
         "format" => {
-            "a value is not in the declared format (e.g. RFC 3339 for date-time); fix the upstream's formatting"
+            "a value is not in the declared format (e.g. RFC 3339 for date-time): either the upstream formats it wrongly, or the contract assumed a format the upstream never promised (a date alone, an epoch, another date syntax); if the upstream documents this form, publish a new contract version with it, else fix the upstream's formatting"
         }
         "pattern" | "maxLength" | "minLength" => {
-            "a string is outside the contract's bounds; identifiers and free text must stay within their declared pattern and length"
+            "a string is outside the contract's bounds (its pattern or length): either it is not the value it should be (a foreign identifier, text that grew), or the bound is narrower than the upstream's real values; if the upstream documents values like this one, publish a new contract version that widens the bound"
         }
         "const" | "enum" => {
-            "a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
+            "a value is outside the closed set the contract allows: either the response is not this tool's answer (wrong tool, a stale or foreign state or code), or the upstream added a value the contract does not list yet; if the upstream's documentation or changelog lists it, publish a new contract version that admits it"
         }
         _ => SCHEMA_HINT,
     }

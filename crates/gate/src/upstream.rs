@@ -91,6 +91,36 @@ impl UpstreamErrors {
         .retryable(false)
     }
 
+    /// An error status (400 and up) that no entry maps, answered to a contract whose shapes have
+    /// no failure branch: its body is the upstream's error, never a success to validate. A 404
+    /// or 410 is the upstream saying the thing asked about does not exist (`NOT_FOUND`); any
+    /// other is refused naming its status, so the operator reads "the upstream answered 400"
+    /// rather than a schema mismatch that blames the connector.
+    pub(crate) fn unmapped_status(status: u16) -> Fault {
+        match status {
+            404 | 410 => Fault::new(
+                Layer::Transport,
+                "upstream_status",
+                format!(
+                    "the upstream answered status {status} (not found), which no upstream_errors entry maps; the contract describes only its success, so the body was not validated as one"
+                ),
+                "by default a 404 or 410 tells the agent NOT_FOUND (the thing asked about does not exist; the same call gets the same answer); if this status means something else for this API, map it with an upstream_errors entry",
+            )
+            .code(ErrorCode::NotFound)
+            .retryable(false),
+            _ => Fault::new(
+                Layer::Transport,
+                "upstream_status",
+                format!(
+                    "the upstream answered status {status}, an error which no upstream_errors entry maps; the contract describes only its success, so the body was not validated as one"
+                ),
+                "a 4xx is most often the call's own fault (its arguments, credentials or permissions): look at what the connector sent; to tell the agent a code for it, map the status with an upstream_errors entry (`status: [STATUS]`)",
+            )
+            .code(ErrorCode::InvalidResponse)
+            .retryable(false),
+        }
+    }
+
     /// The mapping that decides on the parsed body (and the status, where it names statuses); a
     /// `tool_error` entry only for a tool's own error.
     pub(crate) fn by_body(

@@ -203,7 +203,7 @@ fn the_record_prints_every_part_labelled() {
   raw:      196 bytes, sha256 {sha}
   request:  req.J7q94MkP (gate {GATE_VERSION})
   contract: sha256 {digest}
-  fix:      a value is outside the closed set the contract allows (wrong tool, unknown state or code)"
+  fix:      a value is outside the closed set the contract allows: either the response is not this tool's answer (wrong tool, a stale or foreign state or code), or the upstream added a value the contract does not list yet; if the upstream's documentation or changelog lists it, publish a new contract version that admits it"
         )
     );
     let decision = admit(&contract, Response::body(b"abc"));

@@ -102,6 +102,23 @@ fn each_kind_of_schema_failure_gets_its_own_hint() {
     })
     .collect();
     assert_eq!(hints.len(), 5, "{hints:#?}");
+    // Where the refusal may be the contract's strictness, not the response's fault, the hint
+    // names both causes, and what decides between them.
+    for raw in [
+        r#"{"kind":"a","n":"7"}"#,
+        r#"{}"#,
+        r#"{"kind":"a","at":"yesterday"}"#,
+    ] {
+        let hint = reject(&contract, raw)
+            .operator_record()
+            .unwrap()
+            .hint()
+            .to_owned();
+        assert!(
+            hint.contains("either") && hint.contains("publish a new contract version"),
+            "{raw}: {hint}"
+        );
+    }
 }
 
 #[test]

@@ -66,10 +66,55 @@ fn a_github_404_reaches_the_agent_as_not_found_and_nothing_of_its_body() {
             .code(),
         ErrorCode::NotFound
     );
-    // A success is a success; another status is the body's to decide.
+    // A success is a success; another error status that no entry maps is refused by its status
+    // (the contract describes only the success), never validated as a success body.
     assert!(decide(&contract, Some(200), br#"{"id":1,"name":"toolgate"}"#).is_admitted());
     let other = decide(&contract, Some(400), br#"{"message":"Bad"}"#);
-    assert_eq!(other.rejection().unwrap().layer(), Layer::Schema);
+    assert_eq!(other.rejection().unwrap().layer(), Layer::Transport);
+    assert_eq!(other.operator_record().unwrap().rule(), "upstream_status");
+}
+
+/// Where the description is silent on a status: a 404 or 410 is NOT_FOUND, any other error
+/// status is refused naming it (its fix says where a 4xx usually comes from), and neither is
+/// validated as a success, even when its body would pass the success schema.
+#[test]
+fn an_unmapped_error_status_is_never_read_as_a_success() {
+    let yaml = "tool: repo\nversion: 1\ndirection: result\nshape:\n  schema: repo.json\n  fields:\n    - { name: name, from: /name }\nagent_schema: agent.json\n";
+    let source = ContractSource::new(yaml)
+        .with_schema("repo.json", REPO)
+        .with_schema("agent.json", "{}");
+    let contract = Contract::compile(&source).unwrap_or_else(|errors| panic!("{errors}"));
+    let looks_like_success = br#"{"id":1,"name":"toolgate"}"#;
+    for (status, code) in [
+        (404, ErrorCode::NotFound),
+        (410, ErrorCode::NotFound),
+        (400, ErrorCode::InvalidResponse),
+        (422, ErrorCode::InvalidResponse),
+    ] {
+        let decision = decide(&contract, Some(status), looks_like_success);
+        let rejection = decision
+            .rejection()
+            .unwrap_or_else(|| panic!("{status} admitted"));
+        assert_eq!(
+            (rejection.layer(), rejection.code(), rejection.retryable()),
+            (Layer::Transport, code, false),
+            "{status}"
+        );
+        let record = decision.operator_record().unwrap();
+        assert_eq!(record.rule(), "upstream_status");
+        assert!(
+            record.message().contains(&format!("status {status}")),
+            "{}",
+            record.message()
+        );
+        assert!(
+            record.hint().contains("upstream_errors entry"),
+            "{}",
+            record.hint()
+        );
+    }
+    assert!(decide(&contract, Some(200), looks_like_success).is_admitted());
+    assert!(decide(&contract, Some(304), looks_like_success).is_admitted());
 }
 
 #[test]

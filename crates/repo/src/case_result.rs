@@ -157,13 +157,21 @@ pub struct Problem {
 
 impl Problem {
     /// A problem without detail.
+    /// A message that starts with a file of the repository (`fixtures/t/request.json:3:7: …`,
+    /// as every loader writes them) is placed in that file, at its line: where a CI
+    /// annotation goes.
     pub fn new(kind: ProblemKind, message: impl Into<String>) -> Problem {
+        let message = message.into();
+        let (file, line) = match named_file(&message) {
+            Some((file, line)) => (Some(file.to_owned()), line),
+            None => (None, None),
+        };
         Problem {
             kind,
-            message: message.into(),
+            message,
             detail: None,
-            file: None,
-            line: None,
+            file,
+            line,
         }
     }
 
@@ -189,6 +197,29 @@ impl Problem {
         self.detail = Some(detail.into());
         self
     }
+}
+
+/// The repository file a message starts with (under `contracts/`, `fixtures/` or
+/// `snapshots/`, up to the first `:` or space), and the line that follows it, if any.
+fn named_file(message: &str) -> Option<(&str, Option<u64>)> {
+    if !["contracts/", "fixtures/", "snapshots/"]
+        .iter()
+        .any(|top| message.starts_with(top))
+    {
+        return None;
+    }
+    let end = message.find([':', ' ']).unwrap_or(message.len());
+    let file = message[..end].trim_end_matches('/');
+    let rest = &message[end..];
+    let line = rest
+        .strip_prefix(':')
+        .map(|rest| {
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap_or("")
+        })
+        .and_then(|digits| digits.parse().ok());
+    Some((file, line))
 }
 
 /// The result of one case (a fixture against one contract version) or one suite check.
@@ -320,5 +351,31 @@ fn label(kind: ProblemKind) -> &'static str {
         ProblemKind::Lock => "lock",
         ProblemKind::Survivor => "SURVIVOR",
         ProblemKind::Lint => "lint",
+    }
+}
+
+#[cfg(test)]
+mod placed {
+    use super::*;
+
+    #[test]
+    fn a_message_that_starts_with_a_repository_file_is_placed_there() {
+        let at = |message: &str| {
+            let problem = Problem::new(ProblemKind::Lock, message);
+            (problem.file, problem.line)
+        };
+        assert_eq!(
+            at("fixtures/t/request.json:3:7: not a request file"),
+            (Some("fixtures/t/request.json".to_owned()), Some(3))
+        );
+        assert_eq!(
+            at("fixtures/t/survivors.yaml: cannot load"),
+            (Some("fixtures/t/survivors.yaml".to_owned()), None)
+        );
+        assert_eq!(
+            at("contracts/t/v2 changed after it was published"),
+            (Some("contracts/t/v2".to_owned()), None)
+        );
+        assert_eq!(at("tool `t`: no accepted fixture"), (None, None));
     }
 }

@@ -45,17 +45,36 @@ pub fn digest(root: &RepoRoot, folder: &Path) -> Result<Sha256Digest, String> {
     Ok(Sha256Digest::of(&material))
 }
 
-/// The lock file as read: its text and its entries, `(tool, version) -> hex digest`.
+/// The attributes file beside the lock: git merges two branches' additions to the lock by
+/// keeping both sides' lines (`merge=union`), so two bump pull requests never conflict in it.
+const ATTRIBUTES_FILE: &str = ".gitattributes";
+const ATTRIBUTES_LINE: &str = "contracts.lock merge=union";
+const ATTRIBUTES: &str = "# The contract lock is a set of independent lines (kept sorted by `toolgate test --accept`):\n# merging two branches keeps both sides' entries; `toolgate test` refuses one version locked twice.\ncontracts.lock merge=union\n";
+
+/// One `<tool> v<N> sha256:<hex>` entry and the line it was read from.
+struct Entry {
+    digest: String,
+    line: usize,
+}
+
+/// The lock file as read: the comment lines that head it and its entries,
+/// `(tool, version) -> digest`.
 struct Lock {
-    text: Option<String>,
-    entries: BTreeMap<(String, String), String>,
+    header: String,
+    entries: BTreeMap<(String, String), Entry>,
 }
 
 impl Lock {
-    /// Reads `contracts/contracts.lock` (absent: no entries); a line that is not an entry is a
-    /// problem at its line, the rest still count.
+    fn path() -> std::path::PathBuf {
+        Path::new(CONTRACTS_DIR).join(LOCK_FILE)
+    }
+
+    /// Reads `contracts/contracts.lock` (absent: no entries); a line that is not an entry, or a
+    /// second entry for a version with another digest (what a union merge of two branches that
+    /// both published it leaves), is a problem at its line; the rest still count.
     fn read(root: &RepoRoot, problems: &mut Vec<Problem>) -> Option<Lock> {
-        let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
+        let lock_path = Self::path();
+        let shown = root.shown(&lock_path);
         let text = match root.kind(&lock_path) {
             Ok(EntryKind::Missing) => None,
             _ => match root.read_text(&lock_path) {
@@ -66,48 +85,119 @@ impl Lock {
                 }
             },
         };
-        let mut entries = BTreeMap::new();
-        for (number, line) in text.iter().flat_map(|text| text.lines()).enumerate() {
+        let mut header = String::new();
+        let mut entries: BTreeMap<(String, String), Entry> = BTreeMap::new();
+        for (index, line) in text.iter().flat_map(|text| text.lines()).enumerate() {
+            let number = index + 1;
             let line = line.trim();
+            if line.starts_with('#') && entries.is_empty() {
+                header.push_str(line);
+                header.push('\n');
+            }
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let parts: Vec<&str> = line.split_whitespace().collect();
-            match parts.as_slice() {
-                [tool, version, digest] if digest.starts_with("sha256:") => {
-                    entries.insert(
-                        (tool.to_string(), version.to_string()),
-                        digest["sha256:".len()..].to_owned(),
-                    );
-                }
-                _ => problems.push(Problem::new(
+            let [tool, version, digest] = parts.as_slice() else {
+                problems.push(not_an_entry(&shown, number));
+                continue;
+            };
+            let Some(digest) = digest.strip_prefix("sha256:") else {
+                problems.push(not_an_entry(&shown, number));
+                continue;
+            };
+            let key = (tool.to_string(), version.to_string());
+            match entries.get(&key) {
+                Some(first) if first.digest != digest => problems.push(Problem::new(
                     ProblemKind::Lock,
                     format!(
-                        "{}:{}: not a lock line; expected `<tool> v<N> sha256:<hex>`",
-                        root.shown(&lock_path).display(),
-                        number + 1
+                        "{}:{number}: {tool} {version} is locked twice, with another digest than at line {} (two branches each published {version}): keep the line whose digest `toolgate test` does not report, delete the other, and publish the other branch's change as a new version",
+                        shown.display(),
+                        first.line
                     ),
-                )),
+                )
+                .at(&lock_path, Some(number as u64))),
+                Some(_) => {}
+                None => {
+                    entries.insert(
+                        key,
+                        Entry {
+                            digest: digest.to_owned(),
+                            line: number,
+                        },
+                    );
+                }
             }
         }
-        Some(Lock { text, entries })
+        if header.is_empty() {
+            header = HEADER.to_owned();
+        }
+        Some(Lock { header, entries })
     }
 
-    /// Appends `added` lines (`<tool> v<N> sha256:<hex>`), creating the file with its header.
-    fn append(self, root: &RepoRoot, added: &[String], problems: &mut Vec<Problem>) {
+    /// Adds `added` (`(tool, version) -> digest`) and writes the lock back with every entry
+    /// sorted by tool and version number, so two branches' additions land in different places;
+    /// writes `contracts/.gitattributes` (a union merge for the lock) if it is missing.
+    fn add(
+        mut self,
+        root: &RepoRoot,
+        added: Vec<((String, String), String)>,
+        problems: &mut Vec<Problem>,
+    ) -> bool {
         if added.is_empty() {
-            return;
+            return true;
         }
-        let mut text = self.text.unwrap_or_else(|| HEADER.to_owned());
-        for line in added {
-            text.push_str(line);
-            text.push('\n');
+        for (key, digest) in added {
+            self.entries.insert(key, Entry { digest, line: 0 });
         }
-        let lock_path = Path::new(CONTRACTS_DIR).join(LOCK_FILE);
-        if let Err(error) = root.write(&lock_path, text.as_bytes()) {
+        let mut keys: Vec<&(String, String)> = self.entries.keys().collect();
+        keys.sort_by_key(|(tool, version)| {
+            let number = version
+                .strip_prefix('v')
+                .and_then(|n| n.parse::<u32>().ok());
+            (tool.clone(), number.unwrap_or(u32::MAX), version.clone())
+        });
+        let mut text = self.header.clone();
+        for key in keys {
+            text.push_str(&format!(
+                "{} {} sha256:{}\n",
+                key.0, key.1, self.entries[key].digest
+            ));
+        }
+        if let Err(error) = root.write(&Self::path(), text.as_bytes()) {
             problems.push(Problem::new(ProblemKind::Lock, error));
+            return false;
         }
+        let attributes = Path::new(CONTRACTS_DIR).join(ATTRIBUTES_FILE);
+        let existing = match root.kind(&attributes) {
+            Ok(EntryKind::Missing) => Some(String::new()),
+            Ok(EntryKind::File) => root.read_text(&attributes).ok(),
+            _ => None,
+        };
+        if let Some(existing) = existing
+            && !existing.lines().any(|line| line.trim() == ATTRIBUTES_LINE)
+        {
+            let mut text = existing;
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(ATTRIBUTES);
+            if let Err(error) = root.write(&attributes, text.as_bytes()) {
+                problems.push(Problem::new(ProblemKind::Lock, error));
+            }
+        }
+        true
     }
+}
+
+fn not_an_entry(shown: &Path, number: usize) -> Problem {
+    Problem::new(
+        ProblemKind::Lock,
+        format!(
+            "{}:{number}: not a lock line; expected `<tool> v<N> sha256:<hex>`",
+            shown.display()
+        ),
+    )
 }
 
 /// Checks every version folder against the lock; with `record_new`, adds unlocked versions (a
@@ -115,16 +205,20 @@ impl Lock {
 /// With `record_new` (`--accept`), new versions are locked, but never one of a tool `withheld`
 /// names (its suite failed in the run, or rests only on responses built from the schema): that
 /// one stays unlocked, a problem with the reason.
+/// With `whole`, `versions` are every tool's and an entry whose folder is gone is a problem;
+/// without, only the entries of the tools `versions` names are looked at (a filtered run).
+/// Returns `<tool> v<N>` of each version locked, and the problems.
 pub fn check(
     root: &RepoRoot,
     versions: &[(String, VersionDir)],
     record_new: bool,
     withheld: &BTreeMap<String, String>,
-) -> Vec<Problem> {
-    let shown = root.shown(&Path::new(CONTRACTS_DIR).join(LOCK_FILE));
+    whole: bool,
+) -> (Vec<String>, Vec<Problem>) {
+    let shown = root.shown(&Lock::path());
     let mut problems = Vec::new();
     let Some(lock) = Lock::read(root, &mut problems) else {
-        return problems;
+        return (Vec::new(), problems);
     };
     let mut added = Vec::new();
     let mut present = Vec::new();
@@ -140,18 +234,19 @@ pub fn check(
             }
         };
         match lock.entries.get(&key) {
-            Some(expected) if *expected == actual => {}
-            Some(_) => problems.push(Problem::new(
-                ProblemKind::Lock,
-                format!(
-                    "{} changed after it was published (its digest differs from {}): published versions are immutable; revert the change, or publish it as a new version folder",
-                    folder.display(),
-                    shown.display()
-                ),
-            )),
-            None if record_new && !withheld.contains_key(tool) => {
-                added.push(format!("{} {} sha256:{actual}", key.0, key.1));
-            }
+            Some(entry) if entry.digest == actual => {}
+            Some(entry) => problems.push(
+                Problem::new(
+                    ProblemKind::Lock,
+                    format!(
+                        "{} changed after it was published (its digest differs from {}): published versions are immutable; revert the change, or publish it as a new version folder",
+                        folder.display(),
+                        shown.display()
+                    ),
+                )
+                .at(&Lock::path(), Some(entry.line as u64)),
+            ),
+            None if record_new && !withheld.contains_key(tool) => added.push((key, actual)),
             None if record_new => problems.push(Problem::new(
                 ProblemKind::Lock,
                 format!(
@@ -173,28 +268,46 @@ pub fn check(
                     ),
                     None => "lock it with `toolgate test --accept`".to_owned(),
                 };
-                problems.push(Problem::new(
-                    ProblemKind::Lock,
-                    format!(
-                        "{tool} {} is not locked ({} has no entry for it): {review}, and commit {}",
-                        version.name(),
-                        shown.display(),
-                        shown.display()
-                    ),
-                ));
+                problems.push(
+                    Problem::new(
+                        ProblemKind::Lock,
+                        format!(
+                            "{tool} {} is not locked ({} has no entry for it): {review}, and commit {}",
+                            version.name(),
+                            shown.display(),
+                            shown.display()
+                        ),
+                    )
+                    .at(&version.path.join(toolgate_gate::CONTRACT_FILE), None),
+                );
             }
         }
     }
-    for (tool, version) in lock.entries.keys() {
-        if !present.contains(&(tool.clone(), version.clone())) {
-            problems.push(Problem::new(
-                ProblemKind::Lock,
-                format!("{} locks {tool} {version}, whose folder is gone: a published version is never deleted", shown.display()),
-            ));
+    for ((tool, version), entry) in &lock.entries {
+        let looked_at = whole || versions.iter().any(|(named, _)| named == tool);
+        if looked_at && !present.contains(&(tool.clone(), version.clone())) {
+            problems.push(
+                Problem::new(
+                    ProblemKind::Lock,
+                    format!("{} locks {tool} {version}, whose folder is gone: a published version is never deleted", shown.display()),
+                )
+                .at(&Lock::path(), Some(entry.line as u64)),
+            );
         }
     }
-    lock.append(root, &added, &mut problems);
-    problems
+    let locked = locked_names(&added);
+    if lock.add(root, added, &mut problems) {
+        (locked, problems)
+    } else {
+        (Vec::new(), problems)
+    }
+}
+
+fn locked_names(added: &[((String, String), String)]) -> Vec<String> {
+    added
+        .iter()
+        .map(|((tool, version), _)| format!("{tool} {version}"))
+        .collect()
 }
 
 /// Locks the versions of `versions` that the lock has no entry for, and nothing else: what
@@ -207,28 +320,21 @@ pub fn lock_new(root: &RepoRoot, versions: &[(String, VersionDir)]) -> (Vec<Stri
         return (Vec::new(), problems);
     };
     let mut added = Vec::new();
-    let mut locked = Vec::new();
     for (tool, version) in versions {
-        if lock.entries.contains_key(&(tool.clone(), version.name())) {
+        let key = (tool.clone(), version.name());
+        if lock.entries.contains_key(&key) {
             continue;
         }
         match digest(root, &version.path) {
-            Ok(digest) => {
-                added.push(format!(
-                    "{tool} {} sha256:{}",
-                    version.name(),
-                    digest.to_hex()
-                ));
-                locked.push(format!("{tool} {}", version.name()));
-            }
+            Ok(digest) => added.push((key, digest.to_hex())),
             Err(message) => problems.push(Problem::new(ProblemKind::Lock, message)),
         }
     }
-    let before = problems.len();
-    lock.append(root, &added, &mut problems);
-    if problems.len() > before {
+    let locked = locked_names(&added);
+    if lock.add(root, added, &mut problems) {
+        (locked, problems)
+    } else {
         // The lock could not be written: nothing was locked.
-        locked.clear();
+        (Vec::new(), problems)
     }
-    (locked, problems)
 }

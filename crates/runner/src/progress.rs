@@ -54,6 +54,11 @@ struct Counts {
     cases_total: AtomicU64,
     tools: AtomicU64,
     tools_total: u64,
+    /// When the run started, and how many milliseconds after that its cases began (set with
+    /// `cases_total`): loading the contracts and deriving the mutants come first and can take
+    /// most of the first lines' time, so a rate over the whole run would overstate what is left.
+    started: Option<Instant>,
+    cases_began_ms: AtomicU64,
 }
 
 /// The thread that writes [`ProgressMode::Lines`].
@@ -68,6 +73,7 @@ impl Progress {
     pub(crate) fn new(mode: ProgressMode, tools: u64) -> Progress {
         let counts = Arc::new(Counts {
             tools_total: tools,
+            started: Some(Instant::now()),
             ..Counts::default()
         });
         Progress {
@@ -82,6 +88,10 @@ impl Progress {
 
     /// The run has `total` cases in all (known up front when it runs one tool).
     pub(crate) fn cases_total(&self, total: u64) {
+        if let Some(started) = self.counts.started {
+            let began = started.elapsed().as_millis() as u64;
+            self.counts.cases_began_ms.store(began, Ordering::Relaxed);
+        }
         self.counts.cases_total.store(total, Ordering::Relaxed);
     }
 
@@ -167,13 +177,15 @@ impl Counts {
                 self.tools_total
             )
         };
+        let began = Duration::from_millis(self.cases_began_ms.load(Ordering::Relaxed));
+        let casing = elapsed.saturating_sub(began).as_secs_f64().max(0.001);
         if cases > 0 {
-            let rate = cases as f64 / seconds;
+            let rate = cases as f64 / if cases_total > 0 { casing } else { seconds };
             let unit = if cases_total > 0 { "/s" } else { " cases/s" };
             line.push_str(&format!(", {}{unit}", format_rate(rate)));
         }
         let left = if cases_total > 0 && cases > 0 {
-            (cases_total > cases).then(|| (cases_total - cases) as f64 * seconds / cases as f64)
+            (cases_total > cases).then(|| (cases_total - cases) as f64 * casing / cases as f64)
         } else if tools > 0 {
             (self.tools_total > tools)
                 .then(|| (self.tools_total - tools) as f64 * seconds / tools as f64)
@@ -214,11 +226,24 @@ mod tests {
     use super::*;
 
     fn line(cases: u64, cases_total: u64, tools: u64, tools_total: u64, seconds: u64) -> String {
+        began_line(cases, cases_total, tools, tools_total, seconds, 0)
+    }
+
+    fn began_line(
+        cases: u64,
+        cases_total: u64,
+        tools: u64,
+        tools_total: u64,
+        seconds: u64,
+        began: u64,
+    ) -> String {
         let counts = Counts {
             cases: AtomicU64::new(cases),
             cases_total: AtomicU64::new(cases_total),
             tools: AtomicU64::new(tools),
             tools_total,
+            started: None,
+            cases_began_ms: AtomicU64::new(began * 1000),
         };
         counts.line(Duration::from_secs(seconds))
     }
@@ -233,6 +258,12 @@ mod tests {
         assert_eq!(
             line(3, 2000, 0, 1, 60),
             "toolgate: 3/2000 cases (0 %), 0.1/s, about 666 min left\n"
+        );
+        // Eight of the ten seconds went to loading: what is left is reckoned from the two the
+        // cases took, not the ten.
+        assert_eq!(
+            began_line(400, 4008, 0, 1, 10, 8),
+            "toolgate: 400/4008 cases (9 %), 200/s, about 19 s left\n"
         );
         assert_eq!(
             line(0, 10, 0, 1, 12),

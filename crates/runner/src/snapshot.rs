@@ -148,6 +148,15 @@ pub(crate) fn record_reference(
 }
 
 /// The path of a fixture's snapshot for one contract version, relative to the root.
+/// How to accept a pending snapshot: `toolgate test --accept`, and `cargo insta review` too
+/// where the repository is a Rust one (a `Cargo.toml` at its root) and so may have it.
+pub(crate) fn how_to_accept(root: &RepoRoot) -> &'static str {
+    match root.kind(Path::new("Cargo.toml")) {
+        Ok(EntryKind::File) => "`toolgate test --accept` (or `cargo insta review`)",
+        _ => "`toolgate test --accept`",
+    }
+}
+
 pub(crate) fn snapshot_path(tool: &str, class: &str, case: &str, version: &str) -> PathBuf {
     Path::new(SNAPSHOTS_DIR)
         .join(tool)

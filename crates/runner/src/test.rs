@@ -106,15 +106,25 @@ impl TestConfig {
     /// Whether a case or check called `name` runs, as cargo test's filters, `--skip` and
     /// `--exact` decide.
     pub fn selects(&self, name: &str) -> bool {
-        let matches = |pattern: &String| {
-            if self.exact {
-                name == pattern
-            } else {
-                name.contains(pattern.as_str())
-            }
-        };
-        (self.filters.is_empty() || self.filters.iter().any(matches))
-            && !self.skip.iter().any(matches)
+        (self.filters.is_empty()
+            || self
+                .filters
+                .iter()
+                .any(|pattern| self.matches(pattern, name)))
+            && !self.skips(name)
+    }
+
+    /// Whether a `--skip` pattern names `name` (left out on purpose, not by a filter).
+    pub fn skips(&self, name: &str) -> bool {
+        self.skip.iter().any(|pattern| self.matches(pattern, name))
+    }
+
+    fn matches(&self, pattern: &str, name: &str) -> bool {
+        if self.exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
     }
 }
 
@@ -274,6 +284,15 @@ pub fn run(
             &context.withheld,
             &mut summary,
         );
+    } else if !options.selects(LOCK_CHECK) && !options.skips(LOCK_CHECK) {
+        // A filtered run still refuses an unlocked or changed version of a tool it tested:
+        // `CI=true toolgate test <tool>` must not pass what the whole suite would fail.
+        let problems = repository.lock_problems_of(&accepted_tools);
+        if !problems.is_empty() {
+            let mut result = CaseResult::named(LOCK_CHECK);
+            result.problems = problems;
+            summary.record_check(result);
+        }
     }
     summary.elapsed = started.elapsed();
     summary.long_run = options.progress.long_run();
@@ -294,11 +313,21 @@ pub fn run(
     };
     write_report_files(options, &rendering, &formats)?;
     write_output(out, rendering.render(options.format, color)?.as_bytes())?;
-    let configuration = summary
+    // Each configuration problem once, however many cases it stopped.
+    let mut configuration: Vec<&Problem> = Vec::new();
+    for problem in summary
         .failures
         .iter()
         .flat_map(|verdict| &verdict.problems)
-        .filter(|problem| problem.kind.is_configuration());
+        .filter(|problem| problem.kind.is_configuration())
+    {
+        if !configuration
+            .iter()
+            .any(|seen| seen.message == problem.message)
+        {
+            configuration.push(problem);
+        }
+    }
     for problem in configuration {
         // stderr is for the person or the CI log; if it is gone there is no one left to tell.
         let _ = writeln!(err, "toolgate: error: {}", escape_hidden(&problem.message));

@@ -31,7 +31,8 @@ pub use run::{
 };
 pub use seeds::{SeedFixture, collect as collect_seeds};
 pub use survivors::{
-    AcceptedSurvivor, SCHEMA as SURVIVORS_SCHEMA, load as load_survivors, path as survivors_path,
+    AcceptedSurvivor, SCHEMA as SURVIVORS_SCHEMA, every_item, load as load_survivors,
+    path as survivors_path,
 };
 
 use std::collections::HashMap;

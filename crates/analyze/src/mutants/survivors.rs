@@ -9,6 +9,9 @@
 //!   reason: the reason is free text shown to a person; it is never executed
 //! - pointer: /head/**       # a subtree: every survivor below /head the agent cannot see
 //!   reason: the agent is never shown head; GitHub may change it as it likes
+//! - mutation: canary_string
+//!   pointer: /accounts/*/nickname   # `*`: every item of the list
+//!   reason: nicknames are the account holder's free text
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -20,6 +23,9 @@ use super::Family;
 use toolgate_repo::RepoRoot;
 use toolgate_repo::{Acceptances, Checked, EntryFile, check_pointer};
 use toolgate_repo::{FIXTURES_DIR, SURVIVORS_FILE};
+
+/// A list member's place, whichever item: what a `*` entry names.
+pub use toolgate_repo::text::every_item;
 
 /// The file's JSON Schema, published by `toolgate schema survivors`; tests hold it to [`load`].
 pub const SCHEMA: &str = include_str!("../../schemas/survivors.schema.json");
@@ -47,19 +53,32 @@ impl AcceptedSurvivor {
         self.family.is_none_or(|accepted| accepted == family) && self.reaches(pointer, projected)
     }
 
-    /// Whether `pointer` is its place (or, for a subtree, within it and unprojected).
+    /// Whether `pointer` is its place (or, for a subtree, within it and unprojected). A `*`
+    /// token stands for any index of a list (`/accounts/*/balance`), so one entry covers every
+    /// item, however long a fixture's list.
     pub fn reaches(&self, pointer: &str, projected: bool) -> bool {
         match self.subtree() {
-            Some(root) => {
-                !projected
-                    && (pointer == root
-                        || pointer
-                            .strip_prefix(root)
-                            .is_some_and(|rest| rest.starts_with('/')))
+            Some(root) => !projected && place_prefix(root, pointer),
+            None => {
+                place_prefix(&self.pointer, pointer)
+                    && pointer.split('/').count() == self.pointer.split('/').count()
             }
-            None => pointer == self.pointer,
         }
     }
+}
+
+/// Whether `pattern`'s tokens begin `pointer`'s, where a `*` token matches any array index.
+fn place_prefix(pattern: &str, pointer: &str) -> bool {
+    if pattern.is_empty() {
+        return true;
+    }
+    let mut tokens = pointer.split('/');
+    pattern.split('/').all(|wanted| {
+        tokens.next().is_some_and(|token| {
+            token == wanted
+                || (wanted == "*" && !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()))
+        })
+    })
 }
 
 #[derive(Debug, Deserialize)]

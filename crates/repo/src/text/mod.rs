@@ -36,6 +36,22 @@ pub fn paint(color: bool, tone: Tone, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
 
+/// `pointer` with every array index as `*` (`/accounts/2/balance` → `/accounts/*/balance`): the
+/// place of a list member whichever item, as `tolerate:` and `survivors.yaml` name it.
+pub fn every_item(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|token| {
+            if !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_digit()) {
+                "*"
+            } else {
+                token
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// A JSON pointer as reports, messages and acceptance files print it: the empty pointer (the
 /// whole document) as `""` with those words, so nobody copies a `/` (which points at a member
 /// named "") into an acceptance file.

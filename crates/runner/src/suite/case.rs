@@ -293,7 +293,7 @@ fn twin_problems(
 }
 
 fn snapshot_problem(context: &RunContext, path: &Path, expected: &Snapshot) -> Option<Problem> {
-    let accept = "accept it with `toolgate test --accept` (or `cargo insta review`)";
+    let accept = format!("accept it with {}", snapshot::how_to_accept(&context.root));
     match snapshot::check(&context.root, path, expected, context.mode, context.color) {
         SnapshotCheck::Matches | SnapshotCheck::Accepted => None,
         SnapshotCheck::Missing {

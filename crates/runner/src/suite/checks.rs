@@ -355,7 +355,7 @@ impl Suite {
                     problems.extend(stale.pending.into_iter().map(|path| {
                         Problem::new(
                             ProblemKind::Stale,
-                            format!("{}: a pending snapshot that was never reviewed; review it with `cargo insta review` (or `toolgate test --accept`) and commit the result, or delete it", path.display()),
+                            format!("{}: a pending snapshot that was never reviewed; review it with {} and commit the result, or delete it", path.display(), snapshot::how_to_accept(&context.root)),
                         )
                     }));
                 }
@@ -401,42 +401,56 @@ impl Suite {
         verdict
     }
 
+    /// The version folders of `tools`; a tool whose folder cannot be listed is reported by
+    /// `<tool>::contracts`.
+    fn versions_of<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<(String, VersionDir)> {
+        tools
+            .into_iter()
+            .flat_map(|tool| {
+                let versions = self.repository.versions(tool).ok();
+                versions
+                    .into_iter()
+                    .flatten()
+                    .map(|version| (tool.clone(), version))
+            })
+            .collect()
+    }
+
     /// Locks the unlocked versions of `tools` and nothing else (`--accept` with a filter that
     /// leaves the lock check out): each `<tool> v<N>` locked, and the problems met.
     pub fn lock_new_versions(&self, tools: &[String]) -> (Vec<String>, Vec<Problem>) {
-        let versions: Vec<(String, VersionDir)> = tools
-            .iter()
-            .flat_map(|tool| {
-                let versions = self.repository.versions(tool).ok();
-                versions
-                    .into_iter()
-                    .flatten()
-                    .map(|version| (tool.clone(), version))
-            })
-            .collect();
-        lock::lock_new(self.root(), &versions)
+        lock::lock_new(self.root(), &self.versions_of(tools))
     }
 
-    /// Published contract versions are locked and unchanged; accepting locks new ones.
-    pub(super) fn lock_problems(&self, context: &RunContext) -> Vec<Problem> {
-        let versions: Vec<(String, VersionDir)> = self
-            .all_tools
-            .iter()
-            .flat_map(|tool| {
-                // A tool whose folder cannot be listed is reported by `<tool>::contracts`.
-                let versions = self.repository.versions(tool).ok();
-                versions
-                    .into_iter()
-                    .flatten()
-                    .map(|version| (tool.clone(), version))
-            })
-            .collect();
-        lock::check(
+    /// The lock check on `tools` only (a filtered run that leaves the repository-wide check
+    /// out): an unlocked or changed version of a tool the run tested still fails it.
+    pub fn lock_problems_of(&self, tools: &[String]) -> Vec<Problem> {
+        let versions = self.versions_of(tools);
+        lock::check(self.root(), &versions, false, &BTreeMap::new(), false).1
+    }
+
+    /// Published contract versions are locked and unchanged; accepting locks new ones, and
+    /// the verdict says which.
+    pub(super) fn lock_check(&self, context: &RunContext, mut verdict: CaseResult) -> CaseResult {
+        let versions = self.versions_of(&self.all_tools);
+        let (locked, problems) = lock::check(
             self.root(),
             &versions,
             context.mode.accept,
             &context.withheld,
-        )
+            true,
+        );
+        verdict.problems = problems;
+        if !locked.is_empty() {
+            verdict.notes.push(format!(
+                "locked {} in contracts/contracts.lock: commit it with the folders",
+                locked.join(", ")
+            ));
+        }
+        verdict
     }
 }
 

@@ -525,7 +525,7 @@ impl Suite {
             CheckKind::Coverage => self.coverage_problems(tool),
             CheckKind::ToolSnapshots => self.stale_snapshot_problems(context, Some(tool)),
             CheckKind::StaleSnapshots => self.stale_snapshot_problems(context, None),
-            CheckKind::ContractLock => self.lock_problems(context),
+            CheckKind::ContractLock => return self.lock_check(context, verdict),
             CheckKind::Lint => return self.lint_check(tool, verdict),
             CheckKind::Proven => return self.proven_check(tool, verdict),
             CheckKind::Mutants(family) => {

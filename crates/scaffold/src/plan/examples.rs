@@ -26,11 +26,16 @@ pub(super) fn validator(schema: &Value) -> Result<jsonschema::Validator, String>
 /// the description does not declare (the upstream adds members: tolerated there, with the
 /// reason), a bound the scaffold assumed, a `null` the description forgot. Anything else is the
 /// description's own disagreement with its example: `Err` says what.
+/// A real response (`sample`: its name, given with `--sample`) outranks the description: where
+/// the description's own claim refuses it (a type, a format, an enum, a required member, a
+/// bound), the claim is corrected to admit it, each correction an assumption that names the
+/// sample.
 pub(super) fn repair(
     schema: &mut Value,
     example: &Value,
     assumptions: &mut Vec<Assumption>,
     tolerated: &mut Vec<(String, String)>,
+    sample: Option<&str>,
 ) -> Result<(), String> {
     for _ in 0..64 {
         let validator = validator(schema)?;
@@ -127,7 +132,38 @@ pub(super) fn repair(
                 });
                 true
             }
-            _ => false,
+            // A whole response of another type is no response of this operation: never
+            // corrected.
+            ValidationErrorKind::Type { .. } if instance.is_empty() => false,
+            kind => match sample {
+                Some(sample) => {
+                    let found = example.pointer(&instance).unwrap_or(&Value::Null);
+                    let place = Place {
+                        keyword: &keyword,
+                        owner: &owner,
+                        name,
+                    };
+                    let evidence = match kind {
+                        ValidationErrorKind::Required { .. } => {
+                            format!("lacks it at {}", shown(&instance))
+                        }
+                        _ => format!("has {} at {}", crate::merge::shown(found), shown(&instance)),
+                    };
+                    match corrected(schema, kind, found, &place) {
+                        Some(what) => {
+                            assumptions.push(Assumption {
+                                pointer: owner.clone(),
+                                what: format!(
+                                    "{what}: the sample `{sample}`, a real response, {evidence}"
+                                ),
+                            });
+                            true
+                        }
+                        None => false,
+                    }
+                }
+                None => false,
+            },
         };
         if !changed {
             let mut described = described;
@@ -138,6 +174,79 @@ pub(super) fn repair(
         }
     }
     Err("it still fails after 64 repairs".to_owned())
+}
+
+/// Where a refusal is in the schema: the keyword's location, the schema object holding it, and
+/// the keyword's name.
+struct Place<'a> {
+    keyword: &'a str,
+    owner: &'a str,
+    name: &'a str,
+}
+
+/// Corrects the description's claim that refuses `found` (a real response's value), returning
+/// what changed, or `None` for a refusal no correction of one keyword can lift.
+fn corrected(
+    schema: &mut Value,
+    kind: &ValidationErrorKind,
+    found: &Value,
+    place: &Place<'_>,
+) -> Option<String> {
+    let Place {
+        keyword,
+        owner,
+        name,
+    } = *place;
+    let json_type = match found {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    match kind {
+        ValidationErrorKind::Type { .. } => {
+            match schema.pointer_mut(keyword)? {
+                Value::Array(kinds) => kinds.push(json!(json_type)),
+                other @ Value::String(_) => *other = json!([other.clone(), json_type]),
+                _ => return None,
+            }
+            Some(format!("type widened with {json_type}"))
+        }
+        ValidationErrorKind::Enum { .. } => {
+            schema
+                .pointer_mut(keyword)?
+                .as_array_mut()?
+                .push(found.clone());
+            Some("enum widened".to_owned())
+        }
+        ValidationErrorKind::Required { property } => {
+            let names = schema.pointer_mut(keyword)?.as_array_mut()?;
+            names.retain(|name| name != property);
+            let property = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            Some(format!("{property} optional"))
+        }
+        ValidationErrorKind::Format { .. }
+        | ValidationErrorKind::Constant { .. }
+        | ValidationErrorKind::Pattern { .. }
+        | ValidationErrorKind::MaxLength { .. }
+        | ValidationErrorKind::MinLength { .. }
+        | ValidationErrorKind::Minimum { .. }
+        | ValidationErrorKind::Maximum { .. }
+        | ValidationErrorKind::ExclusiveMinimum { .. }
+        | ValidationErrorKind::ExclusiveMaximum { .. }
+        | ValidationErrorKind::MultipleOf { .. }
+        | ValidationErrorKind::MinItems { .. }
+        | ValidationErrorKind::MaxItems { .. } => {
+            schema.pointer_mut(owner)?.as_object_mut()?.remove(name)?;
+            Some(format!("no {name}"))
+        }
+        _ => None,
+    }
 }
 
 /// Where the description says nothing of a value (`{}`, a bare description), it allows anything

@@ -4,7 +4,7 @@
 use super::names::field_name;
 use super::reading::{
     declared_in_every_branch, free_text_members, is_type, object_branch, pinned, pinned_members,
-    properties, property, required_names, resolve,
+    properties, property, required_at, required_names, resolve,
 };
 use super::*;
 
@@ -329,4 +329,70 @@ pub(super) fn in_every_item(
         })
         .map(|(name, from, optional)| (name, from, optional || union))
         .collect()
+}
+
+/// The fields `--field` names, as the contract writes them. `NAME=POINTER` is one value;
+/// `NAME=LIST/*` a list of values (each item as `value`); `NAME.MEMBER=LIST/*/IN_ITEM` one member
+/// of each item of the list field `NAME` (several `NAME.…` build one list field). A pointer that
+/// lands on a list without `/*` is refused with the spelling that promises it.
+pub(super) fn named_fields(
+    schema: &Value,
+    asked: Vec<(String, String)>,
+) -> Result<Vec<Field>, String> {
+    let mut fields: Vec<Field> = Vec::new();
+    for (name, from) in asked {
+        let Some((list, in_item)) = from.split_once("/*") else {
+            if name.contains('.') {
+                return Err(format!(
+                    "--field {name}={from}: a dotted name promises a member of each item of a list; write the list's pointer with /* (e.g. --field {name}=/items/*/id), or drop the dot"
+                ));
+            }
+            if let Some(at) = locate(schema, &from)
+                && schema
+                    .pointer(&at)
+                    .is_some_and(|here| is_type(schema, resolve(schema, here), "array"))
+            {
+                let stem = field_name(from.rsplit('/').next().unwrap_or("items"));
+                return Err(format!(
+                    "--field {name}={from}: {from} is a list; promise its items with --field {name}={from}/* (a list of values), or each item's members with --field {name}.MEMBER={from}/*/POINTER (e.g. --field {stem}.id={from}/*/id; repeat it for each member)"
+                ));
+            }
+            fields.push(Field {
+                optional: !required_at(schema, &from),
+                name,
+                from,
+                each: None,
+            });
+            continue;
+        };
+        if (!in_item.is_empty() && !in_item.starts_with('/')) || in_item.contains("/*") {
+            return Err(format!(
+                "--field {name}={from}: one list per field, and /* must end a pointer token (LIST/*/MEMBER); a list inside an item is promised as its own field"
+            ));
+        }
+        let (field, member) = match name.split_once('.') {
+            Some((field, member)) => (field.to_owned(), member.to_owned()),
+            None => (name.clone(), "value".to_owned()),
+        };
+        let optional = !required_at(schema, &format!("{list}/*{in_item}"));
+        let entry = (member, in_item.to_owned(), optional);
+        match fields.iter_mut().find(|known| known.name == field) {
+            Some(known) if known.from == list && known.each.is_some() => {
+                known.each.get_or_insert_default().push(entry);
+            }
+            Some(known) => {
+                return Err(format!(
+                    "--field {name}={from}: the field {field} is already read from {}; each list field reads one list",
+                    shown(&known.from)
+                ));
+            }
+            None => fields.push(Field {
+                optional: !required_at(schema, list),
+                name: field,
+                from: list.to_owned(),
+                each: Some(vec![entry]),
+            }),
+        }
+    }
+    Ok(fields)
 }

@@ -14,6 +14,7 @@ pub(super) fn fixtures(
     origin: &Origin,
     admitted: &[(String, Value)],
     fields: &[Field],
+    samples: &[&str],
     error_examples: &[(u16, Value)],
     errors: &[ErrorMapping],
 ) -> Result<Vec<Fixture>, String> {
@@ -29,6 +30,8 @@ pub(super) fn fixtures(
                         "A response built from the schema of {}, not one the upstream sent: replace it with a real one.",
                         origin.source
                     )
+                } else if samples.contains(&name.as_str()) {
+                    format!("A real response, `{name}`, given with --sample.")
                 } else {
                     format!("The documented example `{name}` ({}).", origin.source)
                 },

@@ -23,10 +23,10 @@ use examples::{
     validator,
 };
 pub use fields::choose_fields;
-use fields::{candidates, no_whole_read_of_tolerated, promised_places};
+use fields::{candidates, named_fields, no_whole_read_of_tolerated, promised_places};
 use fixtures::fixtures;
 pub(crate) use reading::locate;
-use reading::{open_places, required_at};
+use reading::open_places;
 
 mod emit;
 mod examples;
@@ -134,6 +134,9 @@ pub struct Parts {
     pub assumptions: Vec<Assumption>,
     /// Real responses, by name.
     pub examples: Vec<(String, Value)>,
+    /// Responses the upstream really sent (`--sample`), by name: they outrank the description,
+    /// whose claims are corrected to admit them before anything is written.
+    pub samples: Vec<(String, Value)>,
     /// Error examples: status and body.
     pub error_examples: Vec<(u16, Value)>,
     /// The fields asked for (`--field`); empty: chosen here.
@@ -156,6 +159,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         mut schema,
         mut assumptions,
         examples,
+        samples,
         error_examples,
         fields,
         context,
@@ -173,8 +177,16 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
     // bounds, its closing of an object the upstream adds members to) are repaired.
     let mut tolerated: Vec<(String, String)> = Vec::new();
     let mut admitted = Vec::new();
+    for (name, sample) in &samples {
+        repair(&mut schema, sample, &mut assumptions, &mut tolerated, Some(name)).map_err(|why| {
+            format!(
+                "the sample `{name}` is refused however the description's schema is corrected ({why}): is it a response of this operation?"
+            )
+        })?;
+        admitted.push((name.clone(), sample.clone()));
+    }
     for (name, example) in &examples {
-        match repair(&mut schema, example, &mut assumptions, &mut tolerated) {
+        match repair(&mut schema, example, &mut assumptions, &mut tolerated, None) {
             Ok(()) => admitted.push((name.clone(), example.clone())),
             Err(why) => todo.push(format!(
                 "example `{name}` is refused by the description's own schema ({why}); it is not a fixture: fix the schema in {SCHEMA_FILE} if the example is right"
@@ -245,15 +257,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         }
         chosen
     } else {
-        fields
-            .into_iter()
-            .map(|(name, from)| Field {
-                optional: !required_at(&schema, &from),
-                name,
-                from,
-                each: None,
-            })
-            .collect()
+        named_fields(&schema, fields)?
     };
     // Nothing invisible or bidirectional is ever written: a member whose name holds such a
     // character is not promised (a reviewer could not read what the contract says).
@@ -337,7 +341,15 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         "upstream": origin.upstream.clone().unwrap_or_else(|| origin.source.clone()),
         "context": context,
     });
-    let fixtures = fixtures(&origin, &admitted, &fields, &error_examples, &errors)?;
+    let sample_names: Vec<&str> = samples.iter().map(|(name, _)| name.as_str()).collect();
+    let fixtures = fixtures(
+        &origin,
+        &admitted,
+        &fields,
+        &sample_names,
+        &error_examples,
+        &errors,
+    )?;
 
     let contract = contract_yaml(
         &tool,
@@ -390,17 +402,7 @@ fn assumed(assumptions: &[Assumption], owner: &str, keyword: &str) -> bool {
 
 /// A concrete pointer with array indices as `*`, the way `tolerate:` names every item.
 fn wildcard(pointer: &str) -> String {
-    pointer
-        .split('/')
-        .map(|token| {
-            if !token.is_empty() && token.bytes().all(|byte| byte.is_ascii_digit()) {
-                "*"
-            } else {
-                token
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
+    toolgate_repo::text::every_item(pointer)
 }
 
 fn shown(pointer: &str) -> &str {

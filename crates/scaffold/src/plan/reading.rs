@@ -194,6 +194,16 @@ pub(super) fn required_names(document: &Value, object: &Value) -> BTreeSet<Strin
 pub(super) fn required_at(schema: &Value, pointer: &str) -> bool {
     let mut current = resolve(schema, schema);
     for token in pointer.split('/').skip(1) {
+        if token == "*" {
+            // Each item of a list: an item is there whenever the list is.
+            match current.get("items") {
+                Some(items) => {
+                    current = resolve(schema, items);
+                    continue;
+                }
+                None => return false,
+            }
+        }
         let name = token.replace("~1", "/").replace("~0", "~");
         if !required_names(schema, current).contains(&name) {
             return false;

@@ -20,6 +20,7 @@ fn parts(schema: Value, examples: Vec<(String, Value)>) -> Parts {
         schema,
         assumptions: Vec::new(),
         examples,
+        samples: Vec::new(),
         error_examples: vec![(404, json!({"message": "Not Found"}))],
         fields: Vec::new(),
         context: Map::new(),
