@@ -131,6 +131,12 @@ pub(crate) fn run(
     let now = retained
         .time()
         .map_err(|why| UsageError::new(format!("the kept decision's time: {why}")))?;
+    if let Some(why) = &retained.withheld {
+        return Err(UsageError::new(format!(
+            "the kept decision holds no raw bytes to decide again: {why} (received: {} bytes, sha256 {})",
+            retained.raw_len, retained.raw_sha256
+        )));
+    }
     let decision = contract.admit_response(retained.response(), &request, now);
     if options.raw {
         write_output(stdout, &retained.raw)?;
@@ -165,6 +171,13 @@ pub(crate) fn run(
             "NOT the same decision: the agent saw sha256 {expected} then ({}), and sees sha256 {agent} now ({})",
             retained.outcome,
             decision.outcome().as_str()
+        ));
+    }
+    if !retained.redacted.is_empty() {
+        say(&format!(
+            "decided on the bytes as kept: the contract's `retention: redact:` replaced {} by {} before they were stored, so a decision that read those values cannot be made again exactly",
+            retained.redacted.join(", "),
+            toolgate_gate::REDACTED
         ));
     }
     match (options.explain, decision.operator_record()) {

@@ -262,6 +262,7 @@ pub(crate) fn contract_identity(
         version: version.into(),
         digest,
         line_members: contract_members(tool, version, digest).into(),
+        redact: Box::new([]),
     }
 }
 

@@ -112,6 +112,10 @@ pub(crate) struct ContractIdentity {
     /// contract rather than once per line (`audit::contract_identity` builds them).
     #[serde(skip)]
     pub line_members: Box<[u8]>,
+    /// The places `retention: redact:` names: their values are replaced before a decision's
+    /// raw bytes are kept.
+    #[serde(skip)]
+    pub redact: Box<[Box<str>]>,
 }
 
 /// What the decision knew about the call, for the audit event and the operator record.

@@ -108,7 +108,7 @@ pub use operator::OperatorRecord;
 pub use outcome::{ErrorCode, Layer, Outcome, Rejection};
 pub use request::Request;
 pub use retention::{
-    Captured, RETAINED_FORMAT, Retained, RetentionPolicy, SecretContext, ShortSecretKey,
+    Captured, REDACTED, RETAINED_FORMAT, Retained, RetentionPolicy, SecretContext, ShortSecretKey,
 };
 pub use retry::RetryPolicy;
 pub use shape::CURRENT_SHAPE;

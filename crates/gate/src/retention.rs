@@ -19,6 +19,9 @@ use crate::request::Request;
 use crate::timestamp;
 use crate::transport::Response;
 
+mod redact;
+pub use redact::REDACTED;
+
 /// The format of [`Retained::to_bytes`].
 pub const RETAINED_FORMAT: u32 = 1;
 
@@ -114,6 +117,18 @@ pub struct Retained {
     pub raw_len: usize,
     /// The raw bytes' SHA-256 (the name they are kept under).
     pub raw_sha256: String,
+    /// The places whose values were replaced by [`REDACTED`] before the bytes were kept
+    /// (the contract's `retention: redact:`), as concrete pointers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+    /// Why none of the raw bytes were kept: the contract names places to redact, and the bytes
+    /// are not JSON, so they could not be found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+    /// The SHA-256 of the bytes kept, where they differ from those received (redacted or
+    /// withheld); `raw_sha256` stays the received bytes', which the audit line names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_sha256: Option<String>,
     /// What was decided: `admitted`, `admitted_failure` or `rejected`.
     pub outcome: String,
     /// The layer that refused, for a refusal.
@@ -274,6 +289,7 @@ impl Captured {
                 context_hmac_sha256.insert(key.clone(), keyed_digest(&secret.key, &value));
             }
         }
+        let kept = Kept::of(self.raw, &self.contract.redact);
         Retained {
             format_version: RETAINED_FORMAT,
             tool: self.contract.tool.to_string(),
@@ -290,8 +306,12 @@ impl Captured {
             context,
             context_hmac_sha256,
             context_sha256: BTreeMap::new(),
-            raw_len: self.raw.len(),
+            raw_len: kept.received_len,
             raw_sha256: self.raw_sha256.to_hex(),
+            kept_sha256: (!kept.redacted.is_empty() || kept.withheld.is_some())
+                .then(|| Sha256Digest::of(&kept.bytes).to_hex()),
+            redacted: kept.redacted,
+            withheld: kept.withheld,
             outcome: self.outcome.to_owned(),
             layer: self.layer.map(str::to_owned),
             rule: self.rule.map(|rule| rule.into_owned()),
@@ -300,7 +320,45 @@ impl Captured {
             shadow: self
                 .shadow
                 .and_then(|shadow| serde_json::to_value(shadow).ok()),
-            raw: self.raw,
+            raw: kept.bytes,
+        }
+    }
+}
+
+/// The raw bytes as kept: as received, or with the contract's places redacted, or none.
+struct Kept {
+    received_len: usize,
+    bytes: Vec<u8>,
+    redacted: Vec<String>,
+    withheld: Option<String>,
+}
+
+impl Kept {
+    fn of(raw: Vec<u8>, places: &[Box<str>]) -> Kept {
+        let received_len = raw.len();
+        if places.is_empty() || raw.is_empty() {
+            return Kept {
+                received_len,
+                bytes: raw,
+                redacted: Vec::new(),
+                withheld: None,
+            };
+        }
+        match redact::redact(&raw, places) {
+            Some((bytes, redacted)) => Kept {
+                received_len,
+                bytes,
+                redacted,
+                withheld: None,
+            },
+            None => Kept {
+                received_len,
+                bytes: Vec::new(),
+                redacted: Vec::new(),
+                withheld: Some(
+                    "the contract redacts places in responses, and these bytes are not JSON, so those places could not be found in them".to_owned(),
+                ),
+            },
         }
     }
 }
@@ -425,9 +483,13 @@ impl Retained {
             ));
         }
         retained.raw = bytes[end + 1..].to_vec();
-        if retained.raw.len() != retained.raw_len
-            || Sha256Digest::of(&retained.raw).to_hex() != retained.raw_sha256
-        {
+        let digest = Sha256Digest::of(&retained.raw).to_hex();
+        let matches = match &retained.kept_sha256 {
+            // Redacted or withheld: the kept bytes are checked against their own digest.
+            Some(kept) => digest == *kept,
+            None => retained.raw.len() == retained.raw_len && digest == retained.raw_sha256,
+        };
+        if !matches {
             return Err(
                 "the raw bytes are not the ones the facts name (their digest differs)".to_owned(),
             );

@@ -66,6 +66,18 @@ pub(crate) struct ContractFile {
     pub upstream_errors: Vec<UpstreamErrorSpec>,
     #[serde(default)]
     pub context: Option<ContextSpec>,
+    #[serde(default)]
+    pub retention: Option<RetentionSpec>,
+}
+
+/// `retention:`: what a front's store may keep of this tool's responses.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RetentionSpec {
+    /// Places whose values are replaced before the raw bytes are kept (a `*` token stands for
+    /// any array index or member name): secrets the upstream sends that no store should hold.
+    #[serde(default)]
+    pub redact: Vec<Spanned<String>>,
 }
 
 /// `context:`: where the trusted context the rules read may come from.

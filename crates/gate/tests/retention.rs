@@ -258,3 +258,100 @@ fn a_call_a_shadow_version_decides_otherwise_is_kept_whatever_the_rate() {
     assert!(disagreed.shadow_disagrees() && never.keeps(&disagreed));
     assert_eq!(disagreed.shadow().unwrap().outcome, "rejected");
 }
+
+/// A session endpoint that hands back a token: the contract promises the user, and its store
+/// keeps no token.
+fn session_contract(retention: &str) -> Contract {
+    let yaml = format!(
+        "tool: session\nversion: 1\ndirection: result\nshape:\n  schema: session.json\n  fields:\n    - {{ name: user, from: /user }}\n{retention}"
+    );
+    let schema = r#"{"type": "object", "required": ["user", "token"], "properties": {"user": {"type": "string", "maxLength": 20}, "token": {"type": "string", "maxLength": 64}, "keys": {"type": "array", "items": {"type": "object", "properties": {"secret": {"type": "string"}}}}}, "additionalProperties": false}"#;
+    let source = toolgate_gate::ContractSource::new(yaml).with_schema("session.json", schema);
+    Contract::compile(&source).unwrap_or_else(|errors| panic!("{errors}"))
+}
+
+#[test]
+fn named_secrets_are_redacted_in_place_before_a_decision_is_kept() {
+    let contract = session_contract("retention:\n  redact: [/token, \"/keys/*/secret\"]\n");
+    let request = Request::new("req.J7q94MkP");
+    // Admitted and refused alike: the refusal (a user too long) is what a store keeps.
+    for (raw, admitted) in [
+        (&br#"{"user": "ana", "token": "tok_live_9Qz", "keys": [{"secret": "k1"}, {"secret": "k2"}]}"#[..], true),
+        (br#"{"user": "a-name-longer-than-twenty", "token": "tok_live_9Qz", "keys": []}"#, false),
+    ] {
+        let response = Response::body(raw);
+        let decision = contract.admit_response(response, &request, now());
+        assert_eq!(decision.is_admitted(), admitted);
+        let retained = Retained::of(&decision, &response, &request, &SecretContext::none());
+        let bytes = retained.to_bytes();
+        let kept = String::from_utf8(retained.raw.clone()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains("tok_live"), "{kept}");
+        assert!(!kept.contains("\"k1\"") && !kept.contains("\"k2\""), "{kept}");
+        assert!(kept.contains(r#""token": "[redacted]""#), "{kept}");
+        // The received bytes' digest still names it (the audit line's), and what was kept reads
+        // back under its own.
+        assert_eq!(retained.raw_sha256, Sha256Digest::of(raw).to_hex());
+        assert_eq!(retained.raw_len, raw.len());
+        let read = Retained::from_bytes(&bytes).unwrap();
+        assert_eq!(read, retained);
+        // Decided again on what was kept: the same agent bytes, since nothing promised was
+        // redacted.
+        let again = again(&contract, &read, &Map::new());
+        assert_eq!(again.agent_bytes(), decision.agent_bytes());
+    }
+    let admitted = Retained::of(
+        &contract.admit(
+            br#"{"user":"ana","token":"t","keys":[{"secret":"a"},{"secret":"b"}]}"#,
+            &request,
+            now(),
+        ),
+        &Response::body(br#"{"user":"ana","token":"t","keys":[{"secret":"a"},{"secret":"b"}]}"#),
+        &request,
+        &SecretContext::none(),
+    );
+    assert_eq!(
+        admitted.redacted,
+        ["/token", "/keys/0/secret", "/keys/1/secret"]
+    );
+    // Bytes that are not JSON hide where a secret is: none are kept, only their digest.
+    let raw = br#"{"user": "ana", "token": "tok_live_9Qz""#;
+    let decision = contract.admit(raw, &request, now());
+    let withheld = Retained::of(
+        &decision,
+        &Response::body(raw),
+        &request,
+        &SecretContext::none(),
+    );
+    assert!(withheld.raw.is_empty() && withheld.withheld.is_some());
+    assert_eq!(
+        Retained::from_bytes(&withheld.to_bytes()).unwrap(),
+        withheld
+    );
+    // Altered kept bytes are refused as before.
+    let mut forged = admitted.to_bytes();
+    let last = forged.len() - 2;
+    forged[last] = b'X';
+    assert!(Retained::from_bytes(&forged).is_err());
+    // Without `retention:`, every byte is kept as received.
+    let plain = session_contract("");
+    let raw = br#"{"user":"ana","token":"t"}"#;
+    let kept = Retained::of(
+        &plain.admit(raw, &request, now()),
+        &Response::body(raw),
+        &request,
+        &SecretContext::none(),
+    );
+    assert_eq!(kept.raw, raw);
+    assert!(kept.kept_sha256.is_none() && kept.redacted.is_empty());
+}
+
+#[test]
+fn a_place_to_redact_must_be_a_json_pointer() {
+    let yaml = "tool: session\nversion: 1\ndirection: result\nshape:\n  schema: session.json\n  fields:\n    - { name: user, from: /user }\nretention:\n  redact: [token]\n";
+    let source = toolgate_gate::ContractSource::new(yaml).with_schema(
+        "session.json",
+        r#"{"type": "object", "properties": {"user": {"type": "string"}}}"#,
+    );
+    let errors = Contract::compile(&source).unwrap_err().to_string();
+    assert!(errors.contains("contract.yaml:9"), "{errors}");
+}

@@ -12,6 +12,7 @@ use super::agent_schema;
 use crate::audit::contract_identity;
 use crate::correlation::Correlation;
 use crate::error::{CONTRACT_FILE, CompileError, CompileErrors, error_at};
+use crate::facts::ContractIdentity;
 use crate::parse;
 use crate::pointer::JsonPointer;
 use crate::projection::{FieldSource, Fields, ItemFields, Output};
@@ -175,12 +176,16 @@ pub(super) fn compile(source: &ContractSource) -> Result<Contract, CompileErrors
     let from_arguments = compile_context(&file, &rules, &mut errors);
     let retry = compile_retry(&file, &mut errors);
     let upstream_errors = compile_upstream_errors(&file, text_input, &mut errors);
+    let redact = compile_redact(&file, &mut errors);
 
     match (errors.is_empty(), agent_schema) {
         (true, Some(agent_schema)) if shapes.len() == 1 + file.legacy_shapes.len() => {
             let output = Output::new(file.direction, &tool, field_names);
             Ok(Contract {
-                identity: Arc::new(contract_identity(&tool, &version, source.digest())),
+                identity: Arc::new(ContractIdentity {
+                    redact,
+                    ..contract_identity(&tool, &version, source.digest())
+                }),
                 description: file.description,
                 limits,
                 text_input,
@@ -243,6 +248,15 @@ fn compile_context(
         }
     }
     from_arguments
+}
+
+/// The places `retention: redact:` names, each a JSON pointer (`*` for any index or name).
+fn compile_redact(file: &ContractFile, errors: &mut Vec<CompileError>) -> Box<[Box<str>]> {
+    let places = file.retention.iter().flat_map(|spec| &spec.redact);
+    places
+        .filter(|place| collect(pointer(place), errors).is_some())
+        .map(|place| place.value.as_str().into())
+        .collect()
 }
 
 fn collect<T>(result: Result<T, CompileError>, errors: &mut Vec<CompileError>) -> Option<T> {
