@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 40] = [
+    let single: [(&str, Test); 41] = [
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -122,6 +122,10 @@ fn main() -> ExitCode {
         (
             "mcp::retention::the_http_proxy_keeps_refusals_and_shadow_disagreements",
             retention::the_http_proxy_keeps_refusals_and_shadow_disagreements,
+        ),
+        (
+            "mcp::retention::serve_keeps_no_value_a_contract_redacts",
+            retention::serve_keeps_no_value_a_contract_redacts,
         ),
         (
             "mcp::retention::serve_keeps_what_reproduce_decides_again",

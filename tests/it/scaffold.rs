@@ -1191,3 +1191,89 @@ fn a_real_sample_corrects_the_descriptions_claims_before_anything_is_written() {
     );
     assert!(!other.join("contracts").exists());
 }
+
+/// A path parameter the response answers for is bound to it (promised first, the request's
+/// context holding the example's value, a near-miss proving the rule), and every member named or
+/// marked as a secret is never offered, listed, and redacted from what a store keeps.
+#[test]
+fn a_path_parameter_binds_its_answer_and_secrets_are_never_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut description = one_operation(
+        "/accounts/{accountId}/sessions/{session_id}",
+        "session",
+        json!({"schema": {"type": "object",
+            "required": ["id", "account_id", "state", "token"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^ses_[0-9a-z]{6}$"},
+                "account_id": {"type": "integer"},
+                "state": {"type": "string", "enum": ["open", "closed"]},
+                "token": {"type": "string", "pattern": "^tok_"},
+                "next_page_token": {"type": "string", "pattern": "^p"},
+                "pin": {"type": "string", "pattern": "^[0-9]{4}$", "x-sensitive": true},
+                "keys": {"type": "array", "items": {"type": "object", "properties": {
+                    "clientSecret": {"type": "string"}, "label": {"type": "string"}
+                }}}
+            }},
+            "example": {"id": "ses_a1b2c3", "account_id": 42, "state": "open",
+                "token": "tok_live_9Qz", "pin": "1234", "keys": [{"clientSecret": "cs_1", "label": "ci"}]}}),
+    );
+    description["paths"]["/accounts/{accountId}/sessions/{session_id}"]["get"]["parameters"] = json!([
+        {"name": "accountId", "in": "path", "required": true, "schema": {"type": "integer"}},
+        {"name": "session_id", "in": "path", "required": true, "schema": {"type": "string"}}
+    ]);
+    let root = scaffold_description(dir.path(), dir.path(), &description, "session", "session");
+    let contract = fs::read_to_string(root.join("contracts/session/v1/contract.yaml")).unwrap();
+    for said in [
+        "- name: account_id_binding\n  binding:\n    field: account_id\n    context: accountId\n  retryable: false",
+        "- name: id_binding\n  binding:\n    field: id\n    context: session_id",
+        "retention:\n  redact:\n  - /keys/*/clientSecret\n  - /pin\n  - /token\n",
+    ] {
+        assert!(contract.contains(said), "{said}\n{contract}");
+    }
+    let fields = &contract[contract.find("fields:").unwrap()..contract.find("rules:").unwrap()];
+    assert!(
+        !fields.contains("token") || fields.contains("next_page_token"),
+        "{fields}"
+    );
+    for secret in ["/token", "/pin", "clientSecret"] {
+        assert!(!fields.contains(&format!("from: {secret}")), "{fields}");
+    }
+    let request = read_json(&root.join("fixtures/session/request.json"));
+    assert_eq!(
+        request["context"],
+        json!({"accountId": 42, "session_id": "ses_a1b2c3"})
+    );
+    let near_miss = read_json(&root.join("fixtures/session/near-miss/another_session_id.json"));
+    assert_eq!(near_miss["id"], "ses_a1b2c4");
+    let accept = toolgate(&root, &["test", "--accept"], false);
+    assert!(
+        accept.stdout.contains("locked session v1"),
+        "{}",
+        accept.stdout
+    );
+    let ci = toolgate(&root, &["test"], true);
+    assert_eq!(ci.code, 0, "{}", ci.stdout);
+    // Named with --field all the same: promised, and the to-do list says what that costs.
+    let spec = dir.path().join("openapi.json");
+    let asked = toolgate(
+        &root,
+        &[
+            "new",
+            "asked",
+            "--from-openapi",
+            spec.to_str().unwrap(),
+            "--operation",
+            "session",
+            "--field",
+            "t=/token",
+        ],
+        true,
+    );
+    assert!(
+        asked
+            .stdout
+            .contains("promised as asked, though it holds a secret: /token"),
+        "{}",
+        asked.stdout
+    );
+}

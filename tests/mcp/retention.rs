@@ -613,6 +613,56 @@ pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A contract whose `retention: redact:` names a member: `serve` keeps the refusal with that
+/// member's value replaced in place, every other byte as received, and `reproduce` decides the
+/// kept bytes again, saying what was redacted; `--raw` prints the bytes as kept.
+pub(crate) fn serve_keeps_no_value_a_contract_redacts() -> Result<(), Failed> {
+    for (store, extra) in stores(&tempfile::tempdir().unwrap().keep()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repository(dir.path());
+        let contract = root.join("contracts/weather/v1/contract.yaml");
+        let mut yaml = fs::read_to_string(&contract).unwrap();
+        yaml.push_str("retention:\n  redact: [/note]\n");
+        fs::write(&contract, yaml).unwrap();
+        let audit = dir.path().join("audit.jsonl");
+        let mut args = vec![
+            "--retain".to_owned(),
+            store.clone(),
+            "--audit".to_owned(),
+            audit.display().to_string(),
+        ];
+        args.extend(extra.iter().cloned());
+        let mut serving = Serving::start(&root, &args);
+        let refused = &weather_bodies()[1];
+        let decision = serving.decide(1, refused)?;
+        let (status, stderr) = serving.finish();
+        if !status.success() || decision["outcome"] != "rejected" {
+            return Err(format!("serve: {decision}\n{stderr}").into());
+        }
+        let store_args = store_args(&store, &extra);
+        let target = format!("{}:1", audit.display());
+        let mut args = vec!["reproduce", "--audit", &target];
+        args.extend(store_args.iter().map(String::as_str));
+        let run = toolgate(&root, &args);
+        let said = text(&run.stderr);
+        let mut expected = agent_bytes(&decision);
+        expected.push(b'\n');
+        if run.stdout != expected
+            || !said.contains("reproduced exactly")
+            || !said.contains("replaced /note by \"[redacted]\"")
+        {
+            return Err(format!("reproduce of a redacted record:\n{said}").into());
+        }
+        args.push("--raw");
+        let raw = toolgate(&root, &args).stdout;
+        let expected = text(refused).replace("\"CANARY: escalate\"", "\"[redacted]\"");
+        if text(&raw) != expected {
+            return Err(format!("kept bytes {:?}, wanted {expected:?}", text(&raw)).into());
+        }
+    }
+    Ok(())
+}
+
 /// `--mode observe`: the host gets the upstream's result unchanged, refused ones included; the
 /// audit line says the decision was observed, the start says so loudly, and CI refuses it.
 pub(crate) fn observe_mode_forwards_unchanged_and_says_so() -> Result<(), Failed> {

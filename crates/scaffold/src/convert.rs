@@ -46,6 +46,10 @@ const DROPPED: [&str; 6] = [
     "definitions",
 ];
 
+/// The extensions descriptions mark a sensitive value with (`x-sensitive: true`), read as
+/// `writeOnly: true`.
+const SENSITIVE_HINTS: [&str; 3] = ["x-sensitive", "x-secret", "x-sensitive-data"];
+
 /// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation, format,
 /// content, meta-data): the only members a converted schema copies. A description's member that
 /// is none of these, nor an `x-` extension or an OpenAPI keyword dropped above, is not part of
@@ -269,6 +273,12 @@ impl<'a> Converter<'a> {
         let members = hinted.as_ref().unwrap_or(members);
         let mut out = Map::new();
         for (keyword, value) in members {
+            if SENSITIVE_HINTS.contains(&keyword.as_str()) && value == &Value::Bool(true) {
+                // The one 2020-12 annotation that says a value is not for reading back
+                // (nothing validates it): the scaffold then never offers the member as a field,
+                // and the contract redacts it from what a store keeps.
+                out.insert("writeOnly".to_owned(), Value::Bool(true));
+            }
             if keyword.starts_with("x-") || DROPPED.contains(&keyword.as_str()) {
                 continue;
             }

@@ -36,7 +36,34 @@ pub(super) struct ContractFile<'a> {
     limits: Limits,
     shape: ShapeFile<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    rules: Vec<RuleFile<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     upstream_errors: Vec<ErrorFile<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retention: Option<RetentionFile<'a>>,
+}
+
+#[derive(Serialize)]
+pub(super) struct RuleFile<'a> {
+    name: String,
+    binding: &'a Binding,
+    retryable: bool,
+}
+
+#[derive(Serialize)]
+pub(super) struct RetentionFile<'a> {
+    redact: &'a [String],
+}
+
+/// What a contract decides beyond its header: the promised fields, the places where upstream
+/// additions are tolerated, the error mappings, the binding rules and the places retention
+/// redacts.
+pub(super) struct Body<'a> {
+    pub fields: &'a [Field],
+    pub tolerated: &'a [(String, String)],
+    pub errors: &'a [ErrorMapping],
+    pub bindings: &'a [Binding],
+    pub redact: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -85,13 +112,10 @@ pub(super) fn is_false(flag: &bool) -> bool {
 /// `contract.yaml`: a header of comments (where it comes from, every assumption, and the
 /// upstream's own description of the tool, which is never the contract's: the proxy serves a
 /// contract's `description:` to the model, so only its author writes one), then the contract.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn contract_yaml(
     tool: &str,
     origin: &Origin,
-    fields: &[Field],
-    tolerated: &[(String, String)],
-    errors: &[ErrorMapping],
+    body: &Body<'_>,
     assumptions: &[Assumption],
     admitted: &[(String, Value)],
     text: bool,
@@ -181,7 +205,8 @@ pub(super) fn contract_yaml(
         shape: ShapeFile {
             schema: SCHEMA_FILE,
             text_pattern: text.then_some(TEXT_PATTERN),
-            fields: fields
+            fields: body
+                .fields
                 .iter()
                 .map(|field| match &field.each {
                     None => field_file(field),
@@ -202,12 +227,27 @@ pub(super) fn contract_yaml(
                     },
                 })
                 .collect(),
-            tolerate: tolerated
+            tolerate: body
+                .tolerated
                 .iter()
                 .map(|(at, reason)| TolerateFile { at, reason })
                 .collect(),
         },
-        upstream_errors: errors
+        rules: body
+            .bindings
+            .iter()
+            .map(|binding| RuleFile {
+                name: format!("{}_binding", binding.field),
+                binding,
+                // A response about another resource will not fix itself.
+                retryable: false,
+            })
+            .collect(),
+        retention: (!body.redact.is_empty()).then_some(RetentionFile {
+            redact: body.redact,
+        }),
+        upstream_errors: body
+            .errors
             .iter()
             .map(|mapping| ErrorFile {
                 name: &mapping.name,

@@ -1,7 +1,7 @@
 //! Which fields the agent is promised: identifiers, enums, timestamps and bounded scalars the
 //! examples hold, never free text unless asked for; and the names fields and cases are given.
 
-use super::names::field_name;
+use super::names::{field_name, is_secret};
 use super::reading::{
     declared_in_every_branch, free_text_members, is_type, object_branch, pinned, pinned_members,
     properties, property, required_at, required_names, resolve,
@@ -98,6 +98,9 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
                 continue;
             };
             let inner = resolve(schema, inner);
+            if is_secret(name, inner) {
+                continue;
+            }
             let nested = pinned_members(
                 schema,
                 inner,
@@ -125,6 +128,9 @@ pub fn choose_fields(schema: &Value, example: Option<&Value>) -> (Vec<Field>, Ve
         let required = required_names(schema, root);
         for (name, property) in properties(schema, root) {
             let property = resolve(schema, property);
+            if is_secret(&name, property) {
+                continue;
+            }
             let Some(items) = property
                 .get("items")
                 .filter(|_| is_type(schema, property, "array"))
@@ -245,6 +251,9 @@ pub(super) fn candidates(schema: &Value) -> Vec<String> {
     let visit = |object: &Value, prefix: &str, found: &mut Vec<_>| {
         for (name, member) in properties(schema, object) {
             let member = resolve(schema, member);
+            if is_secret(&name, member) {
+                continue;
+            }
             let pointer = format!("{prefix}/{}", crate::convert::escape(&name));
             let identifier = name == "id"
                 || name.ends_with("_id")
@@ -276,7 +285,7 @@ pub(super) fn candidates(schema: &Value) -> Vec<String> {
     visit(root, "", &mut found);
     for (name, member) in properties(schema, root) {
         let member = resolve(schema, member);
-        if is_type(schema, member, "object") {
+        if is_type(schema, member, "object") && !is_secret(&name, member) {
             let (inner, _) = object_branch(schema, member);
             visit(
                 inner,

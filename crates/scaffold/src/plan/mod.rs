@@ -28,6 +28,7 @@ use fixtures::fixtures;
 pub(crate) use reading::locate;
 use reading::open_places;
 
+mod bindings;
 mod emit;
 mod examples;
 mod fields;
@@ -72,6 +73,16 @@ pub struct Field {
     pub optional: bool,
     /// For a list field: each item's members (name, pointer in the item, optional).
     pub each: Option<Vec<(String, String, bool)>>,
+}
+
+/// A binding rule: a promised field that must equal the trusted context value of the path
+/// parameter the request names (the pull request asked about, not another).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// The promised field.
+    pub field: String,
+    /// The context key (the path parameter's name).
+    pub context: String,
 }
 
 /// An upstream error mapping.
@@ -236,8 +247,11 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
     let chosen_here = fields.is_empty() && !text;
     let fields = if fields.is_empty() {
         formats_from_examples(&mut schema, &admitted, &mut assumptions);
-        let (chosen, left, free_text) =
+        let (mut chosen, left, free_text) =
             choose_fields(&schema, admitted.first().map(|(_, example)| example));
+        if !free_text {
+            bindings::promote_bound_members(&schema, &mut chosen, origin.upstream.as_deref());
+        }
         if free_text && !chosen.is_empty() {
             todo.push(format!(
                 "promised free text, because the response has no member whose values its schema pins ({}): the near-misses the gate admits there are accepted in fixtures/{tool}/survivors.yaml; confirm each, or bound the text in the schema",
@@ -334,6 +348,16 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         ));
     }
     assume_seen_bounds(&fields, &admitted, &mut schema, &mut assumptions);
+    let secrets = reading::secret_places(&schema);
+    secrets_to_do(&secrets, &fields, &mut todo);
+    let mut context = context;
+    let bindings = bindings::bindings(
+        &fields,
+        &admitted,
+        origin.upstream.as_deref(),
+        &mut context,
+        &mut todo,
+    );
 
     let request = json!({
         "request_id": format!("req.{}", "0".repeat(8)),
@@ -342,7 +366,7 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         "context": context,
     });
     let sample_names: Vec<&str> = samples.iter().map(|(name, _)| name.as_str()).collect();
-    let fixtures = fixtures(
+    let mut fixtures = fixtures(
         &origin,
         &admitted,
         &fields,
@@ -350,13 +374,24 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         &error_examples,
         &errors,
     )?;
+    let mut taken: BTreeSet<String> = fixtures
+        .iter()
+        .map(|fixture| fixture.case.clone())
+        .collect();
+    fixtures.extend(bindings::binding_near_misses(
+        &bindings, &fields, &admitted, &schema, &mut taken,
+    )?);
 
     let contract = contract_yaml(
         &tool,
         &origin,
-        &fields,
-        &tolerated,
-        &errors,
+        &emit::Body {
+            fields: &fields,
+            tolerated: &tolerated,
+            errors: &errors,
+            bindings: &bindings,
+            redact: &secrets,
+        },
         &assumptions,
         &admitted,
         text,
@@ -373,6 +408,28 @@ pub fn plan(parts: Parts) -> Result<Plan, String> {
         todo,
         free_text: free_text_places,
     })
+}
+
+/// The to-do lines for the members that hold secrets: never offered, and redacted from what a
+/// store keeps; and any promised on request all the same.
+fn secrets_to_do(secrets: &[String], fields: &[Field], todo: &mut Vec<String>) {
+    if secrets.is_empty() {
+        return;
+    }
+    todo.push(format!(
+        "not offered, because the name or the description says it holds a secret: {}; the contract's `retention: redact:` keeps them out of what a front stores too. Promise one with --field only if the agent must read it",
+        secrets.join(", ")
+    ));
+    let promised: Vec<String> = promised_places(fields)
+        .into_iter()
+        .filter(|place| secrets.contains(place))
+        .collect();
+    if !promised.is_empty() {
+        todo.push(format!(
+            "promised as asked, though it holds a secret: {}; the agent reads it, and a store keeps it redacted (so `reproduce` cannot rebuild what the agent saw there)",
+            promised.join(", ")
+        ));
+    }
 }
 
 /// Whether `text` holds a character a reader does not see as itself.

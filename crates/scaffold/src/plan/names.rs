@@ -43,3 +43,89 @@ pub(super) fn unique_case(base: &str, taken: &mut BTreeSet<String>) -> String {
     }
     case
 }
+
+/// Whether a member holds a secret the upstream sends (a session token, a client secret, a
+/// password): by a word of its name, or where the description marks it (`writeOnly`, which the
+/// conversion also writes for `x-sensitive`-style hints, or `format: password`). Such a member
+/// is never offered as a field, and its value is redacted from what a store keeps.
+pub(super) fn is_secret(name: &str, schema: &Value) -> bool {
+    if schema.get("writeOnly") == Some(&Value::Bool(true))
+        || schema.get("format").and_then(Value::as_str) == Some("password")
+    {
+        return true;
+    }
+    let words = words(name);
+    let has = |word: &str| words.iter().any(|known| known == word);
+    let pair = |first: &str, second: &str| {
+        words
+            .windows(2)
+            .any(|two| two[0] == first && two[1] == second)
+    };
+    // A page or sync token is a cursor, not a credential.
+    let cursor = [
+        "page",
+        "next",
+        "prev",
+        "previous",
+        "continuation",
+        "cursor",
+        "sync",
+        "pagination",
+    ]
+    .iter()
+    .any(|word| has(word));
+    [
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "credential",
+        "credentials",
+        "apikey",
+    ]
+    .iter()
+    .any(|word| has(word))
+        || (has("token") && !cursor)
+        || [
+            "api",
+            "private",
+            "access",
+            "secret",
+            "signing",
+            "encryption",
+        ]
+        .iter()
+        .any(|first| pair(first, "key"))
+}
+
+/// A member name's words, lowercase: split at anything not a letter or digit, and where a
+/// lowercase letter or a digit meets an uppercase one (`clientSecret`, `APIKey` as `api key`).
+fn words(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for (index, &ch) in chars.iter().enumerate() {
+        if !ch.is_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        let previous = index.checked_sub(1).map(|at| chars[at]);
+        let next = chars.get(index + 1);
+        let boundary = ch.is_uppercase()
+            && previous.is_some_and(|previous| {
+                previous.is_lowercase()
+                    || previous.is_ascii_digit()
+                    || (previous.is_uppercase() && next.is_some_and(|next| next.is_lowercase()))
+            });
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        word.extend(ch.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}

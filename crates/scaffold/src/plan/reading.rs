@@ -1,7 +1,7 @@
 //! Reading the scaffold's own schema document where fields are chosen: `$ref`s followed inside
 //! the document, `allOf` merged, required names and promised places located by JSON pointer.
 
-use super::names::field_name;
+use super::names::{field_name, is_secret};
 use super::*;
 
 /// The object a schema describes: itself, or (for a `oneOf`/`anyOf` of objects, as descriptions
@@ -48,7 +48,10 @@ pub(super) fn free_text_members(document: &Value, object: &Value) -> Vec<(String
     let required = required_names(document, object);
     properties(document, object)
         .into_iter()
-        .filter(|(_, schema)| is_type(document, resolve(document, schema), "string"))
+        .filter(|(name, schema)| {
+            let schema = resolve(document, schema);
+            is_type(document, schema, "string") && !is_secret(name, schema)
+        })
         .take(MOST_FIELDS)
         .map(|(name, _)| {
             (
@@ -73,6 +76,9 @@ pub(super) fn pinned_members(
     for (name, schema) in properties(document, object) {
         let schema = resolve(document, schema);
         let pointer = format!("/{}", crate::convert::escape(&name));
+        if is_secret(&name, schema) {
+            continue; // never offered; `secret_places` lists it
+        }
         if pinned(document, schema) {
             if found.len() < MOST_FIELDS {
                 found.push((field_name(&name), pointer, !required.contains(&name)));
@@ -326,5 +332,51 @@ fn open_places_below(
     }
     if let Some(items) = object.get("items") {
         open_places_below(document, items, format!("{at}/*"), depth + 1, places);
+    }
+}
+
+/// Every place in a response where a member named or marked as a secret sits (`*` for each item
+/// of a list or value of a map), through `$ref`s, `allOf` parts and union branches, to a bounded
+/// depth (a description's schemas may refer to themselves).
+pub(super) fn secret_places(document: &Value) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    visit_secrets(document, document, "", 0, &mut found);
+    found.into_iter().collect()
+}
+
+fn visit_secrets(
+    document: &Value,
+    node: &Value,
+    prefix: &str,
+    depth: usize,
+    found: &mut BTreeSet<String>,
+) {
+    if depth > 12 {
+        return;
+    }
+    let node = resolve(document, node);
+    for keyword in ["oneOf", "anyOf"] {
+        for branch in node
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            visit_secrets(document, branch, prefix, depth + 1, found);
+        }
+    }
+    for keyword in ["items", "additionalProperties"] {
+        if let Some(inner) = node.get(keyword).filter(|inner| inner.is_object()) {
+            visit_secrets(document, inner, &format!("{prefix}/*"), depth + 1, found);
+        }
+    }
+    for (name, member) in properties(document, node) {
+        let member = resolve(document, member);
+        let at = format!("{prefix}/{}", crate::convert::escape(&name));
+        if is_secret(&name, member) {
+            found.insert(at);
+        } else {
+            visit_secrets(document, member, &at, depth + 1, found);
+        }
     }
 }
