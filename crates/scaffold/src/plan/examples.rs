@@ -57,7 +57,7 @@ pub(super) fn repair(
             | ValidationErrorKind::AdditionalProperties { unexpected }
                 if !has_hidden(&instance) =>
             {
-                let place = wildcard(&instance);
+                let place = toolgate_repo::text::every_item(&instance);
                 let members = unexpected.join(", ");
                 if let Some(object) = schema.pointer_mut(&owner).and_then(Value::as_object_mut) {
                     object.remove(name);

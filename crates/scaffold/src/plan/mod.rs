@@ -457,11 +457,6 @@ fn assumed(assumptions: &[Assumption], owner: &str, keyword: &str) -> bool {
         .any(|assumption| assumption.pointer == owner && assumption.what.starts_with(keyword))
 }
 
-/// A concrete pointer with array indices as `*`, the way `tolerate:` names every item.
-fn wildcard(pointer: &str) -> String {
-    toolgate_repo::text::every_item(pointer)
-}
-
 fn shown(pointer: &str) -> &str {
     if pointer.is_empty() {
         "the whole response"

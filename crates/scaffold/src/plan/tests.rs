@@ -375,7 +375,10 @@ fn duplicates_and_wildcards() {
         r#"[1,{"x":"toolgate-duplicate","x":{"y":2}}]"#
     );
     assert!(with_duplicate(&json!([1, 2])).is_none());
-    assert_eq!(wildcard("/items/12/labels/0"), "/items/*/labels/*");
+    assert_eq!(
+        toolgate_repo::text::every_item("/items/12/labels/0"),
+        "/items/*/labels/*"
+    );
     assert_eq!(field_name("html-url"), "html_url");
     assert_eq!(field_name("2fa"), "f_2fa");
 }
