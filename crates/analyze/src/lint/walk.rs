@@ -142,6 +142,8 @@ impl Linter<'_> {
                 }
                 return;
             }
+            // A recursion closing: the schema it refers to is walked where it is expanded, above.
+            Kind::Unknown { .. } if node.recursion_closed().is_some() => return,
             Kind::Unknown { reason, .. } => {
                 self.report(
                     node,
@@ -279,7 +281,9 @@ impl Linter<'_> {
             self.map(node, facts, instance, mode, Some(pattern));
             self.walk(schema, &format!("{instance}/*"), None, mode, budget);
         }
-        if let Kind::Facts(_) = facts.additional.kind {
+        // A schema for undeclared members, modelled or not (a recursion closing, a keyword the
+        // model keeps whole), makes a map, never an open object.
+        if matches!(facts.additional.kind, Kind::Facts(_) | Kind::Unknown { .. }) {
             // A map: its keys are data, bounded in number and in form; its values are walked.
             self.map(node, facts, instance, mode, None);
             self.walk(

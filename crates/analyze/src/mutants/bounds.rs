@@ -138,12 +138,18 @@ fn mutant(
             }
             let mut resized: Vec<Value> = items.iter().take(length).cloned().collect();
             resized.resize(length, last.clone());
+            // The whole document as the mutant is written, not the items alone: past the byte
+            // limit, the limit decides first and the schema's bound is never reached.
+            let resized = Value::Array(resized);
+            if seed.layout.with_value(&applied.instance, &resized)?.len() > seed.max_bytes {
+                return None;
+            }
             Some((
                 format!(
                     "{length} items, {} its {keyword} of {limit}",
                     at_or_past(inside)
                 ),
-                Value::Array(resized),
+                resized,
             ))
         }
         (
@@ -278,6 +284,12 @@ mod tests {
         assert_eq!(
             value("maxItems", json!(1_000_000_000u64), json!([1]), true),
             None
+        );
+        // The items fit, the document around them does not: never built.
+        assert_eq!(value("maxItems", json!(2_047), json!([1]), true), None);
+        assert_eq!(
+            value("maxItems", json!(2_040), json!([1]), true).map(|v| v.as_array().unwrap().len()),
+            Some(2_040)
         );
         assert_eq!(
             value("maxLength", json!(4_000), json!("abc"), true).map(|v| v.as_str().unwrap().len()),
