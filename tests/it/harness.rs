@@ -879,3 +879,40 @@ fn a_filtered_run_in_ci_still_refuses_an_unlocked_version_of_the_tool_it_tests()
         accepted.stdout
     );
 }
+
+/// A comment a reviewer wrote in the lock stays where it was, above its entry, when
+/// `--accept` rewrites the lock sorted; one after the last entry stays last.
+#[test]
+fn accept_keeps_the_comments_written_in_the_lock() {
+    let dir = tree();
+    let root = dir.path();
+    copy(
+        &root.join("contracts/review_status/v2"),
+        &root.join("contracts/review_status/v3"),
+    );
+    let contract = root.join("contracts/review_status/v3/contract.yaml");
+    let text = fs::read_to_string(&contract).unwrap();
+    fs::write(&contract, text.replace("version: 2", "version: 3")).unwrap();
+    let lock = root.join("contracts/contracts.lock");
+    let before = fs::read_to_string(&lock).unwrap();
+    let release = before
+        .lines()
+        .find(|line| line.starts_with("release_status v1 "))
+        .unwrap()
+        .to_owned();
+    let commented = before.replace(
+        &release,
+        &format!("# release_status v1: reviewed by ana (PR 41)\n{release}"),
+    ) + "# end of the lock\n";
+    fs::write(&lock, &commented).unwrap();
+    toolgate_test(root, &["--accept", "review_status::accepted"], false);
+    let after = fs::read_to_string(&lock).unwrap();
+    assert!(after.contains("review_status v3 sha256:"), "{after}");
+    assert!(
+        after.contains(&format!(
+            "# release_status v1: reviewed by ana (PR 41)\n{release}\n"
+        )),
+        "{after}"
+    );
+    assert!(after.ends_with("# end of the lock\n"), "{after}");
+}

@@ -55,12 +55,16 @@ const ATTRIBUTES: &str = "# The contract lock is a set of independent lines (kep
 struct Entry {
     digest: String,
     line: usize,
+    /// The comment lines written just above it, which stay above it when the lock is sorted.
+    comments: String,
 }
 
 /// The lock file as read: the comment lines that head it and its entries,
 /// `(tool, version) -> digest`.
 struct Lock {
     header: String,
+    /// Comment lines after the last entry.
+    trailer: String,
     entries: BTreeMap<(String, String), Entry>,
 }
 
@@ -86,13 +90,19 @@ impl Lock {
             },
         };
         let mut header = String::new();
+        let mut comments = String::new();
         let mut entries: BTreeMap<(String, String), Entry> = BTreeMap::new();
         for (index, line) in text.iter().flat_map(|text| text.lines()).enumerate() {
             let number = index + 1;
             let line = line.trim();
-            if line.starts_with('#') && entries.is_empty() {
-                header.push_str(line);
-                header.push('\n');
+            if line.starts_with('#') {
+                let into = if entries.is_empty() {
+                    &mut header
+                } else {
+                    &mut comments
+                };
+                into.push_str(line);
+                into.push('\n');
             }
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -124,6 +134,7 @@ impl Lock {
                         Entry {
                             digest: digest.to_owned(),
                             line: number,
+                            comments: std::mem::take(&mut comments),
                         },
                     );
                 }
@@ -132,7 +143,11 @@ impl Lock {
         if header.is_empty() {
             header = HEADER.to_owned();
         }
-        Some(Lock { header, entries })
+        Some(Lock {
+            header,
+            trailer: comments,
+            entries,
+        })
     }
 
     /// Adds `added` (`(tool, version) -> digest`) and writes the lock back with every entry
@@ -148,7 +163,14 @@ impl Lock {
             return true;
         }
         for (key, digest) in added {
-            self.entries.insert(key, Entry { digest, line: 0 });
+            self.entries.insert(
+                key,
+                Entry {
+                    digest,
+                    line: 0,
+                    comments: String::new(),
+                },
+            );
         }
         let mut keys: Vec<&(String, String)> = self.entries.keys().collect();
         keys.sort_by_key(|(tool, version)| {
@@ -159,11 +181,11 @@ impl Lock {
         });
         let mut text = self.header.clone();
         for key in keys {
-            text.push_str(&format!(
-                "{} {} sha256:{}\n",
-                key.0, key.1, self.entries[key].digest
-            ));
+            let entry = &self.entries[key];
+            text.push_str(&entry.comments);
+            text.push_str(&format!("{} {} sha256:{}\n", key.0, key.1, entry.digest));
         }
+        text.push_str(&self.trailer);
         if let Err(error) = root.write(&Self::path(), text.as_bytes()) {
             problems.push(Problem::new(ProblemKind::Lock, error));
             return false;
