@@ -192,6 +192,48 @@ fn next_of_kind(ch: char) -> char {
     (first + (ch as u8 - first + 1) % count) as char
 }
 
+/// Puts first among the fields chosen for the agent the response's own members that answer for
+/// a path parameter (`number` for `{pull_number}`), where the schema pins them: the agent is told
+/// what it asked about, and a binding rule can then hold the answer to it.
+pub(super) fn promote_bound_members(
+    schema: &Value,
+    fields: &mut Vec<Field>,
+    upstream: Option<&str>,
+) {
+    use super::reading::{object_branch, pinned, properties, required_names, resolve};
+    let order = path_order(upstream.unwrap_or(""));
+    let (root, in_union) = object_branch(schema, resolve(schema, schema));
+    if root.get("properties").is_none() {
+        return;
+    }
+    let required = required_names(schema, root);
+    let mut promoted = Vec::new();
+    for (position, parameter) in order.iter().enumerate() {
+        let last = position + 1 == order.len();
+        for (name, member) in properties(schema, root) {
+            let field = Field {
+                name: names::field_name(&name),
+                from: format!("/{}", crate::convert::escape(&name)),
+                optional: !required.contains(&name) || in_union,
+                each: None,
+            };
+            let usable = !field.optional
+                && pinned(schema, resolve(schema, member))
+                && !names::is_secret(&name, resolve(schema, member));
+            if usable && names_bind(parameter, &field, last) {
+                fields.retain(|known| known.from != field.from && known.name != field.name);
+                promoted.push(field);
+                break;
+            }
+        }
+    }
+    if !promoted.is_empty() {
+        fields.truncate(MOST_FIELDS.saturating_sub(promoted.len()));
+        promoted.append(fields);
+        *fields = promoted;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,47 +289,5 @@ mod tests {
         );
         assert_eq!(others(&json!("a9"))[0], json!("a0"));
         assert_eq!(others(&json!(41))[0], json!(42));
-    }
-}
-
-/// Puts first among the fields chosen for the agent the response's own members that answer for
-/// a path parameter (`number` for `{pull_number}`), where the schema pins them: the agent is told
-/// what it asked about, and a binding rule can then hold the answer to it.
-pub(super) fn promote_bound_members(
-    schema: &Value,
-    fields: &mut Vec<Field>,
-    upstream: Option<&str>,
-) {
-    use super::reading::{object_branch, pinned, properties, required_names, resolve};
-    let order = path_order(upstream.unwrap_or(""));
-    let (root, in_union) = object_branch(schema, resolve(schema, schema));
-    if root.get("properties").is_none() {
-        return;
-    }
-    let required = required_names(schema, root);
-    let mut promoted = Vec::new();
-    for (position, parameter) in order.iter().enumerate() {
-        let last = position + 1 == order.len();
-        for (name, member) in properties(schema, root) {
-            let field = Field {
-                name: names::field_name(&name),
-                from: format!("/{}", crate::convert::escape(&name)),
-                optional: !required.contains(&name) || in_union,
-                each: None,
-            };
-            let usable = !field.optional
-                && pinned(schema, resolve(schema, member))
-                && !names::is_secret(&name, resolve(schema, member));
-            if usable && names_bind(parameter, &field, last) {
-                fields.retain(|known| known.from != field.from && known.name != field.name);
-                promoted.push(field);
-                break;
-            }
-        }
-    }
-    if !promoted.is_empty() {
-        fields.truncate(MOST_FIELDS.saturating_sub(promoted.len()));
-        promoted.append(fields);
-        *fields = promoted;
     }
 }
