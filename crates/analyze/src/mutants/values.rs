@@ -415,6 +415,9 @@ fn number_mutant(family: Family, number: &Number) -> Option<(String, Value)> {
                 Value::Number(Number::from_f64(value)?),
             ))
         }
+        // A number the admitted seed already holds below zero shows the contract admits
+        // negatives there: another one has nothing to teach (Zuora's adjustment amounts).
+        Family::Negative if number.as_f64()? < 0.0 => None,
         Family::Negative => {
             let value = match number.as_i64() {
                 Some(value) => Value::from(value.checked_abs()?.checked_add(1)?.checked_neg()?),
@@ -520,6 +523,17 @@ mod tests {
         assert_eq!(another_id("run_9"), "run_0");
         assert_eq!(another_id("abz"), "aba");
         assert_eq!(another_id("..."), "...0");
+    }
+
+    #[test]
+    fn a_negative_is_made_only_of_a_number_that_is_not_one() {
+        let negative = |number: Value| {
+            number_mutant(Family::Negative, number.as_number().unwrap()).map(|(_, value)| value)
+        };
+        assert_eq!(negative(Value::from(25)), Some(Value::from(-26)));
+        assert_eq!(negative(Value::from(0)), Some(Value::from(-1)));
+        assert_eq!(negative(Value::from(-25)), None);
+        assert_eq!(negative(serde_json::json!(-0.5)), None);
     }
 
     #[test]
