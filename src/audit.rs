@@ -6,8 +6,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use toolgate_front::{AuditLogVerifier, read_verifying_key};
 use toolgate_gate::internals::escape_hidden;
-use toolgate_repo::{AuditLogVerifier, Status, UsageError, read_verifying_key};
+use toolgate_repo::{Status, UsageError};
 
 /// `toolgate audit`'s verbs.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -38,7 +39,7 @@ pub(crate) fn run(command: &AuditCommand, out: &mut impl Write) -> Result<Status
     match command {
         AuditCommand::Verify { files, public_key } => verify(files, public_key.as_deref(), out),
         AuditCommand::Keygen { out: path } => {
-            let (private, public) = toolgate_repo::generate_key_pair()?;
+            let (private, public) = toolgate_front::generate_key_pair()?;
             write_private(path, private.as_bytes())?;
             toolgate_repo::write_output(out, public.as_bytes())?;
             Ok(Status::Passed)

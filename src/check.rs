@@ -11,8 +11,8 @@ use toolgate_repo::{parse_target, save_fixture};
 
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
+use toolgate_front::open_audit;
 use toolgate_repo::Repository;
-use toolgate_repo::open_audit;
 use toolgate_repo::{FixtureTarget, Observed};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
 use toolgate_repo::{UsageError, write_output};
@@ -115,7 +115,7 @@ pub(crate) fn run(
         .map(|folder| retain(folder, &response, &request, &decision))
         .transpose()?;
     let audit_path = options.audit.as_deref().unwrap_or(Path::new(""));
-    let record = |sink: &toolgate_repo::ChainedAuditLog| {
+    let record = |sink: &toolgate_front::ChainedAuditLog| {
         sink.record_decision(&decision)
             .map_err(|error| UsageError::io(audit_path, "append to the audit log", &error))
     };

@@ -30,12 +30,11 @@ use std::time::{Instant, SystemTime};
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
+use toolgate_front::{ShadowPlan, open_audit};
 use toolgate_gate::internals::parse_strict_json;
 use toolgate_gate::{AuditSink, Contract, Outcome, Response};
 use toolgate_repo::lines::{Line, read_line};
-use toolgate_repo::{
-    Repository, RequestSpec, ShadowPlan, Status, UsageError, open_audit, parse_time,
-};
+use toolgate_repo::{Repository, RequestSpec, Status, UsageError, parse_time};
 use toolgate_telemetry::{Metrics, MetricsEndpoint};
 
 /// `toolgate serve`'s options.
@@ -73,7 +72,7 @@ pub(crate) struct ServeOptions {
 struct Server {
     repository: Repository,
     contracts: HashMap<(String, Option<String>), Arc<Contract>>,
-    audit: Option<toolgate_repo::ChainedAuditLog>,
+    audit: Option<toolgate_front::ChainedAuditLog>,
     retainer: Option<toolgate_store::Retainer>,
     shadows: ShadowPlan,
     observe: bool,
@@ -126,7 +125,7 @@ pub(crate) fn run(
 ) -> Result<Status, UsageError> {
     let observe = options.rollout.observe();
     if observe {
-        toolgate_repo::refuse_observe_in_ci("toolgate serve")?;
+        toolgate_front::refuse_observe_in_ci("toolgate serve")?;
     }
     let retainer = options
         .retention

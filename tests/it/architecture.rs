@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 14] = [
+const LAYERS: [(&str, &str, &[&str]); 15] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -29,6 +29,12 @@ const LAYERS: [(&str, &str, &[&str]); 14] = [
         "crates/telemetry",
         &["toolgate-gate", "toolgate-store"],
     ),
+    // What every production front shares around a decision: the audit log, the rollout rules.
+    (
+        "toolgate-front",
+        "crates/front",
+        &["toolgate-gate", "toolgate-repo"],
+    ),
     // The gate for Python (PyO3): the gate and its stores, as an adapter links them, the
     // rollout rules every front shares, and the metrics every front keeps.
     (
@@ -37,7 +43,7 @@ const LAYERS: [(&str, &str, &[&str]); 14] = [
         &[
             "toolgate-gate",
             "toolgate-store",
-            "toolgate-repo",
+            "toolgate-front",
             "toolgate-telemetry",
         ],
     ),
@@ -72,6 +78,7 @@ const LAYERS: [(&str, &str, &[&str]); 14] = [
         &[
             "toolgate-gate",
             "toolgate-repo",
+            "toolgate-front",
             "toolgate-store",
             "toolgate-telemetry",
         ],
@@ -93,6 +100,7 @@ const LAYERS: [(&str, &str, &[&str]); 14] = [
         &[
             "toolgate-gate",
             "toolgate-repo",
+            "toolgate-front",
             "toolgate-model",
             "toolgate-analyze",
             "toolgate-runner",

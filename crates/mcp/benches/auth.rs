@@ -94,12 +94,12 @@ fn bench_audit_line(criterion: &mut Criterion) {
     assert!(decision.is_admitted());
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("audit.pem");
-    let (private, _) = toolgate_repo::generate_key_pair().unwrap();
+    let (private, _) = toolgate_front::generate_key_pair().unwrap();
     std::fs::write(&key, private).unwrap();
     let plain = JsonLinesSink::new(std::io::sink());
-    let chained = toolgate_repo::chained_audit_stream(Box::new(std::io::sink()), None).unwrap();
+    let chained = toolgate_front::chained_audit_stream(Box::new(std::io::sink()), None).unwrap();
     let signed =
-        toolgate_repo::chained_audit_stream(Box::new(std::io::sink()), Some(&key)).unwrap();
+        toolgate_front::chained_audit_stream(Box::new(std::io::sink()), Some(&key)).unwrap();
     let mut group = criterion.benchmark_group("audit_line");
     group.bench_function("plain", |bench| {
         bench.iter(|| plain.record_decision(black_box(&decision)))

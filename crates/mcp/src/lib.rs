@@ -154,7 +154,7 @@ fn open_audit(
     let stdout_taken = (!listening).then_some(
         "carries the host's messages over stdio (serve over HTTP, --listen, to audit there)",
     );
-    toolgate_repo::open_audit(path, key, stdout_taken)
+    toolgate_front::open_audit(path, key, stdout_taken)
 }
 
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).
@@ -409,7 +409,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         ));
     }
     if options.observe {
-        toolgate_repo::refuse_observe_in_ci("toolgate mcp-proxy")?;
+        toolgate_front::refuse_observe_in_ci("toolgate mcp-proxy")?;
     }
     let repository = Repository::open(&options.root)?;
     let registry = Registry::load_with_shadows(&repository, &options.shadow)?;

@@ -13,8 +13,9 @@ use toolgate_gate::{Contract, Decision, Direction, Request, Response};
 use toolgate_telemetry::UpstreamFailure;
 
 use super::schemas;
+use toolgate_front::ShadowPlan;
 use toolgate_repo::UsageError;
-use toolgate_repo::{ARGUMENTS_SUFFIX, Repository, ShadowPlan};
+use toolgate_repo::{ARGUMENTS_SUFFIX, Repository};
 
 /// One tool with a result contract.
 #[derive(Debug)]

@@ -260,7 +260,7 @@ impl Contract {
             self.check_shadow(shadow)?;
         }
         if observe {
-            toolgate_repo::refuse_observe_in_ci("Contract.admit(observe=True)")
+            toolgate_front::refuse_observe_in_ci("Contract.admit(observe=True)")
                 .map_err(|error| PyValueError::new_err(error.to_string()))?;
         }
         let retainer = retain.map(Retention::retainer).transpose()?;

@@ -14,9 +14,9 @@
 
 mod acceptance;
 mod admission;
-mod audit_log;
 mod case_result;
 mod choice;
+mod ci;
 mod confine;
 mod error;
 mod fixture;
@@ -28,7 +28,6 @@ pub mod lock;
 mod output_file;
 mod repository;
 mod request;
-mod rollout;
 pub mod sarif;
 mod save_fixture;
 mod sidecar;
@@ -40,12 +39,9 @@ pub use acceptance::{Acceptance, Acceptances, Checked, EntryFile, check_pointer}
 pub use admission::{
     Admitted, Prepared, RequestFiles, admit_fixture, prepare, reproduce_command, shell_command,
 };
-pub use audit_log::{
-    AuditLogVerifier, AuditProblem, ChainSummary, ChainedAuditLog, Verified, chained_audit_stream,
-    generate_key_pair, open_audit, open_audit_log, read_verifying_key, verify_audit_log,
-};
 pub use case_result::{CaseResult, Problem, ProblemKind};
 pub use choice::Choice;
+pub use ci::running_in_ci;
 pub use confine::{Entry, EntryKind, MAX_FILE_BYTES, RepoError, RepoProblem, RepoRoot};
 pub use error::{FileError, LoadError, UsageError, plural, write_output};
 pub use fixture::{
@@ -63,7 +59,6 @@ pub use repository::{
 pub use request::{
     RequestSpec, SCHEMA as REQUEST_SCHEMA, parse_request_file, parse_time, read_request_file,
 };
-pub use rollout::{ShadowPair, ShadowPlan, refuse_observe_in_ci, running_in_ci};
 pub use save_fixture::{
     FixtureTarget, Observed, fits as fits_class, parse_target, save as save_fixture,
 };

@@ -52,7 +52,7 @@ use super::upstream::{Direct, Incoming, Link, Outgoing, Source};
 use toolgate_repo::UsageError;
 
 /// Where decisions are audited: a file, or stdout when it is free.
-pub(crate) type AuditLog = toolgate_repo::ChainedAuditLog;
+pub(crate) type AuditLog = toolgate_front::ChainedAuditLog;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
 pub(crate) type Reply = Arc<dyn Fn(Vec<u8>, Sent) + Send + Sync>;

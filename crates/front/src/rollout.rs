@@ -10,8 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::UsageError;
-use crate::repository::{Repository, VersionDir};
+use toolgate_repo::{Repository, UsageError, VersionDir, running_in_ci};
 
 /// What one tool does under `--shadow`: the version it enforces and the candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +42,7 @@ impl ShadowPlan {
             })
             .collect();
         for ((_, version), spec) in parsed.iter().zip(specs) {
-            if crate::repository::parse_version(version).is_none() {
+            if toolgate_repo::parse_version(version).is_none() {
                 return Err(UsageError::new(format!(
                     "--shadow {spec}: {version:?} is not a version; write vN or TOOL=vN (e.g. v2, job_status=v2)"
                 )));
@@ -118,24 +117,6 @@ impl ShadowPlan {
     }
 }
 
-/// Whether this process runs in CI, as insta decides it (`CI` set to anything but `false`, `0` or
-/// nothing; without `CI`, Azure Pipelines' `TF_BUILD`): snapshots are then never written, and
-/// observe mode never runs.
-pub fn running_in_ci() -> bool {
-    is_ci(
-        std::env::var("CI").ok().as_deref(),
-        std::env::var_os("TF_BUILD").is_some(),
-    )
-}
-
-fn is_ci(ci: Option<&str>, tf_build: bool) -> bool {
-    match ci {
-        Some("false" | "0" | "") => false,
-        Some(_) => true,
-        None => tf_build,
-    }
-}
-
 /// Refuses report-only mode (`--mode observe`) in CI: a pipeline that observes passes responses
 /// the contracts refuse, and nobody is watching it. `front` names the command in the error.
 pub fn refuse_observe_in_ci(front: &str) -> Result<(), UsageError> {
@@ -145,15 +126,4 @@ pub fn refuse_observe_in_ci(front: &str) -> Result<(), UsageError> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_ci;
-
-    #[test]
-    fn ci_is_what_insta_calls_ci() {
-        assert!(is_ci(Some("true"), false) && is_ci(Some("1"), false) && is_ci(None, true));
-        assert!(!is_ci(Some("0"), true) && !is_ci(Some("false"), false) && !is_ci(None, false));
-    }
 }

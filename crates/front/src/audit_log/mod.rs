@@ -44,8 +44,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolgate_gate::{AuditEvent, AuditSink, Decision};
 
-use crate::error::UsageError;
-use crate::output_file::{OutputMode, open_output_file};
+use toolgate_repo::{OutputMode, UsageError, open_output_file};
 
 pub use verify::{AuditLogVerifier, AuditProblem, ChainSummary, Verified, verify_audit_log};
 
