@@ -600,8 +600,8 @@ fn a_new_contract_version_runs_every_fixture_against_both_versions() {
     );
 }
 
-#[test]
-fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says_so() {
+/// The bundled tree with review_status v3, a copy of v2 not yet locked.
+fn tree_with_review_status_v3() -> tempfile::TempDir {
     let dir = tree();
     let root = dir.path();
     copy(
@@ -611,6 +611,13 @@ fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says
     let contract = root.join("contracts/review_status/v3/contract.yaml");
     let text = fs::read_to_string(&contract).unwrap();
     fs::write(&contract, text.replace("version: 2", "version: 3")).unwrap();
+    dir
+}
+
+#[test]
+fn accept_with_a_filter_locks_the_new_versions_of_the_tools_it_accepted_and_says_so() {
+    let dir = tree_with_review_status_v3();
+    let root = dir.path();
     let lock = root.join("contracts/contracts.lock");
 
     // Another tool's filter: review_status v3 stays unlocked, and the note says the lock was not
@@ -884,15 +891,8 @@ fn a_filtered_run_in_ci_still_refuses_an_unlocked_version_of_the_tool_it_tests()
 /// `--accept` rewrites the lock sorted; one after the last entry stays last.
 #[test]
 fn accept_keeps_the_comments_written_in_the_lock() {
-    let dir = tree();
+    let dir = tree_with_review_status_v3();
     let root = dir.path();
-    copy(
-        &root.join("contracts/review_status/v2"),
-        &root.join("contracts/review_status/v3"),
-    );
-    let contract = root.join("contracts/review_status/v3/contract.yaml");
-    let text = fs::read_to_string(&contract).unwrap();
-    fs::write(&contract, text.replace("version: 2", "version: 3")).unwrap();
     let lock = root.join("contracts/contracts.lock");
     let before = fs::read_to_string(&lock).unwrap();
     let release = before
