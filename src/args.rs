@@ -511,10 +511,10 @@ pub(crate) enum Mode {
 
 /// What a front reports of itself: Prometheus metrics, and OpenTelemetry over OTLP.
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct TelemetryArgs {
+struct TelemetryArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464; port 0: any free
-    /// port, printed). The HTTP listener serves them at its own /metrics without this; with it,
-    /// they move to ADDR.
+    /// port, printed). `mcp-proxy --listen` serves them at its own /metrics without this (with
+    /// it, they move to ADDR); `serve` answers them to a `{"op": "metrics"}` line too.
     #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
     metrics: Option<std::net::SocketAddr>,
     /// Trace every tool call and export it over OTLP/HTTP to this collector: its base URL (e.g. http://127.0.0.1:4318; /v1/traces and
@@ -566,20 +566,51 @@ impl TelemetryArgs {
     }
 }
 
-/// `toolgate mcp-proxy`'s options.
+/// What every production front is opened with (`mcp-proxy`, `serve`): its audit log,
+/// retention, rollout and telemetry, one flattened set of flags read into one
+/// [`FrontConfig`](toolgate_front::FrontConfig).
 #[derive(Debug, Clone, clap::Args)]
-pub struct McpProxyArgs {
-    /// The repository root, holding contracts/ (one per tool the host may call).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    root: PathBuf,
-    /// Append every decision's audit event (one JSON line each) to this file; `-` is stdout,
-    /// when serving over HTTP (--listen), e.g. a container's log.
+pub(crate) struct FrontArgs {
+    /// Append every decision's audit event (one JSON line each, hash-chained) to this file; `-`
+    /// is stdout where the front leaves it free (`mcp-proxy --listen`: a container's log).
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
     /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
     /// keygen`); `toolgate audit verify --public-key` then proves no line was rewritten.
     #[arg(long, value_name = "FILE", requires = "audit")]
     audit_key: Option<PathBuf>,
+    #[command(flatten)]
+    retention: RetentionArgs,
+    #[command(flatten)]
+    rollout: RolloutArgs,
+    #[command(flatten)]
+    telemetry: TelemetryArgs,
+}
+
+impl FrontArgs {
+    /// The front's configuration; `service` names it in traces unless `OTEL_SERVICE_NAME` does.
+    /// The runner (what the front says of itself) is the front's to set.
+    pub(crate) fn config(&self, service: &str) -> Result<toolgate_front::FrontConfig, UsageError> {
+        Ok(toolgate_front::FrontConfig {
+            audit: self.audit.clone(),
+            audit_key: self.audit_key.clone(),
+            redact_values: self.retention.redact_values(),
+            retention: self.retention.config()?,
+            shadow: self.rollout.shadow.clone(),
+            observe: self.rollout.observe(),
+            metrics: self.telemetry.metrics,
+            tracing: self.telemetry.tracing(service)?,
+            runner: toolgate_front::Runner::default(),
+        })
+    }
+}
+
+/// `toolgate mcp-proxy`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpProxyArgs {
+    /// The repository root, holding contracts/ (one per tool the host may call).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
     /// How long a request may wait for the upstream before it is answered with the fixed failure
     /// (e.g. 30s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
@@ -657,11 +688,7 @@ pub struct McpProxyArgs {
     #[arg(long, value_name = "NAME=VARIABLE")]
     upstream_header: Vec<String>,
     #[command(flatten)]
-    retention: RetentionArgs,
-    #[command(flatten)]
-    rollout: RolloutArgs,
-    #[command(flatten)]
-    telemetry: TelemetryArgs,
+    front: FrontArgs,
     /// The MCP server as one argument: its Streamable HTTP URL, or its command line, split into
     /// words as a POSIX shell would (quotes and backslashes; nothing is expanded), e.g.
     /// --upstream 'python weather_server.py'. For launchers that drop `--` (the MCP Inspector's
@@ -700,8 +727,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
     fn try_from(args: McpProxyArgs) -> Result<ProxyConfig, UsageError> {
         Ok(ProxyConfig {
             root: args.root,
-            audit: args.audit,
-            audit_key: args.audit_key,
+            front: args.front.config("toolgate-mcp-proxy")?,
             timeout: args.timeout,
             max_line_bytes: args.max_line_bytes,
             allow: args.allow,
@@ -721,12 +747,6 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             },
             http_threads: args.http_threads,
             upstream_headers: args.upstream_header,
-            redact_values: args.retention.redact_values(),
-            retention: args.retention.config()?,
-            observe: args.rollout.observe(),
-            shadow: args.rollout.shadow,
-            metrics: args.telemetry.metrics,
-            tracing: args.telemetry.tracing("toolgate-mcp-proxy")?,
             command: match &args.upstream {
                 Some(line) => upstream_words(line)?,
                 None => args.command,

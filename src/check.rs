@@ -11,7 +11,7 @@ use toolgate_repo::{parse_target, save_fixture};
 
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
-use toolgate_front::open_audit;
+use toolgate_front::{CallRecord, FrontLog, Gated, Steps, open_audit};
 use toolgate_repo::Repository;
 use toolgate_repo::{FixtureTarget, Observed};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
@@ -107,23 +107,33 @@ pub(crate) fn run(
         response = response.with_status(status);
     }
     let request = spec.to_request();
-    let decision = contract.admit_response(response, &request, now);
+    let audit_path = options.audit.as_deref().unwrap_or(Path::new(""));
+    // A file gets the line as the decision is made, before anything is printed; stdout (`-`)
+    // after the agent's line.
+    let audit_to_stdout = audit_path == Path::new("-");
+    let failures = Failures::default();
+    let steps = Steps {
+        audit: audit
+            .as_ref()
+            .filter(|_| !audit_to_stdout)
+            .map(|sink| sink as &dyn AuditSink),
+        log: Some(&failures),
+        ..Steps::default()
+    };
+    let decision = steps.decide(
+        Gated::by(&contract),
+        response,
+        &request,
+        now,
+        &CallRecord::default(),
+    );
+    failures.into_result(audit_path)?;
 
     let retained = options
         .retain
         .as_deref()
         .map(|folder| retain(folder, &response, &request, &decision))
         .transpose()?;
-    let audit_path = options.audit.as_deref().unwrap_or(Path::new(""));
-    let record = |sink: &toolgate_front::ChainedAuditLog| {
-        sink.record_decision(&decision)
-            .map_err(|error| UsageError::io(audit_path, "append to the audit log", &error))
-    };
-    // A file gets the line before anything is printed; stdout (`-`) after the agent's line.
-    let audit_to_stdout = audit_path == Path::new("-");
-    if let Some(sink) = audit.as_ref().filter(|_| !audit_to_stdout) {
-        record(sink)?;
-    }
     if let Some(target) = &options.save_fixture {
         let observed = Observed {
             tool: contract.tool(),
@@ -154,7 +164,8 @@ pub(crate) fn run(
     line.push(b'\n');
     write_output(stdout, &line)?;
     if let Some(sink) = audit.as_ref().filter(|_| audit_to_stdout) {
-        record(sink)?;
+        sink.record_decision(&decision)
+            .map_err(|error| UsageError::io(audit_path, "append to the audit log", &error))?;
     }
     if options.explain {
         // stderr is for the person at the terminal; if it is gone there is no one to tell.
@@ -213,6 +224,36 @@ fn read_raw(
                 .map_err(|error| UsageError::io(path, "open the raw response", &error))?;
             read_capped(file, max_bytes)
                 .map_err(|error| UsageError::io(path, "read the raw response", &error))
+        }
+    }
+}
+
+/// What the front's steps would log, kept: in `check` a step that fails (an audit line not
+/// written) is an error naming the file, not a line on stderr.
+#[derive(Default)]
+struct Failures(std::sync::Mutex<Vec<String>>);
+
+impl FrontLog for Failures {
+    fn line(&self, message: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(message.to_owned());
+    }
+}
+
+impl Failures {
+    fn into_result(self, audit_path: &Path) -> Result<(), UsageError> {
+        let failures = self
+            .0
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match failures.first() {
+            None => Ok(()),
+            Some(first) => Err(UsageError::new(format!(
+                "{}: {first}",
+                audit_path.display()
+            ))),
         }
     }
 }

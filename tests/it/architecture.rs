@@ -29,14 +29,20 @@ const LAYERS: [(&str, &str, &[&str]); 15] = [
         "crates/telemetry",
         &["toolgate-gate", "toolgate-store"],
     ),
-    // What every production front shares around a decision: the audit log, the rollout rules.
+    // The production front: what every front does around a decision (one `decide`), opened
+    // from one configuration, with the audit log, the rollout rules and `serve`.
     (
         "toolgate-front",
         "crates/front",
-        &["toolgate-gate", "toolgate-repo"],
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-store",
+            "toolgate-telemetry",
+        ],
     ),
-    // The gate for Python (PyO3): the gate and its stores, as an adapter links them, the
-    // rollout rules every front shares, and the metrics every front keeps.
+    // The gate for Python (PyO3): a front whose steps a call's arguments turn on (the front's
+    // `Steps`), with the stores and metrics they use.
     (
         "toolgate-python",
         "crates/python",

@@ -46,6 +46,7 @@ use toolgate_gate::internals::parse_duration;
 
 use proxy::{Proxy, Setup};
 pub use route::Route;
+use toolgate_front::{Front, FrontConfig, Runner};
 use toolgate_repo::Repository;
 use toolgate_repo::Status;
 use toolgate_repo::UsageError;
@@ -56,11 +57,10 @@ use tools::Registry;
 pub struct ProxyConfig {
     /// The repository root, holding contracts/ (one per tool the host may call).
     pub root: PathBuf,
-    /// Append every decision's audit event (one JSON line each) to this file (`-`: stdout,
-    /// when serving over HTTP), each line hash-chained to the one before.
-    pub audit: Option<PathBuf>,
-    /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM).
-    pub audit_key: Option<PathBuf>,
+    /// What every front shares: the audit log, retention, rollout (`--shadow`, observe mode),
+    /// metrics (`--metrics`: the stdio proxy's only scrape endpoint; with `--listen`, it moves
+    /// them off the listener's port) and tracing. Its runner is the proxy's to set.
+    pub front: FrontConfig,
     /// How long a request may wait for the upstream before it is answered with the fixed failure.
     pub timeout: Duration,
     /// The longest message read from either side (default: twice the largest contract's
@@ -88,27 +88,12 @@ pub struct ProxyConfig {
     /// The threads the HTTP runtime (the listener, an HTTP upstream's client) runs its tasks
     /// on; `None` is one per core.
     pub http_threads: Option<usize>,
-    /// Keep refused results (and admitted ones at a sampled rate) in a store.
-    pub retention: Option<toolgate_store::RetentionConfig>,
-    /// Candidate versions decided beside the enforced ones (`vN`, or `TOOL=vN`).
-    pub shadow: Vec<String>,
-    /// Report-only: decide and audit every result, and forward the upstream's own.
-    pub observe: bool,
-    /// Log refusals without what quotes the response: the validator's messages and free-text
-    /// member names (on by default where retained records are sealed).
-    pub redact_values: bool,
     /// Headers for an HTTP upstream, each `NAME=VARIABLE`: the value is read from the
     /// environment variable, so a credential never appears on a command line.
     pub upstream_headers: Vec<String>,
-    /// Serve Prometheus metrics at `/metrics` on this address: the stdio proxy's only scrape
-    /// endpoint; with `--listen`, it moves them off the listener's port.
-    pub metrics: Option<std::net::SocketAddr>,
     /// The file holding the token a scraper sends for the listener's own `/metrics`; under
     /// `--auth`, the listener serves them only with one.
     pub metrics_token_file: Option<PathBuf>,
-    /// Trace every tool call and export it over OTLP (with every audit event as a log record,
-    /// where the configuration asks for them).
-    pub tracing: Option<toolgate_telemetry::TracingConfig>,
     /// The MCP server's command and its arguments, or its Streamable HTTP URL.
     pub command: Vec<OsString>,
 }
@@ -142,19 +127,6 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The audit log: a file (appended to, never through a symlink), or `-` for stdout, which only
-/// a proxy serving over HTTP leaves free (a container's log).
-fn open_audit(
-    path: &std::path::Path,
-    listening: bool,
-    key: Option<&std::path::Path>,
-) -> Result<proxy::AuditLog, UsageError> {
-    let stdout_taken = (!listening).then_some(
-        "carries the host's messages over stdio (serve over HTTP, --listen, to audit there)",
-    );
-    toolgate_front::open_audit(path, key, stdout_taken)
 }
 
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).
@@ -237,7 +209,8 @@ pub struct PinConfig {
 /// upstream.pin.json`), or, with `check`, compares them with their pins.
 pub fn pin(config: &PinConfig) -> Result<SurfaceReport, UsageError> {
     let repository = Repository::open(&config.root)?;
-    let registry = Registry::load_with_shadows(&repository, &[])?;
+    let registry =
+        Registry::load_with_shadows(&repository, &toolgate_front::ShadowPlan::default())?;
     let tools: Vec<String> = registry.iter().map(|(name, _)| name.to_owned()).collect();
     if tools.is_empty() {
         return Err(UsageError::new(format!(
@@ -375,7 +348,7 @@ pub fn decide_call_result(
 ) -> toolgate_gate::Decision {
     let request = tools::request_under(contract, id, arguments, context)
         .with_upstream("mcp tools/call (toolgate diff --upstream --call)");
-    tools::decide(contract, &request, result, now).0
+    tools::decide(contract, &request, result, now)
 }
 
 /// A `--timeout`: a duration (`30s`, `500ms`) other than zero.
@@ -408,51 +381,38 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             "--auth and --insecure-no-auth contradict each other: with --auth every caller is authenticated",
         ));
     }
-    if options.observe {
-        toolgate_front::refuse_observe_in_ci("toolgate mcp-proxy")?;
-    }
     let repository = Repository::open(&options.root)?;
-    let registry = Registry::load_with_shadows(&repository, &options.shadow)?;
+    // Opened before any runtime: the exporter's blocking HTTP client may not be made on one.
+    let front = Front::open(
+        &FrontConfig {
+            runner: Runner {
+                name: lines::PROXY_NAME,
+                stdout_taken: options.listen.is_none().then_some(
+                    "carries the host's messages over stdio (serve over HTTP, --listen, to audit there)",
+                ),
+                // Metrics are kept where someone can read them: the listener serves them, or
+                // --metrics.
+                keeps_metrics: options.listen.is_some(),
+                logs_refusals: true,
+            },
+            ..options.front.clone()
+        },
+        &repository,
+    )?;
+    let registry = Registry::load_with_shadows(&repository, front.shadows())?;
+    for (_, tool) in registry.iter() {
+        front.contract_loaded(&tool.contract);
+        if let Some(arguments) = &tool.arguments {
+            front.contract_loaded(&arguments.contract);
+        }
+    }
     // Settled before the server starts: a key only the operator may supply and nobody does is
     // a configuration error, not a rule that fails every call.
     let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
     let line_cap = options
         .max_line_bytes
         .unwrap_or_else(|| (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024));
-    let audit = options
-        .audit
-        .as_deref()
-        .map(|path| open_audit(path, options.listen.is_some(), options.audit_key.as_deref()))
-        .transpose()?;
     let remote = upstream_url(&options.command);
-    // Metrics are kept where someone can read them: the listener serves them, or --metrics.
-    let metrics = (options.listen.is_some() || options.metrics.is_some()).then(|| {
-        let metrics = std::sync::Arc::new(toolgate_telemetry::Metrics::new());
-        for (_, tool) in registry.iter() {
-            metrics.contract_loaded(&tool.contract);
-            if let Some(arguments) = &tool.arguments {
-                metrics.contract_loaded(&arguments.contract);
-            }
-        }
-        metrics
-    });
-    let endpoint = match (options.metrics, &metrics) {
-        (Some(address), Some(metrics)) => Some(
-            toolgate_telemetry::MetricsEndpoint::start(address, std::sync::Arc::clone(metrics))
-                .map_err(UsageError::new)?,
-        ),
-        _ => None,
-    };
-    if let Some(endpoint) = &endpoint {
-        eprintln!("toolgate mcp-proxy: metrics on {}", endpoint.url());
-    }
-    // Built before any runtime: the exporter's blocking HTTP client may not be made on one.
-    let tracing = options
-        .tracing
-        .as_ref()
-        .map(|config| toolgate_telemetry::Tracing::start(config).map(std::sync::Arc::new))
-        .transpose()
-        .map_err(UsageError::new)?;
     let runtime = if options.listen.is_some() || remote.is_some() {
         Some(
             http_runtime(options.http_threads)
@@ -501,39 +461,18 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         runtime.as_ref(),
         "toolgate mcp-proxy",
     )?;
-    let retainer = options
-        .retention
-        .as_ref()
-        .map(|retention| {
-            retention
-                .start(std::sync::Arc::new(lines::log))
-                .map_err(|why| UsageError::new(format!("--retain {}: {why}", retention.store)))
-        })
-        .transpose()?;
-    if options.observe {
-        lines::log(
-            "OBSERVE MODE (--mode observe): results are decided and audited but NOT enforced; the host receives every upstream result unchanged, refused ones included",
-        );
-    }
-    if let (Some(metrics), Some(retainer)) = (&metrics, &retainer) {
-        metrics.watch_retainer(retainer);
-    }
     let proxy = std::sync::Arc::new(Proxy::new(
         Setup {
             registry,
             allowed: options.allow.clone(),
             timeout: options.timeout,
-            audit,
+            front,
             context,
-            retainer,
-            observe: options.observe,
-            redact_values: options.redact_values,
             pins,
-            metrics: metrics.clone(),
-            tracing: tracing.clone(),
         },
         link,
     ));
+    let metrics = proxy.front().metrics().cloned();
     if let Some(metrics) = &metrics {
         // Read at each scrape; weak, so the metrics keep no proxy alive.
         let watched = std::sync::Arc::downgrade(&proxy);
@@ -581,7 +520,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                                 .as_ref()
                                 .map(|rate| std::sync::Arc::new(auth::CallerRate::new(rate))),
                             metrics: metrics.clone(),
-                            serve_metrics: options.metrics.is_none(),
+                            serve_metrics: options.front.metrics.is_none(),
                             metrics_token,
                         },
                         stop_signal(),
@@ -593,10 +532,6 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             _ => stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap),
         }
     });
-    if let Some(tracing) = &tracing {
-        // What is queued is exported before the process ends.
-        tracing.shutdown(Duration::from_secs(5));
-    }
     Ok(Status::Passed)
 }
 

@@ -3,6 +3,9 @@
 
 use std::io;
 
+pub(crate) use toolgate_front::stderr_line;
+use toolgate_front::{FrontLog, StderrLog};
+
 pub(crate) use toolgate_repo::lines::{Line, read_line};
 
 /// How much of one upstream stderr line is relayed.
@@ -36,40 +39,13 @@ pub(crate) fn inert(text: &str, cap: usize) -> String {
     toolgate_gate::internals::escape_hidden(&capped).into_owned()
 }
 
+/// The name the proxy's lines start with.
+pub(crate) const PROXY_NAME: &str = "toolgate mcp-proxy";
+
+/// The proxy's own lines, as every front writes them.
+const PROXY_LOG: StderrLog = StderrLog::new(PROXY_NAME);
+
 /// Something for the person running the host: stderr, escaped, capped.
 pub(crate) fn log(message: &str) {
-    let cut = if message.chars().count() > 2000 {
-        "…"
-    } else {
-        ""
-    };
-    stderr_line(&format!(
-        "toolgate mcp-proxy: {}{cut}",
-        inert(message, 2000)
-    ));
-}
-
-/// The operator record of a refused result, for the person fixing the connector: one line on
-/// stderr, `toolgate mcp-proxy: refused: ` and the record as JSON (layer, rule, where, the
-/// validator's words, the hint, the raw bytes' length and SHA-256, which the audit line holds
-/// too). The record's strings are already escaped and capped by the gate, and there are at most
-/// a dozen findings, so the line is bounded.
-pub(crate) fn log_refusal(record: &toolgate_gate::OperatorRecord) {
-    match serde_json::to_string(record) {
-        Ok(json) => stderr_line(&format!("toolgate mcp-proxy: refused: {json}")),
-        Err(error) => log(&format!(
-            "cannot write a refusal's operator record: {error}"
-        )),
-    }
-}
-
-/// Writes one line to stderr, whole, ignoring a stderr that is gone: `eprintln!` panics when
-/// its write fails, and a host that closes the proxy's stderr must not stop the thread that
-/// happened to log (the one reading the upstream, say).
-pub(crate) fn stderr_line(line: &str) {
-    use std::io::Write;
-    let mut bytes = Vec::with_capacity(line.len() + 1);
-    bytes.extend_from_slice(line.as_bytes());
-    bytes.push(b'\n');
-    let _ = io::stderr().lock().write_all(&bytes);
+    PROXY_LOG.line(message);
 }

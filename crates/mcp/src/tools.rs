@@ -58,16 +58,15 @@ impl Registry {
     /// contract is an action contract is not offered (its contract gates proposals, not results).
     #[cfg(any(test, feature = "_internals"))]
     pub(crate) fn load(repository: &Repository) -> Result<Registry, UsageError> {
-        Registry::load_with_shadows(repository, &[])
+        Registry::load_with_shadows(repository, &ShadowPlan::default())
     }
 
     /// As [`Registry::load`], and each call of the tools `shadows` name decided with a candidate
     /// version too, never enforced ([`ShadowPlan`] says which).
     pub(crate) fn load_with_shadows(
         repository: &Repository,
-        shadows: &[String],
+        plan: &ShadowPlan,
     ) -> Result<Registry, UsageError> {
-        let plan = ShadowPlan::resolve(repository, shadows)?;
         let mut registry = Registry::default();
         for tool in repository.tools()? {
             let pair = plan.of(&tool);
@@ -299,17 +298,10 @@ impl Evidence {
     }
 }
 
-/// The gate's decision on a `tools/call` result, and what it was given.
-pub(crate) fn decide(
-    contract: &Contract,
-    request: &Request,
-    result: &Value,
-    now: SystemTime,
-) -> (Decision, Evidence) {
-    decide_on(
+/// What the gate is given of a `tools/call` result.
+pub(crate) fn evidence(contract: &Contract, result: &Value) -> Evidence {
+    evidence_of(
         contract,
-        request,
-        now,
         result.get("isError") == Some(&Value::Bool(true)),
         || {
             result
@@ -320,19 +312,22 @@ pub(crate) fn decide(
     )
 }
 
-/// [`decide`] on a result read in place from the message's document: the same decision, and
-/// the same bytes handed to the gate (`structuredContent` written compactly with sorted members,
-/// as serde_json writes a `Value`), without building a `Value` of the result.
-pub(crate) fn decide_in_place(
+/// The gate's decision on a `tools/call` result (no front around it: `diff --upstream --call`).
+pub(crate) fn decide(
     contract: &Contract,
     request: &Request,
-    result: Node<'_>,
+    result: &Value,
     now: SystemTime,
-) -> (Decision, Evidence) {
-    decide_on(
+) -> Decision {
+    contract.admit_response(evidence(contract, result).response(), request, now)
+}
+
+/// [`evidence`] of a result read in place from the message's document: the same bytes handed
+/// to the gate (`structuredContent` written compactly with sorted members, as serde_json writes
+/// a `Value`), without building a `Value` of the result.
+pub(crate) fn evidence_in_place(contract: &Contract, result: Node<'_>) -> Evidence {
+    evidence_of(
         contract,
-        request,
-        now,
         result.get("isError").and_then(|flag| flag.as_bool()) == Some(true),
         || {
             result.get("structuredContent").map(|structured| {
@@ -351,39 +346,34 @@ pub(crate) fn decide_in_place(
     )
 }
 
-/// The decision on a result's parts: an `isError` result is the tool's own error, with its
-/// `structuredContent` for the contract's `upstream_errors` to read (its text never: it is the
-/// tool's prose); otherwise the gate reads `structuredContent` (a text contract: the single text
-/// block), and a result that has neither is unreachable.
-fn decide_on(
+/// What the gate reads of a result's parts: an `isError` result is the tool's own error, with
+/// its `structuredContent` for the contract's `upstream_errors` to read (its text never: it is
+/// the tool's prose); otherwise the gate reads `structuredContent` (a text contract: the single
+/// text block), and a result that has neither is unreachable.
+fn evidence_of(
     contract: &Contract,
-    request: &Request,
-    now: SystemTime,
     is_error: bool,
     structured: impl FnOnce() -> Option<Vec<u8>>,
     text: impl FnOnce() -> Option<String>,
-) -> (Decision, Evidence) {
-    let evidence = if is_error {
-        Evidence::ToolError(if contract.is_text() {
+) -> Evidence {
+    if is_error {
+        return Evidence::ToolError(if contract.is_text() {
             Vec::new()
         } else {
             structured().unwrap_or_default()
-        })
+        });
+    }
+    let raw = if contract.is_text() {
+        text().map(String::into_bytes)
     } else {
-        let raw = if contract.is_text() {
-            text().map(String::into_bytes)
-        } else {
-            structured().or_else(|| text().map(String::into_bytes))
-        };
-        match raw {
-            Some(raw) => Evidence::Body(raw),
-            None => Evidence::Unreachable(
-                "the result has neither structuredContent nor a single text block",
-            ),
-        }
+        structured().or_else(|| text().map(String::into_bytes))
     };
-    let decision = contract.admit_response(evidence.response(), request, now);
-    (decision, evidence)
+    match raw {
+        Some(raw) => Evidence::Body(raw),
+        None => Evidence::Unreachable(
+            "the result has neither structuredContent nor a single text block",
+        ),
+    }
 }
 
 /// The one text block of a result's `content`, if that is all it holds.
@@ -533,8 +523,12 @@ mod tests {
             for result in &results {
                 let line = serde_json::to_vec(result).unwrap();
                 let document = toolgate_gate::internals::parse_document(&line, 64).unwrap();
-                let (by_value, _) = decide(&contract, &request, result, now);
-                let (in_place, _) = decide_in_place(&contract, &request, document.root(), now);
+                let by_value = decide(&contract, &request, result, now);
+                let in_place = contract.admit_response(
+                    evidence_in_place(&contract, document.root()).response(),
+                    &request,
+                    now,
+                );
                 assert_eq!(by_value.outcome(), in_place.outcome(), "{tool}: {result}");
                 assert_eq!(by_value.agent_bytes(), in_place.agent_bytes());
                 assert_eq!(

@@ -283,7 +283,6 @@ impl Contract {
         }
         let contract = &self.inner;
         let decide = || {
-            let started = std::time::Instant::now();
             let mut response = if tool_error {
                 Response::tool_error(raw)
             } else {
@@ -292,24 +291,20 @@ impl Contract {
             if let Some(status) = status {
                 response = response.with_status(status);
             }
-            let mut decision = contract.admit_response(response, request, now);
-            if let Some(shadow) = shadow {
-                decision =
-                    decision.with_shadow(&shadow.inner.admit_response(response, request, now));
-            }
-            if observe {
-                decision = decision.observed();
-            }
-            if let Some(metrics) = metrics {
-                metrics
-                    .inner
-                    .decided(contract, &decision, started.elapsed());
-            }
-            if let Some(retainer) = retainer.as_ref().and_then(|guard| guard.as_ref()) {
-                // Never waits: a full queue drops the record (counted), not the decision.
-                retainer.offer(&decision, &response, request);
-            }
-            decision
+            // The binding's front: the steps this call's arguments turn on (no audit log, no
+            // trace; the operator record is on the Decision returned).
+            let steps = toolgate_front::Steps {
+                observe,
+                metrics: metrics.map(|metrics| &metrics.inner),
+                retainer: retainer.as_ref().and_then(|guard| guard.as_ref()),
+                ..toolgate_front::Steps::default()
+            };
+            let gated = toolgate_front::Gated {
+                contract,
+                shadow: shadow.map(|shadow| &*shadow.inner),
+            };
+            let call = steps.begin(contract, None);
+            steps.decide(gated, response, request, now, &call)
         };
         // Releasing the GIL costs a hand-off each way; for a small body the gate's work is
         // shorter than that, and threads would queue on the GIL instead of deciding.

@@ -200,8 +200,8 @@ impl Proxy {
         // A traced call's upstream continues its trace, under the client span.
         let traceparent = match (&waiting, &name) {
             (Waiting::Call(call), Some(tool)) => call
-                .trace
-                .as_ref()
+                .record
+                .span()
                 .and_then(|trace| trace.upstream_started(tool, self.upstream_transport())),
             _ => None,
         };
@@ -288,12 +288,7 @@ impl Proxy {
             contract: Arc::clone(&task.contract),
             shadow: task.shadow.clone(),
             request: task.request.clone(),
-            trace: None,
-            metrics: self.metrics.as_ref().map(|metrics| {
-                let resolved = metrics.contract(&task.contract);
-                let in_flight = resolved.call_started();
-                (resolved, in_flight)
-            }),
+            record: self.front.begin(&task.contract, None),
             retry: None,
             may_task: false,
         };
@@ -354,7 +349,7 @@ impl Proxy {
             ));
         }
         let mut arguments = params.get("arguments").unwrap_or(&Value::Null);
-        let trace = self.tracing.as_ref().map(|tracing| {
+        let span = self.front.tracing().map(|tracing| {
             tracing.call(&CallAttributes {
                 tool: name,
                 request_id: &IdText(id),
@@ -371,11 +366,7 @@ impl Proxy {
                     .or(host.traceparent.as_deref()),
             })
         });
-        let metrics = self.metrics.as_ref().map(|metrics| {
-            let resolved = metrics.contract(&tool.contract);
-            let in_flight = resolved.call_started();
-            (resolved, in_flight)
-        });
+        let record = self.front.begin(&tool.contract, span);
         self.refresh_surface_if_changed(name);
         if let Some(reason) = self.surface_refusal(name) {
             // Not the tool that was reviewed: nothing is forwarded, and the refusal is
@@ -388,8 +379,7 @@ impl Proxy {
                 contract: Arc::clone(&tool.contract),
                 shadow: None,
                 request,
-                trace,
-                metrics,
+                record,
                 retry: None,
                 may_task: false,
             };
@@ -406,8 +396,7 @@ impl Proxy {
         if let Some(gate) = &tool.arguments {
             // What the upstream receives is what the argument contract's projection
             // built, or nothing.
-            match self.gate_arguments(host, id, modern_host, tool, gate, arguments, trace.as_ref())
-            {
+            match self.gate_arguments(host, id, modern_host, tool, gate, arguments, &record) {
                 Some(projected) => {
                     gated_arguments = Some(projected);
                     arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
@@ -431,8 +420,7 @@ impl Proxy {
             contract: Arc::clone(&tool.contract),
             shadow: tool.shadow.clone(),
             request,
-            trace,
-            metrics,
+            record,
             retry: may_ask.then(|| params.clone()),
             may_task: self.allows(Route::Tasks)
                 && (params.get("task").is_some_and(Value::is_object)
@@ -455,34 +443,21 @@ impl Proxy {
         tool: &tools::Tool,
         gate: &tools::ArgumentContract,
         arguments: &Value,
-        trace: Option<&CallSpan>,
+        call: &CallRecord,
     ) -> Option<Value> {
         let raw = serde_json::to_vec(arguments).unwrap_or_default();
         let mut request = tools::arguments_request(id, gate, self.context.for_tool(&gate.folder));
         if let Some(caller) = host.caller() {
             request = request.with_caller(caller);
         }
-        let response = Response::body(&raw);
-        let started = Instant::now();
         let now = SystemTime::now();
-        let mut decision = gate.contract.admit_response(response, &request, now);
-        if self.observe {
-            decision = decision.observed();
-        }
-        let metrics = self
-            .metrics
-            .as_ref()
-            .map(|metrics| metrics.contract(&gate.contract));
-        self.record(
+        let decision = self.front.steps().decide_arguments(
             &gate.contract,
-            &decision,
-            started,
-            metrics.as_deref(),
-            trace,
+            Response::body(&raw),
+            &request,
+            now,
+            call,
         );
-        if let Some(retainer) = &self.retainer {
-            retainer.offer(&decision, &response, &request);
-        }
         if decision.is_admitted() {
             return serde_json::from_slice(decision.agent_bytes()).ok();
         }

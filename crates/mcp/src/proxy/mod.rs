@@ -27,12 +27,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use toolgate_front::{CallRecord, Front, Gated};
 use toolgate_gate::internals::{Node, parse_document};
-use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
-use toolgate_store::Retainer;
-use toolgate_telemetry::{
-    CallAttributes, CallSpan, ContractMetrics, InFlight, Metrics, Tracing, UpstreamFailure,
-};
+use toolgate_gate::{Contract, Decision, Request, Response};
+use toolgate_telemetry::{CallAttributes, UpstreamFailure};
 
 use super::auth::{Authorizer, Caller};
 use super::batch;
@@ -40,7 +38,7 @@ use super::context::OperatorContext;
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
-use super::lines::{log, log_refusal};
+use super::lines::{PROXY_NAME, log};
 use super::lock;
 use super::message::{
     self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
@@ -50,9 +48,6 @@ use super::route::Route;
 use super::tools::{self, Registry};
 use super::upstream::{Direct, Incoming, Link, Outgoing, Source};
 use toolgate_repo::UsageError;
-
-/// Where decisions are audited: a file, or stdout when it is free.
-pub(crate) type AuditLog = toolgate_front::ChainedAuditLog;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
 pub(crate) type Reply = Arc<dyn Fn(Vec<u8>, Sent) + Send + Sync>;
@@ -235,11 +230,9 @@ struct Call {
     /// A candidate version decided beside the enforced one (`--shadow`).
     shadow: Option<Arc<Contract>>,
     request: Request,
-    /// Its trace, when the proxy exports one (`--otlp-endpoint`): ended when the call is.
-    trace: Option<CallSpan>,
-    /// Its contract's metrics, when the proxy keeps them, and its place among the calls in
-    /// flight (`toolgate_in_flight_calls`) until it is dropped, whichever way it ends.
-    metrics: Option<(Arc<ContractMetrics>, InFlight)>,
+    /// Its record: its contract's metrics, its place among the calls in flight, its trace;
+    /// finished when it is decided (or dropped, whichever way it ends).
+    record: CallRecord,
     /// The host's own `params`, kept only where a handshake-era host's call may meet a modern
     /// upstream's `input_required` on an opened route: the proxy then asks the host itself and
     /// sends the call again with the answers (`proxy/input.rs`).
@@ -324,22 +317,13 @@ pub(crate) struct Setup {
     pub allowed: Vec<Route>,
     /// How long a request may wait for the upstream.
     pub timeout: Duration,
-    /// Where decisions are audited.
-    pub audit: Option<AuditLog>,
+    /// What is done around every decision: shadow, observe, metrics, trace, operator log,
+    /// audit, retention.
+    pub front: Front,
     /// The operator's trusted context.
     pub context: OperatorContext,
-    /// Where refusals (and sampled admissions) are kept, if anywhere.
-    pub retainer: Option<Retainer>,
-    /// Report-only: every result is decided and audited, and the upstream's own is forwarded.
-    pub observe: bool,
-    /// Refusals are logged without what quotes the response (`--redact-values`).
-    pub redact_values: bool,
     /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
     pub pins: BTreeMap<String, Pin>,
-    /// Where decisions, latencies and failures are counted (`/metrics`), if anywhere.
-    pub metrics: Option<Arc<Metrics>>,
-    /// Where calls are traced and audit events exported (`--otlp-endpoint`), if anywhere.
-    pub tracing: Option<Arc<Tracing>>,
 }
 
 /// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
@@ -382,14 +366,9 @@ impl Setup {
             registry,
             allowed: Vec::new(),
             timeout,
-            audit: None,
+            front: Front::bare(PROXY_NAME),
             context,
-            retainer: None,
-            observe: false,
-            redact_values: false,
             pins: BTreeMap::new(),
-            metrics: None,
-            tracing: None,
         })
     }
 }
@@ -399,14 +378,11 @@ pub(crate) struct Proxy {
     registry: Registry,
     allowed: Vec<Route>,
     timeout: Duration,
-    audit: Option<AuditLog>,
-    context: OperatorContext,
-    retainer: Option<Retainer>,
+    front: Front,
+    /// The front's observe mode, read on every answer.
     observe: bool,
-    redact_values: bool,
+    context: OperatorContext,
     pins: BTreeMap<String, Pin>,
-    metrics: Option<Arc<Metrics>>,
-    tracing: Option<Arc<Tracing>>,
     surface: Mutex<Surface>,
     surface_changed: Condvar,
     link: Box<dyn Link>,
@@ -431,6 +407,11 @@ pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId
 const PROBE_WINDOW: Duration = Duration::from_secs(10);
 
 impl Proxy {
+    /// What the proxy does around every decision.
+    pub(crate) fn front(&self) -> &Front {
+        &self.front
+    }
+
     /// Whether `tool` has a contract here.
     pub(crate) fn has_contract(&self, tool: &str) -> bool {
         self.registry.get(tool).is_some()
@@ -443,14 +424,10 @@ impl Proxy {
             registry: setup.registry,
             allowed: setup.allowed,
             timeout: setup.timeout,
-            audit: setup.audit,
+            observe: setup.front.observe(),
+            front: setup.front,
             context: setup.context,
-            retainer: setup.retainer,
-            observe: setup.observe,
-            redact_values: setup.redact_values,
             pins: setup.pins,
-            metrics: setup.metrics,
-            tracing: setup.tracing,
             surface: Mutex::new(Surface::default()),
             surface_changed: Condvar::new(),
             link,
@@ -639,17 +616,14 @@ impl Proxy {
                 None => return message::classify(root).map(Some),
             }
         };
-        let started = Instant::now();
         let now = SystemTime::now();
-        let (decision, evidence) =
-            tools::decide_in_place(&call.contract, &call.request, result, now);
-        self.upstream_over(
-            &call,
-            Some(started.saturating_duration_since(since)),
+        let evidence = tools::evidence_in_place(&call.contract, result);
+        call.record.upstream_over(
+            Some(Instant::now().saturating_duration_since(since)),
             evidence.upstream_failure(),
             now,
         );
-        let decision = self.judge(&call, started, decision, &evidence.response());
+        let decision = self.decide(&call, evidence.response(), now);
         host.send_result(result_line(
             &id,
             &tools::result_json(&decision, modern_host),
@@ -870,10 +844,9 @@ impl Proxy {
         self.upstream_gone(reason);
         self.stopping.store(true, Ordering::Relaxed);
         self.surface_changed.notify_all();
-        // What was chosen for keeping is written before the process ends.
-        if let Some(retainer) = &self.retainer {
-            log(&retainer.finish(Duration::from_secs(10)));
-        }
+        // What was chosen for keeping, and what the exporter holds, is written before the
+        // process ends.
+        self.front.finish(Duration::from_secs(10));
     }
 }
 

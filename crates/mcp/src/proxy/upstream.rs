@@ -18,20 +18,18 @@ impl Proxy {
         for pending in self.take_pending() {
             match (&pending.waiting, &pending.host) {
                 (Waiting::Call(call), Some(host)) => {
-                    let started = Instant::now();
                     let now = SystemTime::now();
-                    self.upstream_over(call, None, Some(UpstreamFailure::Unreadable), now);
-                    let mut decision =
-                        call.contract
-                            .admit_response(Response::body(line), &call.request, now);
-                    let mut response = Response::body(line);
-                    if decision.is_admitted() {
-                        // Bytes no message correlates with a call never answer it, even if a
-                        // contract would admit them.
-                        response = Response::unreachable("a line that answers no request");
-                        decision = call.contract.admit_response(response, &call.request, now);
-                    }
-                    let decision = self.judge(call, started, decision, &response);
+                    call.record
+                        .upstream_over(None, Some(UpstreamFailure::Unreadable), now);
+                    // Bytes no message correlates with a call never answer it, even if a
+                    // contract would admit them.
+                    let response = never_admitted(
+                        call,
+                        Response::body(line),
+                        "a line that answers no request",
+                        now,
+                    );
+                    let decision = self.decide(call, response, now);
                     host.send_result(result_line(
                         &pending.id,
                         &tools::result_json(&decision, pending.modern_host),
@@ -61,8 +59,7 @@ impl Proxy {
         };
         let id = &pending.id;
         let modern_host = pending.modern_host;
-        let started = Instant::now();
-        let waited = Some(started.saturating_duration_since(pending.since));
+        let waited = Some(Instant::now().saturating_duration_since(pending.since));
         let line = match (pending.waiting, outcome) {
             (Waiting::Own(_), _) => return,
             (Waiting::Passthrough(method), Ok(result)) => {
@@ -102,7 +99,7 @@ impl Proxy {
                 return self.task_created(&host, id, &call, &result, waited, modern_host);
             }
             (Waiting::Task(wait), Ok(result)) => self
-                .task_answer(*wait, &result, waited, started, modern_host)
+                .task_answer(*wait, &result, waited, modern_host)
                 .map_or_else(
                     |answer| refusal_line(id, &answer),
                     |answer| value_result_line(id, &answer),
@@ -145,7 +142,7 @@ impl Proxy {
                         (waited, UpstreamFailure::Unusable),
                     );
                 }
-                self.decided_result(&call, &result, waited, started, modern_host)
+                self.decided_result(&call, &result, waited, modern_host)
                     .into_line(id)
             }
             (Waiting::Call(call), Err(error)) if self.observe => {
@@ -221,13 +218,13 @@ impl Proxy {
         call: &Call,
         result: &Value,
         waited: Option<Duration>,
-        started: Instant,
         modern_host: bool,
     ) -> Decided {
         let now = SystemTime::now();
-        let (decision, evidence) = tools::decide(&call.contract, &call.request, result, now);
-        self.upstream_over(call, waited, evidence.upstream_failure(), now);
-        let decision = self.judge(call, started, decision, &evidence.response());
+        let evidence = tools::evidence(&call.contract, result);
+        call.record
+            .upstream_over(waited, evidence.upstream_failure(), now);
+        let decision = self.decide(call, evidence.response(), now);
         if self.observe {
             // Report-only: decided and audited; the upstream's result as it came.
             Decided::Passed(era::passthrough_result(
@@ -275,10 +272,8 @@ impl Proxy {
             host.task_owner(),
             extension,
         );
-        self.upstream_over(call, waited, None, SystemTime::now());
-        if let Some((_, in_flight)) = &call.metrics {
-            in_flight.answered();
-        }
+        call.record.upstream_over(waited, None, SystemTime::now());
+        call.record.answered();
         let mut rebuilt = tasks::rebuilt(task, &host_id, extension);
         let answer = if extension {
             rebuilt.insert("resultType".to_owned(), Value::from("task"));
@@ -297,7 +292,6 @@ impl Proxy {
         wait: TaskWait,
         result: &Value,
         waited: Option<Duration>,
-        started: Instant,
         modern_host: bool,
     ) -> Result<Value, Refusal> {
         let complete = || json!({"resultType": "complete"});
@@ -320,8 +314,7 @@ impl Proxy {
                     match tasks::status(result) {
                         "completed" => {
                             let inner = result.get("result").cloned().unwrap_or(Value::Null);
-                            let decided =
-                                self.decided_result(&call, &inner, waited, started, modern_host);
+                            let decided = self.decided_result(&call, &inner, waited, modern_host);
                             task.insert("result".to_owned(), decided.into_value());
                         }
                         "failed" => {
@@ -468,62 +461,6 @@ impl Proxy {
         }
     }
 
-    /// Every decision is counted, traced and audited (begun at `started`, in the call's trace
-    /// `trace`); a refusal's operator record goes to stderr as well (the audit line holds
-    /// digests, not the reason).
-    pub(super) fn record(
-        &self,
-        contract: &Contract,
-        decision: &Decision,
-        started: Instant,
-        metrics: Option<&ContractMetrics>,
-        trace: Option<&CallSpan>,
-    ) {
-        if let Some(metrics) = metrics {
-            metrics.decided(decision, started.elapsed());
-        }
-        if let Some(trace) = trace {
-            trace.decided(contract, decision, decision.time());
-        }
-        if let Some(record) = decision.operator_record() {
-            if self.redact_values {
-                log_refusal(&record.redacted());
-            } else {
-                log_refusal(record);
-            }
-        }
-        if let Some(sink) = &self.audit
-            && let Err(error) = sink.record_decision(decision)
-        {
-            log(&format!("cannot write the audit event: {error}"));
-        }
-        if let Some(tracing) = &self.tracing {
-            tracing.audit(decision, trace);
-        }
-    }
-
-    /// The upstream's part of `call` is over at `at`: it answered after `waited` (`None`: it
-    /// did not answer), and `failure` says what went wrong, if anything.
-    pub(super) fn upstream_over(
-        &self,
-        call: &Call,
-        waited: Option<Duration>,
-        failure: Option<UpstreamFailure>,
-        at: SystemTime,
-    ) {
-        if let Some((metrics, _)) = &call.metrics {
-            if let Some(waited) = waited {
-                metrics.upstream_answered(waited);
-            }
-            if let Some(failure) = failure {
-                metrics.upstream_failed(failure);
-            }
-        }
-        if let Some(trace) = &call.trace {
-            trace.upstream_ended(failure.map(UpstreamFailure::as_str), at);
-        }
-    }
-
     /// How the upstream is reached, as `network.transport` names it.
     pub(super) fn upstream_transport(&self) -> &'static str {
         if self.link.send_may_block() {
@@ -550,54 +487,27 @@ impl Proxy {
     }
 
     /// The decision on an upstream that gave a call no result (`response` says how), made whole
-    /// as [`Proxy::judge`] makes every decision: counted, traced, audited, retained.
+    /// as every call's is.
     fn failure_decision(
         &self,
         call: &Call,
         response: Response<'_>,
         ended: (Option<Duration>, UpstreamFailure),
     ) -> Decision {
-        let started = Instant::now();
         let now = SystemTime::now();
-        self.upstream_over(call, ended.0, Some(ended.1), now);
-        let decision = call.contract.admit_response(response, &call.request, now);
-        self.judge(call, started, decision, &response)
+        call.record.upstream_over(ended.0, Some(ended.1), now);
+        self.decide(call, response, now)
     }
 
-    /// A call's decision (begun at `started`), made whole: what a shadow version decides of the
-    /// same response beside it, the observe mark, then counted, traced and audited (and a
-    /// refusal's reason logged) and offered for retention (a disagreement with the shadow
-    /// always kept).
-    pub(super) fn judge(
-        &self,
-        call: &Call,
-        started: Instant,
-        decision: Decision,
-        response: &Response<'_>,
-    ) -> Decision {
-        let mut decision = decision;
-        if let Some(shadow) = &call.shadow {
-            let shadowed = shadow.admit_response(*response, &call.request, decision.time());
-            decision = decision.with_shadow(&shadowed);
-        }
-        if self.observe {
-            decision = decision.observed();
-        }
-        self.record(
-            &call.contract,
-            &decision,
-            started,
-            call.metrics.as_ref().map(|(metrics, _)| &**metrics),
-            call.trace.as_ref(),
-        );
-        // Decided: the answer goes out next, so the call is no longer in flight.
-        if let Some((_, in_flight)) = &call.metrics {
-            in_flight.answered();
-        }
-        if let Some(retainer) = &self.retainer {
-            retainer.offer(&decision, response, &call.request);
-        }
-        decision
+    /// A call's decision on `response`, made whole by the front (shadowed, marked observed,
+    /// counted, traced, logged, audited, retained); the call is then answered.
+    pub(super) fn decide(&self, call: &Call, response: Response<'_>, now: SystemTime) -> Decision {
+        let gated = Gated {
+            contract: &call.contract,
+            shadow: call.shadow.as_deref(),
+        };
+        self.front
+            .decide(gated, response, &call.request, now, &call.record)
     }
 
     /// A request the upstream will not answer (`failure` says why, for a call).
@@ -662,22 +572,19 @@ impl Proxy {
             (Waiting::Call(call), Some(host)) => {
                 let started = Instant::now();
                 let now = SystemTime::now();
-                self.upstream_over(
-                    call,
+                call.record.upstream_over(
                     Some(started.saturating_duration_since(pending.since)),
                     Some(UpstreamFailure::TooLong),
                     now,
                 );
-                let mut response = Response::body(prefix);
-                let mut decision = call.contract.admit_response(response, &call.request, now);
                 // Cut short, the bytes never parse; a result is never admitted from a prefix.
-                if decision.is_admitted() {
-                    response = Response::unreachable("an answer longer than the line cap");
-                    decision =
-                        call.contract
-                            .admit_response(response, &call.request, SystemTime::now());
-                }
-                let decision = self.judge(call, started, decision, &response);
+                let response = never_admitted(
+                    call,
+                    Response::body(prefix),
+                    "an answer longer than the line cap",
+                    now,
+                );
+                let decision = self.decide(call, response, now);
                 host.send_result(result_line(
                     &pending.id,
                     &tools::result_json(&decision, pending.modern_host),
@@ -749,5 +656,24 @@ impl Proxy {
                 UpstreamFailure::Timeout,
             );
         }
+    }
+}
+
+/// `response`, unless `call`'s contract would admit it: then an unreachable answer saying `why`
+/// (bytes that cannot be a call's result never answer it, whatever a contract says of them).
+fn never_admitted<'a>(
+    call: &Call,
+    response: Response<'a>,
+    why: &'static str,
+    now: SystemTime,
+) -> Response<'a> {
+    if call
+        .contract
+        .admit_response(response, &call.request, now)
+        .is_admitted()
+    {
+        Response::unreachable(why)
+    } else {
+        response
     }
 }

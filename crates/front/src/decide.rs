@@ -1,0 +1,245 @@
+//! A decision made whole: what every front does after the gate decides, in one place and one
+//! order. A front that leaves a step out says so by leaving it off in its [`Steps`], not by
+//! writing its own copy of the rest.
+//!
+//! The order, and why:
+//! 1. the gate decides on the enforced contract;
+//! 2. a shadow version decides the same response beside it (`--shadow`), at the same time, so
+//!    the two can only differ by the contract;
+//! 3. observe mode marks the decision not enforced (before it is recorded, so every record says so);
+//! 4. it is recorded: metrics, the trace's decide span, the operator's line for a refusal, the
+//!    audit line, the audit line as an OTLP log record, then retention (last, since it only
+//!    queues, and a full queue drops the record, never the decision);
+//! 5. a call's decision ends its flight (`toolgate_in_flight_calls`): the answer goes out next.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
+use toolgate_store::Retainer;
+use toolgate_telemetry::{ContractMetrics, InFlight, Metrics, UpstreamFailure};
+
+use crate::log::FrontLog;
+use crate::span::{CallSpan, Tracing};
+
+/// What decides a response: the enforced contract, and the candidate version decided beside it
+/// (`--shadow`), never enforced.
+#[derive(Debug, Clone, Copy)]
+pub struct Gated<'a> {
+    /// The contract whose decision the agent is given.
+    pub contract: &'a Contract,
+    /// A candidate version of the same tool, decided beside it and only recorded.
+    pub shadow: Option<&'a Contract>,
+}
+
+impl<'a> Gated<'a> {
+    /// `contract` alone, no shadow.
+    pub fn by(contract: &'a Contract) -> Gated<'a> {
+        Gated {
+            contract,
+            shadow: None,
+        }
+    }
+}
+
+/// The steps a front takes around the gate's decision, borrowed from wherever the front keeps
+/// them ([`Front::steps`](crate::Front::steps), or a binding's per-call arguments). Each step
+/// is off where its field is `None` or `false`:
+///
+/// | front | observe | metrics | trace | operator line | audit | retain |
+/// | --- | --- | --- | --- | --- | --- | --- |
+/// | `mcp-proxy` | flag | listener or `--metrics` | `--otlp-endpoint` | stderr | `--audit` | `--retain` |
+/// | `serve` | flag | always | `--otlp-endpoint` | in the answer | `--audit` | `--retain` |
+/// | Python | argument | `metrics=` | never | on the `Decision` | never | `retain=` |
+/// | `check` | never | never | never | `--explain` | `--audit` | its own, synchronous |
+#[derive(Clone, Copy, Default)]
+pub struct Steps<'a> {
+    /// Report-only: every decision is marked not enforced; the front passes the raw bytes on.
+    pub observe: bool,
+    /// Counted by contract (`toolgate_decisions_total`, the decision's duration, calls in flight).
+    pub metrics: Option<&'a Metrics>,
+    /// Traced, and audited as OTLP log records where the exporter asks for them.
+    pub tracing: Option<&'a Tracing>,
+    /// Where the front says what went wrong in a step (an audit line it could not write).
+    pub log: Option<&'a dyn FrontLog>,
+    /// Whether a refusal's operator record is logged (to [`Steps::log`]); fronts that hand it
+    /// to their caller leave it off.
+    pub log_refusals: bool,
+    /// Refusals logged without what quotes the response (the validator's messages, free-text
+    /// member names).
+    pub redact_values: bool,
+    /// The audit log every decision appends a line to.
+    pub audit: Option<&'a dyn AuditSink>,
+    /// Where refused (and sampled admitted) responses are offered for keeping.
+    pub retainer: Option<&'a Retainer>,
+}
+
+impl std::fmt::Debug for Steps<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Steps")
+            .field("observe", &self.observe)
+            .field("metrics", &self.metrics.is_some())
+            .field("tracing", &self.tracing.is_some())
+            .field("log_refusals", &self.log_refusals)
+            .field("audit", &self.audit.is_some())
+            .field("retainer", &self.retainer.is_some())
+            .finish()
+    }
+}
+
+/// One call, from the moment a front takes it to its decision: its contract's metrics, its
+/// place among the calls in flight, its trace. Finished once, by [`Steps::decide`] (or
+/// [`CallRecord::answered`] for a call that ends without a decision); dropped, it ends its
+/// flight and its spans whichever way the call ended.
+#[derive(Debug, Default)]
+pub struct CallRecord {
+    metrics: Option<Arc<ContractMetrics>>,
+    in_flight: Option<InFlight>,
+    span: Option<CallSpan>,
+}
+
+impl CallRecord {
+    /// The call's trace, if it is traced.
+    pub fn span(&self) -> Option<&CallSpan> {
+        self.span.as_ref()
+    }
+
+    /// The upstream's part of the call is over at `at`: it answered after `waited` (`None`: it
+    /// did not answer), and `failure` says what went wrong, if anything.
+    pub fn upstream_over(
+        &self,
+        waited: Option<Duration>,
+        failure: Option<UpstreamFailure>,
+        at: SystemTime,
+    ) {
+        if let Some(metrics) = &self.metrics {
+            if let Some(waited) = waited {
+                metrics.upstream_answered(waited);
+            }
+            if let Some(failure) = failure {
+                metrics.upstream_failed(failure);
+            }
+        }
+        if let Some(span) = &self.span {
+            span.upstream_ended(failure.map(UpstreamFailure::as_str), at);
+        }
+    }
+
+    /// The call is answered (with its decision, or handed on as a task): no longer in flight.
+    pub fn answered(&self) {
+        if let Some(in_flight) = &self.in_flight {
+            in_flight.answered();
+        }
+    }
+}
+
+impl<'a> Steps<'a> {
+    /// A call of `contract`'s tool begins (traced by `span`, where it is).
+    pub fn begin(&self, contract: &Contract, span: Option<CallSpan>) -> CallRecord {
+        let metrics = self.metrics.map(|metrics| metrics.contract(contract));
+        CallRecord {
+            in_flight: metrics.as_ref().map(|metrics| metrics.call_started()),
+            metrics,
+            span,
+        }
+    }
+
+    /// The call's decision on `response` to `request` at `now`, made whole: shadowed, marked
+    /// observed, recorded, retained; the call is then answered.
+    pub fn decide(
+        &self,
+        gated: Gated<'_>,
+        response: Response<'_>,
+        request: &Request,
+        now: SystemTime,
+        call: &CallRecord,
+    ) -> Decision {
+        let started = Instant::now();
+        let mut decision = gated.contract.admit_response(response, request, now);
+        if let Some(shadow) = gated.shadow {
+            let shadowed = shadow.admit_response(response, request, decision.time());
+            decision = decision.with_shadow(&shadowed);
+        }
+        if self.observe {
+            decision = decision.observed();
+        }
+        let metrics = call.metrics.as_deref();
+        self.record(gated.contract, &decision, started, metrics, call.span());
+        self.retain(&decision, &response, request);
+        // Decided: the answer goes out next, so the call is no longer in flight.
+        call.answered();
+        decision
+    }
+
+    /// A decision within `call` that does not end it: the call's arguments, decided by the
+    /// tool's argument contract before anything is forwarded. Never shadowed (`--shadow` pairs
+    /// result contracts); counted under `contract`'s own metrics; traced in the call's trace.
+    pub fn decide_arguments(
+        &self,
+        contract: &Contract,
+        response: Response<'_>,
+        request: &Request,
+        now: SystemTime,
+        call: &CallRecord,
+    ) -> Decision {
+        let started = Instant::now();
+        let mut decision = contract.admit_response(response, request, now);
+        if self.observe {
+            decision = decision.observed();
+        }
+        let metrics = self.metrics.map(|metrics| metrics.contract(contract));
+        self.record(
+            contract,
+            &decision,
+            started,
+            metrics.as_deref(),
+            call.span(),
+        );
+        self.retain(&decision, &response, request);
+        decision
+    }
+
+    /// Counted, traced, logged (a refusal's record: the audit line holds digests, not the
+    /// reason), audited.
+    fn record(
+        &self,
+        contract: &Contract,
+        decision: &Decision,
+        started: Instant,
+        metrics: Option<&ContractMetrics>,
+        span: Option<&CallSpan>,
+    ) {
+        if let Some(metrics) = metrics {
+            metrics.decided(decision, started.elapsed());
+        }
+        if let Some(span) = span {
+            span.decided(contract, decision, decision.time());
+        }
+        if let (true, Some(log), Some(record)) =
+            (self.log_refusals, self.log, decision.operator_record())
+        {
+            if self.redact_values {
+                log.refused(&record.redacted());
+            } else {
+                log.refused(record);
+            }
+        }
+        if let Some(sink) = self.audit
+            && let Err(error) = sink.record_decision(decision)
+            && let Some(log) = self.log
+        {
+            log.line(&format!("cannot write the audit event: {error}"));
+        }
+        if let Some(tracing) = self.tracing {
+            tracing.audit(decision, span);
+        }
+    }
+
+    /// Offered for keeping: never waits (a full queue drops the record, counted), and a
+    /// disagreement with the shadow is always kept.
+    fn retain(&self, decision: &Decision, response: &Response<'_>, request: &Request) {
+        if let Some(retainer) = self.retainer {
+            retainer.offer(decision, response, request);
+        }
+    }
+}
