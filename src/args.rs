@@ -682,6 +682,27 @@ pub struct McpProxyArgs {
     /// How long a request's body may take to arrive (and a request may wait for its turn).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout, requires = "listen")]
     body_timeout: Duration,
+    /// Start a stdio upstream that exits again, up to N times in a row (waiting 0.5s, then
+    /// twice as long each time, at most 30s; the count starts over once it has stayed up a
+    /// minute). Its exit is logged either way.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    upstream_restart: u32,
+    /// Exit with status 3 once a stdio upstream is gone for good (after --upstream-restart), so
+    /// a supervisor restarts the proxy with it; without it every call is then answered with the
+    /// fixed failure and the listener's /healthz fails after --timeout.
+    #[arg(long)]
+    exit_with_upstream: bool,
+    /// On SIGTERM, how long the HTTP listener still serves new connections (with /readyz
+    /// answering 503 from the signal on), so the balancers in front notice it going before it
+    /// stops accepting (e.g. 5s).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = toolgate_gate::internals::parse_duration, requires = "listen")]
+    drain_min: Duration,
+    /// On SIGTERM, the most the drain may take: the calls in flight are waited for, then
+    /// retention writes what it holds; a call still out at the deadline is answered with a
+    /// failure that is not retryable. Default: TERMINATION_GRACE_PERIOD_SECONDS less 5s (less
+    /// 1s for 10 or less), else 25s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, requires = "listen")]
+    drain_timeout: Option<Duration>,
     /// A header for an upstream reached over HTTP, as NAME=VARIABLE: its value is read from the
     /// environment variable VARIABLE, so a credential never appears on a command line;
     /// repeatable (e.g. --upstream-header Authorization=MCP_TOKEN).
@@ -746,6 +767,20 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
                 body_timeout: args.body_timeout,
             },
             http_threads: args.http_threads,
+            supervision: toolgate_mcp::Supervision {
+                restarts: args.upstream_restart,
+                exit: args.exit_with_upstream,
+            },
+            drain: toolgate_mcp::Drain {
+                min: args.drain_min,
+                timeout: match (args.drain_timeout, args.listen) {
+                    (Some(timeout), _) => timeout,
+                    (None, Some(_)) => {
+                        toolgate_mcp::Drain::default_timeout().map_err(UsageError::new)?
+                    }
+                    (None, None) => toolgate_mcp::Drain::default().timeout,
+                },
+            },
             upstream_headers: args.upstream_header,
             command: match &args.upstream {
                 Some(line) => upstream_words(line)?,

@@ -26,6 +26,8 @@ mod audit;
 mod auth;
 #[path = "mcp/http.rs"]
 mod http;
+#[path = "mcp/lifecycle.rs"]
+mod lifecycle;
 #[path = "mcp/listener.rs"]
 mod listener;
 #[path = "mcp/retention.rs"]
@@ -86,7 +88,27 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 41] = [
+    let single: [(&str, Test); 46] = [
+        (
+            "mcp::lifecycle::a_stdio_upstream_that_exits_is_logged_and_started_again",
+            lifecycle::a_stdio_upstream_that_exits_is_logged_and_started_again,
+        ),
+        (
+            "mcp::lifecycle::an_upstream_gone_for_good_fails_healthz_or_ends_the_proxy",
+            lifecycle::an_upstream_gone_for_good_fails_healthz_or_ends_the_proxy,
+        ),
+        (
+            "mcp::lifecycle::sigterm_answers_the_call_in_flight_and_readyz_goes_503_first",
+            lifecycle::sigterm_answers_the_call_in_flight_and_readyz_goes_503_first,
+        ),
+        (
+            "mcp::lifecycle::a_call_cut_by_the_drain_deadline_is_not_retryable",
+            lifecycle::a_call_cut_by_the_drain_deadline_is_not_retryable,
+        ),
+        (
+            "mcp::lifecycle::sighup_never_stops_the_proxy",
+            lifecycle::sighup_never_stops_the_proxy,
+        ),
         (
             "mcp::upstream::a_server_is_checked_against_its_consumers_contract",
             upstream::a_server_is_checked_against_its_consumers_contract,
@@ -365,7 +387,12 @@ fn fake_server(scenario: &Path, log: Option<PathBuf>) {
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return };
         fake.record(&line);
-        for answer in fake.answer(&line) {
+        let answers = fake.answer(&line);
+        // A slow tool: over stdio the server answers nothing else meanwhile.
+        if let Some(delay) = fake.delay.take() {
+            std::thread::sleep(delay);
+        }
+        for answer in answers {
             stdout.write_all(answer.as_bytes()).unwrap();
             stdout.write_all(b"\n").unwrap();
             stdout.flush().unwrap();
@@ -380,7 +407,7 @@ struct FakeServer {
     server: Value,
     actions: BTreeMap<String, Vec<Value>>,
     log: Option<PathBuf>,
-    /// How long the answer just computed waits before it is written (`delay_ms`; over HTTP).
+    /// How long the answer just computed waits before it is written (`delay_ms`).
     delay: Option<Duration>,
     /// HTTP requests still to be answered with an error page (`go_down`), as a server that is
     /// down does.
@@ -396,6 +423,17 @@ struct FakeServer {
 }
 
 impl FakeServer {
+    /// Whether no process of this scenario crashed yet (`crash_once`: a server that crashes,
+    /// then runs when started again); the mark is a file beside the log.
+    fn first_crash(&self) -> bool {
+        let Some(log) = &self.log else { return true };
+        let mark = log.with_extension("crashed");
+        if mark.exists() {
+            return false;
+        }
+        fs::write(&mark, b"").is_ok()
+    }
+
     fn new(server: &Value, calls: &Value, log: Option<PathBuf>) -> FakeServer {
         let mut actions: BTreeMap<String, Vec<Value>> = calls
             .as_object()
@@ -559,7 +597,7 @@ impl FakeServer {
                 if let Some(down) = action["go_down"].as_u64() {
                     self.down_for = down;
                 }
-                if action["crash"] == true {
+                if action["crash"] == true || (action["crash_once"] == true && self.first_crash()) {
                     std::process::exit(3);
                 } else if action["stop_reading"] == true {
                     // Neither answers nor reads another byte, and does not exit.

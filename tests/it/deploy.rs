@@ -68,6 +68,28 @@ fn the_kubernetes_deployment_runs_the_proxy_with_probes_it_serves() {
         .collect();
     accepted_up_to_the_credential(&args);
     assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    // Stopping: the preStop sleep, then SIGTERM with the drain's deadline inside what is left
+    // of the grace period.
+    let grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("terminationGracePeriodSeconds");
+    let pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+        .as_u64()
+        .expect("a preStop sleep");
+    let left: u64 = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|variable| variable["name"] == "TERMINATION_GRACE_PERIOD_SECONDS")
+        .and_then(|variable| variable["value"].as_str())
+        .expect("TERMINATION_GRACE_PERIOD_SECONDS")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        left + pre_stop,
+        grace,
+        "the drain's period is what SIGTERM leaves"
+    );
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(
         container["env"][0]["name"], "MCP_TOKEN",

@@ -16,7 +16,7 @@ use super::http::{Running, fake_http, listening_proxy, modern};
 use super::{LOG_VARIABLE, SCENARIO_VARIABLE};
 
 /// A handshake-era server with the weather tool, and what it does for each call.
-fn scenario(dir: &Path, server: Value, calls: Value) -> PathBuf {
+pub(crate) fn scenario(dir: &Path, server: Value, calls: Value) -> PathBuf {
     let mut base = json!({
         "protocolVersion": "2025-06-18",
         "capabilities": {"tools": {}},
@@ -31,12 +31,12 @@ fn scenario(dir: &Path, server: Value, calls: Value) -> PathBuf {
     path
 }
 
-fn weather(city: &str) -> Value {
+pub(crate) fn weather(city: &str) -> Value {
     json!({"result": {"content": [], "structuredContent": {"city": city, "temperature_c": 21.5, "conditions": "clear"}}})
 }
 
 /// The proxy listening in front of the fake stdio server replaying `scenario`.
-fn proxy(
+pub(crate) fn proxy(
     extra: &[&str],
     scenario: &Path,
     log: &Path,
@@ -66,7 +66,7 @@ pub(crate) fn post_text(body: &str, headers: &[(String, String)]) -> String {
 }
 
 /// A modern call of the weather tool, as an HTTP request.
-fn modern_call(id: u64, city: &str, progress: bool) -> String {
+pub(crate) fn modern_call(id: u64, city: &str, progress: bool) -> String {
     let mut params = json!({"name": "weather", "arguments": {"city": city}});
     if progress {
         params["_meta"] = json!({"progressToken": "p"});
@@ -75,7 +75,7 @@ fn modern_call(id: u64, city: &str, progress: bool) -> String {
     post_text(&body.to_string(), &headers)
 }
 
-fn connect(address: &str) -> TcpStream {
+pub(crate) fn connect(address: &str) -> TcpStream {
     let stream = TcpStream::connect(address).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -84,7 +84,7 @@ fn connect(address: &str) -> TcpStream {
 }
 
 /// The status of the first response on `stream`, after writing `request`.
-fn status_of(stream: &mut TcpStream, request: &[u8]) -> Option<u16> {
+pub(crate) fn status_of(stream: &mut TcpStream, request: &[u8]) -> Option<u16> {
     stream.write_all(request).ok()?;
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -121,7 +121,7 @@ pub(crate) fn answer_of(address: &str, request: &str) -> String {
     text
 }
 
-fn healthz(address: &str) -> Option<u16> {
+pub(crate) fn healthz(address: &str) -> Option<u16> {
     let mut stream = TcpStream::connect(address).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
     status_of(
@@ -184,7 +184,7 @@ pub(crate) fn log_holds(log: &Path, text: &str, within: Duration) -> bool {
 }
 
 /// Whether `holds` comes true within `within` (asked every 50 ms).
-fn eventually(within: Duration, mut holds: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(within: Duration, mut holds: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
     loop {
         if holds() {

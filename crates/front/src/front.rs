@@ -199,6 +199,11 @@ impl Front {
         self.observe
     }
 
+    /// Whether decisions are offered for retention.
+    pub fn retains(&self) -> bool {
+        self.retainer.is_some()
+    }
+
     /// Whether refusals are logged redacted.
     pub fn redact_values(&self) -> bool {
         self.redact_values

@@ -44,6 +44,7 @@ use serde_json::Value;
 
 use toolgate_gate::internals::parse_duration;
 
+pub use proxy::Supervision;
 use proxy::{Proxy, Setup};
 pub use route::Route;
 use toolgate_front::{Front, FrontConfig, Runner};
@@ -85,6 +86,11 @@ pub struct ProxyConfig {
     pub caller_rate: Option<RateLimit>,
     /// What the HTTP listener's clients may hold, and for how long.
     pub listen_limits: ListenLimits,
+    /// What is done when a stdio upstream exits: started again, or the proxy exits.
+    pub supervision: Supervision,
+    /// How the HTTP listener drains on SIGTERM: new connections served for `min`, calls in
+    /// flight waited for, everything done within `timeout`.
+    pub drain: Drain,
     /// The threads the HTTP runtime (the listener, an HTTP upstream's client) runs its tasks
     /// on; `None` is one per core.
     pub http_threads: Option<usize>,
@@ -99,7 +105,7 @@ pub struct ProxyConfig {
 }
 
 pub use auth::{RateLimit, parse_caller_rate};
-pub use listen::{Limits as ListenLimits, parse_address};
+pub use listen::{Drain, Limits as ListenLimits, parse_address};
 pub use pins::{SurfaceReport, write_pin};
 
 /// The JSON Schema of an `--auth` file (`toolgate schema auth`).
@@ -138,22 +144,6 @@ fn upstream_url(command: &[OsString]) -> Option<String> {
             .map(str::to_owned),
         _ => None,
     }
-}
-
-/// Resolves on SIGINT or SIGTERM (an orchestrator stopping the pod).
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The upstream `command` names: a child over stdio, or a server at its URL (over `runtime`).
@@ -427,6 +417,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     } else {
         None
     };
+    listen::ignore_hangup(runtime.as_ref());
     // Read before anything starts: a file that is wrong, or keys that cannot be had, are a
     // configuration error, not a listener that refuses every call.
     let authorizer = match (&options.auth, &runtime) {
@@ -469,6 +460,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             front,
             context,
             pins,
+            supervision: options.supervision,
         },
         link,
     ));
@@ -491,11 +483,12 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         scope.spawn(|| proxy.watch_surface());
         match (listener, &runtime) {
             (Some(listener), Some(runtime)) => {
-                runtime.block_on(async {
+                let drained = runtime.block_on(async {
                     let listener = match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => listener,
                         Err(error) => {
-                            return lines::log(&format!("cannot listen: {error}"));
+                            lines::log(&format!("cannot listen: {error}"));
+                            return None;
                         }
                     };
                     if let Ok(address) = listener.local_addr() {
@@ -523,11 +516,19 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                             serve_metrics: options.front.metrics.is_none(),
                             metrics_token,
                         },
-                        stop_signal(),
+                        options.drain,
                     )
-                    .await;
+                    .await
+                    .into()
                 });
-                proxy.shut_down("the listener stopped");
+                match drained {
+                    Some(drained) => {
+                        lines::log(&drained.report());
+                        proxy
+                            .shut_down_within("the listener stopped", drained.left(&options.drain));
+                    }
+                    None => proxy.shut_down("the listener stopped"),
+                }
             }
             _ => stdio_host::serve(&proxy, std::io::stdin(), std::io::stdout(), line_cap),
         }

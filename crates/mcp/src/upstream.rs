@@ -92,6 +92,16 @@ pub(crate) trait Link: Send + Sync {
     fn stop(&self, _grace: Duration, _finished: &dyn Fn() -> bool) {}
     /// Whether the upstream is still there.
     fn alive(&self) -> bool;
+    /// How the upstream ended, where it is a process that did (its exit status, or the signal
+    /// that killed it).
+    fn ended(&self) -> Option<String> {
+        None
+    }
+    /// Starts the upstream again (a process that exited), its messages from the new source;
+    /// `None` where the transport does not restart one.
+    fn restart(&self) -> Option<Result<Source, String>> {
+        None
+    }
     /// Hands each whole message the transport's own tasks receive to `handler` on the task
     /// that received it, instead of the channel the proxy's pump thread reads; everything else
     /// (the upstream gone, a message past the cap) still goes to the channel. A transport
@@ -155,17 +165,29 @@ impl Source {
     }
 }
 
-/// An MCP server the proxy started, over its stdin and stdout.
+/// An MCP server the proxy started, over its stdin and stdout; restarted in place
+/// (`--upstream-restart`), the same command again.
 pub(crate) struct Stdio {
+    /// The current child's input and its cancellation writer, replaced at a restart.
+    current: Mutex<Current>,
+    /// The current child: the same handle across restarts, the process inside replaced.
+    child: Arc<Mutex<Child>>,
+    /// How to start it again.
+    command: Vec<OsString>,
+    line_cap: usize,
+    whose: String,
+}
+
+/// What the proxy writes to the running child through.
+struct Current {
     /// Written by whichever thread forwards a message, whole lines only (several to a write
     /// when that thread has more already buffered); closed when the run ends. When the write in
     /// progress began, if one is: a child that stops reading its input blocks it, and the
     /// proxy's watchdog stops such a child ([`Link::unblock_if_stuck`]).
     input: Arc<Batched<ChildStdin>>,
-    child: Arc<Mutex<Child>>,
     /// Cancellations, written by a thread of their own: they are sent from the watchdog, which
     /// must never wait on a child that stopped reading (it is the one that stops it).
-    cancellations: Mutex<std::sync::mpsc::Sender<Vec<u8>>>,
+    cancellations: std::sync::mpsc::Sender<Vec<u8>>,
 }
 
 impl Stdio {
@@ -176,70 +198,113 @@ impl Stdio {
         line_cap: usize,
         whose: &str,
     ) -> Result<(Stdio, Source), UsageError> {
-        let (program, arguments) = command
-            .split_first()
-            .ok_or_else(|| UsageError::new("no server command: write it after `--`"))?;
-        let mut child = Command::new(program)
-            .args(arguments)
-            .stdin(process::Stdio::piped())
-            .stdout(process::Stdio::piped())
-            .stderr(process::Stdio::piped())
-            .spawn()
-            .map_err(|error| {
-                UsageError::new(format!(
-                    "cannot start the MCP server `{}`: {error}",
-                    escape_hidden(&program.to_string_lossy())
-                ))
-            })?;
-        if let Some(stderr) = child.stderr.take() {
-            super::lines::relay_stderr(stderr, format!("{whose}: upstream stderr"));
-        }
-        Ok(Stdio::start(child, line_cap))
+        let mut child = start_child(command, whose).map_err(UsageError::new)?;
+        let pipes = pipes_of(&mut child);
+        let child = Arc::new(Mutex::new(child));
+        let (current, source) = take_over(pipes, line_cap, &child);
+        Ok((
+            Stdio {
+                current: Mutex::new(current),
+                child,
+                command: command.to_vec(),
+                line_cap,
+                whose: whose.to_owned(),
+            },
+            source,
+        ))
     }
 
-    /// Takes over a started child: messages are written to its input by the thread that
-    /// forwards them (no hand-off); its output is the returned source, each line capped at
-    /// `line_cap` bytes.
-    fn start(mut child: Child, line_cap: usize) -> (Stdio, Source) {
-        let stdin = child.stdin.take().expect("the upstream's stdin is piped");
-        let stdout = child.stdout.take().expect("the upstream's stdout is piped");
-        let child = Arc::new(Mutex::new(child));
-        let stopped = Arc::clone(&child);
-        // A child that stops reading its input is stopped: its output then ends, and every
-        // request in flight is answered.
-        let input = Batched::new(stdin, move || {
-            let _ = lock(&stopped).kill();
-        });
-        let stdout: Box<dyn Read + Send> = Box::new(stdout);
-        let (cancellations, to_write) = std::sync::mpsc::channel::<Vec<u8>>();
-        let writer = Arc::clone(&input);
-        std::thread::spawn(move || {
-            // Ends when the link is dropped (the channel closes) or the input is gone.
-            while let Ok(line) = to_write.recv() {
-                if !writer.send(&line) {
-                    return;
-                }
+    fn input(&self) -> Arc<Batched<ChildStdin>> {
+        Arc::clone(&lock(&self.current).input)
+    }
+}
+
+/// Starts the server `command` names, its stderr relayed escaped under `whose`.
+fn start_child(command: &[OsString], whose: &str) -> Result<Child, String> {
+    let (program, arguments) = command
+        .split_first()
+        .ok_or_else(|| "no server command: write it after `--`".to_owned())?;
+    let mut child = Command::new(program)
+        .args(arguments)
+        .stdin(process::Stdio::piped())
+        .stdout(process::Stdio::piped())
+        .stderr(process::Stdio::piped())
+        .spawn()
+        .map_err(|error| {
+            format!(
+                "cannot start the MCP server `{}`: {error}",
+                escape_hidden(&program.to_string_lossy())
+            )
+        })?;
+    if let Some(stderr) = child.stderr.take() {
+        super::lines::relay_stderr(stderr, format!("{whose}: upstream stderr"));
+    }
+    Ok(child)
+}
+
+/// A started child's input and output.
+fn pipes_of(child: &mut Child) -> (ChildStdin, process::ChildStdout) {
+    let stdin = child.stdin.take().expect("the upstream's stdin is piped");
+    let stdout = child.stdout.take().expect("the upstream's stdout is piped");
+    (stdin, stdout)
+}
+
+/// Takes over a started child's pipes: messages are written to its input by the thread that
+/// forwards them (no hand-off); its output is the returned source, each line capped at
+/// `line_cap` bytes. A child that stops reading its input is stopped (`child`): its output then
+/// ends, and every request in flight is answered.
+fn take_over(
+    (stdin, stdout): (ChildStdin, process::ChildStdout),
+    line_cap: usize,
+    child: &Arc<Mutex<Child>>,
+) -> (Current, Source) {
+    let stopped = Arc::clone(child);
+    let input = Batched::new(stdin, move || {
+        let _ = lock(&stopped).kill();
+    });
+    let stdout: Box<dyn Read + Send> = Box::new(stdout);
+    let (cancellations, to_write) = std::sync::mpsc::channel::<Vec<u8>>();
+    let writer = Arc::clone(&input);
+    std::thread::spawn(move || {
+        // Ends when the link is dropped or restarted (the channel closes) or the input is gone.
+        while let Ok(line) = to_write.recv() {
+            if !writer.send(&line) {
+                return;
             }
-        });
-        (
-            Stdio {
-                input,
-                child,
-                cancellations: Mutex::new(cancellations),
-            },
-            Source::Lines(BufReader::new(stdout), line_cap),
-        )
+        }
+    });
+    (
+        Current {
+            input,
+            cancellations,
+        },
+        Source::Lines(BufReader::new(stdout), line_cap),
+    )
+}
+
+/// How a child that exited ended, in words.
+fn exit_words(status: process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => format!("ended ({status})"),
     }
 }
 
 impl Link for Stdio {
     fn send(&self, mut message: Outgoing) -> bool {
         message.line.push(b'\n');
-        self.input.send(&message.line)
+        self.input().send(&message.line)
     }
 
     fn close(&self) {
-        self.input.close();
+        self.input().close();
     }
 
     fn send_may_block(&self) -> bool {
@@ -260,15 +325,47 @@ impl Link for Stdio {
         matches!(lock(&self.child).try_wait(), Ok(None))
     }
 
+    fn ended(&self) -> Option<String> {
+        // Its output closed: the process exits, or has; a moment for its status.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            match lock(&self.child).try_wait() {
+                Ok(Some(status)) => return Some(exit_words(status)),
+                Ok(None) if Instant::now() < deadline => {}
+                Ok(None) => return Some("closed its output but is still running".to_owned()),
+                Err(error) => return Some(format!("ended (its status cannot be read: {error})")),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn restart(&self) -> Option<Result<Source, String>> {
+        let mut child = match start_child(&self.command, &self.whose) {
+            Ok(child) => child,
+            Err(why) => return Some(Err(why)),
+        };
+        let pipes = pipes_of(&mut child);
+        {
+            let mut running = lock(&self.child);
+            let _ = running.kill();
+            let _ = running.wait();
+            *running = child;
+        }
+        let (current, source) = take_over(pipes, self.line_cap, &self.child);
+        *lock(&self.current) = current;
+        Some(Ok(source))
+    }
+
     fn cancel(&self, id: &Value, reason: &str) {
         let params = serde_json::json!({"requestId": id, "reason": reason});
         let mut line = super::message::notification_line("notifications/cancelled", &params);
         line.push(b'\n');
-        let _ = lock(&self.cancellations).send(line);
+        let _ = lock(&self.current).cancellations.send(line);
     }
 
     fn unblock_if_stuck(&self, limit: Duration) {
-        let stuck = lock(&self.input.writing_since).is_some_and(|since| since.elapsed() >= limit);
+        let input = self.input();
+        let stuck = lock(&input.writing_since).is_some_and(|since| since.elapsed() >= limit);
         if stuck {
             super::lines::log(&format!(
                 "the upstream has not read its input for {limit:?}; it is stopped, and what is in flight answered"

@@ -44,11 +44,13 @@ pub enum UpstreamFailure {
     Unusable,
     /// Its tool is not the one pinned: changed, or no longer listed.
     Changed,
+    /// The proxy stopped (its drain deadline passed) while the call was out.
+    Cut,
 }
 
 impl UpstreamFailure {
     /// Every reason, in a stable order.
-    pub const ALL: [UpstreamFailure; 7] = [
+    pub const ALL: [UpstreamFailure; 8] = [
         UpstreamFailure::Error,
         UpstreamFailure::Unavailable,
         UpstreamFailure::Timeout,
@@ -56,6 +58,7 @@ impl UpstreamFailure {
         UpstreamFailure::Unreadable,
         UpstreamFailure::Unusable,
         UpstreamFailure::Changed,
+        UpstreamFailure::Cut,
     ];
 
     /// The label value.
@@ -68,6 +71,7 @@ impl UpstreamFailure {
             UpstreamFailure::Unreadable => "unreadable",
             UpstreamFailure::Unusable => "unusable",
             UpstreamFailure::Changed => "changed",
+            UpstreamFailure::Cut => "cut",
         }
     }
 }

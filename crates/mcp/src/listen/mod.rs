@@ -27,11 +27,14 @@
 
 mod activity;
 mod answers;
+mod drain;
 mod headers;
 use activity::{Activity, Busy, Watched, tracked};
 use answers::{
     Answer, Answered, empty, json, json_error, refusal_of, sse, text, too_many, unauthorized,
 };
+pub use drain::Drain;
+pub(crate) use drain::{Drained, ignore_hangup};
 pub(crate) use headers::encode_header_value;
 use headers::{accepts, check_headers, check_origin, new_session_id, session_of};
 use std::convert::Infallible;
@@ -166,54 +169,136 @@ static BUSY: RateLimited = RateLimited::new(
     "answered a request with 503: --max-requests-in-flight requests are in flight ",
 );
 
-/// Serves hosts on `listener` until `shutdown` resolves.
+/// Serves hosts on `listener` until SIGTERM or SIGINT, then drains as `drain` says
+/// ([`drain`](self::drain)): what it did, for the closing line.
 pub(crate) async fn serve(
     proxy: Arc<Proxy>,
     listener: tokio::net::TcpListener,
     options: Listen,
-    shutdown: impl Future<Output = ()>,
-) {
+    drain: Drain,
+) -> Drained {
     if let Some(auth) = &options.auth {
         tokio::spawn(Arc::clone(auth).refresh_periodically());
     }
     if let Some(rate) = &options.rate {
         tokio::spawn(Arc::clone(rate).forget_idle_periodically());
     }
-    let connections = Arc::new(Semaphore::new(options.limits.max_connections));
-    let requests = Arc::new(Semaphore::new(options.limits.max_requests_in_flight));
-    let options = Arc::new(options);
-    tokio::pin!(shutdown);
-    let mut backoff = Duration::ZERO;
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => return,
-        };
-        let (stream, peer) = match accepted {
-            Ok(accepted) => {
-                backoff = Duration::ZERO;
-                accepted
+    let max_connections = options.limits.max_connections;
+    let (closing, closed) = tokio::sync::watch::channel(false);
+    let mut acceptor = Acceptor {
+        listener,
+        connections: Arc::new(Semaphore::new(max_connections)),
+        requests: Arc::new(Semaphore::new(options.limits.max_requests_in_flight)),
+        options: Arc::new(options),
+        proxy: Arc::clone(&proxy),
+        closing: closed,
+        backoff: Duration::ZERO,
+    };
+    acceptor.accept_until(drain::stop_signal()).await;
+    let signalled = Instant::now();
+    proxy.begin_draining();
+    let in_flight = proxy.calls_in_flight();
+    log(&format!(
+        "stopping: /readyz answers 503; new connections are served for {:?} more, then the {in_flight} call(s) in flight are waited for, up to {:?} from now",
+        drain.min, drain.timeout
+    ));
+    let min = tokio::time::sleep(drain.min.min(drain.timeout));
+    acceptor
+        .accept_until(async {
+            tokio::select! {
+                () = min => {}
+                () = drain::stop_signal() => log("a second signal: the drain is cut short"),
             }
-            Err(error) => {
-                // Out of descriptors, say: accepting again at once would spin. Waits that grow
-                // to a second, while connections in flight finish and free theirs.
-                backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
-                ACCEPT_FAILED.log(&format!("{error}; accepting again in {backoff:?}"));
-                tokio::select! {
-                    () = tokio::time::sleep(backoff) => continue,
-                    () = &mut shutdown => return,
+        })
+        .await;
+    let connections = Arc::clone(&acceptor.connections);
+    // No new connection from here; each open one closes once its request is answered.
+    drop(acceptor);
+    let _ = closing.send(true);
+    let calls_deadline = drain.calls_deadline(signalled, proxy.front().retains());
+    tokio::select! {
+        _ = all_closed(&connections, max_connections) => {}
+        () = tokio::time::sleep_until(calls_deadline.into()) => {}
+        () = drain::stop_signal() => log("a second signal: calls in flight are cut now"),
+    }
+    let cut = proxy.cut_in_flight(
+        "the proxy stopped (its drain deadline passed) while the upstream ran the call",
+    );
+    if cut > 0 {
+        // The cut calls' answers are written before the runtime stops.
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            all_closed(&connections, max_connections),
+        )
+        .await;
+    }
+    Drained {
+        signalled: Some(signalled),
+        in_flight,
+        cut,
+    }
+}
+
+/// Resolves once every connection has closed (all `max` permits are back).
+async fn all_closed(connections: &Arc<Semaphore>, max: usize) {
+    let max = u32::try_from(max).unwrap_or(u32::MAX);
+    let _ = connections.acquire_many(max).await;
+}
+
+/// The listener's accepting half: each connection accepted is served on a task of its own.
+struct Acceptor {
+    listener: tokio::net::TcpListener,
+    connections: Arc<Semaphore>,
+    requests: Arc<Semaphore>,
+    options: Arc<Listen>,
+    proxy: Arc<Proxy>,
+    /// Becomes `true` when the listener drains: each connection then closes once its request
+    /// is answered.
+    closing: tokio::sync::watch::Receiver<bool>,
+    backoff: Duration,
+}
+
+impl Acceptor {
+    /// Accepts connections until `until` resolves.
+    async fn accept_until(&mut self, until: impl Future<Output = ()>) {
+        tokio::pin!(until);
+        loop {
+            let accepted = tokio::select! {
+                accepted = self.listener.accept() => accepted,
+                () = &mut until => return,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => {
+                    self.backoff = Duration::ZERO;
+                    accepted
                 }
-            }
-        };
-        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
-            AT_CAPACITY.log(&format!("({})", options.limits.max_connections));
-            tokio::spawn(refuse_connection(stream));
-            continue;
-        };
-        let proxy = Arc::clone(&proxy);
-        let options = Arc::clone(&options);
-        let requests = Arc::clone(&requests);
-        tokio::spawn(connection(stream, peer, permit, proxy, options, requests));
+                Err(error) => {
+                    // Out of descriptors, say: accepting again at once would spin. Waits that
+                    // grow to a second, while connections in flight finish and free theirs.
+                    self.backoff =
+                        (self.backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+                    ACCEPT_FAILED.log(&format!("{error}; accepting again in {:?}", self.backoff));
+                    tokio::select! {
+                        () = tokio::time::sleep(self.backoff) => continue,
+                        () = &mut until => return,
+                    }
+                }
+            };
+            let Ok(permit) = Arc::clone(&self.connections).try_acquire_owned() else {
+                AT_CAPACITY.log(&format!("({})", self.options.limits.max_connections));
+                tokio::spawn(refuse_connection(stream));
+                continue;
+            };
+            tokio::spawn(connection(
+                stream,
+                peer,
+                permit,
+                Arc::clone(&self.proxy),
+                Arc::clone(&self.options),
+                Arc::clone(&self.requests),
+                self.closing.clone(),
+            ));
+        }
     }
 }
 
@@ -233,6 +318,7 @@ async fn connection(
     proxy: Arc<Proxy>,
     options: Arc<Listen>,
     requests: Arc<Semaphore>,
+    mut closing: tokio::sync::watch::Receiver<bool>,
 ) {
     let activity = Arc::new(Activity::new());
     let io = hyper_util::rt::TokioIo::new(Watched {
@@ -265,9 +351,18 @@ async fn connection(
     tokio::pin!(served);
     let tick = (limits.header_timeout.min(limits.idle_timeout) / 4)
         .clamp(Duration::from_millis(20), Duration::from_secs(1));
+    // A connection accepted while the listener drains closes after its first answer.
+    let mut closed = *closing.borrow();
+    if closed {
+        served.as_mut().graceful_shutdown();
+    }
     loop {
         tokio::select! {
             _ = &mut served => return,
+            _ = closing.changed(), if !closed => {
+                closed = true;
+                served.as_mut().graceful_shutdown();
+            }
             () = tokio::time::sleep(tick) => {
                 if activity.overdue(limits) {
                     // Dropping the connection closes it.
@@ -355,7 +450,15 @@ async fn handle(
         }
     }
     match (request.method(), request.uri().path()) {
-        (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/healthz") if proxy.healthy() => text(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/healthz") => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the upstream process exited and is not started again (--upstream-restart)\n",
+        ),
+        (&Method::GET, "/readyz") if proxy.draining() => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "draining: the proxy is stopping (SIGTERM); it answers the calls in flight\n",
+        ),
         (&Method::GET, "/readyz") if proxy.ready() => text(StatusCode::OK, "ready\n"),
         (&Method::GET, "/readyz") => text(
             StatusCode::SERVICE_UNAVAILABLE,

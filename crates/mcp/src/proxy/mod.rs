@@ -17,8 +17,11 @@
 mod host;
 mod input;
 mod settle;
+mod supervise;
 mod tasks;
 mod upstream;
+
+pub use supervise::Supervision;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -324,6 +327,8 @@ pub(crate) struct Setup {
     pub context: OperatorContext,
     /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
     pub pins: BTreeMap<String, Pin>,
+    /// What is done when a stdio upstream exits.
+    pub supervision: Supervision,
 }
 
 /// What the proxy knows of the upstream's pinned tools: each one's descriptor digest as last
@@ -369,6 +374,7 @@ impl Setup {
             front: Front::bare(PROXY_NAME),
             context,
             pins: BTreeMap::new(),
+            supervision: Supervision::default(),
         })
     }
 }
@@ -397,6 +403,10 @@ pub(crate) struct Proxy {
     /// The tasks the upstream created for hosts' calls (`--allow tasks`).
     tasks: tasks::Tasks,
     stopping: AtomicBool,
+    /// Set at SIGTERM: `/readyz` answers 503 while the calls in flight are answered.
+    draining: AtomicBool,
+    supervision: Supervision,
+    supervised: Mutex<supervise::Supervised>,
 }
 
 /// Where a modern notification names the `subscriptions/listen` stream it belongs to.
@@ -438,6 +448,9 @@ impl Proxy {
             tool_subscriptions: Mutex::new(Vec::new()),
             tasks: tasks::Tasks::default(),
             stopping: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            supervision: setup.supervision,
+            supervised: Mutex::default(),
         }
     }
 
@@ -489,6 +502,25 @@ impl Proxy {
     }
 
     /// Whether the proxy can serve: settled on a usable upstream that is still there.
+    /// The proxy is stopping: `/readyz` says so from now on.
+    pub(crate) fn begin_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the proxy is stopping.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// How many hosts' calls are waiting for the upstream.
+    pub(crate) fn calls_in_flight(&self) -> usize {
+        self.state()
+            .pending
+            .values()
+            .filter(|pending| pending.host.is_some() && matches!(pending.waiting, Waiting::Call(_)))
+            .count()
+    }
+
     pub(crate) fn ready(&self) -> bool {
         matches!(
             self.settled.get(),
@@ -517,8 +549,8 @@ impl Proxy {
         }));
     }
 
-    /// Reads the upstream's messages until it is gone (run on a thread of its own).
-    pub(crate) fn pump(&self, mut source: Source) {
+    /// Reads the upstream's messages and handles each, until its source ends.
+    fn pump_until_gone(&self, source: &mut Source) {
         while let Some(message) = source.next_message() {
             let more_buffered = source.more_buffered();
             if !batch::handling(more_buffered, || self.upstream_message(message)) {
@@ -838,15 +870,22 @@ impl Proxy {
     /// Ends the run: the upstream's input closed, the time to finish what is in flight, then
     /// the upstream stopped and every request still pending answered.
     pub(crate) fn shut_down(&self, reason: &str) {
+        self.shut_down_within(reason, Duration::from_secs(10));
+    }
+
+    /// [`Proxy::shut_down`], leaving retention and the exporter `within` to write what they
+    /// hold.
+    pub(crate) fn shut_down_within(&self, reason: &str, within: Duration) {
+        // First: an upstream stopped from here on is not one to start again.
+        self.stopping.store(true, Ordering::Relaxed);
         self.link.close();
         self.link
             .stop(self.timeout, &|| self.state().pending.is_empty());
         self.upstream_gone(reason);
-        self.stopping.store(true, Ordering::Relaxed);
         self.surface_changed.notify_all();
         // What was chosen for keeping, and what the exporter holds, is written before the
         // process ends.
-        self.front.finish(Duration::from_secs(10));
+        self.front.finish(within);
     }
 }
 

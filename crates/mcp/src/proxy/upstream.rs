@@ -531,6 +531,32 @@ impl Proxy {
         }
     }
 
+    /// Answers every request still waiting for the upstream now (the drain deadline passed):
+    /// a call with a failure that is not retryable, since its request reached the upstream,
+    /// which may have run the tool to the end; the upstream hears each one cancelled. How many
+    /// calls were cut.
+    pub(crate) fn cut_in_flight(&self, reason: &str) -> usize {
+        let mut cut = 0;
+        for pending in self.take_pending() {
+            self.link.cancel(&pending.upstream_id, reason);
+            match (&pending.waiting, &pending.host) {
+                (Waiting::Call(call), Some(host)) => {
+                    cut += 1;
+                    self.decide_failure(
+                        host,
+                        &pending.id,
+                        call,
+                        pending.modern_host,
+                        Response::incomplete(reason),
+                        (None, UpstreamFailure::Cut),
+                    );
+                }
+                _ => self.answer_gone(pending, reason, UpstreamFailure::Cut),
+            }
+        }
+        cut
+    }
+
     /// A host that will read no answer: a 2026-07-28 host that closed its HTTP stream, which the
     /// revision makes a cancellation. Each of its requests still in flight is dropped and
     /// cancelled toward the upstream, so the tool stops instead of running to completion.

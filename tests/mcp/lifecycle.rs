@@ -1,0 +1,223 @@
+//! The proxy's life as an orchestrator runs it: SIGTERM drains (the call in flight answered,
+//! `/readyz` 503 first; a call cut by the deadline answered not retryable), SIGHUP never stops
+//! it. Each test runs the real binary in front of the fake server.
+
+use std::process::Command;
+use std::time::Duration;
+
+use libtest_mimic::Failed;
+use serde_json::json;
+
+use super::listener::{
+    answer_of, eventually, healthz, modern_call, proxy, scenario, status_of, weather,
+};
+
+/// Sends `signal` (`TERM`, `HUP`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status();
+}
+
+fn readyz(address: &str) -> Option<u16> {
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
+    status_of(
+        &mut stream,
+        b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    )
+}
+
+/// Everything the proxy wrote on stderr until it exited.
+fn rest_of(lines: &std::sync::mpsc::Receiver<String>) -> String {
+    let mut text = String::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(30)) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
+/// SIGTERM with a 3 s call in flight: `/readyz` answers 503 at once while new connections are
+/// still served (`--drain-min`), the call gets its admitted result (its tool ran to the end
+/// upstream: a retryable failure would have an agent run it twice), and the process exits 0
+/// with a line saying what it drained.
+pub(crate) fn sigterm_answers_the_call_in_flight_and_readyz_goes_503_first() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut slow = weather("Lisbon");
+    slow["delay_ms"] = json!(3000);
+    let scenario = scenario(dir.path(), json!({}), json!({"weather": [slow]}));
+    let (mut running, address, lines) = proxy(
+        &["--drain-min", "2s", "--drain-timeout", "20s"],
+        &scenario,
+        &log,
+    )?;
+    if readyz(&address) != Some(200) {
+        return Err("ready before the signal".into());
+    }
+    let call = {
+        let address = address.clone();
+        std::thread::spawn(move || answer_of(&address, &modern_call(1, "Lisbon", false)))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    signal(running.0.id(), "TERM");
+    if !eventually(Duration::from_millis(1500), || {
+        readyz(&address) == Some(503)
+    }) {
+        return Err("/readyz does not answer 503 within the drain's minimum".into());
+    }
+    let answer = call.join().unwrap();
+    if !answer.contains("\"outcome\":\"success\"") {
+        return Err(format!("the call in flight is not answered with its result: {answer}").into());
+    }
+    let status = running.0.wait()?;
+    let stderr = rest_of(&lines);
+    if !status.success() {
+        return Err(format!("the proxy exits {status} after draining:\n{stderr}").into());
+    }
+    if !stderr.contains("drained in")
+        || !stderr.contains("the 1 call(s) in flight at the signal were answered")
+    {
+        return Err(format!("no line says what was drained:\n{stderr}").into());
+    }
+    Ok(())
+}
+
+/// A call still out at the drain deadline is answered with a failure that is not retryable:
+/// its request reached the upstream, which may run it to the end.
+pub(crate) fn a_call_cut_by_the_drain_deadline_is_not_retryable() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut slow = weather("Lisbon");
+    slow["delay_ms"] = json!(8000);
+    let scenario = scenario(dir.path(), json!({}), json!({"weather": [slow]}));
+    let (mut running, address, lines) = proxy(&["--drain-timeout", "1s"], &scenario, &log)?;
+    let call = {
+        let address = address.clone();
+        std::thread::spawn(move || answer_of(&address, &modern_call(1, "Lisbon", false)))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    signal(running.0.id(), "TERM");
+    let answer = call.join().unwrap();
+    if !answer.contains("\"code\":\"INVALID_RESPONSE\"") || !answer.contains("\"retryable\":false")
+    {
+        return Err(format!("the cut call is not answered as not retryable: {answer}").into());
+    }
+    let status = running.0.wait()?;
+    let stderr = rest_of(&lines);
+    if !status.success() || !stderr.contains("1 still out at the deadline") {
+        return Err(format!("the drain does not say what it cut ({status}):\n{stderr}").into());
+    }
+    Ok(())
+}
+
+/// SIGHUP (a closed terminal, a supervisor's reload habit) never stops the proxy.
+pub(crate) fn sighup_never_stops_the_proxy() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let scenario = scenario(
+        dir.path(),
+        json!({}),
+        json!({"weather": [weather("Lisbon")]}),
+    );
+    let (mut running, address, lines) = proxy(&[], &scenario, &log)?;
+    signal(running.0.id(), "HUP");
+    let mut said = String::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
+        if line.contains("SIGHUP") {
+            said = line;
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    if running.0.try_wait()?.is_some() || healthz(&address) != Some(200) {
+        return Err("the proxy stopped at SIGHUP".into());
+    }
+    if !said.contains("SIGHUP: ignored") {
+        return Err(format!("SIGHUP is not said: {said}").into());
+    }
+    let answer = answer_of(&address, &modern_call(1, "Lisbon", false));
+    if !answer.contains("\"outcome\":\"success\"") {
+        return Err(format!("a call after SIGHUP: {answer}").into());
+    }
+    Ok(())
+}
+
+/// Waits for a line of the proxy's stderr holding `wanted`; the lines read until then.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, wanted: &str) -> Result<String, String> {
+    let mut seen = String::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(20)) {
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(wanted) {
+            return Ok(seen);
+        }
+    }
+    Err(format!("no line says {wanted:?}:\n{seen}"))
+}
+
+/// A stdio upstream that exits is logged with its status and started again
+/// (`--upstream-restart`): the call it dropped fails retryable (it may be made again), and once
+/// its session is open again calls are answered.
+pub(crate) fn a_stdio_upstream_that_exits_is_logged_and_started_again() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut crashing = weather("Lisbon");
+    crashing["crash_once"] = json!(true);
+    let scenario = scenario(
+        dir.path(),
+        json!({}),
+        json!({"weather": [crashing, weather("Lisbon")]}),
+    );
+    let (_running, address, lines) = proxy(&["--upstream-restart", "2"], &scenario, &log)?;
+    let dropped = answer_of(&address, &modern_call(1, "Lisbon", false));
+    if !dropped.contains("UPSTREAM_UNAVAILABLE") || !dropped.contains("\"retryable\":true") {
+        return Err(format!("the dropped call: {dropped}").into());
+    }
+    let said = wait_for(&lines, "the upstream is running again")?;
+    for wanted in [
+        "the upstream exited with status 3",
+        "starting the upstream again in 500ms",
+    ] {
+        if !said.contains(wanted) {
+            return Err(format!("no line says {wanted:?}:\n{said}").into());
+        }
+    }
+    let answer = answer_of(&address, &modern_call(2, "Lisbon", false));
+    if !answer.contains("\"outcome\":\"success\"") {
+        return Err(format!("a call to the restarted upstream: {answer}").into());
+    }
+    Ok(())
+}
+
+/// An upstream gone for good: without `--exit-with-upstream`, `/healthz` fails once it has
+/// been gone past `--timeout` (an orchestrator then restarts the pod); with it, the proxy exits
+/// with status 3 for its supervisor.
+pub(crate) fn an_upstream_gone_for_good_fails_healthz_or_ends_the_proxy() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut crashing = weather("Lisbon");
+    crashing["crash"] = json!(true);
+    let scenario = scenario(dir.path(), json!({}), json!({"weather": [crashing]}));
+    let (mut staying, address, lines) = proxy(&["--timeout", "2s"], &scenario, &log)?;
+    answer_of(&address, &modern_call(1, "Lisbon", false));
+    wait_for(&lines, "gone for good")?;
+    if healthz(&address) != Some(200) {
+        return Err("/healthz fails before the bound".into());
+    }
+    if !eventually(Duration::from_secs(6), || healthz(&address) == Some(503)) {
+        return Err("/healthz still answers 200 with the upstream gone past --timeout".into());
+    }
+    if staying.0.try_wait()?.is_some() {
+        return Err("the proxy exited without --exit-with-upstream".into());
+    }
+    let (mut exiting, address, lines) = proxy(&["--exit-with-upstream"], &scenario, &log)?;
+    answer_of(&address, &modern_call(1, "Lisbon", false));
+    let status = exiting.0.wait()?;
+    let said = rest_of(&lines);
+    if status.code() != Some(3) || !said.contains("exits with status 3") {
+        return Err(format!("the proxy ends {status}:\n{said}").into());
+    }
+    Ok(())
+}
