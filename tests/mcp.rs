@@ -88,7 +88,11 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 46] = [
+    let single: [(&str, Test); 47] = [
+        (
+            "mcp::lifecycle::a_restarted_stateful_http_upstream_is_initialized_again",
+            lifecycle::a_restarted_stateful_http_upstream_is_initialized_again,
+        ),
         (
             "mcp::lifecycle::a_stdio_upstream_that_exits_is_logged_and_started_again",
             lifecycle::a_stdio_upstream_that_exits_is_logged_and_started_again,
@@ -706,12 +710,21 @@ fn fake_http_server(fake: FakeServer) {
                                     let refused = json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}, "id": null});
                                     return Ok(refusal(400, refused.to_string()).unwrap());
                                 } else if stateful && !opened && sent_session != fake.session {
+                                    // A server that restarted: 404 as the transport says, or
+                                    // (`"stale_session_status": 400`) as server-everything does.
+                                    if fake.server["stale_session_status"] == 400 {
+                                        let stale = json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}, "id": null});
+                                        return Ok(refusal(400, stale.to_string()).unwrap());
+                                    }
                                     let forgotten = json!({"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": null});
                                     return Ok(refusal(404, forgotten.to_string()).unwrap());
                                 } else {
                                     let answers = fake.answer(&line);
                                     let delay = fake.delay.take();
-                                    if stateful && opened {
+                                    // `"sessions_allowed": N`: a server that opens no session past
+                                    // its Nth (its initialize answered without one).
+                                    let allowed = fake.server["sessions_allowed"].as_u64().unwrap_or(u64::MAX);
+                                    if stateful && opened && fake.sessions < allowed {
                                         fake.sessions += 1;
                                         fake.session = Some(format!("session-{}", fake.sessions));
                                         fake.calls_in_session = 0;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use libtest_mimic::Failed;
 use serde_json::json;
 
+use super::http::{fake_http, listening_proxy};
 use super::listener::{
     answer_of, eventually, healthz, modern_call, proxy, scenario, status_of, weather,
 };
@@ -218,6 +219,49 @@ pub(crate) fn an_upstream_gone_for_good_fails_healthz_or_ends_the_proxy() -> Res
     let said = rest_of(&lines);
     if status.code() != Some(3) || !said.contains("exits with status 3") {
         return Err(format!("the proxy ends {status}:\n{said}").into());
+    }
+    Ok(())
+}
+
+/// A stateful HTTP upstream that restarted answers the old session with `400` naming it
+/// (server-everything's Streamable HTTP), not `404`: the proxy opens a new session and sends
+/// the call again. One that will not open a new session leaves `/readyz` at 503.
+pub(crate) fn a_restarted_stateful_http_upstream_is_initialized_again() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let calls = json!({"weather": [weather("Lisbon"), weather("Lisbon"), weather("Lisbon")]});
+    let server =
+        json!({"stateful": true, "forget_session_after_calls": 1, "stale_session_status": 400});
+    let forgetting = scenario(dir.path(), server, calls.clone());
+    let (_server, upstream) = fake_http(&forgetting, &log);
+    let (_proxy, address, lines) = listening_proxy(&[], &[format!("http://{upstream}/mcp")], &[])?;
+    for id in 1..=2 {
+        let answer = answer_of(&address, &modern_call(id, "Lisbon", false));
+        if !answer.contains("\"outcome\":\"success\"") {
+            return Err(format!("call {id} after the server forgot its session:\n{answer}").into());
+        }
+    }
+    wait_for(
+        &lines,
+        "no longer knows the session (400 naming the session)",
+    )?;
+    if readyz(&address) != Some(200) {
+        return Err("not ready in the new session".into());
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let server = json!({"stateful": true, "forget_session_after_calls": 1, "stale_session_status": 400, "sessions_allowed": 1});
+    let refusing = scenario(dir.path(), server, calls);
+    let (_server, upstream) = fake_http(&refusing, &log);
+    let (_proxy, address, _) = listening_proxy(&[], &[format!("http://{upstream}/mcp")], &[])?;
+    answer_of(&address, &modern_call(1, "Lisbon", false));
+    let failed = answer_of(&address, &modern_call(2, "Lisbon", false));
+    if failed.contains("\"outcome\":\"success\"") {
+        return Err(format!("a call without a session succeeded: {failed}").into());
+    }
+    if readyz(&address) != Some(503) {
+        return Err("/readyz answers 200 while every call fails for want of a session".into());
     }
     Ok(())
 }

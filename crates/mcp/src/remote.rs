@@ -426,21 +426,24 @@ impl Shared {
         if message.method.as_deref() == Some("initialize") {
             *lock(&self.handshake) = Some(message.clone());
         }
-        let mut sent = self.send_once(message).await;
-        // A handshake-era server that no longer knows the session (it restarted): a new one,
-        // and the request once more in it.
-        if let Ok((response, Some(generation))) = &sent
-            && response.status() == reqwest::StatusCode::NOT_FOUND
-            && message.method.as_deref() != Some("initialize")
-            && self.renew_session(*generation).await
-        {
-            sent = self.send_once(message).await;
-        }
-        let response = match sent {
-            Ok((response, _)) => response,
-            Err(error) => {
+        let response = match self.send_in_session(message).await {
+            Sent::Answer(response) => response,
+            Sent::Read(status, body) => {
+                // A 400 read to tell whether it named the session, and it did not: the
+                // server's answer all the same.
+                let answered = self.hand_on_answer(body, message.id.as_ref()).is_ok();
+                self.reachable.store(answered, Ordering::Relaxed);
+                if !answered && message.id.is_some() {
+                    failed(format!("HTTP {status} without a JSON-RPC answer"));
+                }
+                return;
+            }
+            Sent::Failed(error) => {
                 self.reachable.store(false, Ordering::Relaxed);
                 return failed(error.without_url().to_string());
+            }
+            Sent::Lost => {
+                return failed("it forgot the session and did not open a new one".to_owned());
             }
         };
         if message.method.as_deref() == Some("initialize")
@@ -488,10 +491,47 @@ impl Shared {
         Ok((response, generation))
     }
 
+    /// One POST of `message`, sent once more in a new session where the handshake-era server
+    /// no longer knows the one it carried (it restarted): it answers `404`, as the transport
+    /// says, or, as the TypeScript SDK's stateful servers do (server-everything among them),
+    /// `400` with an error naming the session. A `400` is read to tell; one that does not name
+    /// the session is returned read. A request still refused so in its new session leaves the
+    /// upstream unreachable (`/readyz` 503) until a probe is answered.
+    async fn send_in_session(&self, message: &Outgoing) -> Sent {
+        let renewable = message.method.as_deref() != Some("initialize");
+        let (response, generation) = match self.send_once(message).await {
+            Ok((response, Some(generation))) if renewable => (response, generation),
+            Ok((response, _)) => return Sent::Answer(response),
+            Err(error) => return Sent::Failed(error),
+        };
+        let stale = match response.status() {
+            reqwest::StatusCode::NOT_FOUND => "404",
+            reqwest::StatusCode::BAD_REQUEST => {
+                let status = response.status();
+                let Some(body) = read_capped(response, self.line_cap).await else {
+                    return Sent::Read(status, Vec::new());
+                };
+                if !names_the_session(&body) {
+                    return Sent::Read(status, body);
+                }
+                "400 naming the session"
+            }
+            _ => return Sent::Answer(response),
+        };
+        if !self.renew_session(generation, stale).await {
+            self.reachable.store(false, Ordering::Relaxed);
+            return Sent::Lost;
+        }
+        match self.send_once(message).await {
+            Ok((response, _)) => Sent::Answer(response),
+            Err(error) => Sent::Failed(error),
+        }
+    }
+
     /// Opens a new handshake-era session with the `initialize` the proxy sent first, unless one
     /// was opened since `generation` (another request renewed it first); `true` when the
-    /// request should be sent again.
-    async fn renew_session(&self, generation: u64) -> bool {
+    /// request should be sent again. `stale` says how the server said it forgot the session.
+    async fn renew_session(&self, generation: u64, stale: &str) -> bool {
         let _one_at_a_time = self.renewing.lock().await;
         if self.sessions_opened.load(Ordering::Relaxed) != generation {
             return true;
@@ -500,7 +540,7 @@ impl Shared {
             return false;
         };
         log(&format!(
-            "the upstream at {} no longer knows the session (404); opening a new one",
+            "the upstream at {} no longer knows the session ({stale}); opening a new one",
             self.url
         ));
         lock(&self.session).take();
@@ -552,17 +592,12 @@ impl Shared {
             traceparent: None,
             meta_version: None,
         };
-        let mut sent = self.send_once(&probe).await;
-        if let Ok((response, Some(generation))) = &sent
-            && response.status() == reqwest::StatusCode::NOT_FOUND
-            && self.renew_session(*generation).await
-        {
-            sent = self.send_once(&probe).await;
-        }
-        let Ok((response, _)) = sent else { return };
-        let Some(body) = read_capped(response, self.line_cap).await else {
-            return;
+        let body = match self.send_in_session(&probe).await {
+            Sent::Answer(response) => read_capped(response, self.line_cap).await,
+            Sent::Read(_, body) => Some(body),
+            Sent::Failed(_) | Sent::Lost => None,
         };
+        let Some(body) = body else { return };
         if parse_listing(&body).is_some()
             || is_error_answer(&body)
             || matches!(answer_of(&body), Err(Some(_)))
@@ -694,6 +729,35 @@ fn too_long(id: Option<&Value>, prefix: Vec<u8>) -> Incoming {
 }
 
 /// A whole body, read at most `cap` bytes; `None` past the cap or when the read fails.
+/// What came of a POST sent in the handshake-era session.
+enum Sent {
+    /// The server's answer, unread.
+    Answer(reqwest::Response),
+    /// Its answer's status and body, already read (a `400` read to see whether it named the
+    /// session).
+    Read(reqwest::StatusCode, Vec<u8>),
+    /// No answer.
+    Failed(reqwest::Error),
+    /// It forgot the session, and a new one could not be opened.
+    Lost,
+}
+
+/// Whether an error body says the session is unknown: a JSON-RPC error (or any text) whose
+/// message speaks of a session (`Bad Request: No valid session ID provided`, `Session not
+/// found`).
+fn names_the_session(body: &[u8]) -> bool {
+    let message = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|answer| {
+            answer
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    message.to_ascii_lowercase().contains("session")
+}
+
 async fn read_capped(mut response: reqwest::Response, cap: usize) -> Option<Vec<u8>> {
     let mut body = Vec::new();
     loop {
