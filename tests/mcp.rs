@@ -88,7 +88,11 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 47] = [
+    let single: [(&str, Test); 48] = [
+        (
+            "mcp::lifecycle::observe_mode_serves_the_upstreams_own_tools",
+            lifecycle::observe_mode_serves_the_upstreams_own_tools,
+        ),
         (
             "mcp::lifecycle::a_restarted_stateful_http_upstream_is_initialized_again",
             lifecycle::a_restarted_stateful_http_upstream_is_initialized_again,

@@ -265,3 +265,75 @@ pub(crate) fn a_restarted_stateful_http_upstream_is_initialized_again() -> Resul
     }
     Ok(())
 }
+
+/// Observe mode, as the first days in front of a server nobody contracted yet: the host is
+/// served the upstream's own listing (every tool, its own schemas, so an SDK that checks results
+/// against a tool's output schema accepts the raw results), a contracted tool's call is decided
+/// and audited and its result passed unchanged, and a tool without a contract is called as the
+/// upstream serves it, counted as `toolgate_no_contract_calls_total`.
+pub(crate) fn observe_mode_serves_the_upstreams_own_tools() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let tools = json!([
+        {"name": "weather", "description": "CANARY the server's own words", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+        {"name": "echo", "inputSchema": {"type": "object"}}
+    ]);
+    let mut refused = weather("Lisbon");
+    refused["result"]["structuredContent"]["note"] = json!("a member no contract promises");
+    let echoed = json!({"result": {"content": [{"type": "text", "text": "Echo: hello"}]}});
+    let scenario = scenario(
+        dir.path(),
+        json!({"tools": tools}),
+        json!({"weather": [refused.clone()], "echo": [echoed.clone()]}),
+    );
+    let audit = dir.path().join("audit.jsonl");
+    let (_running, address, _) = proxy(
+        &["--mode", "observe", "--audit", audit.to_str().unwrap()],
+        &scenario,
+        &log,
+    )
+    .map_err(|error| Failed::from(format!("{error:?}")))?;
+    let result_of = |request: &str| -> Result<serde_json::Value, Failed> {
+        let answer = answer_of(&address, request);
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let message: serde_json::Value = serde_json::from_str(body)
+            .map_err(|error| Failed::from(format!("{error}: {answer}")))?;
+        Ok(message["result"].clone())
+    };
+    let (body, headers) = super::http::modern(1, "tools/list", json!({}));
+    let listed = result_of(&super::listener::post_text(&body.to_string(), &headers))?;
+    if listed["tools"] != tools {
+        return Err(format!("not the upstream's own listing: {listed}").into());
+    }
+    let called = result_of(&modern_call(2, "Lisbon", false))?;
+    if called["structuredContent"] != refused["result"]["structuredContent"] {
+        return Err(
+            format!("the contracted tool's result is not passed unchanged: {called}").into(),
+        );
+    }
+    let (body, headers) = super::http::modern(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    let echo = result_of(&super::listener::post_text(&body.to_string(), &headers))?;
+    if echo["content"] != echoed["result"]["content"] {
+        return Err(format!("a tool without a contract is not passed: {echo}").into());
+    }
+    let audited = std::fs::read_to_string(&audit).unwrap_or_default();
+    if audited.lines().count() != 1 || !audited.contains("\"mode\":\"observe\"") {
+        return Err(format!("only the contracted call is audited, as observed:\n{audited}").into());
+    }
+    let mut stream = std::net::TcpStream::connect(&address)?;
+    std::io::Write::write_all(
+        &mut stream,
+        b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    )?;
+    let mut metrics = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut metrics)?;
+    if !metrics.contains("toolgate_no_contract_calls_total 1") {
+        return Err(format!("the uncontracted call is not counted:\n{metrics}").into());
+    }
+    Ok(())
+}

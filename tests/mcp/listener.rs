@@ -47,6 +47,8 @@ pub(crate) fn proxy(
         &[
             (SCENARIO_VARIABLE, scenario.to_str().unwrap()),
             (LOG_VARIABLE, log.to_str().unwrap()),
+            // Observe mode is refused in CI; a test that observes is no pipeline.
+            ("CI", "false"),
         ],
     )
 }

@@ -57,3 +57,45 @@ export async function exercise(label, { listTools, callTool }) {
   console.log(`ok   ${label}`);
   return true;
 }
+
+// Observe mode (`--mode observe`), the first days in front of a server nobody has contracted
+// yet: the client is served the server's own listing (every tool, its own descriptions and
+// schemas), so it accepts every result passed on unchanged, the ones the contract refuses too,
+// and a tool without a contract is called as the server serves it.
+export async function exerciseObserved(label, { listTools, callTool }) {
+  const failures = [];
+  const expect = (condition, what) => {
+    if (!condition) failures.push(what);
+  };
+  try {
+    const listed = await listTools();
+    const names = listed.tools.map((tool) => tool.name);
+    expect(
+      names.includes("echo") && names.includes("get-structured-content") && names.length > 2,
+      `lists every tool the server lists, got ${JSON.stringify(names)}`,
+    );
+    const own = listed.tools.find((tool) => tool.name === "get-structured-content");
+    expect(
+      own?.description?.includes(SERVER_WORDS[0]) && own?.outputSchema !== undefined,
+      `the server's own description and output schema, got ${JSON.stringify(own)}`,
+    );
+    const refused = await callTool("get-structured-content", { location: "Los Angeles" });
+    expect(
+      refused.isError !== true && refused.structuredContent?.temperature === 73,
+      `Los Angeles passes unchanged, got ${JSON.stringify(refused)}`,
+    );
+    const echoed = await callTool("echo", { message: "hello" });
+    expect(
+      echoed.isError !== true && echoed.content?.[0]?.text === "Echo: hello",
+      `a tool without a contract is called as the server serves it, got ${JSON.stringify(echoed)}`,
+    );
+  } catch (error) {
+    failures.push(`the client refused what the proxy passed: ${error?.stack ?? error}`);
+  }
+  if (failures.length > 0) {
+    console.error(`FAIL ${label}:\n  ${failures.join("\n  ")}`);
+    return false;
+  }
+  console.log(`ok   ${label}`);
+  return true;
+}

@@ -2,7 +2,8 @@
 # Interoperability of toolgate mcp-proxy with what people run: the official TypeScript SDK
 # clients (v1 and v2) and Python SDK client, in every era they speak, over stdio and over the
 # proxy's Streamable HTTP listener, in front of @modelcontextprotocol/server-everything (over
-# stdio, and over its own Streamable HTTP transport); the official conformance suite's server
+# stdio, and over its own Streamable HTTP transport), and in observe mode (the server's own listing,
+# every result accepted unchanged); the official conformance suite's server
 # scenarios against the proxy's listener (its by-design refusals listed in
 # conformance-expected-failures.yaml); the listener as an OAuth resource server with the Python
 # SDK's OAuth client (python_oauth.py); `toolgate new --from-mcp` against the same server. Everything it installs goes to target/interop/ (pinned versions); `cargo test` does

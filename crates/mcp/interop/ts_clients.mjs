@@ -10,17 +10,17 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
-import { exercise } from "./check.mjs";
+import { exercise, exerciseObserved } from "./check.mjs";
 
 const [toolgate, contracts, everything, proxyUrl, upstreamUrl] = process.argv.slice(2);
 const proxyArgs = ["mcp-proxy", "--root", contracts, "--", process.execPath, everything, "stdio"];
 let ok = true;
 
-async function run(label, client, transport) {
+async function run(label, client, transport, checks = exercise) {
   try {
     await client.connect(transport);
     ok =
-      (await exercise(label, {
+      (await checks(label, {
         listTools: () => client.listTools(),
         callTool: (name, args) => client.callTool({ name, arguments: args }),
       })) && ok;
@@ -50,6 +50,21 @@ for (const mode of ["legacy", "auto", { pin: "2026-07-28" }]) {
     new StreamableHTTPClientTransport(new URL(proxyUrl)),
   );
 }
+// Observe mode, with the CI variable saying this is no pipeline (observe mode is refused in CI).
+const observeArgs = ["mcp-proxy", "--root", contracts, "--mode", "observe", "--", process.execPath, everything, "stdio"];
+const observeEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CI: "false" };
+await run(
+  "TypeScript SDK v1, stdio, observe mode",
+  new ClientV1({ name: "interop-v1", version: "1" }),
+  new StdioV1({ command: toolgate, args: observeArgs, env: observeEnv, stderr: "ignore" }),
+  exerciseObserved,
+);
+await run(
+  "TypeScript SDK v2, stdio, observe mode",
+  new ClientV2({ name: "interop-v2", version: "2" }, { versionNegotiation: { mode: "auto" } }),
+  new StdioV2({ command: toolgate, args: observeArgs, env: observeEnv, stderr: "ignore" }),
+  exerciseObserved,
+);
 if (upstreamUrl) {
   const overHttp = ["mcp-proxy", "--root", contracts, "--", upstreamUrl];
   await run(

@@ -235,6 +235,7 @@ impl Collector for ProbeCollector {
 /// read lock (a new label set, seen once per tool and outcome, takes the write lock).
 pub struct Metrics {
     registry: Registry,
+    no_contract: Counter,
     decisions: Family<DecisionLabels, Counter>,
     decision_seconds: HistogramFamily<DurationLabels>,
     upstream_seconds: HistogramFamily<ToolLabels>,
@@ -457,6 +458,12 @@ impl Metrics {
             "Tool calls forwarded and not yet answered, by tool",
             in_flight.clone(),
         );
+        let no_contract = Counter::default();
+        registry.register(
+            "toolgate_no_contract_calls",
+            "Tool calls forwarded in observe mode (--mode observe) to a tool no contract covers: passed on undecided, and unaudited",
+            no_contract.clone(),
+        );
         let contracts = Family::<ContractLabels, Gauge>::default();
         registry.register(
             "toolgate_contract_info",
@@ -476,6 +483,7 @@ impl Metrics {
         registry.register_collector(Box::new(Arc::clone(&probes)));
         Metrics {
             registry,
+            no_contract,
             decisions,
             decision_seconds,
             upstream_seconds,
@@ -534,6 +542,11 @@ impl Metrics {
     /// contract's metrics looked up by its digest).
     pub fn decided(&self, contract: &Contract, decision: &Decision, took: Duration) {
         self.contract(contract).decided(decision, took);
+    }
+
+    /// A call of a tool without a contract passed on undecided (observe mode).
+    pub fn called_without_contract(&self) {
+        self.no_contract.inc();
     }
 
     /// The HTTP listener turned a caller away.

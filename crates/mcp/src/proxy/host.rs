@@ -333,6 +333,14 @@ impl Proxy {
             ));
         };
         let Some(tool) = self.registry.get(name) else {
+            if self.observe && host.may_call(name) {
+                // Observe mode: a tool nobody contracted yet passes as the upstream serves it,
+                // undecided and counted (`toolgate_no_contract_calls_total`).
+                if let Some(metrics) = self.front.metrics() {
+                    metrics.called_without_contract();
+                }
+                return Some((Waiting::Passthrough("tools/call".to_owned()), None));
+            }
             return refuse_with(plain(
                 codes::INVALID_PARAMS,
                 &format!(

@@ -85,9 +85,19 @@ impl Proxy {
                     &upstream_tools,
                     first_page && result.get("nextCursor").is_none(),
                 );
-                let listed = self.registry.list(&upstream_tools, |name, tool| {
-                    host.may_call(name) && self.matches_pin(name, tool)
-                });
+                let offered =
+                    |name: &str, tool: &Value| host.may_call(name) && self.matches_pin(name, tool);
+                if self.observe {
+                    // Observe mode: the upstream's own listing, every tool with its own schemas,
+                    // so a client that checks results against a tool's output schema accepts
+                    // the results passed on unchanged.
+                    let observed = observed_listing(result, &upstream_tools, offered);
+                    return host.send(value_result_line(
+                        id,
+                        &era::passthrough_result("tools/list", observed, modern_host),
+                    ));
+                }
+                let listed = self.registry.list(&upstream_tools, offered);
                 let listed = if modern_host {
                     era::modern_result("tools/list", listed, Some(&result))
                 } else {
@@ -702,4 +712,26 @@ fn never_admitted<'a>(
     } else {
         response
     }
+}
+
+/// The upstream's `tools/list` result as it came, but for the tools a host may not call or a
+/// pin withholds (`offered` says which stay).
+fn observed_listing(
+    mut result: Value,
+    upstream_tools: &[Value],
+    offered: impl Fn(&str, &Value) -> bool,
+) -> Value {
+    let kept: Vec<Value> = upstream_tools
+        .iter()
+        .filter(|tool| {
+            tool.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| offered(name, tool))
+        })
+        .cloned()
+        .collect();
+    if let Some(tools) = result.get_mut("tools") {
+        *tools = Value::Array(kept);
+    }
+    result
 }
