@@ -337,3 +337,133 @@ pub(crate) fn observe_mode_serves_the_upstreams_own_tools() -> Result<(), Failed
     }
     Ok(())
 }
+
+/// A TCP proxy in front of `upstream` that holds each request starting `PUT ` back 40 ms, as a
+/// distant S3 endpoint does: its address.
+fn slow_puts(upstream: std::net::SocketAddr) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((client, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    let (mut client_read, mut client_write) = client.into_split();
+                    let (mut server_read, mut server_write) = server.into_split();
+                    let requests = async move {
+                        let mut buffer = vec![0u8; 64 * 1024];
+                        while let Ok(read) = client_read.read(&mut buffer).await {
+                            if read == 0 {
+                                break;
+                            }
+                            if buffer[..read].starts_with(b"PUT ") {
+                                tokio::time::sleep(Duration::from_millis(40)).await;
+                            }
+                            if server_write.write_all(&buffer[..read]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = server_write.shutdown().await;
+                    };
+                    let answers = async move {
+                        let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                    };
+                    tokio::join!(requests, answers);
+                });
+            }
+        });
+    });
+    address
+}
+
+/// A burst of refusals retained to an S3 store that takes 40 ms per `PUT` (moto's server behind
+/// a delaying proxy): when the host leaves, everything offered is kept within the stop's
+/// deadline, or counted as lost or dropped, never lost silently; what the line says was kept is
+/// what the bucket holds. Skipped without an S3-compatible server (`.ci/run` starts one).
+pub(crate) fn a_retention_burst_to_a_slow_store_is_kept_or_counted() -> Result<(), Failed> {
+    let Ok(endpoint) = std::env::var("TOOLGATE_S3_ENDPOINT") else {
+        if std::env::var("TOOLGATE_REQUIRE_S3").as_deref() == Ok("1") {
+            return Err("TOOLGATE_REQUIRE_S3=1 but no TOOLGATE_S3_ENDPOINT".into());
+        }
+        eprintln!("skipped: no S3-compatible server (TOOLGATE_S3_ENDPOINT is not set)");
+        return Ok(());
+    };
+    let bucket = std::env::var("TOOLGATE_S3_BUCKET").unwrap_or_else(|_| "evidence".into());
+    let moto: std::net::SocketAddr = endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()?;
+    let slow = format!("http://{}", slow_puts(moto));
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!(
+        "burst-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_nanos()
+    );
+    const CALLS: usize = 400;
+    let mut refused = weather("Lisbon");
+    refused["result"]["structuredContent"]["note"] = json!("a member no contract promises");
+    let scenario = scenario(
+        dir.path(),
+        json!({}),
+        json!({"weather": vec![refused; CALLS]}),
+    );
+    let args: Vec<String> = [
+        "--retain",
+        &format!("s3://{bucket}/{prefix}"),
+        "--retain-endpoint",
+        &slow,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let proxy = super::start_proxy_at(&super::here(), &scenario, &dir.path().join("log"), &args);
+    let mut messages = vec![super::retention::initialize()];
+    for id in 1..=CALLS as u64 {
+        messages.push(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}}));
+    }
+    let (_, stderr) = super::retention::stdio_session(proxy, &messages)?;
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("retention: kept"))
+        .ok_or_else(|| format!("no line says what retention kept:\n{stderr}"))?;
+    let number_after = |word: &str| -> u64 {
+        line.split(word)
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|number| number.parse().ok())
+            .unwrap_or(u64::MAX / 8)
+    };
+    let number_before = |word: &str| -> u64 {
+        line.split(word)
+            .next()
+            .and_then(|before| before.rsplit(' ').next())
+            .and_then(|number| number.parse().ok())
+            .unwrap_or(u64::MAX / 8)
+    };
+    let (kept, failed, dropped, lost) = (
+        number_after("kept "),
+        number_before(" failed"),
+        number_before(" dropped"),
+        number_before(" lost"),
+    );
+    if kept + dropped + lost + failed != CALLS as u64 {
+        return Err(format!("{CALLS} refusals offered, {kept} kept, {dropped} dropped, {lost} lost, {failed} failed:\n{line}").into());
+    }
+    let store = toolgate_store::S3Store::open(&bucket, &prefix, Some(&endpoint))?;
+    let held = toolgate_store::Store::list(&store, "")?.len() as u64;
+    if held != kept {
+        return Err(format!("the line says {kept} kept, the bucket holds {held}:\n{line}").into());
+    }
+    Ok(())
+}

@@ -107,7 +107,8 @@ impl Retention {
     }
 
     /// What it has done so far: `kept`, `dropped` (its queue was full), `failed` (the store
-    /// refused), `evicted` (deleted for the budget or the age).
+    /// refused), `lost` (still waiting when it was closed and its wait ran out), `evicted` (deleted
+    /// for the budget or the age).
     #[getter]
     fn stats(&self) -> BTreeMap<&'static str, u64> {
         let stats = self
@@ -124,6 +125,7 @@ impl Retention {
             ("kept", stats.kept),
             ("dropped", stats.dropped),
             ("failed", stats.failed),
+            ("lost", stats.lost),
             ("evicted", stats.evicted),
         ])
     }

@@ -71,7 +71,7 @@ def test_a_refusal_kept_in_a_folder_is_reproduced_to_the_same_agent_bytes(toolga
     assert not refused.admitted and admitted.admitted
     summary = retention.close()
     assert "kept 1 in" in summary, summary
-    assert retention.stats == {"kept": 1, "dropped": 0, "failed": 0, "evicted": 0}
+    assert retention.stats == {"kept": 1, "dropped": 0, "failed": 0, "lost": 0, "evicted": 0}
     # Private: the operator's upstream bytes are not for the machine's other users.
     assert stat.S_IMODE(store.stat().st_mode) & 0o077 == 0
 

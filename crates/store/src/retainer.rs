@@ -77,6 +77,8 @@ pub struct RetentionStats {
     pub failed: u64,
     /// Objects deleted to keep the store within its budget and age.
     pub evicted: u64,
+    /// Records still waiting to be written when the front stopped and its drain ran out.
+    pub lost: u64,
 }
 
 /// Reads what a retainer has done so far, from anywhere ([`Retainer::stats_reader`]).
@@ -103,6 +105,7 @@ impl Counters {
             dropped: self.dropped.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             evicted: self.evicted.load(Ordering::Relaxed),
+            lost: self.lost.load(Ordering::Relaxed),
         }
     }
 }
@@ -113,6 +116,9 @@ struct Counters {
     dropped: AtomicU64,
     failed: AtomicU64,
     evicted: AtomicU64,
+    lost: AtomicU64,
+    /// Records offered and not yet taken by the writer: what a stop that cannot wait loses.
+    waiting: AtomicU64,
 }
 
 enum Job {
@@ -182,9 +188,12 @@ impl Retainer {
             return false;
         }
         let captured = Captured::of(decision, response, request);
+        // Counted before it is sent: the writer may take it at once.
+        self.counters.waiting.fetch_add(1, Ordering::Relaxed);
         match self.sender.try_send(Job::Keep(Box::new(captured))) {
             Ok(()) => true,
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.counters.waiting.fetch_sub(1, Ordering::Relaxed);
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 let mut last = self
                     .full_logged
@@ -243,19 +252,23 @@ impl Retainer {
     /// Writes what is queued (waiting up to `within`), and says, for the front's last line,
     /// what was kept and what was not.
     pub fn finish(&self, within: Duration) -> String {
-        let flushed = self.flush(within);
-        let stats = self.stats();
-        let mut line = format!(
-            "retention: kept {} in {}; not kept: {} failed, {} dropped (queue full); {} evicted for the budget or age",
-            stats.kept, self.describe, stats.failed, stats.dropped, stats.evicted
-        );
-        if !flushed {
-            line.push_str(&format!(
-                "; the store did not take everything within {} s, and the rest is not kept",
-                within.as_secs()
-            ));
+        if !self.flush(within) {
+            // What the writer has not taken will not be written: counted as lost (a write in
+            // progress may still land, and is then counted kept as well).
+            let waiting = self.counters.waiting.swap(0, Ordering::Relaxed);
+            self.counters.lost.fetch_add(waiting, Ordering::Relaxed);
         }
-        line
+        let stats = self.stats();
+        format!(
+            "retention: kept {} in {}; not kept: {} failed, {} dropped (queue full), {} lost (the stop's deadline, {:.1} s, passed first); {} evicted for the budget or age",
+            stats.kept,
+            self.describe,
+            stats.failed,
+            stats.dropped,
+            stats.lost,
+            within.as_secs_f64(),
+            stats.evicted
+        )
     }
 
     /// What it writes to, for messages.
@@ -285,12 +298,16 @@ struct Worker {
 /// How often the store is listed again (its other writers' objects counted).
 const RELIST_EVERY: Duration = Duration::from_secs(60);
 
+/// The most records written in one batch (the store's `put_all`).
+const BATCH: usize = 128;
+
 impl Worker {
     fn run(mut self, jobs: Receiver<Job>) {
         self.relist();
         let mut listed = Instant::now();
+        let mut batch: Vec<Captured> = Vec::with_capacity(BATCH);
         loop {
-            let job = match jobs.recv_timeout(RELIST_EVERY) {
+            let first = match jobs.recv_timeout(RELIST_EVERY) {
                 Ok(job) => job,
                 Err(RecvTimeoutError::Timeout) => {
                     self.relist();
@@ -300,20 +317,34 @@ impl Worker {
                 }
                 Err(RecvTimeoutError::Disconnected) => return,
             };
-            match job {
-                Job::Keep(captured) => {
-                    let retained = captured.into_retained(&self.secret);
-                    self.keep(&retained);
+            // What is queued behind it goes in the same batch, up to a flush.
+            let mut flush = None;
+            let mut next = Some(first);
+            while let Some(job) = next.take() {
+                match job {
+                    Job::Keep(captured) => {
+                        self.counters.waiting.fetch_sub(1, Ordering::Relaxed);
+                        batch.push(*captured);
+                    }
+                    Job::Flush(done) => {
+                        flush = Some(done);
+                        break;
+                    }
                 }
-                Job::Flush(done) => {
-                    let _ = done.send(());
+                if batch.len() < BATCH {
+                    next = jobs.try_recv().ok();
                 }
             }
+            self.keep_all(&mut batch);
             if listed.elapsed() >= RELIST_EVERY {
                 self.relist();
                 listed = Instant::now();
             }
             self.enforce();
+            // Answered once what came before it is written and the store within its bounds.
+            if let Some(done) = flush {
+                let _ = done.send(());
+            }
         }
     }
 
@@ -357,7 +388,38 @@ impl Worker {
         }
     }
 
-    fn keep(&mut self, retained: &Retained) {
+    /// Writes every record of `batch` (emptied), several at once where the store can.
+    fn keep_all(&mut self, batch: &mut Vec<Captured>) {
+        let objects: Vec<(String, Vec<u8>)> = batch
+            .drain(..)
+            .filter_map(|captured| self.object(&captured.into_retained(&self.secret)))
+            .collect();
+        if objects.is_empty() {
+            return;
+        }
+        let written = self.store.put_all(&objects);
+        for ((name, _), result) in objects.into_iter().zip(written) {
+            match result {
+                Ok(used) => {
+                    self.counters.kept.fetch_add(1, Ordering::Relaxed);
+                    self.held += used;
+                    self.index.push_back(Entry {
+                        name,
+                        size: used,
+                        modified: SystemTime::now(),
+                    });
+                }
+                Err(error) => {
+                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                    self.failure(&format!("cannot write to it: {error}"));
+                }
+            }
+        }
+    }
+
+    /// A record's object: its name and bytes, sealed where the store is; `None` (counted
+    /// failed) for one that cannot be sealed or is larger than the whole budget.
+    fn object(&mut self, retained: &Retained) -> Option<(String, Vec<u8>)> {
         let mut name = retained.name();
         let mut bytes = retained.to_bytes();
         if let Some(seal) = &self.seal {
@@ -368,33 +430,21 @@ impl Worker {
                 }
                 Err(error) => {
                     self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                    return self.failure(&format!("cannot seal a record: {error}"));
+                    self.failure(&format!("cannot seal a record: {error}"));
+                    return None;
                 }
             }
         }
         if bytes.len() as u64 + OBJECT_OVERHEAD > self.budget {
             self.counters.failed.fetch_add(1, Ordering::Relaxed);
-            return self.failure(&format!(
+            self.failure(&format!(
                 "a record of {} bytes is larger than the whole budget ({} bytes); not kept",
                 bytes.len(),
                 self.budget
             ));
+            return None;
         }
-        match self.store.put(&name, &bytes) {
-            Ok(used) => {
-                self.counters.kept.fetch_add(1, Ordering::Relaxed);
-                self.held += used;
-                self.index.push_back(Entry {
-                    name,
-                    size: used,
-                    modified: SystemTime::now(),
-                });
-            }
-            Err(error) => {
-                self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                self.failure(&format!("cannot write to it: {error}"));
-            }
-        }
+        Some((name, bytes))
     }
 
     /// Deletes the oldest objects until the store is within its budget, its number of records

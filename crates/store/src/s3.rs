@@ -2,8 +2,9 @@
 //! the Arrow project's `object_store`, so that any number of stateless replicas keep one store.
 //!
 //! Each object is one `PUT` (S3 writes an object whole or not at all). Calls are made on a
-//! runtime of the store's own, one at a time: the store is used by the retainer's thread and by
-//! the command line, never from an async task.
+//! runtime of the store's own: the store is used by the retainer's thread and by the command
+//! line, never from an async task. A retainer's batch is written with up to [`PUTS_IN_FLIGHT`]
+//! `PUT`s at once.
 
 use std::io;
 use std::time::{Duration, SystemTime};
@@ -14,6 +15,9 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 
 use crate::store::{Entry, MAX_OBJECT_BYTES, OBJECT_OVERHEAD, Store, check_name};
+
+/// The most `PUT`s in flight at once: at 40 ms a write, some 1,600 records a second.
+pub(crate) const PUTS_IN_FLIGHT: usize = 64;
 
 /// A store in an S3 bucket, under a prefix.
 pub struct S3Store {
@@ -102,6 +106,24 @@ impl Store for S3Store {
             .block_on(self.store.put(&location, payload))
             .map(|_| bytes.len() as u64 + OBJECT_OVERHEAD)
             .map_err(failed)
+    }
+
+    fn put_all(&self, objects: &[(String, Vec<u8>)]) -> Vec<io::Result<u64>> {
+        let puts = objects.iter().map(|(name, bytes)| async move {
+            let location = self.location(name)?;
+            self.store
+                .put(&location, PutPayload::from(bytes.clone()))
+                .await
+                .map(|_| bytes.len() as u64 + OBJECT_OVERHEAD)
+                .map_err(failed)
+        });
+        // In order, at most PUTS_IN_FLIGHT at once: S3 takes many writes in parallel, and
+        // the batch is bounded by the retainer.
+        self.runtime.block_on(
+            futures_util::stream::iter(puts)
+                .buffered(PUTS_IN_FLIGHT)
+                .collect(),
+        )
     }
 
     fn get(&self, name: &str) -> io::Result<Option<Vec<u8>>> {

@@ -27,6 +27,16 @@ pub trait Store: Send + Sync {
     /// Writes `bytes` under `name`, whole or not at all; what the object takes in the store
     /// (as [`Entry::size`] counts it).
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<u64>;
+    /// Writes each `(name, bytes)` as [`Store::put`] does, the result of each in the same
+    /// order. A store with a network between it and its objects writes several at once (the
+    /// retainer hands it a batch: one at a time, a store adding 40 ms per write keeps 25 a
+    /// second); one on a local disk, one after the other.
+    fn put_all(&self, objects: &[(String, Vec<u8>)]) -> Vec<io::Result<u64>> {
+        objects
+            .iter()
+            .map(|(name, bytes)| self.put(name, bytes))
+            .collect()
+    }
     /// The object `name`, if there is one (at most [`MAX_OBJECT_BYTES`]).
     fn get(&self, name: &str) -> io::Result<Option<Vec<u8>>>;
     /// Hands every object whose name starts with `prefix` to `each`, in no particular order,

@@ -213,7 +213,7 @@ impl Collector for ProbeCollector {
             let counts = retention.read();
             let mut family = encoder.encode_descriptor(
                 "toolgate_retention_records",
-                "What the retainer did with the records it was handed (--retain): kept, dropped (its queue full), failed (the store refused), evicted (budget or age)",
+                "What the retainer did with the records it was handed (--retain): kept, dropped (its queue full), failed (the store refused), lost (still waiting when the front stopped and its drain ran out), evicted (budget or age)",
                 None,
                 prometheus_client::metrics::MetricType::Counter,
             )?;
@@ -221,6 +221,7 @@ impl Collector for ProbeCollector {
                 ("kept", counts.kept),
                 ("dropped", counts.dropped),
                 ("failed", counts.failed),
+                ("lost", counts.lost),
                 ("evicted", counts.evicted),
             ] {
                 let labels = [("result", result)];
