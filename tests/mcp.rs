@@ -88,7 +88,11 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 49] = [
+    let single: [(&str, Test); 50] = [
+        (
+            "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
+            surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
+        ),
         (
             "mcp::lifecycle::a_retention_burst_to_a_slow_store_is_kept_or_counted",
             lifecycle::a_retention_burst_to_a_slow_store_is_kept_or_counted,

@@ -98,7 +98,12 @@ const LAYERS: [(&str, &str, &[&str]); 15] = [
     (
         "toolgate-bench",
         "crates/bench",
-        &["toolgate-gate", "toolgate-repo", "toolgate-runner"],
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-runner",
+            "toolgate-store",
+        ],
     ),
     (
         "toolgate",

@@ -241,6 +241,7 @@ fn full_exposition() -> Vec<toolgate_telemetry::Sample> {
     let _in_flight = resolved.call_started();
     metrics.contract_loaded(&v1);
     metrics.watch_upstream(|| true);
+    metrics.watch_withheld(|| 1);
     let store = tempfile::tempdir().unwrap();
     let retainer = toolgate_store::RetentionConfig::new(store.path().display().to_string())
         .start(std::sync::Arc::new(|_: &str| {}))
@@ -339,6 +340,10 @@ fn the_dashboard_and_the_alerts_read_what_the_proxy_exposes() {
         "ToolgateRefusalSpike",
         "ToolgateUpstreamDown",
         "ToolgateUpstreamFailing",
+        "ToolgateRetentionLosing",
+        "ToolgateToolWithheld",
+        "ToolgateShadowDisagrees",
+        "ToolgateTargetDown",
     ] {
         assert!(alerts.contains(&wanted), "{alerts:?}");
     }

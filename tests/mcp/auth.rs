@@ -191,6 +191,7 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
     let scrape_token = "scrape-token-0123456789";
     let token_file = dir.path().join("metrics.token");
     std::fs::write(&token_file, format!("{scrape_token}\n"))?;
+    let collector = super::telemetry::Collector::start();
     let (_proxy, address, _stderr) = listening_proxy(
         &[
             "--auth",
@@ -199,6 +200,10 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
             audit.to_str().unwrap(),
             "--metrics-token-file",
             token_file.to_str().unwrap(),
+            "--otlp-endpoint",
+            &collector.endpoint(),
+            "--otlp-protocol",
+            "http/json",
         ],
         &[std::env::current_exe().unwrap().display().to_string()],
         &[
@@ -412,6 +417,19 @@ pub(crate) fn bad_tokens_are_refused_and_the_right_one_served() -> Result<(), Fa
         .collect::<Result<_, _>>()?;
     if lines.len() != 2 || lines.iter().any(|line| line["caller"] != "agent-1") {
         return Err(format!("the audit does not name the caller: {audited}").into());
+    }
+    // And every call's server span names the caller as OpenTelemetry does (`enduser.id`).
+    let (spans, _) =
+        super::telemetry::wait_for(&collector, super::telemetry::read_json, |spans, _| {
+            spans.iter().filter(|span| span.kind == 2).count() >= 2
+        });
+    let servers: Vec<_> = spans.iter().filter(|span| span.kind == 2).collect();
+    if servers.len() != 2
+        || servers
+            .iter()
+            .any(|span| super::telemetry::attribute(span, "enduser.id") != Some("agent-1"))
+    {
+        return Err(format!("the server spans do not name the caller: {servers:#?}").into());
     }
     let upstream_saw = std::fs::read_to_string(&log)?;
     let signature = token.rsplit('.').next().unwrap();

@@ -583,9 +583,11 @@ pub(crate) fn two_instances_behind_a_round_robin() -> Result<(), Failed> {
             .map(|line| {
                 let mut event: Value = serde_json::from_str(line).unwrap_or(Value::Null);
                 event["time"] = Value::Null;
-                // Each file's own hash chain (its writer's id, the line before it).
+                // Each file's own hash chain (its writer's id, the line before it), and each
+                // call's own id (unique to the replica that served it).
                 if let Some(members) = event.as_object_mut() {
                     members.remove("chain");
+                    members.remove("call_id");
                 }
                 event.to_string()
             })

@@ -77,6 +77,10 @@ pub(crate) fn sigterm_answers_the_call_in_flight_and_readyz_goes_503_first() -> 
     if !status.success() {
         return Err(format!("the proxy exits {status} after draining:\n{stderr}").into());
     }
+    // The one configuration line at start says what runs.
+    if !stderr.contains("configuration: no auth (loopback); audit off; retention off; mode enforce; no shadow; metrics kept; traces off; 3 contract(s): get-structured-content v1") {
+        return Err(format!("no configuration line at start:\n{stderr}").into());
+    }
     if !stderr.contains("drained in")
         || !stderr.contains("the 1 call(s) in flight at the signal were answered")
     {

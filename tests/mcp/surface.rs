@@ -602,3 +602,56 @@ pub(crate) fn a_page_a_host_asks_for_withholds_no_tool() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// A rug pull shows in the metrics before anyone calls the changed tool: once the server
+/// announces its new listing, `toolgate_tools_withheld` says one pinned tool is withheld (it was
+/// 0 while the listing matched the pin).
+pub(crate) fn a_withheld_tool_shows_in_the_gauge_before_its_next_call() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let (root, scenario) = pinned_tool_that_changes(dir.path())?;
+    let log = dir.path().join("upstream.log");
+    let (_proxy, address, _) = super::http::listening_proxy_at(
+        &root,
+        &[],
+        &[std::env::current_exe()?.display().to_string()],
+        &[
+            (
+                super::SCENARIO_VARIABLE,
+                scenario.to_str().unwrap_or_default(),
+            ),
+            (super::LOG_VARIABLE, log.to_str().unwrap_or_default()),
+        ],
+        std::process::Stdio::null(),
+    )?;
+    let withheld = || -> Option<String> {
+        let mut stream = std::net::TcpStream::connect(&address).ok()?;
+        std::io::Write::write_all(
+            &mut stream,
+            b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        )
+        .ok()?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut text).ok()?;
+        text.lines()
+            .find(|line| line.starts_with("toolgate_tools_withheld "))
+            .map(str::to_owned)
+    };
+    if withheld().as_deref() != Some("toolgate_tools_withheld 0") {
+        return Err(format!("before the change: {:?}", withheld()).into());
+    }
+    let (body, headers) = super::http::modern(
+        1,
+        "tools/call",
+        json!({"name": "weather", "arguments": {"city": "Oslo"}}),
+    );
+    super::listener::answer_of(
+        &address,
+        &super::listener::post_text(&body.to_string(), &headers),
+    );
+    if !super::listener::eventually(std::time::Duration::from_secs(10), || {
+        withheld().as_deref() == Some("toolgate_tools_withheld 1")
+    }) {
+        return Err(format!("after the change: {:?}", withheld()).into());
+    }
+    Ok(())
+}

@@ -44,13 +44,13 @@ struct Export {
 }
 
 /// An OTLP/HTTP collector on loopback: every POST kept, answered 200.
-struct Collector {
+pub(crate) struct Collector {
     address: String,
     received: Arc<Mutex<Vec<Export>>>,
 }
 
 impl Collector {
-    fn start() -> Collector {
+    pub(crate) fn start() -> Collector {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -64,7 +64,7 @@ impl Collector {
         Collector { address, received }
     }
 
-    fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.address)
     }
 
@@ -141,20 +141,20 @@ fn serve_exports(stream: TcpStream, kept: &Mutex<Vec<Export>>) {
 
 /// A span as the test reads it.
 #[derive(Debug, Clone)]
-struct SpanSeen {
+pub(crate) struct SpanSeen {
     trace: String,
     id: String,
     parent: String,
     name: String,
     /// OTLP's kinds: 1 internal, 2 server, 3 client.
-    kind: i64,
+    pub(crate) kind: i64,
     attributes: BTreeMap<String, String>,
     error: bool,
 }
 
 /// A log record as the test reads it.
 #[derive(Debug, Clone)]
-struct LogSeen {
+pub(crate) struct LogSeen {
     trace: String,
     span: String,
     severity: String,
@@ -215,7 +215,7 @@ fn json_text(value: &Value) -> String {
 }
 
 /// The spans and log records of every export, as OTLP/JSON.
-fn read_json(collector: &Collector) -> (Vec<SpanSeen>, Vec<LogSeen>) {
+pub(crate) fn read_json(collector: &Collector) -> (Vec<SpanSeen>, Vec<LogSeen>) {
     let spans = json_items(
         collector,
         "/v1/traces",
@@ -358,7 +358,7 @@ fn expect(condition: bool, what: impl FnOnce() -> String) -> Result<(), Failed> 
     }
 }
 
-fn attribute<'a>(span: &'a SpanSeen, key: &str) -> Option<&'a str> {
+pub(crate) fn attribute<'a>(span: &'a SpanSeen, key: &str) -> Option<&'a str> {
     span.attributes.get(key).map(String::as_str)
 }
 
@@ -429,7 +429,7 @@ fn audit_record<'a>(
 }
 
 /// Waits until the collector has received what `ready` looks for.
-fn wait_for(
+pub(crate) fn wait_for(
     collector: &Collector,
     read: fn(&Collector) -> (Vec<SpanSeen>, Vec<LogSeen>),
     ready: impl Fn(&[SpanSeen], &[LogSeen]) -> bool,
@@ -860,6 +860,16 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         record.severity == "INFO" && record.body["outcome"] == "admitted",
         || format!("{record:#?}"),
     )?;
+    // The audit line joins its trace: the call's trace and server span, and a unique call id.
+    expect(
+        record.body["trace_id"] == server.trace.as_str()
+            && record.body["span_id"] == server.id.as_str()
+            && record.body["call_id"]
+                .as_str()
+                .is_some_and(|id| id.len() > 16),
+        || format!("the audit line does not name its trace and call: {record:#?}"),
+    )?;
+    let first_call = record.body["call_id"].clone();
     let (refused, decision, _) = call_tree(&spans, "2")?;
     expect(
         refused.trace == second_trace
@@ -871,6 +881,10 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
     expect(
         record.severity == "WARN" && record.body["outcome"] == "rejected",
         || format!("{record:#?}"),
+    )?;
+    expect(
+        record.body["call_id"] != first_call && record.body["trace_id"] == second_trace,
+        || format!("each call its own id and trace: {record:#?}"),
     )?;
     expect(
         !spans.iter().any(|span| {
@@ -885,9 +899,10 @@ pub(crate) fn stdio_traces_follow_the_host() -> Result<(), Failed> {
         .iter()
         .find(|log| log.body["request_id"] == "4")
         .ok_or("no audit record of the fourth call")?;
-    expect(record.trace == unsampled_host[3..35], || {
-        format!("{record:#?}")
-    })?;
+    expect(
+        record.trace == unsampled_host[3..35] && record.body["trace_id"] == unsampled_host[3..35],
+        || format!("{record:#?}"),
+    )?;
     let seen = std::fs::read_to_string(&log).unwrap();
     let passed: Vec<Option<String>> = seen
         .lines()

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use toolgate_gate::{AuditSink, Contract, Decision, Request, Response};
+use toolgate_gate::{AuditSink, CallIds, Contract, Decision, Request, Response};
 use toolgate_store::Retainer;
 use toolgate_telemetry::{ContractMetrics, InFlight, Metrics, UpstreamFailure};
 
@@ -72,6 +72,9 @@ pub struct Steps<'a> {
     pub audit: Option<&'a dyn AuditSink>,
     /// Where refused (and sampled admitted) responses are offered for keeping.
     pub retainer: Option<&'a Retainer>,
+    /// Whether each call gets a unique id (and its trace context) in its audit lines; the
+    /// binding and `check` leave it to their caller.
+    pub identifies_calls: bool,
 }
 
 impl std::fmt::Debug for Steps<'_> {
@@ -96,12 +99,19 @@ pub struct CallRecord {
     metrics: Option<Arc<ContractMetrics>>,
     in_flight: Option<InFlight>,
     span: Option<CallSpan>,
+    /// The call's id and trace context, written into each of its audit lines.
+    ids: Option<CallIds>,
 }
 
 impl CallRecord {
     /// The call's trace, if it is traced.
     pub fn span(&self) -> Option<&CallSpan> {
         self.span.as_ref()
+    }
+
+    /// The call's id and trace context, where the front names its calls.
+    pub fn ids(&self) -> Option<&CallIds> {
+        self.ids.as_ref()
     }
 
     /// The upstream's part of the call is over at `at`: it answered after `waited` (`None`: it
@@ -137,10 +147,19 @@ impl<'a> Steps<'a> {
     /// A call of `contract`'s tool begins (traced by `span`, where it is).
     pub fn begin(&self, contract: &Contract, span: Option<CallSpan>) -> CallRecord {
         let metrics = self.metrics.map(|metrics| metrics.contract(contract));
+        let ids = self.identifies_calls.then(|| {
+            let (trace_id, span_id) = span.as_ref().and_then(CallSpan::ids).unzip();
+            CallIds {
+                call_id: next_call_id(),
+                trace_id: trace_id.map(Arc::from),
+                span_id: span_id.map(Arc::from),
+            }
+        });
         CallRecord {
             in_flight: metrics.as_ref().map(|metrics| metrics.call_started()),
             metrics,
             span,
+            ids,
         }
     }
 
@@ -162,6 +181,9 @@ impl<'a> Steps<'a> {
         }
         if self.observe {
             decision = decision.observed();
+        }
+        if let Some(ids) = &call.ids {
+            decision = decision.in_call(ids);
         }
         let metrics = call.metrics.as_deref();
         self.record(gated.contract, &decision, started, metrics, call.span());
@@ -186,6 +208,9 @@ impl<'a> Steps<'a> {
         let mut decision = contract.admit_response(response, request, now);
         if self.observe {
             decision = decision.observed();
+        }
+        if let Some(ids) = &call.ids {
+            decision = decision.in_call(ids);
         }
         let metrics = self.metrics.map(|metrics| metrics.contract(contract));
         self.record(
@@ -242,4 +267,25 @@ impl<'a> Steps<'a> {
             retainer.offer(decision, response, request);
         }
     }
+}
+
+/// A new call id: this process's random prefix (64 bits, so replicas do not collide) and a
+/// count (so calls of one process never do), e.g. `9f2c4e1a7b3d5e6f-42`. No system call per
+/// call: the prefix is drawn once.
+fn next_call_id() -> Arc<str> {
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let prefix = PREFIX.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        if getrandom::fill(&mut bytes).is_err() {
+            // No generator: the time and the process id still tell replicas apart.
+            let nanos = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |since| since.as_nanos());
+            bytes = ((nanos as u64) ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
+        }
+        bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    });
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Arc::from(format!("{prefix}-{count}"))
 }

@@ -62,6 +62,8 @@ pub struct Runner {
 /// A production front's shared parts, opened: see [`Steps`] for what it does with a decision.
 pub struct Front {
     log: StderrLog,
+    /// What it was opened with, in one line (`Front::summary`).
+    summary: String,
     observe: bool,
     redact_values: bool,
     logs_refusals: bool,
@@ -133,8 +135,16 @@ impl Front {
                 "OBSERVE MODE (--mode observe): decisions are made and audited but NOT enforced; what the upstream returned passes on unchanged, refused results included",
             );
         }
+        let mut summary = summary_of(config, &shadows);
+        if let Some(endpoint) = &endpoint {
+            summary = summary.replace(
+                "metrics on --metrics",
+                &format!("metrics on {}", endpoint.url()),
+            );
+        }
         Ok(Front {
             log,
+            summary,
             observe: config.observe,
             redact_values: config.redact_values,
             logs_refusals: runner.logs_refusals,
@@ -151,6 +161,7 @@ impl Front {
     pub fn bare(name: &'static str) -> Front {
         Front {
             log: StderrLog::new(name),
+            summary: String::new(),
             observe: false,
             redact_values: false,
             logs_refusals: false,
@@ -174,6 +185,7 @@ impl Front {
             redact_values: self.redact_values,
             audit: self.audit.as_ref().map(|audit| audit as _),
             retainer: self.retainer.as_ref(),
+            identifies_calls: true,
         }
     }
 
@@ -197,6 +209,12 @@ impl Front {
     /// Whether the front only observes.
     pub fn observe(&self) -> bool {
         self.observe
+    }
+
+    /// What the front was opened with, in one line for its start (audit and its key, retention,
+    /// mode, shadows, metrics, traces); never a secret, only where each is.
+    pub fn summary(&self) -> &str {
+        &self.summary
     }
 
     /// Whether decisions are offered for retention.
@@ -267,4 +285,77 @@ fn open_tracing(config: &FrontConfig) -> Result<Option<Arc<Tracing>>, UsageError
 #[cfg(not(feature = "otlp"))]
 fn open_tracing(_config: &FrontConfig) -> Result<Option<Arc<Tracing>>, UsageError> {
     Ok(None)
+}
+
+/// `config` in one line: what an operator checks first when a front behaves otherwise than
+/// expected. Names files and stores, never what they hold.
+fn summary_of(config: &FrontConfig, shadows: &ShadowPlan) -> String {
+    let audit = match (&config.audit, &config.audit_key) {
+        (None, _) => "audit off".to_owned(),
+        (Some(path), None) => format!("audit to {} (chained, unsigned)", path.display()),
+        (Some(path), Some(key)) => format!(
+            "audit to {} (chained, signed with {})",
+            path.display(),
+            key.display()
+        ),
+    };
+    let retention = match &config.retention {
+        None => "retention off".to_owned(),
+        Some(retention) => format!(
+            "retention to {} (refusals{}, {}{})",
+            retention.store,
+            if retention.admitted_rate > 0.0 {
+                format!(" and {}% of admissions", retention.admitted_rate * 100.0)
+            } else {
+                String::new()
+            },
+            if retention.recipients.is_empty() {
+                "unsealed"
+            } else {
+                "sealed"
+            },
+            if retention.secret_keys.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} context key(s) kept as digests",
+                    retention.secret_keys.len()
+                )
+            }
+        ),
+    };
+    let mode = if config.observe {
+        "mode OBSERVE"
+    } else {
+        "mode enforce"
+    };
+    let shadow = if shadows.is_empty() {
+        "no shadow".to_owned()
+    } else {
+        format!("shadow {}", shadows.describe())
+    };
+    let metrics = if config.metrics.is_some() {
+        "metrics on --metrics"
+    } else if config.runner.keeps_metrics {
+        "metrics kept"
+    } else {
+        "metrics off"
+    };
+    #[cfg(feature = "otlp")]
+    let traces = match &config.tracing {
+        Some(tracing) => format!(
+            "traces to {} ({:.0}% sampled{})",
+            tracing.endpoint,
+            tracing.sample_ratio * 100.0,
+            if tracing.audit_logs {
+                ", audit as logs"
+            } else {
+                ""
+            }
+        ),
+        None => "traces off".to_owned(),
+    };
+    #[cfg(not(feature = "otlp"))]
+    let traces = "traces off".to_owned();
+    format!("{audit}; {retention}; {mode}; {shadow}; {metrics}; {traces}")
 }

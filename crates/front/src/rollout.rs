@@ -111,6 +111,21 @@ impl ShadowPlan {
         self.pairs.get(tool)
     }
 
+    /// Each pair as `TOOL vN (enforcing vM)`, comma-separated.
+    pub fn describe(&self) -> String {
+        self.pairs
+            .iter()
+            .map(|(tool, pair)| {
+                format!(
+                    "{tool} {} (enforcing {})",
+                    pair.candidate.name(),
+                    pair.enforced.name()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Whether no tool is given a shadow.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()

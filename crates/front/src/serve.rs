@@ -112,6 +112,7 @@ impl Server {
             session: None,
             protocol_version: None,
             traceparent: None,
+            caller: None,
         }))
     }
 
@@ -143,6 +144,7 @@ pub fn run(
         },
         &repository,
     )?;
+    front.log(&format!("configuration: {}", front.summary()));
     let metrics = front.metrics().cloned().unwrap_or_default();
     let mut server = Server {
         repository,

@@ -62,6 +62,22 @@ pub struct AuditEvent {
     /// `observe` when the front forwarded the upstream's result unchanged (report-only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) mode: Option<&'static str>,
+    /// The call this decision belongs to, as the front names it (see [`CallIds`](crate::CallIds)).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "bounded_optional"
+    )]
+    pub(crate) call_id: Option<Arc<str>>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "bounded_optional"
+    )]
+    pub(crate) trace_id: Option<Arc<str>>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "bounded_optional"
+    )]
+    pub(crate) span_id: Option<Arc<str>>,
     /// The same, as the line is written from.
     #[serde(skip)]
     pub(crate) marks: Option<Arc<Marks>>,
@@ -186,7 +202,11 @@ impl AuditLine<'_> {
                 + self.upstream.map_or(0, bounded_len)
                 + self.caller.map_or(0, |caller| bounded_len(caller) + 12)
                 + self.shape.map_or(0, bounded_len)
-                + self.rule.map_or(0, bounded_len),
+                + self.rule.map_or(0, bounded_len)
+                + self
+                    .marks
+                    .and_then(|marks| marks.call.as_ref())
+                    .map_or(0, |call| 64 + bounded_len(&call.call_id)),
         );
         out.extend_from_slice(b"{\"time\":");
         let start = out.len();
@@ -245,6 +265,9 @@ impl AuditLine<'_> {
                 out.extend_from_slice(b",\"mode\":");
                 write_name(out, OBSERVE);
             }
+            if let Some(call) = &marks.call {
+                write_call(out, call);
+            }
         }
         out.extend_from_slice(b"}\n");
     }
@@ -278,6 +301,20 @@ fn contract_members(tool: &str, version: &str, digest: Sha256Digest) -> Vec<u8> 
     out.extend_from_slice(b",\"gate_version\":");
     write_name(&mut out, GATE_VERSION);
     out
+}
+
+/// `,"call_id":…` and, where the call has them, `,"trace_id":…,"span_id":…`.
+fn write_call(out: &mut Vec<u8>, call: &crate::CallIds) {
+    out.extend_from_slice(b",\"call_id\":");
+    write_bounded(out, &call.call_id);
+    if let Some(trace_id) = &call.trace_id {
+        out.extend_from_slice(b",\"trace_id\":");
+        write_bounded(out, trace_id);
+    }
+    if let Some(span_id) = &call.span_id {
+        out.extend_from_slice(b",\"span_id\":");
+        write_bounded(out, span_id);
+    }
 }
 
 /// `,"shadow":{…}`, the members in the order serde writes [`ShadowOutcome`]'s.
@@ -315,6 +352,7 @@ impl AuditEvent {
         agent_sha256: Sha256Digest,
     ) -> AuditEvent {
         let verdict = Verdict::of(outcome);
+        let call = facts.marks.as_ref().and_then(|marks| marks.call.as_ref());
         AuditEvent {
             time: facts.time,
             request_id: facts.request_id.clone(),
@@ -337,6 +375,9 @@ impl AuditEvent {
                 .as_ref()
                 .is_some_and(|marks| marks.observed)
                 .then_some(OBSERVE),
+            call_id: call.map(|call| Arc::clone(&call.call_id)),
+            trace_id: call.and_then(|call| call.trace_id.clone()),
+            span_id: call.and_then(|call| call.span_id.clone()),
             marks: facts.marks.clone(),
         }
     }

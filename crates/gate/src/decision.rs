@@ -151,6 +151,13 @@ impl Decision {
         self
     }
 
+    /// This decision, named as part of the call `ids` names: its audit line carries the call's
+    /// id and trace context.
+    pub fn in_call(mut self, ids: &crate::CallIds) -> Decision {
+        self.mark(|marks| marks.call = Some(ids.clone()));
+        self
+    }
+
     /// What a shadow version decided of the same call, if [`Decision::with_shadow`] said.
     pub fn shadow(&self) -> Option<&ShadowOutcome> {
         self.facts.marks.as_ref()?.shadow.as_ref()

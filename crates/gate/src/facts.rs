@@ -142,6 +142,21 @@ pub(crate) struct Marks {
     /// The front forwarded the upstream's result unchanged (`--mode observe`): decided and
     /// audited, not enforced.
     pub observed: bool,
+    /// The call the decision belongs to, as the front that served it names it.
+    pub call: Option<CallIds>,
+}
+
+/// How a front names the call a decision belongs to, so an audit line joins its trace and the
+/// front's other records of the call: a unique id, and the W3C trace context where the call has
+/// one. Written into the audit line as `call_id`, `trace_id` and `span_id`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallIds {
+    /// Unique among every call any replica of the front serves.
+    pub call_id: Arc<str>,
+    /// The call's trace (32 lowercase hex digits), where it is traced or the host sent one.
+    pub trace_id: Option<Arc<str>>,
+    /// The front's span of the call in that trace (16 lowercase hex digits).
+    pub span_id: Option<Arc<str>>,
 }
 
 /// What a shadow version (a candidate, decided beside the one enforced) decided of the same

@@ -102,7 +102,9 @@ pub use audit::AuditEvent;
 pub use contract::Contract;
 pub use decision::Decision;
 pub use error::{CONTRACT_FILE, CompileError, CompileErrors};
-pub use facts::{GATE_VERSION, MAX_RECORDED_TEXT, Sha256Digest, ShadowOutcome, bounded_text};
+pub use facts::{
+    CallIds, GATE_VERSION, MAX_RECORDED_TEXT, Sha256Digest, ShadowOutcome, bounded_text,
+};
 pub use fault::Finding;
 pub use operator::OperatorRecord;
 pub use outcome::{ErrorCode, Layer, Outcome, Rejection};

@@ -396,6 +396,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             front.contract_loaded(&arguments.contract);
         }
     }
+    lines::log(&configuration_line(options, &front, &registry));
     // Settled before the server starts: a key only the operator may supply and nobody does is
     // a configuration error, not a rule that fails every call.
     let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
@@ -469,6 +470,8 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         // Read at each scrape; weak, so the metrics keep no proxy alive.
         let watched = std::sync::Arc::downgrade(&proxy);
         metrics.watch_upstream(move || watched.upgrade().is_some_and(|proxy| proxy.ready()));
+        let watched = std::sync::Arc::downgrade(&proxy);
+        metrics.watch_withheld(move || watched.upgrade().map_or(0, |proxy| proxy.withheld()));
     }
     if listener.is_some() {
         proxy.decide_on_transport_tasks();
@@ -534,6 +537,39 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         }
     });
     Ok(Status::Passed)
+}
+
+/// The proxy's configuration in one line, at start: who may call, the front's parts, and the
+/// contracts it enforces (the first dozen named, with their digests' first bytes).
+fn configuration_line(options: &ProxyConfig, front: &Front, registry: &Registry) -> String {
+    const NAMED: usize = 12;
+    let auth = match (&options.auth, options.listen) {
+        (Some(path), _) => format!("auth by {}", path.display()),
+        (None, Some(address)) if address.ip().is_loopback() => "no auth (loopback)".to_owned(),
+        (None, Some(_)) => "NO AUTH (--insecure-no-auth)".to_owned(),
+        (None, None) => "stdio host".to_owned(),
+    };
+    let mut contracts: Vec<String> = registry
+        .iter()
+        .take(NAMED)
+        .map(|(name, tool)| {
+            let digest = tool.contract.digest().to_hex();
+            format!(
+                "{name} {} ({})",
+                tool.contract.version(),
+                digest.get(..8).unwrap_or_default()
+            )
+        })
+        .collect();
+    let count = registry.iter().count();
+    if count > NAMED {
+        contracts.push(format!("and {} more", count - NAMED));
+    }
+    format!(
+        "configuration: {auth}; {}; {count} contract(s): {}",
+        front.summary(),
+        contracts.join(", ")
+    )
 }
 
 /// The longest scrape token file read.

@@ -45,6 +45,7 @@ fn attributes() -> CallAttributes<'static> {
         session: None,
         protocol_version: None,
         traceparent: None,
+        caller: None,
     }
 }
 

@@ -179,6 +179,7 @@ fn upstream_histogram() -> Histogram {
 #[derive(Default)]
 struct Probes {
     upstream_up: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    withheld: Option<Box<dyn Fn() -> usize + Send + Sync>>,
     retention: Option<StatsReader>,
 }
 
@@ -204,6 +205,16 @@ impl Collector for ProbeCollector {
             let metric = encoder.encode_descriptor(
                 "toolgate_upstream_up",
                 "Whether the upstream is settled, still there and answering (1), or not (0): what /readyz says",
+                None,
+                gauge.metric_type(),
+            )?;
+            gauge.encode(metric)?;
+        }
+        if let Some(withheld) = &probes.withheld {
+            let gauge = ConstGauge::new(i64::try_from(withheld()).unwrap_or(i64::MAX));
+            let metric = encoder.encode_descriptor(
+                "toolgate_tools_withheld",
+                "Pinned tools withheld from hosts now (toolgate pin): the upstream changed their descriptor, or no longer lists them; a rug pull shows here before anyone calls the tool",
                 None,
                 gauge.metric_type(),
             )?;
@@ -574,6 +585,11 @@ impl Metrics {
     /// Reports `toolgate_upstream_up` from `probe` at each scrape.
     pub fn watch_upstream(&self, probe: impl Fn() -> bool + Send + Sync + 'static) {
         self.probes().upstream_up = Some(Box::new(probe));
+    }
+
+    /// Reports `toolgate_tools_withheld` from `probe` at each scrape.
+    pub fn watch_withheld(&self, probe: impl Fn() -> usize + Send + Sync + 'static) {
+        self.probes().withheld = Some(Box::new(probe));
     }
 
     /// Reports what `retainer` did as `toolgate_retention_records_total`, read at each scrape.

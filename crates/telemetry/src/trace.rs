@@ -367,6 +367,10 @@ fn server_span(call: &CallAttributes<'_>) -> (String, Vec<KeyValue>) {
     if let Some(version) = call.protocol_version {
         attributes.push(KeyValue::new("mcp.protocol.version", bounded(version)));
     }
+    if let Some(caller) = call.caller {
+        // Who asked (the token's issuer and subject), as OpenTelemetry names an end user.
+        attributes.push(KeyValue::new("enduser.id", bounded(caller)));
+    }
     (
         format!("tools/call {}", bounded_text(call.tool)),
         attributes,
@@ -393,6 +397,8 @@ pub struct CallAttributes<'a> {
     pub protocol_version: Option<&'a str>,
     /// The host's W3C trace context.
     pub traceparent: Option<&'a str>,
+    /// Who asked, where the front authenticated the caller (`enduser.id`).
+    pub caller: Option<&'a str>,
 }
 
 /// One tool call's trace: for a call that is traced, its server span and the upstream call's
@@ -429,6 +435,21 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl CallSpan {
+    /// The call's W3C trace id and the span that stands for it here (32 and 16 lowercase hex
+    /// digits): the server span's, for a traced call; the host's own context, for a call the
+    /// host sent an unsampled one with; `None` for a call nobody traces.
+    pub fn ids(&self) -> Option<(String, String)> {
+        let context = match (&self.recorded, &self.passed) {
+            (Some(recorded), _) => recorded.context.span().span_context().clone(),
+            (None, Some(passed)) => passed.clone(),
+            (None, None) => return None,
+        };
+        Some((
+            context.trace_id().to_string(),
+            context.span_id().to_string(),
+        ))
+    }
+
     /// Whether this call is traced (sampled).
     pub fn sampled(&self) -> bool {
         self.recorded.is_some()
@@ -597,6 +618,7 @@ mod tests {
             session: None,
             protocol_version: None,
             traceparent,
+            caller: None,
         }
     }
 
@@ -708,6 +730,7 @@ mod tests {
             session: Some(&huge),
             protocol_version: Some(&huge),
             traceparent: None,
+            caller: None,
         };
         let (name, attributes) = server_span(&call);
         let bytes = 1024

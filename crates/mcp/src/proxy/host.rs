@@ -372,6 +372,7 @@ impl Proxy {
                     .and_then(|meta| meta.get("traceparent"))
                     .and_then(Value::as_str)
                     .or(host.traceparent.as_deref()),
+                caller: host.caller().as_deref(),
             })
         });
         let record = self.front.begin(&tool.contract, span);

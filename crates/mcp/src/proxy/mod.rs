@@ -798,6 +798,19 @@ impl Proxy {
         }
     }
 
+    /// How many pinned tools are withheld now: changed since they were pinned, or no longer
+    /// listed (none before the first listing, which the proxy makes before serving).
+    pub(crate) fn withheld(&self) -> usize {
+        let listed = lock(&self.surface).listed.is_some();
+        if !listed {
+            return 0;
+        }
+        self.pins
+            .keys()
+            .filter(|name| self.surface_refusal(name).is_some())
+            .count()
+    }
+
     /// Whether a listed tool is the one pinned (a tool without a pin always is).
     fn matches_pin(&self, name: &str, tool: &Value) -> bool {
         self.pins
