@@ -175,7 +175,7 @@ fn serve_decides_every_fixture_as_check_does() {
             .unwrap();
         assert_eq!([served_agent, b"\n".to_vec()].concat(), agent, "{shown}");
         assert_eq!(
-            served_event(&decision),
+            served_event(decision),
             serde_json::from_slice::<Value>(&audit).unwrap(),
             "{shown}"
         );
