@@ -575,8 +575,9 @@ pub(crate) struct FrontArgs {
     /// is stdout where the front leaves it free (`mcp-proxy --listen`: a container's log).
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
-    /// Sign every audit line with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
-    /// keygen`); `toolgate audit verify --public-key` then proves no line was rewritten.
+    /// Sign the audit log with this Ed25519 private key (PKCS#8 PEM, from `toolgate audit
+    /// keygen`): a checkpoint line every 1,024 lines, within a second, and at stop, each signing
+    /// the chain up to it; `toolgate audit verify --public-key` then proves no line was rewritten.
     #[arg(long, value_name = "FILE", requires = "audit")]
     audit_key: Option<PathBuf>,
     #[command(flatten)]

@@ -22,8 +22,9 @@ pub(crate) enum AuditCommand {
         /// was rotated into, oldest first.
         #[arg(required = true, num_args = 1..)]
         files: Vec<PathBuf>,
-        /// The Ed25519 public key (SPKI PEM) the log's writer signed with: every line must
-        /// carry a signature that verifies.
+        /// The Ed25519 public key (SPKI PEM) the log's writer signed with: every line must be
+        /// covered by a checkpoint after it whose signature verifies (an unsigned tail is
+        /// named).
         #[arg(long, value_name = "FILE")]
         public_key: Option<PathBuf>,
     },
@@ -89,7 +90,7 @@ fn verify(
             "{whole}: {lines} line(s), {} chain(s), intact{}\n",
             verified.chains.len(),
             if key.is_some() {
-                ", every line signed"
+                ", every line covered by a checkpoint signature"
             } else {
                 ""
             }

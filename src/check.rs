@@ -50,7 +50,8 @@ pub(crate) struct CheckOptions {
     /// stdout, after the agent-visible line.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
-    /// Sign the audit line with this Ed25519 private key (PKCS#8 PEM), as the fronts do.
+    /// Sign the audit line with this Ed25519 private key (PKCS#8 PEM), as the fronts do: a
+    /// checkpoint after it.
     #[arg(long, value_name = "FILE", requires = "audit")]
     pub audit_key: Option<PathBuf>,
     /// Keep the decision in this folder as a production front does with --retain (the raw

@@ -96,8 +96,12 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     drop(stdin);
     proxy.child.wait()?;
 
+    // Four events and the checkpoint the writer signed as the file was renamed away.
     let (code, said) = verify(&rotated, Some(&public));
-    if code != Some(0) || !said.contains("4 line(s), 1 chain(s), intact, every line signed") {
+    if code != Some(0)
+        || !said
+            .contains("5 line(s), 1 chain(s), intact, every line covered by a checkpoint signature")
+    {
         return Err(format!("the intact log: {code:?} {said}").into());
     }
     let (code, said) = verify(&log, Some(&public));
@@ -118,7 +122,7 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     let old = fs::read_to_string(&rotated)?;
     let new = fs::read_to_string(&log)?;
     let first: Value = serde_json::from_str(new.lines().next().unwrap())?;
-    if first["chain"]["seq"] != 4 || first["chain"]["rotated"] != true {
+    if first["chain"]["seq"] != 5 || first["chain"]["rotated"] != true {
         return Err(format!("the new file's first line: {first}").into());
     }
     let lines: Vec<&str> = old.lines().collect();
@@ -133,8 +137,19 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             .map(|at| lines[*at].to_owned())
             .collect::<Vec<_>>()
     };
-    let mut edited = owned(&[0, 1, 2, 3]);
+    let mut edited = owned(&[0, 1, 2, 3, 4]);
     edited[1] = edited[1].replacen("\"outcome\":\"admitted\"", "\"outcome\":\"rejected\"", 1);
+    let mut resigned = edited.clone();
+    // Someone without the key rewrites the chain after the edit: the checkpoint no longer
+    // verifies over it.
+    let mut prev =
+        toolgate_gate::Sha256Digest::of(format!("{}\n", resigned[1]).as_bytes()).to_hex();
+    for line in resigned.iter_mut().skip(2) {
+        let mut value: Value = serde_json::from_str(line)?;
+        value["chain"]["prev"] = json!(prev);
+        *line = value.to_string();
+        prev = toolgate_gate::Sha256Digest::of(format!("{line}\n").as_bytes()).to_hex();
+    }
     for (what, path, key, line, needle) in [
         (
             "an edited line",
@@ -144,10 +159,10 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
             "line 2",
         ),
         (
-            "an edited line, signed",
-            tampered("edited", edited),
+            "an edited line, the chain rewritten after it, signed",
+            tampered("resigned", resigned),
             Some(&public),
-            2,
+            5,
             "signature",
         ),
         (
@@ -192,7 +207,7 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     let other_public = dir.path().join("other.pub");
     fs::write(&other_public, made.stdout)?;
     let (code, said) = verify(&rotated, Some(&other_public));
-    if code != Some(1) || !said.contains(":1: the signature does not verify") {
+    if code != Some(1) || !said.contains(":5: the signature does not verify") {
         return Err(format!("another key: {code:?} {said}").into());
     }
     Ok(())
@@ -246,7 +261,11 @@ fn check_runs_continue_one_chain(dir: &Path, key: &Path, public: &Path) -> Resul
         }
     }
     let (code, said) = verify(&checked, Some(public));
-    if code != Some(0) || !said.contains("3 line(s), 1 chain(s), intact, every line signed") {
+    // Each run's line, and the checkpoint it signed as it ended.
+    if code != Some(0)
+        || !said
+            .contains("6 line(s), 1 chain(s), intact, every line covered by a checkpoint signature")
+    {
         return Err(format!("check --audit-key, three runs: {code:?} {said}").into());
     }
     let text = fs::read_to_string(&checked)?;

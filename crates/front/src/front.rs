@@ -259,9 +259,18 @@ impl Front {
         self.log.line(message);
     }
 
-    /// The front stops: what retention holds is written, waiting at most `within` (a line says
-    /// what was kept and what was not), and what the exporter holds is sent.
+    /// The front stops: the audit log's last lines are signed (a checkpoint), what retention
+    /// holds is written, waiting at most `within` (a line says what was kept and what was not),
+    /// and what the exporter holds is sent.
     pub fn finish(&self, within: Duration) {
+        // The audit log's last lines are signed before anything else can fail.
+        if let Some(audit) = &self.audit
+            && let Err(error) = audit.checkpoint()
+        {
+            self.log.line(&format!(
+                "cannot sign the audit log's last checkpoint: {error}"
+            ));
+        }
         if let Some(retainer) = &self.retainer {
             self.log.line(&retainer.finish(within));
         }

@@ -21,9 +21,17 @@
 //! When the file is rotated under a writer (renamed away, or truncated), the writer opens the
 //! path again and goes on in the new file with `"rotated":true` on the first line there: the
 //! chain continues from the digest of the line the old file ended with, which `toolgate audit
-//! verify OLD NEW` checks. `sig`, present when the writer holds a key, signs the whole line but
-//! the signature: its bytes up to and with the closing `}` that follows `chain`; it is the last
-//! member, and nothing may follow it.
+//! verify OLD NEW` checks.
+//!
+//! With a key, the writer signs **checkpoints**, as transparency logs sign their tree heads: a
+//! chained line `{"checkpoint":true,"time":…,"chain":{…},"sig":"base64…"}` after every 1,024
+//! lines, at least once a second while lines come, and when the log is closed. `sig` signs the
+//! whole line but the signature (its bytes up to and with the `}` that closes `chain`; it is the
+//! last member, and nothing may follow it), so it covers the chain's head, `prev`: the digest of
+//! the line before, which holds the one before it, and so every line of the chain up to it. An
+//! Ed25519 signature costs some 40 µs; a checkpoint's share of a line is a few hundredths of it.
+//! (Logs written before checkpoints signed every line: `verify` reads those too, each signed line
+//! covering the ones before it alike.)
 //!
 //! What the chain proves: lines kept in place, in order, none removed between two that remain.
 //! Without a key, whoever can write the file can rewrite every line after an edit; with one,
@@ -35,7 +43,8 @@ mod verify;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
@@ -55,6 +64,12 @@ const MAX_KEY_BYTES: usize = 16 * 1024;
 /// gate bounds what a host can put in a line (`toolgate_gate::MAX_RECORDED_TEXT`), so a line
 /// this writer writes is a few KiB at most; longer ones are older logs', or not audit lines.
 const MAX_LINE_BYTES: u64 = 1 << 20;
+
+/// A checkpoint is signed after this many lines since the last…
+const CHECKPOINT_LINES: u64 = 1024;
+
+/// …or once this long has passed since it, while lines come (a quiet log is signed by the timer).
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// The lengths of the members a signature adds: `,"sig":"` before it, `"}` after.
 const SIG_OPEN: &[u8] = b",\"sig\":\"";
@@ -88,12 +103,17 @@ struct ChainState {
     signer: Option<SigningKey>,
     /// The line being written (kept, so writing allocates nothing per line).
     line: Vec<u8>,
+    /// Lines this writer wrote since its last checkpoint (none signed yet).
+    uncovered: u64,
+    /// When the oldest of those lines was written: none waits much more than
+    /// [`CHECKPOINT_EVERY`] for its signature.
+    waiting_since: Option<Instant>,
 }
 
 /// An audit log whose lines are chained (and signed, with a key): an [`AuditSink`] for every
 /// front that writes `--audit`.
 pub struct ChainedAuditLog {
-    state: Mutex<ChainState>,
+    state: Arc<Mutex<ChainState>>,
 }
 
 impl std::fmt::Debug for ChainedAuditLog {
@@ -261,38 +281,95 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<()> 
 
 impl ChainedAuditLog {
     fn with_target(target: Target, signer: Option<SigningKey>) -> ChainedAuditLog {
-        ChainedAuditLog {
-            state: Mutex::new(ChainState {
-                target,
-                id: new_chain_id(),
-                next_seq: 0,
-                prev: None,
-                rotated: false,
-                signer,
-                line: Vec::with_capacity(1024),
-            }),
+        let signs = signer.is_some();
+        let state = Arc::new(Mutex::new(ChainState {
+            target,
+            id: new_chain_id(),
+            next_seq: 0,
+            prev: None,
+            rotated: false,
+            signer,
+            line: Vec::with_capacity(1024),
+            uncovered: 0,
+            waiting_since: None,
+        }));
+        if signs {
+            checkpoint_while_open(Arc::downgrade(&state));
         }
+        ChainedAuditLog { state }
     }
 
-    /// Writes one line `fill` appends (the gate's event line, `}\n`-terminated), chained.
-    fn write_chained(&self, fill: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        let mut guard = self
-            .state
+    fn lock(&self) -> std::sync::MutexGuard<'_, ChainState> {
+        self.state
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let state = &mut *guard;
-        let Target::File { .. } = &state.target else {
-            state.compose(fill, false);
-            let Target::Stream(writer) = &mut state.target else {
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Writes one line `fill` appends (the gate's event line, `}\n`-terminated), chained; then
+    /// a signed checkpoint where one is due.
+    fn write_chained(&self, fill: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let mut state = self.lock();
+        state.write_line(fill, false)?;
+        if state.checkpoint_due() {
+            state.checkpoint()?;
+        }
+        Ok(())
+    }
+
+    /// Signs a checkpoint now, if any line is not yet covered by one (a front that stops, `check`
+    /// after its line): every line of the chain up to it is then signed.
+    pub fn checkpoint(&self) -> io::Result<()> {
+        self.lock().checkpoint()
+    }
+}
+
+impl Drop for ChainedAuditLog {
+    fn drop(&mut self) {
+        // The last lines are signed before the log is closed; a failure here has nowhere to go.
+        let _ = self.checkpoint();
+    }
+}
+
+/// Signs a checkpoint every [`CHECKPOINT_EVERY`] while lines wait for one and the log is open:
+/// a quiet log's last lines are not left unsigned until the next call.
+fn checkpoint_while_open(state: std::sync::Weak<Mutex<ChainState>>) {
+    let spawned = std::thread::Builder::new()
+        .name("toolgate-audit-checkpoint".to_owned())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(CHECKPOINT_EVERY);
+                let Some(state) = state.upgrade() else {
+                    return;
+                };
+                let mut state = state
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if state.checkpoint_due() {
+                    // Written at the next line, or at close, if the file refuses it now.
+                    let _ = state.checkpoint();
+                }
+            }
+        });
+    // Without the thread, checkpoints still come every N lines, every second of traffic, and
+    // at close.
+    drop(spawned);
+}
+
+impl ChainState {
+    /// Writes one chained line `fill` appends, signed when `sign` says (a checkpoint).
+    fn write_line(&mut self, fill: impl FnOnce(&mut Vec<u8>), sign: bool) -> io::Result<()> {
+        let Target::File { .. } = &self.target else {
+            self.compose(fill, false, sign);
+            let Target::Stream(writer) = &mut self.target else {
                 unreachable!("matched above")
             };
-            writer.write_all(&state.line)?;
+            writer.write_all(&self.line)?;
             writer.flush()?;
-            state.advance();
+            self.advance(sign);
             return Ok(());
         };
-        state.reopen_if_rotated()?;
-        let Target::File { file, .. } = &state.target else {
+        self.reopen_if_rotated()?;
+        let Target::File { file, .. } = &self.target else {
             unreachable!("a file stays a file")
         };
         // Other processes may append to the same file: the lock makes reading its last line
@@ -303,18 +380,48 @@ impl ChainedAuditLog {
             Err(error) if error.kind() == io::ErrorKind::Unsupported => false,
             Err(error) => return Err(error),
         };
-        let written = state.append_locked(fill);
-        if locked && let Target::File { file, .. } = &state.target {
+        let written = self.append_locked(fill, sign);
+        if locked && let Target::File { file, .. } = &self.target {
             let _ = file.unlock();
         }
         written
     }
-}
 
-impl ChainState {
-    /// Composes the chained (and signed) line from the event `fill` writes, into `self.line`;
-    /// `cut` starts it with a newline, ending a line another writer left unfinished.
-    fn compose(&mut self, fill: impl FnOnce(&mut Vec<u8>), cut: bool) {
+    /// A checkpoint at the end of the file this writer holds, which was renamed away (under its
+    /// lock, as any line).
+    fn checkpoint_old_file(&mut self) -> io::Result<()> {
+        let Target::File { file, .. } = &self.target else {
+            return Ok(());
+        };
+        let locked = file.lock().is_ok();
+        let written = self.append_locked(checkpoint_line, true);
+        if locked && let Target::File { file, .. } = &self.target {
+            let _ = file.unlock();
+        }
+        written
+    }
+
+    /// Whether a checkpoint is due: [`CHECKPOINT_LINES`] lines wait for one, or the oldest has
+    /// waited [`CHECKPOINT_EVERY`].
+    fn checkpoint_due(&self) -> bool {
+        self.uncovered >= CHECKPOINT_LINES
+            || self
+                .waiting_since
+                .is_some_and(|since| since.elapsed() >= CHECKPOINT_EVERY)
+    }
+
+    /// A signed checkpoint line, if this writer has lines no checkpoint covers yet.
+    fn checkpoint(&mut self) -> io::Result<()> {
+        if self.signer.is_none() || self.uncovered == 0 {
+            return Ok(());
+        }
+        self.write_line(checkpoint_line, true)
+    }
+
+    /// Composes the chained (and, for a checkpoint, signed) line from the event `fill` writes,
+    /// into `self.line`; `cut` starts it with a newline, ending a line another writer left
+    /// unfinished.
+    fn compose(&mut self, fill: impl FnOnce(&mut Vec<u8>), cut: bool, sign: bool) {
         let line = &mut self.line;
         line.clear();
         if cut {
@@ -343,7 +450,7 @@ impl ChainState {
             line.extend_from_slice(b",\"rotated\":true");
         }
         line.extend_from_slice(b"}}");
-        if let Some(signer) = &self.signer {
+        if let (true, Some(signer)) = (sign, &self.signer) {
             let signature = signer.sign(&line[start..]);
             line.truncate(line.len() - 1);
             line.extend_from_slice(SIG_OPEN);
@@ -364,17 +471,25 @@ impl ChainState {
         self.prev = Some(digest);
     }
 
-    /// The line in `self.line` was written: the chain moves on past it.
-    fn advance(&mut self) {
+    /// The line in `self.line` was written (`signed`: a checkpoint): the chain moves on past
+    /// it.
+    fn advance(&mut self, signed: bool) {
         let line = self.line.strip_prefix(b"\n").unwrap_or(&self.line);
         self.prev = Some(Sha256::digest(line).into());
         self.next_seq += 1;
         self.rotated = false;
+        if signed {
+            self.uncovered = 0;
+            self.waiting_since = None;
+        } else {
+            self.uncovered += 1;
+            self.waiting_since.get_or_insert_with(Instant::now);
+        }
     }
 
     /// Continues the chain the file's last line ends (when the file grew since this writer's
     /// last line), then appends the next line. Called holding the file's lock.
-    fn append_locked(&mut self, fill: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+    fn append_locked(&mut self, fill: impl FnOnce(&mut Vec<u8>), sign: bool) -> io::Result<()> {
         let Target::File {
             file, known_end, ..
         } = &mut self.target
@@ -399,7 +514,7 @@ impl ChainState {
                 }
             }
         }
-        self.compose(fill, cut);
+        self.compose(fill, cut, sign);
         let Target::File {
             file, known_end, ..
         } = &mut self.target
@@ -409,7 +524,7 @@ impl ChainState {
         file.write_all(&self.line)?;
         file.flush()?;
         *known_end = Some(end + self.line.len() as u64);
-        self.advance();
+        self.advance(sign);
         Ok(())
     }
 
@@ -446,6 +561,19 @@ impl ChainState {
             self.next_seq = seq + 1;
             self.prev = Some(digest);
         }
+        if renamed && self.signer.is_some() && self.uncovered > 0 {
+            // The old file ends with a checkpoint: verified alone, its lines are signed.
+            self.checkpoint_old_file()?;
+        }
+        let Target::File {
+            file,
+            path,
+            inode,
+            known_end,
+        } = &mut self.target
+        else {
+            unreachable!("a file stays a file")
+        };
         let reopened = open_output_file(path, OutputMode::AppendReadable, "the audit log")
             .map_err(|error| io::Error::other(error.to_string()))?;
         *inode = file_inode(&reopened);
@@ -470,6 +598,21 @@ impl AuditSink for ChainedAuditLog {
     fn record_decision(&self, decision: &Decision) -> io::Result<()> {
         self.write_chained(|line| decision.write_audit_line(line))
     }
+}
+
+/// A checkpoint's own members, as an event line is filled: `{"checkpoint":true,"time":…}`.
+fn checkpoint_line(line: &mut Vec<u8>) {
+    line.extend_from_slice(b"{\"checkpoint\":true,\"time\":");
+    match toolgate_gate::internals::format_timestamp(std::time::SystemTime::now()) {
+        // RFC 3339: digits and `-:.TZ`, nothing to escape.
+        Some(time) => {
+            line.push(b'"');
+            line.extend_from_slice(time.as_bytes());
+            line.push(b'"');
+        }
+        None => line.extend_from_slice(b"null"),
+    }
+    line.extend_from_slice(b"}\n");
 }
 
 /// `bytes` in lowercase hex, appended to `out` (no allocation on the write path).
@@ -553,7 +696,7 @@ mod tests {
     }
 
     /// A writer whose bytes the test reads back.
-    struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
+    struct Shared(Arc<Mutex<Vec<u8>>>);
 
     impl Write for Shared {
         fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
@@ -566,18 +709,20 @@ mod tests {
     }
 
     /// A chained log on a stream, and what it has written.
-    fn stream_log(key: Option<SigningKey>) -> (ChainedAuditLog, std::sync::Arc<Mutex<Vec<u8>>>) {
-        let buffer = std::sync::Arc::new(Mutex::new(Vec::new()));
+    fn stream_log(key: Option<SigningKey>) -> (ChainedAuditLog, Arc<Mutex<Vec<u8>>>) {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
         let log =
             ChainedAuditLog::with_target(Target::Stream(Box::new(Shared(buffer.clone()))), key);
         (log, buffer)
     }
 
+    /// `lines` events, and, with a key, the checkpoint the log signs when it is closed.
     fn log_of(lines: u64, key: Option<SigningKey>) -> Vec<u8> {
         let (log, buffer) = stream_log(key);
         for n in 0..lines {
             log.write_chained(event(n)).unwrap();
         }
+        drop(log);
         buffer.lock().unwrap().clone()
     }
 
@@ -655,16 +800,59 @@ mod tests {
             "\"request_id\":\"r7\"",
             1,
         );
+        // The last event: the checkpoint after it holds its digest, under the signature.
         let (at, why) = broken(edited.as_bytes(), Some(&key.verifying_key())).unwrap();
-        assert_eq!(at, 3);
-        assert!(why.contains("signature"), "{why}");
-        // Unsigned lines with a key given.
-        assert!(
-            broken(&log_of(1, None), Some(&key.verifying_key()))
-                .unwrap()
-                .1
-                .contains("unsigned")
+        assert_eq!(at, 4);
+        assert!(why.contains("edited"), "{why}");
+        // The checkpoint itself edited: its signature no longer verifies, and the lines before
+        // it are then covered by none.
+        let retimed = String::from_utf8(text.clone()).unwrap().replacen(
+            "\"checkpoint\":true,\"time\":\"",
+            "\"checkpoint\":true,\"time\":\"1",
+            1,
         );
+        let found = problems(retimed.as_bytes(), Some(&key.verifying_key()));
+        assert!(
+            found
+                .iter()
+                .any(|(at, why)| *at == 4 && why.contains("signature")),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|(at, why)| *at == 1 && why.starts_with("unsigned tail")),
+            "{found:?}"
+        );
+        // Unsigned lines with a key given: the tail is named from its first line.
+        let (at, why) = broken(&log_of(2, None), Some(&key.verifying_key())).unwrap();
+        assert_eq!(at, 1);
+        assert!(
+            why.contains("unsigned tail") && why.contains("the 1 after it"),
+            "{why}"
+        );
+    }
+
+    /// Lines written after the last checkpoint (a writer killed before it signed them, or lines
+    /// added by someone without the key) are named from the first; the ones before it verify.
+    #[test]
+    fn lines_after_the_last_checkpoint_are_an_unsigned_tail() {
+        let key = SigningKey::from_bytes(&[3; 32]);
+        let (log, buffer) = stream_log(Some(key.clone()));
+        for n in 0..3 {
+            log.write_chained(event(n)).unwrap();
+        }
+        log.checkpoint().unwrap();
+        log.write_chained(event(3)).unwrap();
+        log.write_chained(event(4)).unwrap();
+        // The process dies here: no checkpoint at close.
+        let text = buffer.lock().unwrap().clone();
+        std::mem::forget(log);
+        let found = problems(&text, Some(&key.verifying_key()));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, 5);
+        assert!(found[0].1.contains("unsigned tail"), "{found:?}");
+        assert_eq!(problems(&text, None), Vec::new());
     }
 
     /// Every line rewritten (outcomes flipped, a forged caller, the chain recomputed) with a
@@ -686,11 +874,17 @@ mod tests {
             }
             for key in [Some(&key.verifying_key()), None] {
                 let found = problems(&forged, key);
-                assert_eq!(found.len(), 3, "{fake}: {found:?}");
-                assert!(
-                    found.iter().all(|(_, why)| why.starts_with("forged")),
-                    "{fake}: {found:?}"
-                );
+                let forgeries = found
+                    .iter()
+                    .filter(|(_, why)| why.starts_with("forged"))
+                    .count();
+                assert_eq!(forgeries, 3, "{fake}: {found:?}");
+                // With a key, nothing is signed at all: every line is an unsigned tail too.
+                let tails = found
+                    .iter()
+                    .filter(|(_, why)| why.starts_with("unsigned tail"))
+                    .count();
+                assert_eq!(tails, usize::from(key.is_some()), "{fake}: {found:?}");
             }
         }
     }
@@ -705,9 +899,11 @@ mod tests {
         for appended in [",\"verdict\":\"rejected\"", ",\"x\":1", " "] {
             let forged = format!("{}{appended}}}\n", &text[..text.len() - 2]);
             let found = problems(forged.as_bytes(), Some(&key.verifying_key()));
-            assert_eq!(found.len(), 1, "{appended}: {found:?}");
-            assert_eq!(found[0].0, 2);
+            // The checkpoint (line 3) is forged, so lines 1 to 3 are covered by no signature.
+            assert_eq!(found.len(), 2, "{appended}: {found:?}");
+            assert_eq!(found[0].0, 3);
             assert!(found[0].1.starts_with("forged"), "{found:?}");
+            assert!(found[1].1.starts_with("unsigned tail"), "{found:?}");
         }
         // An escaped signature reads as the same string, but is not what was signed.
         let last = text.lines().last().unwrap();
@@ -723,7 +919,7 @@ mod tests {
         assert!(
             found
                 .iter()
-                .any(|(at, why)| *at == 2 && why.starts_with("forged"))
+                .any(|(at, why)| *at == 3 && why.starts_with("forged"))
         );
     }
 
@@ -854,7 +1050,14 @@ mod tests {
         let verified = verify_files(&[&path], Some(&key.verifying_key()));
         assert!(verified.intact(), "{verified:?}");
         assert_eq!(verified.chains.len(), 1);
-        assert_eq!(verified.chains[0].last_seq, 99);
+        // 100 events, and each writer's checkpoints among them, in one chain.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let events = text
+            .lines()
+            .filter(|line| !line.contains("\"checkpoint\""))
+            .count();
+        assert_eq!(events, 100);
+        assert_eq!(verified.chains[0].last_seq + 1, text.lines().count() as u64);
     }
 
     /// A log renamed away under two writers: the new file continues the old one's chain,

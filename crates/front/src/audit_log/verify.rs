@@ -1,6 +1,8 @@
 //! `toolgate audit verify`: follows every chain of one log, or of a log and the files it was
-//! rotated into, and reports every line that is edited, missing, reordered, unsigned, forged,
-//! cut or unreadable, going on past each.
+//! rotated into, and reports every line that is edited, missing, reordered, forged, cut or
+//! unreadable, going on past each; with a public key, every line must also be covered by a
+//! signed line after it in its chain (a checkpoint, or, in older logs, each line's own
+//! signature), and an unsigned tail is named.
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
@@ -69,6 +71,9 @@ pub struct ChainSummary {
 struct Followed {
     summary: ChainSummary,
     prev: [u8; 32],
+    /// The lines since the chain's last signed line that verified: the first one's place, and
+    /// how many.
+    uncovered: Option<((usize, usize), u64)>,
 }
 
 /// Follows chains over one or more files, in the order they were written (a rotated log, then
@@ -197,7 +202,28 @@ impl<'k> AuditLogVerifier<'k> {
     }
 
     /// What was found.
-    pub fn finish(self) -> Verified {
+    pub fn finish(mut self) -> Verified {
+        if self.key.is_some() {
+            let tails: Vec<((usize, usize), u64, String)> = self
+                .chains
+                .iter()
+                .filter_map(|chain| {
+                    chain
+                        .uncovered
+                        .map(|(place, count)| (place, count, chain.summary.id.clone()))
+                })
+                .collect();
+            for ((file, line), count, id) in tails {
+                self.problem(
+                    file,
+                    line,
+                    format!(
+                        "unsigned tail: this line and the {} after it in chain {id} are covered by no checkpoint signature (written after the last one: the writer stopped without signing them, or they were added)",
+                        count - 1
+                    ),
+                );
+            }
+        }
         Verified {
             lines: self.lines,
             chains: self.chains.into_iter().map(|chain| chain.summary).collect(),
@@ -258,18 +284,38 @@ impl<'k> AuditLogVerifier<'k> {
                 return self.problem(file, number, why.to_owned());
             }
         };
-        if let Err(why) = check_signature(body, &value, self.key) {
-            self.problem(file, number, why);
-        }
+        let signed = match check_signature(body, &value, self.key) {
+            Ok(signed) => signed,
+            Err(why) => {
+                self.problem(file, number, why);
+                false
+            }
+        };
         let place = (file, number);
-        match self
+        let at = match self
             .chains
             .iter()
             .position(|followed| followed.summary.id == chain.id)
         {
-            None => self.begin_chain(&chain, place, digest),
-            Some(at) => self.continue_chain(at, &chain, place, digest),
-        }
+            None => {
+                self.begin_chain(&chain, place, digest);
+                self.chains.len() - 1
+            }
+            Some(at) => {
+                self.continue_chain(at, &chain, place, digest);
+                at
+            }
+        };
+        // A signed line covers itself and, through `prev`, every line of its chain before it.
+        let followed = &mut self.chains[at];
+        followed.uncovered = if signed {
+            None
+        } else {
+            match followed.uncovered {
+                Some((first, count)) => Some((first, count + 1)),
+                None => Some((place, 1)),
+            }
+        };
     }
 
     /// A chain's first line (at `place`: file, line): a new chain (seq 0, no prev), or one
@@ -318,6 +364,7 @@ impl<'k> AuditLogVerifier<'k> {
                 continued: false,
             },
             prev: digest,
+            uncovered: None,
         });
     }
 
@@ -416,19 +463,16 @@ fn chain_of(value: &Value) -> Result<ChainMembers<'_>, &'static str> {
     })
 }
 
-/// A line's signature: with a key, a string that verifies over the whole line but itself; the
-/// signature is the line's last member, written as a writer writes it, with nothing after it.
-/// Without a key, a `sig` is still held to that form (a writer writes no other).
-fn check_signature(body: &[u8], value: &Value, key: Option<&VerifyingKey>) -> Result<(), String> {
-    let signature = match (value.get("sig"), key) {
-        (None, None) => return Ok(()),
-        (None, Some(_)) => {
-            return Err(
-                "unsigned: the line carries no signature, and a public key was given".to_owned(),
-            );
-        }
-        (Some(Value::String(signature)), _) => signature,
-        (Some(_), _) => {
+/// A line's signature, where it has one: with a key, a string that verifies over the whole line
+/// but itself; the signature is the line's last member, written as a writer writes it, with
+/// nothing after it. Without a key, a `sig` is still held to that form (a writer writes no
+/// other). Whether the line is signed and verified with the key (`false` without a key, or for
+/// a line that carries no signature: a checkpoint after it must cover it).
+fn check_signature(body: &[u8], value: &Value, key: Option<&VerifyingKey>) -> Result<bool, String> {
+    let signature = match value.get("sig") {
+        None => return Ok(false),
+        Some(Value::String(signature)) => signature,
+        Some(_) => {
             return Err(
                 "forged: its sig is not a signature (a writer writes a base64 string)".to_owned(),
             );
@@ -450,7 +494,7 @@ fn check_signature(body: &[u8], value: &Value, key: Option<&VerifyingKey>) -> Re
         );
     };
     let Some(key) = key else {
-        return Ok(());
+        return Ok(false);
     };
     let mut signed = body[..cut].to_vec();
     signed.push(b'}');
@@ -459,7 +503,7 @@ fn check_signature(body: &[u8], value: &Value, key: Option<&VerifyingKey>) -> Re
         .map_err(|_| "forged: the signature is not base64")?;
     let signature = ed25519_dalek::Signature::from_slice(&bytes)
         .map_err(|_| "forged: the signature is not 64 bytes")?;
-    key.verify(&signed, &signature).map_err(|_| {
+    key.verify(&signed, &signature).map(|()| true).map_err(|_| {
         "the signature does not verify: the line was edited, or signed with another key".to_owned()
     })
 }
