@@ -287,5 +287,45 @@ fn next_call_id() -> Arc<str> {
         bytes.iter().map(|byte| format!("{byte:02x}")).collect()
     });
     let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Arc::from(format!("{prefix}-{count}"))
+    // Written on the stack and copied once into the shared string: one allocation per call.
+    let mut text = [0u8; 16 + 1 + 20];
+    let prefix = prefix.as_bytes();
+    text[..prefix.len()].copy_from_slice(prefix);
+    text[prefix.len()] = b'-';
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = count;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let end = prefix.len() + 1 + (digits.len() - at);
+    text[prefix.len() + 1..end].copy_from_slice(&digits[at..]);
+    Arc::from(std::str::from_utf8(&text[..end]).unwrap_or("0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_call_id;
+
+    /// A call id is this process's prefix (16 hex digits), a dash and a count: never the same
+    /// twice in a process, and the same prefix throughout it.
+    #[test]
+    fn call_ids_are_unique_and_share_the_process_prefix() {
+        let ids: Vec<_> = (0..1000).map(|_| next_call_id()).collect();
+        let unique: std::collections::BTreeSet<&str> = ids.iter().map(|id| &**id).collect();
+        assert_eq!(unique.len(), ids.len());
+        let prefix = ids[0].split('-').next().unwrap();
+        assert_eq!(prefix.len(), 16);
+        assert!(prefix.bytes().all(|byte| byte.is_ascii_hexdigit()));
+        for id in &ids {
+            let (head, count) = id.split_once('-').unwrap();
+            assert_eq!(head, prefix);
+            assert!(count.parse::<u64>().is_ok(), "{id}");
+        }
+    }
 }

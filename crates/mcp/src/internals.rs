@@ -85,6 +85,7 @@ impl Listener {
             proxy,
             listener,
             options,
+            listen::Drain::default(),
             std::future::pending::<()>(),
         ));
         Ok(Listener {

@@ -520,6 +520,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                             metrics_token,
                         },
                         options.drain,
+                        listen::stop_signal(),
                     )
                     .await
                     .into()

@@ -34,7 +34,7 @@ use answers::{
     Answer, Answered, empty, json, json_error, refusal_of, sse, text, too_many, unauthorized,
 };
 pub use drain::Drain;
-pub(crate) use drain::{Drained, ignore_hangup};
+pub(crate) use drain::{Drained, ignore_hangup, stop_signal};
 pub(crate) use headers::encode_header_value;
 use headers::{accepts, check_headers, check_origin, new_session_id, session_of};
 use std::convert::Infallible;
@@ -169,13 +169,14 @@ static BUSY: RateLimited = RateLimited::new(
     "answered a request with 503: --max-requests-in-flight requests are in flight ",
 );
 
-/// Serves hosts on `listener` until SIGTERM or SIGINT, then drains as `drain` says
-/// ([`drain`](self::drain)): what it did, for the closing line.
+/// Serves hosts on `listener` until `stop` resolves (SIGTERM or SIGINT, for the proxy), then
+/// drains as `drain` says ([`drain`](self::drain)): what it did, for the closing line.
 pub(crate) async fn serve(
     proxy: Arc<Proxy>,
     listener: tokio::net::TcpListener,
     options: Listen,
     drain: Drain,
+    stop: impl Future<Output = ()>,
 ) -> Drained {
     if let Some(auth) = &options.auth {
         tokio::spawn(Arc::clone(auth).refresh_periodically());
@@ -194,7 +195,7 @@ pub(crate) async fn serve(
         closing: closed,
         backoff: Duration::ZERO,
     };
-    acceptor.accept_until(drain::stop_signal()).await;
+    acceptor.accept_until(stop).await;
     let signalled = Instant::now();
     proxy.begin_draining();
     let in_flight = proxy.calls_in_flight();
@@ -207,7 +208,7 @@ pub(crate) async fn serve(
         .accept_until(async {
             tokio::select! {
                 () = min => {}
-                () = drain::stop_signal() => log("a second signal: the drain is cut short"),
+                () = stop_signal() => log("a second signal: the drain is cut short"),
             }
         })
         .await;
@@ -219,7 +220,7 @@ pub(crate) async fn serve(
     tokio::select! {
         _ = all_closed(&connections, max_connections) => {}
         () = tokio::time::sleep_until(calls_deadline.into()) => {}
-        () = drain::stop_signal() => log("a second signal: calls in flight are cut now"),
+        () = stop_signal() => log("a second signal: calls in flight are cut now"),
     }
     let cut = proxy.cut_in_flight(
         "the proxy stopped (its drain deadline passed) while the upstream ran the call",
