@@ -518,6 +518,36 @@ fn agent_bytes(decision: &Value) -> Vec<u8> {
         .unwrap()
 }
 
+/// `toolgate serve` over `root`, retaining to `store` (with its `extra` arguments) and auditing
+/// to `audit`, with `more` arguments: its decisions of `bodies`, in order, and its stderr, once
+/// it has ended well.
+fn serve_retaining(
+    root: &Path,
+    (store, extra): (&str, &[String]),
+    audit: &Path,
+    more: &[&str],
+    bodies: &[Vec<u8>],
+) -> Result<(Vec<Value>, String), Failed> {
+    let mut args = vec![
+        "--retain".to_owned(),
+        store.to_owned(),
+        "--audit".to_owned(),
+        audit.display().to_string(),
+    ];
+    args.extend(more.iter().map(|arg| (*arg).to_owned()));
+    args.extend(extra.iter().cloned());
+    let mut serving = Serving::start(root, &args);
+    let mut decisions = Vec::new();
+    for (index, raw) in bodies.iter().enumerate() {
+        decisions.push(serving.decide(index as u64 + 1, raw)?);
+    }
+    let (status, stderr) = serving.finish();
+    if !status.success() {
+        return Err(format!("serve failed: {stderr}").into());
+    }
+    Ok((decisions, stderr))
+}
+
 /// `toolgate serve` keeps the refusal and the call its shadow decides otherwise, and
 /// `reproduce` gives back exactly the agent bytes it answered with and the operator record;
 /// `--save-fixture` makes the refusal a fixture that passes.
@@ -526,24 +556,13 @@ pub(crate) fn serve_keeps_what_reproduce_decides_again() -> Result<(), Failed> {
         let dir = tempfile::tempdir().unwrap();
         let root = repository_with_bump(dir.path());
         let audit = dir.path().join("audit.jsonl");
-        let mut args = vec![
-            "--retain".to_owned(),
-            store.clone(),
-            "--audit".to_owned(),
-            audit.display().to_string(),
-            "--shadow".to_owned(),
-            "weather=v2".to_owned(),
-        ];
-        args.extend(extra.iter().cloned());
-        let mut serving = Serving::start(&root, &args);
-        let mut decisions = Vec::new();
-        for (index, raw) in weather_bodies().iter().enumerate() {
-            decisions.push(serving.decide(index as u64 + 1, raw)?);
-        }
-        let (status, stderr) = serving.finish();
-        if !status.success() {
-            return Err(format!("serve failed: {stderr}").into());
-        }
+        let (decisions, _) = serve_retaining(
+            &root,
+            (&store, &extra),
+            &audit,
+            &["--shadow", "weather=v2"],
+            &weather_bodies(),
+        )?;
         let outcomes: Vec<(&Value, &Value)> = decisions
             .iter()
             .map(|decision| (&decision["outcome"], &decision["shadow"]["outcome"]))
@@ -625,18 +644,16 @@ pub(crate) fn serve_keeps_no_value_a_contract_redacts() -> Result<(), Failed> {
         yaml.push_str("retention:\n  redact: [/note]\n");
         fs::write(&contract, yaml).unwrap();
         let audit = dir.path().join("audit.jsonl");
-        let mut args = vec![
-            "--retain".to_owned(),
-            store.clone(),
-            "--audit".to_owned(),
-            audit.display().to_string(),
-        ];
-        args.extend(extra.iter().cloned());
-        let mut serving = Serving::start(&root, &args);
         let refused = &weather_bodies()[1];
-        let decision = serving.decide(1, refused)?;
-        let (status, stderr) = serving.finish();
-        if !status.success() || decision["outcome"] != "rejected" {
+        let (decisions, stderr) = serve_retaining(
+            &root,
+            (&store, &extra),
+            &audit,
+            &[],
+            std::slice::from_ref(refused),
+        )?;
+        let decision = &decisions[0];
+        if decision["outcome"] != "rejected" {
             return Err(format!("serve: {decision}\n{stderr}").into());
         }
         let store_args = store_args(&store, &extra);
@@ -645,7 +662,7 @@ pub(crate) fn serve_keeps_no_value_a_contract_redacts() -> Result<(), Failed> {
         args.extend(store_args.iter().map(String::as_str));
         let run = toolgate(&root, &args);
         let said = text(&run.stderr);
-        let mut expected = agent_bytes(&decision);
+        let mut expected = agent_bytes(decision);
         expected.push(b'\n');
         if run.stdout != expected
             || !said.contains("reproduced exactly")

@@ -17,7 +17,7 @@
 //! `--mode observe` decides and audits, and answers with the raw bytes as the agent's
 //! (`"enforced": false`).
 //!
-//! Every decision is made whole by the same [`Front`](crate::Front) as the proxy's (shadow,
+//! Every decision is made whole by the same [`Front`] as the proxy's (shadow,
 //! observe, metrics, trace, audit, retain), so a response decided here and through the proxy
 //! leaves the same audit line, metrics and retained record. With `--otlp-endpoint`, each
 //! decision is a trace of its own (`transport: pipe`).
