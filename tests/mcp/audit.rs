@@ -90,6 +90,8 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     // logrotate's `create` mode: the file is renamed away, the next line goes to a new one.
     let rotated = dir.path().join("audit.jsonl.1");
     fs::rename(&log, &rotated)?;
+    // The writer looks its path up again within a quarter of a second.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     for id in 5..=6 {
         ask(call(id))?;
     }

@@ -18,8 +18,8 @@
 //! at seq 0 with `prev` null, which `verify` shows as a chain of its own. A stream (stdout) has
 //! a chain of its own.
 //!
-//! When the file is rotated under a writer (renamed away, or truncated), the writer opens the
-//! path again and goes on in the new file with `"rotated":true` on the first line there: the
+//! When the file is rotated under a writer (renamed away, which it sees within
+//! `RENAME_CHECK_EVERY`, or truncated), the writer opens the path again and goes on in the new file with `"rotated":true` on the first line there: the
 //! chain continues from the digest of the line the old file ended with, which `toolgate audit
 //! verify OLD NEW` checks.
 //!
@@ -65,6 +65,9 @@ const MAX_KEY_BYTES: usize = 16 * 1024;
 /// this writer writes is a few KiB at most; longer ones are older logs', or not audit lines.
 const MAX_LINE_BYTES: u64 = 1 << 20;
 
+/// How often a writer looks its path up again to see the file renamed away.
+const RENAME_CHECK_EVERY: Duration = Duration::from_millis(250);
+
 /// A checkpoint is signed after this many lines since the last…
 const CHECKPOINT_LINES: u64 = 1024;
 
@@ -105,6 +108,8 @@ struct ChainState {
     line: Vec<u8>,
     /// Lines this writer wrote since its last checkpoint (none signed yet).
     uncovered: u64,
+    /// When the path was last looked up for a rename (logrotate's `create`).
+    rename_checked: Option<Instant>,
     /// When the oldest of those lines was written: none waits much more than
     /// [`CHECKPOINT_EVERY`] for its signature.
     waiting_since: Option<Instant>,
@@ -291,6 +296,7 @@ impl ChainedAuditLog {
             signer,
             line: Vec::with_capacity(1024),
             uncovered: 0,
+            rename_checked: None,
             waiting_since: None,
         }));
         if signs {
@@ -543,11 +549,21 @@ impl ChainState {
             return Ok(());
         };
         let length = file.metadata()?.len();
-        let renamed = match (path_inode(path), inode.as_ref()) {
-            (Some(now), Some(held)) => now != *held,
-            (None, _) => true,
-            _ => false,
-        };
+        // The path is looked up again at most every RENAME_CHECK_EVERY (a lookup by path costs
+        // a call more than the rest of the line): lines written meanwhile go on in the renamed
+        // file, chained as any.
+        let look = self
+            .rename_checked
+            .is_none_or(|at| at.elapsed() >= RENAME_CHECK_EVERY);
+        let renamed = look
+            && match (path_inode(path), inode.as_ref()) {
+                (Some(now), Some(held)) => now != *held,
+                (None, _) => true,
+                _ => false,
+            };
+        if look {
+            self.rename_checked = Some(Instant::now());
+        }
         let truncated = known_end.is_some_and(|end| length < end);
         if !renamed && !truncated {
             return Ok(());
@@ -1075,6 +1091,8 @@ mod tests {
         }
         let old = dir.path().join("audit.jsonl.1");
         std::fs::rename(&path, &old).unwrap();
+        // A writer looks its path up again within RENAME_CHECK_EVERY.
+        std::thread::sleep(RENAME_CHECK_EVERY + Duration::from_millis(50));
         // The writer that wrote the old file's last line goes on first; then the other.
         second.write_chained(event(20)).unwrap();
         first.write_chained(event(21)).unwrap();
