@@ -179,12 +179,7 @@ impl<'a> Steps<'a> {
             let shadowed = shadow.admit_response(response, request, decision.time());
             decision = decision.with_shadow(&shadowed);
         }
-        if self.observe {
-            decision = decision.observed();
-        }
-        if let Some(ids) = &call.ids {
-            decision = decision.in_call(ids);
-        }
+        decision = self.marked(decision, call);
         let metrics = call.metrics.as_deref();
         self.record(gated.contract, &decision, started, metrics, call.span());
         self.retain(&decision, &response, request);
@@ -206,12 +201,7 @@ impl<'a> Steps<'a> {
     ) -> Decision {
         let started = Instant::now();
         let mut decision = contract.admit_response(response, request, now);
-        if self.observe {
-            decision = decision.observed();
-        }
-        if let Some(ids) = &call.ids {
-            decision = decision.in_call(ids);
-        }
+        decision = self.marked(decision, call);
         let metrics = self.metrics.map(|metrics| metrics.contract(contract));
         self.record(
             contract,
@@ -222,6 +212,20 @@ impl<'a> Steps<'a> {
         );
         self.retain(&decision, &response, request);
         decision
+    }
+
+    /// What the front adds to a decision before it is recorded: observe mode's mark, and the
+    /// call it belongs to.
+    fn marked(&self, decision: Decision, call: &CallRecord) -> Decision {
+        let decision = if self.observe {
+            decision.observed()
+        } else {
+            decision
+        };
+        match &call.ids {
+            Some(ids) => decision.in_call(ids),
+            None => decision,
+        }
     }
 
     /// Counted, traced, logged (a refusal's record: the audit line holds digests, not the

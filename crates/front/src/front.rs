@@ -5,18 +5,18 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use toolgate_gate::{Contract, Decision, Request, Response};
+use toolgate_gate::Contract;
 use toolgate_repo::{Repository, UsageError};
 use toolgate_store::{Retainer, RetentionConfig};
 use toolgate_telemetry::{Metrics, MetricsEndpoint};
 
 use crate::audit_log::{ChainedAuditLog, open_audit};
-use crate::decide::{CallRecord, Gated, Steps};
+use crate::decide::Steps;
 use crate::log::{FrontLog, StderrLog};
 use crate::rollout::{ShadowPlan, refuse_observe_in_ci};
-use crate::span::{CallSpan, Tracing};
+use crate::span::Tracing;
 
 /// What a front is opened with: the settings every front shares (one flattened set of command
 /// line flags in the binary), and what the front running them says of itself.
@@ -187,23 +187,6 @@ impl Front {
             retainer: self.retainer.as_ref(),
             identifies_calls: true,
         }
-    }
-
-    /// A call of `contract`'s tool begins: see [`Steps::begin`].
-    pub fn begin(&self, contract: &Contract, span: Option<CallSpan>) -> CallRecord {
-        self.steps().begin(contract, span)
-    }
-
-    /// The call's decision made whole: see [`Steps::decide`].
-    pub fn decide(
-        &self,
-        gated: Gated<'_>,
-        response: Response<'_>,
-        request: &Request,
-        now: SystemTime,
-        call: &CallRecord,
-    ) -> Decision {
-        self.steps().decide(gated, response, request, now, call)
     }
 
     /// Whether the front only observes.

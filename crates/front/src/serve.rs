@@ -291,12 +291,13 @@ fn decide(server: &mut Server, message: &Map<String, Value>) -> Result<Value, Re
     let request = spec.to_request();
     let shadow = server.shadow_of(tool, contract.version());
     let id = message.get("id").unwrap_or(&Value::Null);
-    let call = server.front.begin(&contract, server.span(tool, id));
+    let steps = server.front.steps();
+    let call = steps.begin(&contract, server.span(tool, id));
     let gated = Gated {
         contract: &contract,
         shadow: shadow.as_deref(),
     };
-    let decision = server.front.decide(gated, response, &request, now, &call);
+    let decision = steps.decide(gated, response, &request, now, &call);
     let observe = server.front.observe();
     // Observed, the caller passes the raw bytes on as they came.
     let agent_bytes: &[u8] = if observe {

@@ -1,5 +1,5 @@
 """One response through every production front: `toolgate mcp-proxy` (in front of a real MCP
-server over stdio), `toolgate serve --stdio`, and this binding. They share one `Front::decide`,
+server over stdio), `toolgate serve --stdio`, and this binding. They share one `Steps::decide`,
 so the same bytes under the same request leave the same audit line, the same decision metrics
 and the same retained record. The proxy decides first, at its own clock; the other two are
 given its decision time and its name for the upstream, read from its audit line, so nothing is

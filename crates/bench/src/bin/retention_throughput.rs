@@ -105,6 +105,15 @@ fn weather() -> Contract {
 /// A TCP proxy in front of `upstream` holding every request that starts `PUT ` back `delay`:
 /// its address.
 fn delaying_proxy(upstream: SocketAddr, delay: Duration) -> SocketAddr {
+    serve_each(move |client| relay(client, upstream, delay))
+}
+
+/// A loopback port whose every connection `serve` handles, on a runtime of its own on a thread
+/// of its own: its address.
+fn serve_each<F>(serve: impl Fn(tokio::net::TcpStream) -> F + Send + 'static) -> SocketAddr
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     let address = listener.local_addr().expect("bound");
     listener.set_nonblocking(true).expect("non-blocking");
@@ -116,8 +125,8 @@ fn delaying_proxy(upstream: SocketAddr, delay: Duration) -> SocketAddr {
             .expect("a runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("the listener");
-            while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(relay(client, upstream, delay));
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream));
             }
         });
     });
@@ -154,42 +163,28 @@ async fn relay(client: tokio::net::TcpStream, upstream: SocketAddr, delay: Durat
 /// An endpoint that takes every `PUT` at once, lists an empty bucket and deletes nothing: the
 /// store's side of the benchmark without a server's own limits.
 fn sink() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let address = listener.local_addr().expect("bound");
-    listener.set_nonblocking(true).expect("non-blocking");
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("the listener");
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(|request: hyper::Request<hyper::body::Incoming>| async move {
-                        use http_body_util::BodyExt;
-                        let method = request.method().clone();
-                        let _ = request.into_body().collect().await;
-                        let response = if method == hyper::Method::GET {
-                            hyper::Response::builder()
+    serve_each(|stream| async move {
+        let service = hyper::service::service_fn(
+            |request: hyper::Request<hyper::body::Incoming>| async move {
+                use http_body_util::BodyExt;
+                let method = request.method().clone();
+                let _ = request.into_body().collect().await;
+                let response = if method == hyper::Method::GET {
+                    hyper::Response::builder()
                                 .header("content-type", "application/xml")
                                 .body(http_body_util::Full::new(bytes::Bytes::from_static(
                                     br#"<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>evidence</Name><Prefix></Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>"#,
                                 )))
-                        } else {
-                            hyper::Response::builder()
-                                .header("etag", "\"0\"")
-                                .body(http_body_util::Full::new(bytes::Bytes::new()))
-                        };
-                        Ok::<_, std::convert::Infallible>(response.expect("a response"))
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-    });
-    address
+                } else {
+                    hyper::Response::builder()
+                        .header("etag", "\"0\"")
+                        .body(http_body_util::Full::new(bytes::Bytes::new()))
+                };
+                Ok::<_, std::convert::Infallible>(response.expect("a response"))
+            },
+        );
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+            .await;
+    })
 }

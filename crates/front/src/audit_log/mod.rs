@@ -375,11 +375,16 @@ impl ChainState {
             return Ok(());
         };
         self.reopen_if_rotated()?;
+        self.append_under_lock(fill, sign)
+    }
+
+    /// Appends the line `fill` writes to the file this writer holds, under the file's lock:
+    /// other processes may append to the same file, and the lock makes reading its last line and
+    /// appending the next one a single step.
+    fn append_under_lock(&mut self, fill: impl FnOnce(&mut Vec<u8>), sign: bool) -> io::Result<()> {
         let Target::File { file, .. } = &self.target else {
-            unreachable!("a file stays a file")
+            unreachable!("called for a file")
         };
-        // Other processes may append to the same file: the lock makes reading its last line
-        // and appending the next one a single step.
         let locked = match file.lock() {
             Ok(()) => true,
             // A filesystem without locks: written as before, each writer's view its own.
@@ -387,20 +392,6 @@ impl ChainState {
             Err(error) => return Err(error),
         };
         let written = self.append_locked(fill, sign);
-        if locked && let Target::File { file, .. } = &self.target {
-            let _ = file.unlock();
-        }
-        written
-    }
-
-    /// A checkpoint at the end of the file this writer holds, which was renamed away (under its
-    /// lock, as any line).
-    fn checkpoint_old_file(&mut self) -> io::Result<()> {
-        let Target::File { file, .. } = &self.target else {
-            return Ok(());
-        };
-        let locked = file.lock().is_ok();
-        let written = self.append_locked(checkpoint_line, true);
         if locked && let Target::File { file, .. } = &self.target {
             let _ = file.unlock();
         }
@@ -579,7 +570,7 @@ impl ChainState {
         }
         if renamed && self.signer.is_some() && self.uncovered > 0 {
             // The old file ends with a checkpoint: verified alone, its lines are signed.
-            self.checkpoint_old_file()?;
+            self.append_under_lock(checkpoint_line, true)?;
         }
         let Target::File {
             file,

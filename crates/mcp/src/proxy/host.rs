@@ -288,7 +288,7 @@ impl Proxy {
             contract: Arc::clone(&task.contract),
             shadow: task.shadow.clone(),
             request: task.request.clone(),
-            record: self.front.begin(&task.contract, None),
+            record: self.front.steps().begin(&task.contract, None),
             retry: None,
             may_task: false,
         };
@@ -375,7 +375,7 @@ impl Proxy {
                 caller: host.caller().as_deref(),
             })
         });
-        let record = self.front.begin(&tool.contract, span);
+        let record = self.front.steps().begin(&tool.contract, span);
         self.refresh_surface_if_changed(name);
         if let Some(reason) = self.surface_refusal(name) {
             // Not the tool that was reviewed: nothing is forwarded, and the refusal is

@@ -517,6 +517,7 @@ impl Proxy {
             shadow: call.shadow.as_deref(),
         };
         self.front
+            .steps()
             .decide(gated, response, &call.request, now, &call.record)
     }
 
