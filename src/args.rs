@@ -776,9 +776,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
                 min: args.drain_min,
                 timeout: match (args.drain_timeout, args.listen) {
                     (Some(timeout), _) => timeout,
-                    (None, Some(_)) => {
-                        toolgate_mcp::Drain::default_timeout().map_err(UsageError::new)?
-                    }
+                    (None, Some(_)) => toolgate_mcp::Drain::default_timeout()?,
                     (None, None) => toolgate_mcp::Drain::default().timeout,
                 },
             },

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use toolgate_repo::UsageError;
+
 use crate::lines::log;
 
 /// How the listener drains on SIGTERM.
@@ -38,7 +40,7 @@ impl Drain {
     /// `TERMINATION_GRACE_PERIOD_SECONDS` (set it from the pod spec) less 5 s (less 1 s for a
     /// period of 10 s or less), so what is left is cut before Kubernetes kills the process;
     /// 25 s without it (Kubernetes' default period, 30 s, less 5).
-    pub fn default_timeout() -> Result<Duration, String> {
+    pub fn default_timeout() -> Result<Duration, UsageError> {
         let Some(text) = std::env::var("TERMINATION_GRACE_PERIOD_SECONDS")
             .ok()
             .filter(|text| !text.trim().is_empty())
@@ -46,10 +48,10 @@ impl Drain {
             return Ok(DEFAULT_TIMEOUT);
         };
         let seconds: u64 = text.trim().parse().map_err(|_| {
-            format!(
-                "TERMINATION_GRACE_PERIOD_SECONDS={}: not a whole number of seconds",
+            UsageError::new(format!(
+                "TERMINATION_GRACE_PERIOD_SECONDS={}: not a whole number of seconds (set it from the pod's terminationGracePeriodSeconds, or give --drain-timeout)",
                 toolgate_gate::internals::escape_hidden(&text)
-            )
+            ))
         })?;
         let spare = if seconds > 10 { 5 } else { 1 };
         Ok(Duration::from_secs(seconds.saturating_sub(spare).max(1)))
