@@ -154,6 +154,9 @@ impl Retainer {
         let counters = Arc::new(Counters::default());
         let describe = store.describe();
         let worker = Worker {
+            // One batch is at most the queue's size: what waits in memory is then at most twice
+            // the queue, whatever the store's speed.
+            batch: BATCH.min(options.queue.max(1)),
             store,
             secret: options.secret,
             budget: options.budget_bytes,
@@ -279,6 +282,8 @@ impl Retainer {
 
 /// The retainer's thread: writes, and keeps the store within its bounds.
 struct Worker {
+    /// The most records written in one batch.
+    batch: usize,
     store: Box<dyn Store>,
     /// Context keys kept as their keyed digest only (hashed here, off the call's path).
     secret: SecretContext,
@@ -298,14 +303,14 @@ struct Worker {
 /// How often the store is listed again (its other writers' objects counted).
 const RELIST_EVERY: Duration = Duration::from_secs(60);
 
-/// The most records written in one batch (the store's `put_all`).
+/// The most records written in one batch (the store's `put_all`), for a queue at least as long.
 const BATCH: usize = 128;
 
 impl Worker {
     fn run(mut self, jobs: Receiver<Job>) {
         self.relist();
         let mut listed = Instant::now();
-        let mut batch: Vec<Captured> = Vec::with_capacity(BATCH);
+        let mut batch: Vec<Captured> = Vec::with_capacity(self.batch);
         loop {
             let first = match jobs.recv_timeout(RELIST_EVERY) {
                 Ok(job) => job,
@@ -331,7 +336,7 @@ impl Worker {
                         break;
                     }
                 }
-                if batch.len() < BATCH {
+                if batch.len() < self.batch {
                     next = jobs.try_recv().ok();
                 }
             }

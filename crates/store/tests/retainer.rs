@@ -180,7 +180,8 @@ fn a_full_queue_or_a_failing_store_drops_records_counted_and_never_waits() {
         "{:?}",
         started.elapsed()
     );
-    assert!(queued <= 3, "{queued}");
+    // The queue (2), and the batch the writer took from it (at most the queue's size).
+    assert!(queued <= 4, "{queued}");
     assert_eq!(retainer.stats().dropped as usize, 50 - queued);
     // Logged, once (a second's worth), not fifty times.
     assert_eq!(
