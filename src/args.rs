@@ -141,6 +141,18 @@ impl Terminal {
 }
 
 /// A line every `TOOLGATE_PROGRESS_EVERY` seconds (ten unless set; 0: none).
+/// `--audit-flush-interval`: a duration from 1ms to [`toolgate_front::MAX_FLUSH_INTERVAL`].
+fn parse_flush_interval(text: &str) -> Result<Duration, String> {
+    let interval = toolgate_gate::internals::parse_duration(text)?;
+    if interval < Duration::from_millis(1) || interval > toolgate_front::MAX_FLUSH_INTERVAL {
+        return Err(format!(
+            "{text} is not between 1ms and 1s: the lock on the log is let go at each flush, so \
+             another writer waits this long at most (say 25ms)"
+        ));
+    }
+    Ok(interval)
+}
+
 fn progress_lines() -> toolgate_runner::ProgressMode {
     use toolgate_runner::ProgressMode;
     let Some(setting) = std::env::var_os("TOOLGATE_PROGRESS_EVERY") else {
@@ -580,6 +592,12 @@ pub(crate) struct FrontArgs {
     /// the chain up to it; `toolgate audit verify --public-key` then proves no line was rewritten.
     #[arg(long, value_name = "FILE", requires = "audit")]
     audit_key: Option<PathBuf>,
+    /// Hold audit lines back for at most this long (at most 1s) and write them together: one
+    /// `write` for a burst of calls instead of one a call. Lines not yet written when the
+    /// process is killed (SIGKILL, a crash) are lost; a stop (SIGTERM, end of input) writes
+    /// them. Without it each line is in the file before its answer goes.
+    #[arg(long, value_name = "DURATION", requires = "audit", value_parser = parse_flush_interval)]
+    audit_flush_interval: Option<Duration>,
     #[command(flatten)]
     retention: RetentionArgs,
     #[command(flatten)]
@@ -595,6 +613,7 @@ impl FrontArgs {
         Ok(toolgate_front::FrontConfig {
             audit: self.audit.clone(),
             audit_key: self.audit_key.clone(),
+            audit_flush_interval: self.audit_flush_interval,
             redact_values: self.retention.redact_values(),
             retention: self.retention.config()?,
             shadow: self.rollout.shadow.clone(),

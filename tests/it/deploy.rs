@@ -445,6 +445,16 @@ fn a_wrong_collector_is_a_configuration_error() {
             "is not between 0 and 1",
         ),
         (vec!["--metrics", "localhost"], vec![], "not an address"),
+        (
+            vec!["--audit", "audit.jsonl", "--audit-flush-interval", "5s"],
+            vec![],
+            "is not between 1ms and 1s",
+        ),
+        (
+            vec!["--audit-flush-interval", "25ms"],
+            vec![],
+            "--audit <FILE>",
+        ),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(["mcp-proxy", "--root"])

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libtest_mimic::Failed;
@@ -50,76 +50,16 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
     {
         return Err("audit keygen printed no public key".into());
     }
-    let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
-    let scenario = dir.path().join("scenario.json");
-    fs::write(
-        &scenario,
-        json!({"server": {
-            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "s", "version": "1"},
-            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]
-        }, "calls": {"weather": vec![answer; 6]}})
-        .to_string(),
+    let (log, rotated) = run_and_rotate(dir.path(), "audit.jsonl", &key, &public, &[])?;
+    // Lines held back for a flush interval: written before the rename is followed, and at the
+    // stop, so the same two files verify the same.
+    run_and_rotate(
+        dir.path(),
+        "held-back.jsonl",
+        &key,
+        &public,
+        &["--audit-flush-interval", "50ms"],
     )?;
-    let log = dir.path().join("audit.jsonl");
-    let mut proxy = start_proxy_at(
-        &here(),
-        &scenario,
-        &dir.path().join("upstream.log"),
-        &[
-            "--audit".to_owned(),
-            log.display().to_string(),
-            "--audit-key".to_owned(),
-            key.display().to_string(),
-        ],
-    );
-    let mut stdin = proxy.child.stdin.take().unwrap();
-    let mut ask = |message: Value| -> Result<(), Failed> {
-        writeln!(stdin, "{message}")?;
-        stdin.flush()?;
-        proxy
-            .lines
-            .recv_timeout(PATIENCE)
-            .map_err(|_| format!("no answer to {message}"))?;
-        Ok(())
-    };
-    ask(initialize())?;
-    for id in 1..=4 {
-        ask(call(id))?;
-    }
-    // logrotate's `create` mode: the file is renamed away, the next line goes to a new one.
-    let rotated = dir.path().join("audit.jsonl.1");
-    fs::rename(&log, &rotated)?;
-    // The writer looks its path up again within a quarter of a second.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    for id in 5..=6 {
-        ask(call(id))?;
-    }
-    drop(stdin);
-    proxy.child.wait()?;
-
-    // Four events and the checkpoint the writer signed as the file was renamed away.
-    let (code, said) = verify(&rotated, Some(&public));
-    if code != Some(0)
-        || !said
-            .contains("5 line(s), 1 chain(s), intact, every line covered by a checkpoint signature")
-    {
-        return Err(format!("the intact log: {code:?} {said}").into());
-    }
-    let (code, said) = verify(&log, Some(&public));
-    if code != Some(0) || !said.contains("continued from a rotated file") {
-        return Err(format!("the log rotated into: {code:?} {said}").into());
-    }
-    // Both files, oldest first: the new one goes on where the old one ends.
-    let (code, said) = verify_all(&[&rotated, &log], Some(&public));
-    if code != Some(0) || !said.contains("continued across the files, checked") {
-        return Err(format!("the rotated log and its successor: {code:?} {said}").into());
-    }
-    // In the wrong order, the join is refused.
-    let (code, said) = verify_all(&[&log, &rotated], Some(&public));
-    if code != Some(1) {
-        return Err(format!("the files in the wrong order: {code:?} {said}").into());
-    }
     // The rotated file's first line continues the old file's last.
     let old = fs::read_to_string(&rotated)?;
     let new = fs::read_to_string(&log)?;
@@ -128,7 +68,7 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
         return Err(format!("the new file's first line: {first}").into());
     }
     let lines: Vec<&str> = old.lines().collect();
-    let tampered = |name: &str, lines: Vec<String>| -> std::path::PathBuf {
+    let tampered = |name: &str, lines: Vec<String>| -> PathBuf {
         let path = dir.path().join(name);
         fs::write(&path, lines.join("\n") + "\n").unwrap();
         path
@@ -213,6 +153,91 @@ pub(crate) fn tampering_with_the_audit_log_is_found() -> Result<(), Failed> {
         return Err(format!("another key: {code:?} {said}").into());
     }
     Ok(())
+}
+
+/// Runs the proxy with `extra` flags, auditing to `name` in `dir`, signed with `key`: four
+/// calls, the file renamed away (logrotate's `create`), two more; then both files verify, and
+/// verify together in order only. Returns the new file and the rotated one.
+fn run_and_rotate(
+    dir: &Path,
+    name: &str,
+    key: &Path,
+    public: &Path,
+    extra: &[&str],
+) -> Result<(PathBuf, PathBuf), Failed> {
+    let answer = json!({"result": {"content": [], "structuredContent": {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}}});
+    let scenario = dir.join(format!("{name}.scenario.json"));
+    fs::write(
+        &scenario,
+        json!({"server": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+            "tools": [{"name": "weather", "inputSchema": {"type": "object"}}]
+        }, "calls": {"weather": vec![answer; 6]}})
+        .to_string(),
+    )?;
+    let log = dir.join(name);
+    let mut flags = vec![
+        "--audit".to_owned(),
+        log.display().to_string(),
+        "--audit-key".to_owned(),
+        key.display().to_string(),
+    ];
+    flags.extend(extra.iter().map(|flag| (*flag).to_owned()));
+    let mut proxy = start_proxy_at(
+        &here(),
+        &scenario,
+        &dir.join(format!("{name}.upstream.log")),
+        &flags,
+    );
+    let mut stdin = proxy.child.stdin.take().unwrap();
+    let mut ask = |message: Value| -> Result<(), Failed> {
+        writeln!(stdin, "{message}")?;
+        stdin.flush()?;
+        proxy
+            .lines
+            .recv_timeout(PATIENCE)
+            .map_err(|_| format!("no answer to {message}"))?;
+        Ok(())
+    };
+    ask(initialize())?;
+    for id in 1..=4 {
+        ask(call(id))?;
+    }
+    // logrotate's `create` mode: the file is renamed away, the next line goes to a new one.
+    let rotated = dir.join(format!("{name}.1"));
+    fs::rename(&log, &rotated)?;
+    // The writer looks its path up again within a quarter of a second.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for id in 5..=6 {
+        ask(call(id))?;
+    }
+    drop(stdin);
+    proxy.child.wait()?;
+
+    // Four events and the checkpoint the writer signed as the file was renamed away.
+    let (code, said) = verify(&rotated, Some(public));
+    if code != Some(0)
+        || !said
+            .contains("5 line(s), 1 chain(s), intact, every line covered by a checkpoint signature")
+    {
+        return Err(format!("the intact log: {code:?} {said}").into());
+    }
+    let (code, said) = verify(&log, Some(public));
+    if code != Some(0) || !said.contains("continued from a rotated file") {
+        return Err(format!("the log rotated into: {code:?} {said}").into());
+    }
+    // Both files, oldest first: the new one goes on where the old one ends.
+    let (code, said) = verify_all(&[&rotated, &log], Some(public));
+    if code != Some(0) || !said.contains("continued across the files, checked") {
+        return Err(format!("the rotated log and its successor: {code:?} {said}").into());
+    }
+    // In the wrong order, the join is refused.
+    let (code, said) = verify_all(&[&log, &rotated], Some(public));
+    if code != Some(1) {
+        return Err(format!("the files in the wrong order: {code:?} {said}").into());
+    }
+    Ok((log, rotated))
 }
 
 /// Every line of `old` rewritten by someone without the key (outcomes flipped, the chain

@@ -1,11 +1,11 @@
 //! What the chained audit log costs a decision: one line appended to a file under its lock,
-//! unsigned, and with a key (checkpoints signed every 1,024 lines or second, their Ed25519
-//! signature shared among the lines they cover). `cargo bench -p toolgate-front --bench audit`;
+//! unsigned, with a key (checkpoints signed every 1,024 lines or second, their Ed25519
+//! signature shared among the lines they cover), and with the lines of 25 ms written together. `cargo bench -p toolgate-front --bench audit`;
 //! BENCHMARKS.md, "Signed audit at a cost that fits every call", reports it.
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use criterion::Criterion;
 use toolgate_front::{generate_key_pair, open_audit_log};
@@ -29,15 +29,20 @@ fn main() {
     let (private, _) = generate_key_pair().expect("a key pair");
     std::fs::write(&key, private).expect("the key is written");
     let mut group = criterion.benchmark_group("audit");
-    for (name, key) in [
-        ("line_unsigned", None),
-        ("line_signed_checkpoints", Some(&key)),
+    for (name, key, flush) in [
+        ("line_unsigned", None, None),
+        ("line_signed_checkpoints", Some(&key), None),
+        ("line_signed_flushed_every_25ms", Some(&key), Some(25)),
     ] {
         let log = open_audit_log(
             &dir.path().join(format!("{name}.jsonl")),
             key.map(|key| key.as_path()),
         )
         .expect("the log opens");
+        let log = match flush {
+            Some(millis) => log.flushing_every(Duration::from_millis(millis)),
+            None => log,
+        };
         group.bench_function(name, |bench| {
             bench.iter(|| log.record_decision(black_box(&decision)).expect("written"));
         });

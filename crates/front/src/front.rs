@@ -27,6 +27,9 @@ pub struct FrontConfig {
     pub audit: Option<PathBuf>,
     /// Sign the audit lines with this Ed25519 private key (PKCS#8 PEM).
     pub audit_key: Option<PathBuf>,
+    /// Hold audit lines back for at most this long and write them together (one `write` for
+    /// a burst); `None` writes each line before the answer goes.
+    pub audit_flush_interval: Option<Duration>,
     /// Keep refused responses (and admitted ones at a sampled rate) in a store.
     pub retention: Option<RetentionConfig>,
     /// Log refusals without what quotes the response.
@@ -103,7 +106,11 @@ impl Front {
             .audit
             .as_deref()
             .map(|path| open_audit(path, config.audit_key.as_deref(), runner.stdout_taken))
-            .transpose()?;
+            .transpose()?
+            .map(|log| match config.audit_flush_interval {
+                Some(interval) => log.flushing_every(interval),
+                None => log,
+            });
         let retainer = config
             .retention
             .as_ref()
@@ -282,11 +289,15 @@ fn open_tracing(_config: &FrontConfig) -> Result<Option<Arc<Tracing>>, UsageErro
 /// `config` in one line: what an operator checks first when a front behaves otherwise than
 /// expected. Names files and stores, never what they hold.
 fn summary_of(config: &FrontConfig, shadows: &ShadowPlan) -> String {
+    let flushed = match config.audit_flush_interval {
+        Some(interval) => format!("written every {}ms", interval.as_millis()),
+        None => "written line by line".to_owned(),
+    };
     let audit = match (&config.audit, &config.audit_key) {
         (None, _) => "audit off".to_owned(),
-        (Some(path), None) => format!("audit to {} (chained, unsigned)", path.display()),
+        (Some(path), None) => format!("audit to {} (chained, unsigned, {flushed})", path.display()),
         (Some(path), Some(key)) => format!(
-            "audit to {} (chained, signed with {})",
+            "audit to {} (chained, signed with {}, {flushed})",
             path.display(),
             key.display()
         ),

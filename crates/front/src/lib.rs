@@ -23,8 +23,9 @@ pub mod serve;
 mod span;
 
 pub use audit_log::{
-    AuditLogVerifier, AuditProblem, ChainSummary, ChainedAuditLog, Verified, chained_audit_stream,
-    generate_key_pair, open_audit, open_audit_log, read_verifying_key, verify_audit_log,
+    AuditLogVerifier, AuditProblem, ChainSummary, ChainedAuditLog, MAX_FLUSH_INTERVAL, Verified,
+    chained_audit_stream, generate_key_pair, open_audit, open_audit_log, read_verifying_key,
+    verify_audit_log,
 };
 pub use decide::{CallRecord, Gated, Steps};
 pub use front::{Front, FrontConfig, Runner};

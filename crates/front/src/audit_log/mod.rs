@@ -8,8 +8,8 @@
 //! {…the event…,"chain":{"id":"6f1c…","seq":41,"prev":"9b2e…"},"sig":"base64…"}
 //! ```
 //!
-//! A file holds one chain, whoever writes it: a writer takes the file's lock (`flock`) for each
-//! line and, when the file has grown since its own last line (another process appended, or this
+//! A file holds one chain, whoever writes it: a writer appends under the file's lock (`flock`)
+//! and, when the file has grown since it last held the lock (another process appended, or this
 //! is its first line in a log that already has some), reads the file's last line and continues
 //! that line's chain: its `id`, the next `seq`, `prev` the SHA-256 of that line, bytes and
 //! newline. So the lines of sequential `toolgate check --audit` runs, or of replicas sharing a
@@ -17,6 +17,14 @@
 //! line is not a chained line (older, cut off mid-write, or not an audit line) begins a new chain
 //! at seq 0 with `prev` null, which `verify` shows as a chain of its own. A stream (stdout) has
 //! a chain of its own.
+//!
+//! A writer keeps the lock across the lines of a burst and lets it go every [`LOCK_LEASE`] (a
+//! thread of its own does, so an idle writer holds nothing): a line then costs one `write`, not a
+//! lock, a length look-up, the write and an unlock, and another process appending to the same file
+//! waits at most that long for its turn, as it waited for a line before. With a flush interval
+//! ([`ChainedAuditLog::flushing_every`], `--audit-flush-interval`) the lines are also held back
+//! while the lock is kept and written together as it is let go: one `write` for a burst, at the
+//! price of the last interval's lines if the process is killed.
 //!
 //! When the file is rotated under a writer (renamed away, which it sees within
 //! `RENAME_CHECK_EVERY`, or truncated), the writer opens the path again and goes on in the new file with `"rotated":true` on the first line there: the
@@ -68,6 +76,17 @@ const MAX_LINE_BYTES: u64 = 1 << 20;
 /// How often a writer looks its path up again to see the file renamed away.
 const RENAME_CHECK_EVERY: Duration = Duration::from_millis(250);
 
+/// The longest a writer keeps the file's lock after taking it for a line: the lines of a burst
+/// share one lock (and one look at the file's length), and another writer waits at most this.
+const LOCK_LEASE: Duration = Duration::from_millis(25);
+
+/// The longest flush interval (`--audit-flush-interval`): the lock is let go at each flush, so
+/// this is also the longest another writer of the file waits.
+pub const MAX_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Lines held back for the flush interval are written sooner when they come to this many bytes.
+const HELD_BACK_BYTES: usize = 64 * 1024;
+
 /// A checkpoint is signed after this many lines since the last…
 const CHECKPOINT_LINES: u64 = 1024;
 
@@ -89,6 +108,8 @@ enum Target {
         /// The file's length after the last line this writer knows of (its own, or one it read
         /// back); `None` before its first line, so that line reads the file's last.
         known_end: Option<u64>,
+        /// This writer holds the file's lock (taken for a line, let go by the lease thread).
+        locked: bool,
     },
     /// Any other writer (stdout for a container's log).
     Stream(Box<dyn Write + Send>),
@@ -113,6 +134,16 @@ struct ChainState {
     /// When the oldest of those lines was written: none waits much more than
     /// [`CHECKPOINT_EVERY`] for its signature.
     waiting_since: Option<Instant>,
+    /// Whether the file's lock is kept across lines: only while a thread lets it go every
+    /// [`LOCK_LEASE`] (or flush interval).
+    leases_lock: bool,
+    /// With a flush interval, lines are held back while this writer keeps the file's lock and
+    /// written together when it lets the lock go: one `write` for a burst.
+    flush_every: Option<Duration>,
+    /// Lines written (chained) but not yet in the file.
+    held_back: Vec<u8>,
+    /// Why held-back lines could not be written, said with the next line.
+    unwritten: Option<io::Error>,
 }
 
 /// An audit log whose lines are chained (and signed, with a key): an [`AuditSink`] for every
@@ -140,6 +171,7 @@ pub fn open_audit_log(path: &Path, key: Option<&Path>) -> Result<ChainedAuditLog
             path: path.to_path_buf(),
             inode,
             known_end: None,
+            locked: false,
         },
         signer,
     ))
@@ -286,7 +318,7 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<()> 
 
 impl ChainedAuditLog {
     fn with_target(target: Target, signer: Option<SigningKey>) -> ChainedAuditLog {
-        let signs = signer.is_some();
+        let tended = signer.is_some() || matches!(target, Target::File { .. });
         let state = Arc::new(Mutex::new(ChainState {
             target,
             id: new_chain_id(),
@@ -298,9 +330,16 @@ impl ChainedAuditLog {
             uncovered: 0,
             rename_checked: None,
             waiting_since: None,
+            leases_lock: false,
+            flush_every: None,
+            held_back: Vec::new(),
+            unwritten: None,
         }));
-        if signs {
-            checkpoint_while_open(Arc::downgrade(&state));
+        if tended && tend_while_open(Arc::downgrade(&state)) {
+            let mut held = state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            held.leases_lock = true;
         }
         ChainedAuditLog { state }
     }
@@ -315,35 +354,65 @@ impl ChainedAuditLog {
     /// a signed checkpoint where one is due.
     fn write_chained(&self, fill: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         let mut state = self.lock();
+        let earlier = state.unwritten.take();
         state.write_line(fill, false)?;
         if state.checkpoint_due() {
             state.checkpoint()?;
         }
-        Ok(())
+        match earlier {
+            Some(error) => Err(io::Error::new(
+                error.kind(),
+                format!("lines held back for the flush interval were lost: {error}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Holds lines back for at most `interval` (at most [`MAX_FLUSH_INTERVAL`]), while this
+    /// writer keeps the file's lock, and writes them together: one `write` for the lines of a
+    /// burst instead of one a line, at the price of lines the process had no time to write if it
+    /// is killed. A stream, or a file this writer cannot keep locked, is written line by line.
+    pub fn flushing_every(self, interval: Duration) -> ChainedAuditLog {
+        {
+            let mut state = self.lock();
+            if state.leases_lock && matches!(state.target, Target::File { .. }) {
+                state.flush_every =
+                    Some(interval.clamp(Duration::from_millis(1), MAX_FLUSH_INTERVAL));
+            }
+        }
+        self
     }
 
     /// Signs a checkpoint now, if any line is not yet covered by one (a front that stops, `check`
-    /// after its line): every line of the chain up to it is then signed.
+    /// after its line): every line of the chain up to it is then signed. Lines held back for the
+    /// flush interval are written with it.
     pub fn checkpoint(&self) -> io::Result<()> {
-        self.lock().checkpoint()
+        let mut state = self.lock();
+        state.checkpoint()?;
+        state.write_held_back()
     }
 }
 
 impl Drop for ChainedAuditLog {
     fn drop(&mut self) {
-        // The last lines are signed before the log is closed; a failure here has nowhere to go.
+        // The last lines are signed and written before the log is closed; a failure here has
+        // nowhere to go.
         let _ = self.checkpoint();
     }
 }
 
-/// Signs a checkpoint every [`CHECKPOINT_EVERY`] while lines wait for one and the log is open:
-/// a quiet log's last lines are not left unsigned until the next call.
-fn checkpoint_while_open(state: std::sync::Weak<Mutex<ChainState>>) {
-    let spawned = std::thread::Builder::new()
-        .name("toolgate-audit-checkpoint".to_owned())
+/// While the log is open, every [`LOCK_LEASE`] (or flush interval): signs a checkpoint where
+/// lines wait for one (a quiet log's last lines are not left unsigned until the next call), then
+/// writes the lines held back and lets the file's lock go (another writer's turn). Whether the
+/// thread runs: without it, checkpoints still come every N lines, every second of traffic and at
+/// close, and each line is written under a lock taken for it.
+fn tend_while_open(state: std::sync::Weak<Mutex<ChainState>>) -> bool {
+    std::thread::Builder::new()
+        .name("toolgate-audit".to_owned())
         .spawn(move || {
+            let mut every = LOCK_LEASE;
             loop {
-                std::thread::sleep(CHECKPOINT_EVERY);
+                std::thread::sleep(every);
                 let Some(state) = state.upgrade() else {
                     return;
                 };
@@ -354,11 +423,11 @@ fn checkpoint_while_open(state: std::sync::Weak<Mutex<ChainState>>) {
                     // Written at the next line, or at close, if the file refuses it now.
                     let _ = state.checkpoint();
                 }
+                state.let_lock_go();
+                every = state.flush_every.unwrap_or(LOCK_LEASE);
             }
-        });
-    // Without the thread, checkpoints still come every N lines, every second of traffic, and
-    // at close.
-    drop(spawned);
+        })
+        .is_ok()
 }
 
 impl ChainState {
@@ -380,22 +449,68 @@ impl ChainState {
 
     /// Appends the line `fill` writes to the file this writer holds, under the file's lock:
     /// other processes may append to the same file, and the lock makes reading its last line and
-    /// appending the next one a single step.
+    /// appending the next one a single step. The lock is kept for the next lines when the lease
+    /// thread will let it go.
     fn append_under_lock(&mut self, fill: impl FnOnce(&mut Vec<u8>), sign: bool) -> io::Result<()> {
-        let Target::File { file, .. } = &self.target else {
+        let Target::File { file, locked, .. } = &mut self.target else {
             unreachable!("called for a file")
         };
-        let locked = match file.lock() {
+        if *locked {
+            return self.append_locked(fill, sign, false);
+        }
+        let lockable = match file.lock() {
             Ok(()) => true,
             // A filesystem without locks: written as before, each writer's view its own.
             Err(error) if error.kind() == io::ErrorKind::Unsupported => false,
             Err(error) => return Err(error),
         };
-        let written = self.append_locked(fill, sign);
-        if locked && let Target::File { file, .. } = &self.target {
-            let _ = file.unlock();
+        *locked = lockable && self.leases_lock;
+        let written = self.append_locked(fill, sign, true);
+        if lockable && !self.leases_lock {
+            self.let_lock_go_now();
         }
         written
+    }
+
+    /// The lease is over: the lines held back are written and the file's lock, if this writer
+    /// keeps it, is let go.
+    fn let_lock_go(&mut self) {
+        if let Err(error) = self.write_held_back() {
+            self.unwritten = Some(error);
+        }
+        if let Target::File { locked, .. } = &mut self.target
+            && *locked
+        {
+            *locked = false;
+            self.let_lock_go_now();
+        }
+    }
+
+    /// Writes the lines held back for the flush interval. If the file refuses them they are
+    /// lost, and the next line continues the chain from the file's own last line (read back),
+    /// so the chain `verify` reads stays whole around the gap.
+    fn write_held_back(&mut self) -> io::Result<()> {
+        if self.held_back.is_empty() {
+            return Ok(());
+        }
+        let Target::File {
+            file, known_end, ..
+        } = &mut self.target
+        else {
+            unreachable!("lines are held back for a file only")
+        };
+        let written = file.write_all(&self.held_back);
+        if written.is_err() {
+            *known_end = None;
+        }
+        self.held_back.clear();
+        written
+    }
+
+    fn let_lock_go_now(&self) {
+        if let Target::File { file, .. } = &self.target {
+            let _ = file.unlock();
+        }
     }
 
     /// Whether a checkpoint is due: [`CHECKPOINT_LINES`] lines wait for one, or the oldest has
@@ -485,15 +600,24 @@ impl ChainState {
     }
 
     /// Continues the chain the file's last line ends (when the file grew since this writer's
-    /// last line), then appends the next line. Called holding the file's lock.
-    fn append_locked(&mut self, fill: impl FnOnce(&mut Vec<u8>), sign: bool) -> io::Result<()> {
+    /// last line), then appends the next line. Called holding the file's lock; `taken` says it
+    /// was just taken (else this writer held it since its last line, which ended the file).
+    fn append_locked(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>),
+        sign: bool,
+        taken: bool,
+    ) -> io::Result<()> {
         let Target::File {
             file, known_end, ..
         } = &mut self.target
         else {
             unreachable!("called for a file")
         };
-        let end = file.metadata()?.len();
+        let end = match (taken, *known_end) {
+            (false, Some(end)) => end,
+            _ => file.metadata()?.len(),
+        };
         let mut cut = false;
         if *known_end != Some(end) {
             match read_tail(file, end)? {
@@ -513,15 +637,25 @@ impl ChainState {
         }
         self.compose(fill, cut, sign);
         let Target::File {
-            file, known_end, ..
+            file,
+            known_end,
+            locked,
+            ..
         } = &mut self.target
         else {
             unreachable!("called for a file")
         };
-        file.write_all(&self.line)?;
-        file.flush()?;
+        let hold_back = self.flush_every.is_some() && *locked;
+        if hold_back {
+            self.held_back.extend_from_slice(&self.line);
+        } else {
+            file.write_all(&self.line)?;
+        }
         *known_end = Some(end + self.line.len() as u64);
         self.advance(sign);
+        if hold_back && self.held_back.len() >= HELD_BACK_BYTES {
+            self.write_held_back()?;
+        }
         Ok(())
     }
 
@@ -530,22 +664,32 @@ impl ChainState {
     /// writers may have appended after this one's), then the path is opened again and the chain
     /// goes on there, its first line marked.
     fn reopen_if_rotated(&mut self) -> io::Result<()> {
+        let Target::File { locked, .. } = &self.target else {
+            return Ok(());
+        };
+        // The path is looked up again at most every RENAME_CHECK_EVERY (a lookup by path costs
+        // a call more than the rest of the line): lines written meanwhile go on in the renamed
+        // file, chained as any. The file's length likewise while this writer keeps the lock
+        // (no other writer has appended), else for every line.
+        let look = self
+            .rename_checked
+            .is_none_or(|at| at.elapsed() >= RENAME_CHECK_EVERY);
+        if *locked && !look {
+            return Ok(());
+        }
+        // What is held back belongs to the file as it is now, before it is measured.
+        self.write_held_back()?;
         let Target::File {
             file,
             path,
             inode,
             known_end,
+            ..
         } = &mut self.target
         else {
-            return Ok(());
+            unreachable!("matched above")
         };
         let length = file.metadata()?.len();
-        // The path is looked up again at most every RENAME_CHECK_EVERY (a lookup by path costs
-        // a call more than the rest of the line): lines written meanwhile go on in the renamed
-        // file, chained as any.
-        let look = self
-            .rename_checked
-            .is_none_or(|at| at.elapsed() >= RENAME_CHECK_EVERY);
         let renamed = look
             && match (path_inode(path), inode.as_ref()) {
                 (Some(now), Some(held)) => now != *held,
@@ -571,12 +715,14 @@ impl ChainState {
         if renamed && self.signer.is_some() && self.uncovered > 0 {
             // The old file ends with a checkpoint: verified alone, its lines are signed.
             self.append_under_lock(checkpoint_line, true)?;
+            self.write_held_back()?;
         }
         let Target::File {
             file,
             path,
             inode,
             known_end,
+            locked,
         } = &mut self.target
         else {
             unreachable!("a file stays a file")
@@ -584,6 +730,8 @@ impl ChainState {
         let reopened = open_output_file(path, OutputMode::AppendReadable, "the audit log")
             .map_err(|error| io::Error::other(error.to_string()))?;
         *inode = file_inode(&reopened);
+        // The old file's lock goes with it.
+        *locked = false;
         // The new file's first line: continued from this chain, unless another writer already
         // wrote there (then its last line is read, under the lock).
         *known_end = if reopened.metadata()?.len() == 0 {
@@ -1022,6 +1170,71 @@ mod tests {
         assert_eq!(verified.problems[0].line, 5);
         assert_eq!(verified.chains.len(), 2);
         assert_eq!(verified.lines, vec![7]);
+    }
+
+    /// A writer keeps the file's lock across a burst and lets it go within the lease: another
+    /// writer (its own handle, as another process has) waiting for it gets its turn, and
+    /// continues the chain, with lines interleaved both ways.
+    #[test]
+    fn a_writer_keeping_the_lock_lets_the_next_one_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let first = file_log(&path, None);
+        first.write_chained(event(0)).unwrap();
+        let started = Instant::now();
+        let second = file_log(&path, None);
+        second.write_chained(event(1)).unwrap();
+        // It waited for the lease to end, not for the first writer's next line or its close.
+        assert!(started.elapsed() < Duration::from_secs(5));
+        first.write_chained(event(2)).unwrap();
+        second.write_chained(event(3)).unwrap();
+        let verified = verify_files(&[&path], None);
+        assert!(verified.intact(), "{verified:?}");
+        assert_eq!(verified.chains.len(), 1, "{verified:?}");
+        assert_eq!(verified.lines, vec![4]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let order: Vec<_> = (0..4)
+            .map(|n| text.find(&format!("\"r{n}\"")).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
+    }
+
+    /// With a flush interval the lines of a burst are held back and written together within it
+    /// (or at close), chained and signed as any; a file that refuses them is said with the next
+    /// line.
+    #[test]
+    fn lines_held_back_are_written_within_the_flush_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = file_log(&path, None).flushing_every(MAX_FLUSH_INTERVAL);
+        // The first tick comes within the lease; from then on, within the interval.
+        std::thread::sleep(LOCK_LEASE * 2);
+        for n in 0..3 {
+            log.write_chained(event(n)).unwrap();
+        }
+        let written = || std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(written(), 0, "held back");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while written() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(written(), 3);
+        log.write_chained(event(3)).unwrap();
+        drop(log);
+        let verified = verify_files(&[&path], None);
+        assert!(verified.intact(), "{verified:?}");
+        assert_eq!(verified.lines, vec![4]);
+
+        // A file that refuses the lines (a full disk): the next line says they were lost.
+        #[cfg(target_os = "linux")]
+        {
+            let full = file_log(Path::new("/dev/full"), None).flushing_every(LOCK_LEASE);
+            std::thread::sleep(LOCK_LEASE * 2);
+            full.write_chained(event(0)).unwrap();
+            std::thread::sleep(LOCK_LEASE * 4);
+            let said = full.write_chained(event(1)).unwrap_err().to_string();
+            assert!(said.contains("were lost"), "{said}");
+        }
     }
 
     /// Writers in several threads, each with its own handle on the file (as processes have),
