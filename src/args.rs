@@ -628,8 +628,14 @@ impl FrontArgs {
 /// `toolgate mcp-proxy`'s options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct McpProxyArgs {
-    /// The repository root, holding contracts/ (one per tool the host may call).
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
+    /// wrote (read whole and checked against its manifest and lock before anything is served).
+    #[arg(
+        long,
+        visible_alias = "contracts",
+        value_name = "DIR|BUNDLE",
+        default_value = "."
+    )]
     root: PathBuf,
     /// How long a request may wait for the upstream before it is answered with the fixed failure
     /// (e.g. 30s, 500ms).

@@ -12,7 +12,6 @@ use toolgate_repo::{parse_target, save_fixture};
 use toolgate_gate::{AuditSink, Decision, Outcome, Response, read_capped};
 
 use toolgate_front::{CallRecord, FrontLog, Gated, Steps, open_audit};
-use toolgate_repo::Repository;
 use toolgate_repo::{FixtureTarget, Observed};
 use toolgate_repo::{RequestSpec, parse_time, read_request_file};
 use toolgate_repo::{UsageError, write_output};
@@ -40,8 +39,14 @@ pub(crate) struct CheckOptions {
     /// The contract version folder to use (default: the newest).
     #[arg(long, value_name = "vN")]
     pub contract_version: Option<String>,
-    /// The repository root, holding contracts/.
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
+    /// wrote (read whole and checked against its manifest and lock before anything is served).
+    #[arg(
+        long,
+        visible_alias = "contracts",
+        value_name = "DIR|BUNDLE",
+        default_value = "."
+    )]
     pub root: PathBuf,
     /// Explain the decision on stderr: layer, rule, where, the validator's message, how to fix it.
     #[arg(long)]
@@ -73,7 +78,7 @@ pub(crate) fn run(
     stdout: &mut impl Write,
     stderr: &mut impl Write,
 ) -> Result<bool, UsageError> {
-    let repository = Repository::open(&options.root)?;
+    let repository = toolgate_repo::bundle::open_contracts(&options.root)?;
     let contract = repository.load(&options.tool, options.contract_version.as_deref())?;
 
     let spec = request_spec(options)?;

@@ -40,6 +40,14 @@ enum Command {
     /// Exit 0 intact (or the key written), 1 a broken line, 2 on usage or I/O errors.
     #[command(subcommand)]
     Audit(crate::audit::AuditCommand),
+    /// Write the repository's contracts (every locked version, argument contracts, pins, the
+    /// lock) as one file, toolgate-contracts-<digest>.tar.gz, for a ConfigMap, a Secret, an OCI
+    /// artifact or an image layer; every front loads it with --contracts BUNDLE.
+    ///
+    /// Prints the path and the bundle's digest. `--verify BUNDLE` reads one as the fronts do.
+    /// Exit 0 written (or intact), 1 a bundle --verify refuses, 2 on usage or configuration
+    /// errors (a version the lock does not hold as it is, a bundle over 1 MiB).
+    Bundle(crate::bundle::BundleOptions),
     /// Review a contract bump: every change between two versions, four verdicts each proven by a
     /// witness the gate confirms, and every fixture replayed through both.
     ///
@@ -340,6 +348,7 @@ pub(crate) fn main() -> ExitCode {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }
         Command::Schema(options) => schema::run(&options, &mut io::stdout()),
+        Command::Bundle(options) => crate::bundle::run(&options, &mut io::stdout()),
         Command::Serve(options) => {
             crate::serve::run(&options, io::stdin().lock(), &mut io::stdout().lock())
         }

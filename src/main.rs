@@ -3,13 +3,14 @@
 //! Architecture invariant: this crate is the command line and nothing else. It parses arguments
 //! with clap, hands plain configurations to the library crates, and turns the [`Status`] a verb
 //! returns into the process exit code. Its own verbs are glue over the library crates: `check`,
-//! `reproduce`, `schema`, `serve`, `audit` and `new` (one file each, `upstream.rs` the server
+//! `reproduce`, `schema`, `serve`, `audit`, `bundle` and `new` (one file each, `upstream.rs` the server
 //! side of `diff --upstream`).
 //!
 //! [`Status`]: toolgate_repo::Status
 
 mod args;
 mod audit;
+mod bundle;
 mod check;
 mod cli;
 mod completion;

@@ -43,8 +43,14 @@ pub(crate) struct ReproduceOptions {
     /// values --request supplies.
     #[arg(long, value_name = "FILE", requires = "request")]
     retain_secret_key: Option<PathBuf>,
-    /// The repository root, holding contracts/.
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
+    /// wrote (read whole and checked against its manifest and lock before anything is served).
+    #[arg(
+        long,
+        visible_alias = "contracts",
+        value_name = "DIR|BUNDLE",
+        default_value = "."
+    )]
     root: PathBuf,
     /// Explain the decision on stderr: layer, rule, where, the validator's message, the fix
     /// (`--explain=json`: the operator record as one JSON line, as the proxy logs it).
@@ -98,7 +104,7 @@ pub(crate) fn run(
     )
     .map_err(UsageError::new)?;
     let retained = find(store.as_ref(), &wanted, opener.as_ref(), stderr)?;
-    let repository = Repository::open(&options.root)?;
+    let repository = toolgate_repo::bundle::open_contracts(&options.root)?;
     let (contract, changed) = match &options.contract_version {
         Some(version) => (repository.load(&retained.tool, Some(version))?, None),
         None => contract_for(&repository, &retained)?,

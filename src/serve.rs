@@ -13,8 +13,14 @@ pub(crate) struct ServeOptions {
     /// Serve over stdin and stdout, one JSON object per line (the only transport so far).
     #[arg(long, required = true)]
     stdio: bool,
-    /// The repository root, holding contracts/.
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
+    /// wrote (read whole and checked against its manifest and lock before anything is served).
+    #[arg(
+        long,
+        visible_alias = "contracts",
+        value_name = "DIR|BUNDLE",
+        default_value = "."
+    )]
     root: PathBuf,
     /// The longest request line read (default 16 MiB); a longer one is answered with an error.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]

@@ -24,6 +24,8 @@ use serde_json::{Value, json};
 mod audit;
 #[path = "mcp/auth.rs"]
 mod auth;
+#[path = "common/mod.rs"]
+mod common;
 #[path = "mcp/http.rs"]
 mod http;
 #[path = "mcp/lifecycle.rs"]
@@ -88,10 +90,14 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 50] = [
+    let single: [(&str, Test); 51] = [
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
+        ),
+        (
+            "mcp::lifecycle::the_proxy_serves_a_bundle_as_it_serves_its_folder",
+            lifecycle::the_proxy_serves_a_bundle_as_it_serves_its_folder,
         ),
         (
             "mcp::lifecycle::a_retention_burst_to_a_slow_store_is_kept_or_counted",

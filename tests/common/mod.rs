@@ -200,3 +200,32 @@ pub(crate) fn assert_matches_schema(kind: &str, report: &serde_json::Value) {
         "the {kind} does not match `toolgate schema {kind}`: {errors:#?}\n{report:#}"
     );
 }
+
+/// The MCP tests' contracts (tests/mcp/contracts) as a repository would ship them: copied into
+/// `dir`, every version locked (its digest, as `toolgate test --accept` writes it) and bundled
+/// by `toolgate bundle`. Returns the bundle's path.
+pub(crate) fn bundled_mcp_contracts(dir: &Path) -> PathBuf {
+    let repository = dir.join("repository");
+    copy(
+        &repo_root().join("tests/mcp/contracts"),
+        &repository.join("contracts"),
+    );
+    let root = toolgate_repo::RepoRoot::open(&repository).unwrap();
+    let mut lock = String::new();
+    for tool in ["get-structured-content", "service_state", "weather"] {
+        let folder = Path::new("contracts").join(tool).join("v1");
+        let digest = toolgate_repo::lock::digest(&root, &folder).unwrap();
+        lock.push_str(&format!("{tool} v1 sha256:{}\n", digest.to_hex()));
+    }
+    fs::write(repository.join("contracts/contracts.lock"), lock).unwrap();
+    let bundle = dir.join("contracts.tar.gz");
+    let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["bundle", "--root"])
+        .arg(&repository)
+        .arg("--output")
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "toolgate bundle: {output:?}");
+    bundle
+}

@@ -28,6 +28,8 @@ fn accepted_up_to_the_credential(args: &[String]) {
         .unwrap();
     let auth = dir.path().join("auth.yaml");
     std::fs::write(&auth, shipped.replace(jwks_url, "jwks.json")).unwrap();
+    // The test contracts, bundled as the manifests' comments say.
+    let bundle = crate::common::bundled_mcp_contracts(dir.path());
     std::fs::write(
         dir.path().join("jwks.json"),
         r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#,
@@ -36,7 +38,7 @@ fn accepted_up_to_the_credential(args: &[String]) {
     let args: Vec<String> = args
         .iter()
         .map(|arg| match arg.as_str() {
-            "/contracts" => root().join("tests/mcp").display().to_string(),
+            "/contracts/contracts.tar.gz" => bundle.display().to_string(),
             "0.0.0.0:8080" | "0.0.0.0:9464" => "127.0.0.1:0".to_owned(),
             "/etc/toolgate/auth.yaml" => auth.display().to_string(),
             _ => arg.clone(),

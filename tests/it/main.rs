@@ -8,6 +8,7 @@ mod common;
 
 mod architecture;
 mod attacks;
+mod bundle;
 mod check;
 mod ci_example;
 mod deploy;

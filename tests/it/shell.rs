@@ -269,7 +269,7 @@ fn a_man_pages_synopsis_shows_what_each_option_takes() {
         .nth(1)
         .unwrap();
     for shown in [
-        r"[\-\-root <DIR>]",
+        r"[\-\-root <DIR|BUNDLE>]",
         r"[\-\-upstream <SERVER COMMAND OR URL>]",
         r"[\-\-insecure\-no\-auth]",
         r"[\-h|\-\-help]",

@@ -78,7 +78,7 @@ pub(crate) fn sigterm_answers_the_call_in_flight_and_readyz_goes_503_first() -> 
         return Err(format!("the proxy exits {status} after draining:\n{stderr}").into());
     }
     // The one configuration line at start says what runs.
-    if !stderr.contains("configuration: no auth (loopback); audit off; retention off; mode enforce; no shadow; metrics kept; traces off; 3 contract(s): get-structured-content v1") {
+    if !stderr.contains("configuration: no auth (loopback); audit off; retention off; mode enforce; no shadow; metrics kept; traces off; 3 contract(s) from folder ") || !stderr.contains(": get-structured-content v1") {
         return Err(format!("no configuration line at start:\n{stderr}").into());
     }
     if !stderr.contains("drained in")
@@ -468,6 +468,36 @@ pub(crate) fn a_retention_burst_to_a_slow_store_is_kept_or_counted() -> Result<(
     let held = toolgate_store::Store::list(&store, "")?.len() as u64;
     if held != kept {
         return Err(format!("the line says {kept} kept, the bucket holds {held}:\n{line}").into());
+    }
+    Ok(())
+}
+
+/// `--contracts BUNDLE`: the proxy serves from a bundle of its contracts (`toolgate bundle`) the
+/// same answers as from the folder, and its configuration line names the bundle and its digest.
+pub(crate) fn the_proxy_serves_a_bundle_as_it_serves_its_folder() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let bundle = crate::common::bundled_mcp_contracts(dir.path());
+    let scenario = crate::retention::scenario(dir.path());
+    let mut answers = Vec::new();
+    for root in [crate::here(), bundle.clone()] {
+        let proxy = crate::start_proxy_at(&root, &scenario, &dir.path().join("log"), &[]);
+        let (got, stderr) = crate::retention::stdio_session(
+            proxy,
+            &[
+                crate::retention::initialize(),
+                crate::retention::weather_call(1),
+                crate::retention::weather_call(2),
+            ],
+        )?;
+        if root == bundle && !stderr.contains(&format!("from bundle {}", bundle.display())) {
+            return Err(
+                format!("the configuration line does not name the bundle:\n{stderr}").into(),
+            );
+        }
+        answers.push(got);
+    }
+    if answers[0] != answers[1] || answers[0][1]["result"]["structuredContent"].is_null() {
+        return Err(format!("the folder and the bundle answer differently: {answers:?}").into());
     }
     Ok(())
 }

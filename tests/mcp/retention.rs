@@ -63,7 +63,7 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) {
 /// A handshake-era server whose weather calls are answered, in turn: Lisbon at 21.5 (admitted
 /// by v1, refused by v2's bound), a result with an undeclared member (refused by both), Lisbon
 /// at 12 (admitted by both).
-fn scenario(dir: &Path) -> PathBuf {
+pub(crate) fn scenario(dir: &Path) -> PathBuf {
     let result = |structured: Value| json!({"result": {"content": [{"type": "text", "text": "CANARY upstream words"}], "structuredContent": structured}});
     let path = dir.join("scenario.json");
     fs::write(
@@ -195,7 +195,7 @@ pub(crate) fn initialize() -> Value {
 }
 
 /// A `tools/call` of the scripted weather tool.
-fn weather_call(id: u64) -> Value {
+pub(crate) fn weather_call(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Lisbon"}}})
 }
 

@@ -131,7 +131,7 @@ pub fn run(
     input: impl BufRead,
     output: &mut impl Write,
 ) -> Result<Status, UsageError> {
-    let repository = Repository::open(&config.root)?;
+    let repository = toolgate_repo::bundle::open_contracts(&config.root)?;
     let front = Front::open(
         &FrontConfig {
             runner: Runner {

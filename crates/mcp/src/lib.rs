@@ -371,7 +371,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             "--auth and --insecure-no-auth contradict each other: with --auth every caller is authenticated",
         ));
     }
-    let repository = Repository::open(&options.root)?;
+    let repository = toolgate_repo::bundle::open_contracts(&options.root)?;
     // Opened before any runtime: the exporter's blocking HTTP client may not be made on one.
     let front = Front::open(
         &FrontConfig {
@@ -396,7 +396,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
             front.contract_loaded(&arguments.contract);
         }
     }
-    lines::log(&configuration_line(options, &front, &registry));
+    lines::log(&configuration_line(options, &front, &registry, &repository));
     // Settled before the server starts: a key only the operator may supply and nobody does is
     // a configuration error, not a rule that fails every call.
     let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
@@ -542,8 +542,21 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
 
 /// The proxy's configuration in one line, at start: who may call, the front's parts, and the
 /// contracts it enforces (the first dozen named, with their digests' first bytes).
-fn configuration_line(options: &ProxyConfig, front: &Front, registry: &Registry) -> String {
+fn configuration_line(
+    options: &ProxyConfig,
+    front: &Front,
+    registry: &Registry,
+    repository: &Repository,
+) -> String {
     const NAMED: usize = 12;
+    let source = match repository.root().bundle_digest() {
+        Some(digest) => format!(
+            "bundle {} (sha256:{})",
+            options.root.display(),
+            digest.to_hex()
+        ),
+        None => format!("folder {}", options.root.display()),
+    };
     let auth = match (&options.auth, options.listen) {
         (Some(path), _) => format!("auth by {}", path.display()),
         (None, Some(address)) if address.ip().is_loopback() => "no auth (loopback)".to_owned(),
@@ -567,7 +580,7 @@ fn configuration_line(options: &ProxyConfig, front: &Front, registry: &Registry)
         contracts.push(format!("and {} more", count - NAMED));
     }
     format!(
-        "configuration: {auth}; {}; {count} contract(s): {}",
+        "configuration: {auth}; {}; {count} contract(s) from {source}: {}",
         front.summary(),
         contracts.join(", ")
     )

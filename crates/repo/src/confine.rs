@@ -6,11 +6,16 @@
 //! stay inside the root; reads take regular files only (a FIFO or a device is an error, never a
 //! wait) and stop at a size cap; writes never go through a symlink; deletes take regular files
 //! only. A path that breaks a rule is a [`RepoError`] naming it, never followed.
+//!
+//! A root may also be a contracts bundle read into memory ([`RepoRoot::in_bundle`]): the same
+//! reads, over the bundle's files, and no writes.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The largest sidecar, request file, snapshot, lock file, contract or schema the harness reads.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -22,6 +27,10 @@ pub struct RepoRoot {
     shown: PathBuf,
     /// The root with every symlink resolved: the boundary.
     real: PathBuf,
+    /// A bundle's files by path, when the root is one: read from there, never written.
+    bundle: Option<Arc<BTreeMap<PathBuf, Vec<u8>>>>,
+    /// That bundle's digest.
+    bundle_digest: Option<toolgate_gate::Sha256Digest>,
 }
 
 /// What a confined path turned out to be.
@@ -108,6 +117,8 @@ pub enum RepoProblem {
     },
     /// Not a regular file where one was to be deleted: left alone.
     NotRemovable,
+    /// A file to write or delete inside a bundle, which is read-only.
+    InBundle,
     /// The operating system refused.
     Io {
         /// What was being done: `inspect`, `list`, `read`, `create`, `write`, `remove`.
@@ -206,6 +217,10 @@ impl fmt::Display for RepoError {
                 f,
                 "{path}: not a regular file; toolgate only ever deletes its own snapshot files, so it is left alone"
             ),
+            RepoProblem::InBundle => write!(
+                f,
+                "{path}: inside a contracts bundle, which is read-only; run this on the repository's folder"
+            ),
             RepoProblem::Io {
                 action, message, ..
             } => write!(f, "{path}: cannot {action}: {message}"),
@@ -232,7 +247,45 @@ impl RepoRoot {
         } else {
             root.to_path_buf()
         };
-        Ok(RepoRoot { shown, real })
+        Ok(RepoRoot {
+            shown,
+            real,
+            bundle: None,
+            bundle_digest: None,
+        })
+    }
+
+    /// A root over a bundle's files (paths relative to the root, `contracts/…`), named `shown`
+    /// (the bundle's file) in messages.
+    pub fn in_bundle(
+        shown: &Path,
+        files: BTreeMap<PathBuf, Vec<u8>>,
+        digest: toolgate_gate::Sha256Digest,
+    ) -> RepoRoot {
+        RepoRoot {
+            shown: shown.to_path_buf(),
+            real: PathBuf::new(),
+            bundle: Some(Arc::new(files)),
+            bundle_digest: Some(digest),
+        }
+    }
+
+    /// The digest of the bundle this root is, if it is one (read-only, then).
+    pub fn bundle_digest(&self) -> Option<toolgate_gate::Sha256Digest> {
+        self.bundle_digest
+    }
+
+    /// What is at `relative` in a bundle: a file it holds, a folder some file lies in, or
+    /// nothing.
+    fn bundle_kind(files: &BTreeMap<PathBuf, Vec<u8>>, relative: &Path) -> EntryKind {
+        let relative = normal(relative);
+        if files.contains_key(&relative) {
+            EntryKind::File
+        } else if files.keys().any(|path| path.starts_with(&relative)) {
+            EntryKind::Dir
+        } else {
+            EntryKind::Missing
+        }
     }
 
     /// The same root, naming paths relative to it in every message (as a suite's report does,
@@ -262,6 +315,19 @@ impl RepoRoot {
     /// part of it that exists, resolved, lies inside the root. A symlink that leads nowhere is
     /// refused too: nothing is ever written through one.
     pub fn confine(&self, relative: &Path) -> Result<(), RepoError> {
+        if self.bundle.is_some() {
+            // A bundle holds no links: only a path's own parts can leave it.
+            return match relative
+                .components()
+                .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
+            {
+                true => Ok(()),
+                false => Err(RepoError::new(
+                    relative.to_path_buf(),
+                    RepoProblem::NotInside,
+                )),
+            };
+        }
         let mut prefix = PathBuf::new();
         for component in relative.components() {
             match component {
@@ -302,6 +368,9 @@ impl RepoRoot {
     /// What is at `relative`, once it is confined.
     pub fn kind(&self, relative: &Path) -> Result<EntryKind, RepoError> {
         self.confine(relative)?;
+        if let Some(files) = &self.bundle {
+            return Ok(RepoRoot::bundle_kind(files, relative));
+        }
         match fs::metadata(self.real.join(relative)) {
             Ok(metadata) if metadata.is_file() => Ok(EntryKind::File),
             Ok(metadata) if metadata.is_dir() => Ok(EntryKind::Dir),
@@ -324,6 +393,9 @@ impl RepoRoot {
                 ));
             }
             _ => return Err(RepoError::new(shown(), RepoProblem::NotFolder)),
+        }
+        if let Some(files) = &self.bundle {
+            return Ok(self.bundle_entries(files, relative));
         }
         let listing = fs::read_dir(self.real.join(relative))
             .map_err(|error| RepoError::io(shown(), "list", &error))?;
@@ -355,6 +427,13 @@ impl RepoRoot {
         };
         if let Some(problem) = problem {
             return Err(RepoError::new(shown(), problem));
+        }
+        if let Some(files) = &self.bundle {
+            let bytes = &files[&normal(relative)];
+            let kept = bytes
+                .len()
+                .min(usize::try_from(cap.saturating_add(1)).unwrap_or(usize::MAX));
+            return Ok(bytes[..kept].to_vec());
         }
         let file = fs::File::open(self.real.join(relative))
             .map_err(|error| RepoError::io(shown(), "read", &error))?;
@@ -414,6 +493,9 @@ impl RepoRoot {
     /// but a regular file.
     pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), RepoError> {
         let shown = || self.shown(relative);
+        if self.bundle.is_some() {
+            return Err(RepoError::new(shown(), RepoProblem::InBundle));
+        }
         self.confine(relative)?;
         self.no_symlink_on_the_way(relative)?;
         if let Some(parent) = relative.parent() {
@@ -454,6 +536,9 @@ impl RepoRoot {
     /// file) is refused and left alone. A file that is already gone is not an error.
     pub fn remove_file(&self, relative: &Path) -> Result<(), RepoError> {
         let shown = || self.shown(relative);
+        if self.bundle.is_some() {
+            return Err(RepoError::new(shown(), RepoProblem::InBundle));
+        }
         if let Some(parent) = relative.parent() {
             self.confine(parent)?;
         }
@@ -470,6 +555,45 @@ impl RepoRoot {
             }
         }
     }
+}
+
+impl RepoRoot {
+    /// The entries of a bundle's folder `relative`: each file directly in it, and each folder
+    /// a file lies in below it, sorted by name.
+    fn bundle_entries(&self, files: &BTreeMap<PathBuf, Vec<u8>>, relative: &Path) -> Vec<Entry> {
+        let folder = normal(relative);
+        let mut names = BTreeMap::new();
+        for path in files.keys() {
+            let Ok(rest) = path.strip_prefix(&folder) else {
+                continue;
+            };
+            let mut parts = rest.components();
+            if let Some(first) = parts.next() {
+                let kind = match parts.next() {
+                    None => EntryKind::File,
+                    Some(_) => EntryKind::Dir,
+                };
+                names.insert(first.as_os_str().to_string_lossy().into_owned(), kind);
+            }
+        }
+        names
+            .into_iter()
+            .map(|(name, kind)| Entry {
+                path: relative.join(&name),
+                name,
+                name_is_utf8: true,
+                kind: Ok(kind),
+            })
+            .collect()
+    }
+}
+
+/// `relative` without `.` parts, as a bundle's paths are kept.
+fn normal(relative: &Path) -> PathBuf {
+    relative
+        .components()
+        .filter(|part| matches!(part, Component::Normal(_)))
+        .collect()
 }
 
 #[cfg(all(test, unix))]

@@ -192,6 +192,8 @@ pub enum LoadError {
     },
     /// The contract does not compile: every error, each with its file and line or pointer.
     Compile(toolgate_gate::CompileErrors),
+    /// A contracts bundle that cannot be read, or does not hold what it claims.
+    Bundle(String),
     /// The contract compiles but names another tool or version than the folder it lives in.
     Mismatch {
         /// The contract file, as shown.
@@ -256,6 +258,7 @@ impl fmt::Display for LoadError {
                 nearest_tools(tool, known)
             ),
             LoadError::Compile(errors) => errors.fmt(f),
+            LoadError::Bundle(why) => f.write_str(why),
             LoadError::Mismatch { file, what } => write!(f, "{}: {what}", file.display()),
         }
     }

@@ -14,6 +14,7 @@
 
 mod acceptance;
 mod admission;
+pub mod bundle;
 mod case_result;
 mod choice;
 mod ci;

@@ -67,6 +67,8 @@ impl VersionDir {
 
 impl Repository {
     /// Opens a root, which must hold a `contracts/` folder (inside it, not a symlink out of it).
+    /// A front, which also takes a bundle, opens its contracts with
+    /// [`open_contracts`](crate::bundle::open_contracts).
     pub fn open(root: impl AsRef<Path>) -> Result<Repository, LoadError> {
         let root = root.as_ref();
         let no_contracts = || {
@@ -81,6 +83,11 @@ impl Repository {
             EntryKind::Dir => Ok(Repository { root }),
             _ => Err(no_contracts()),
         }
+    }
+
+    /// The repository whose files `root` holds (a bundle's, read into memory).
+    pub(crate) fn from_root(root: RepoRoot) -> Repository {
+        Repository { root }
     }
 
     /// The same repository, naming paths relative to its root in every message.
