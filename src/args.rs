@@ -497,6 +497,11 @@ pub(crate) struct RolloutArgs {
     /// are in the audit line; a disagreement is always retained. Repeatable.
     #[arg(long, value_name = "[TOOL=]vN")]
     pub(crate) shadow: Vec<String>,
+    /// Enforce this version in place of each tool's newest (vN: each tool that has it; TOOL=vN:
+    /// one tool's): a rollback to an older version though a newer one is published, alone or
+    /// beside a --shadow of the newer one. Repeatable.
+    #[arg(long, value_name = "[TOOL=]vN")]
+    pub(crate) enforce: Vec<String>,
     /// enforce (the default), or observe: decide and audit, and pass the upstream's responses on
     /// unchanged (report-only; refused in CI).
     #[arg(long, value_enum, default_value_t = Mode::Enforce)]
@@ -617,6 +622,7 @@ impl FrontArgs {
             redact_values: self.retention.redact_values(),
             retention: self.retention.config()?,
             shadow: self.rollout.shadow.clone(),
+            enforce: self.rollout.enforce.clone(),
             observe: self.rollout.observe(),
             metrics: self.telemetry.metrics,
             tracing: self.telemetry.tracing(service)?,

@@ -90,10 +90,14 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 51] = [
+    let single: [(&str, Test); 52] = [
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
+        ),
+        (
+            "mcp::lifecycle::enforce_rolls_a_tool_back_to_an_older_version",
+            lifecycle::enforce_rolls_a_tool_back_to_an_older_version,
         ),
         (
             "mcp::lifecycle::the_proxy_serves_a_bundle_as_it_serves_its_folder",

@@ -501,3 +501,40 @@ pub(crate) fn the_proxy_serves_a_bundle_as_it_serves_its_folder() -> Result<(), 
     }
     Ok(())
 }
+
+/// `--enforce weather=v1` with v2 published: the call v2 refuses (Lisbon at 21.5, over v2's
+/// bound) is admitted as v1 admits it, and the configuration line says which version runs.
+pub(crate) fn enforce_rolls_a_tool_back_to_an_older_version() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = crate::retention::repository_with_bump(dir.path());
+    let scenario = crate::retention::scenario(dir.path());
+    let mut outcomes = Vec::new();
+    for flags in [
+        vec![],
+        vec!["--enforce".to_owned(), "weather=v1".to_owned()],
+    ] {
+        let proxy = crate::start_proxy_at(&root, &scenario, &dir.path().join("log"), &flags);
+        let (answers, stderr) = crate::retention::stdio_session(
+            proxy,
+            &[
+                crate::retention::initialize(),
+                crate::retention::weather_call(1),
+            ],
+        )?;
+        let enforced = if flags.is_empty() {
+            "no shadow"
+        } else {
+            "rollout weather v1 enforced"
+        };
+        if !stderr.contains(enforced) {
+            return Err(
+                format!("the configuration line does not say {enforced:?}:\n{stderr}").into(),
+            );
+        }
+        outcomes.push(answers[1]["result"]["structuredContent"]["outcome"].clone());
+    }
+    if outcomes != [json!("failure"), json!("success")] {
+        return Err(format!("v2 refuses and v1, enforced, admits: {outcomes:?}").into());
+    }
+    Ok(())
+}

@@ -28,7 +28,7 @@ pub(crate) fn repository(dir: &Path) -> PathBuf {
 
 /// As [`repository`], with a weather v2 that bounds the temperature tighter (`maximum: 20`), for
 /// shadowing and for bump replays.
-fn repository_with_bump(dir: &Path) -> PathBuf {
+pub(crate) fn repository_with_bump(dir: &Path) -> PathBuf {
     let root = repository(dir);
     let v2 = root.join("contracts/weather/v2");
     copy_tree(&root.join("contracts/weather/v1"), &v2);

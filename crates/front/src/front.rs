@@ -36,6 +36,8 @@ pub struct FrontConfig {
     pub redact_values: bool,
     /// Candidate versions decided beside the enforced ones (`vN`, or `TOOL=vN`).
     pub shadow: Vec<String>,
+    /// Versions enforced in place of each tool's newest (`vN`, or `TOOL=vN`): a rollback.
+    pub enforce: Vec<String>,
     /// Report-only: decide and audit, and pass what the upstream returned on unchanged.
     pub observe: bool,
     /// Serve Prometheus metrics at `http://ADDR/metrics`.
@@ -101,7 +103,7 @@ impl Front {
         if config.observe {
             refuse_observe_in_ci(runner.name)?;
         }
-        let shadows = ShadowPlan::resolve(repository, &config.shadow)?;
+        let shadows = ShadowPlan::resolve(repository, &config.shadow, &config.enforce)?;
         let audit = config
             .audit
             .as_deref()
@@ -335,7 +337,7 @@ fn summary_of(config: &FrontConfig, shadows: &ShadowPlan) -> String {
     let shadow = if shadows.is_empty() {
         "no shadow".to_owned()
     } else {
-        format!("shadow {}", shadows.describe())
+        format!("rollout {}", shadows.describe())
     };
     let metrics = if config.metrics.is_some() {
         "metrics on --metrics"

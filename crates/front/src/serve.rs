@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 use toolgate_gate::internals::parse_strict_json;
 use toolgate_gate::{Contract, Outcome, Response};
 use toolgate_repo::lines::{Line, read_line};
-use toolgate_repo::{Repository, RequestSpec, Status, UsageError, parse_time};
+use toolgate_repo::{Repository, RequestSpec, Status, UsageError, VersionDir, parse_time};
 use toolgate_telemetry::Metrics;
 
 use crate::{CallSpan, Front, FrontConfig, Gated, Runner};
@@ -81,13 +81,10 @@ impl Server {
         Ok(compiled)
     }
 
-    /// The version of `tool` to enforce when a line names none: under `--shadow`, the newest
-    /// other than its candidate; otherwise the newest.
+    /// The version of `tool` to enforce when a line names none: `--enforce`'s, or under
+    /// `--shadow` the newest other than its candidate; otherwise the newest.
     fn enforced_version(&self, tool: &str) -> Option<String> {
-        self.front
-            .shadows()
-            .of(tool)
-            .map(|pair| pair.enforced.name())
+        self.front.shadows().enforced(tool).map(VersionDir::name)
     }
 
     /// The candidate `--shadow` names for `tool`, unless it is the version enforced.

@@ -70,8 +70,8 @@ impl Registry {
         let mut registry = Registry::default();
         for tool in repository.tools()? {
             let pair = plan.of(&tool);
-            let enforced = match pair {
-                Some(pair) => pair.enforced.clone(),
+            let enforced = match plan.enforced(&tool) {
+                Some(version) => version.clone(),
                 None => repository.version(&tool, None)?,
             };
             let Some(mut entry) = Registry::tool(repository, &tool, &enforced)? else {
@@ -92,7 +92,11 @@ impl Registry {
             let Some(gated) = folder.strip_suffix(ARGUMENTS_SUFFIX) else {
                 continue;
             };
-            let contract = repository.compile(&folder, &repository.version(&folder, None)?)?;
+            let version = match plan.enforced(&folder) {
+                Some(version) => version.clone(),
+                None => repository.version(&folder, None)?,
+            };
+            let contract = repository.compile(&folder, &version)?;
             let place = std::path::Path::new("contracts").join(&folder);
             if contract.direction() != Direction::Action {
                 return Err(UsageError::new(format!(
