@@ -704,6 +704,12 @@ pub struct McpProxyArgs {
     /// and clients, 1 spends less CPU per call (no task handed between threads).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
     http_threads: Option<usize>,
+    /// How often the contracts (--contracts, the bundle or folder) are looked at for a change,
+    /// to reload them without a restart (a mounted ConfigMap changes in place); `0s` reloads on
+    /// SIGHUP only. A reload compiles the new set whole and swaps it in between calls, or keeps
+    /// the old one and says why.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = toolgate_gate::internals::parse_duration)]
+    reload_check: Duration,
     /// How long a request's head may take from its first byte before the connection is closed.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout, requires = "listen")]
     header_timeout: Duration,
@@ -785,6 +791,7 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             max_line_bytes: args.max_line_bytes,
             allow: args.allow,
             context: args.context,
+            reload_check: (!args.reload_check.is_zero()).then_some(args.reload_check),
             listen: args.listen,
             allow_origins: args.allow_origin,
             insecure_no_auth: args.insecure_no_auth,

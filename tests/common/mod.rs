@@ -202,30 +202,49 @@ pub(crate) fn assert_matches_schema(kind: &str, report: &serde_json::Value) {
 }
 
 /// The MCP tests' contracts (tests/mcp/contracts) as a repository would ship them: copied into
-/// `dir`, every version locked (its digest, as `toolgate test --accept` writes it) and bundled
-/// by `toolgate bundle`. Returns the bundle's path.
+/// `dir`, locked and bundled ([`locked_bundle`]). Returns the bundle's path.
 pub(crate) fn bundled_mcp_contracts(dir: &Path) -> PathBuf {
     let repository = dir.join("repository");
     copy(
         &repo_root().join("tests/mcp/contracts"),
         &repository.join("contracts"),
     );
-    let root = toolgate_repo::RepoRoot::open(&repository).unwrap();
+    locked_bundle(&repository, &dir.join("contracts.tar.gz"))
+}
+
+/// The repository at `repository`, every version folder locked (its digest, as `toolgate test
+/// --accept` writes it), bundled by `toolgate bundle` into `bundle`, which is returned.
+pub(crate) fn locked_bundle(repository: &Path, bundle: &Path) -> PathBuf {
+    let root = toolgate_repo::RepoRoot::open(repository).unwrap();
     let mut lock = String::new();
-    for tool in ["get-structured-content", "service_state", "weather"] {
-        let folder = Path::new("contracts").join(tool).join("v1");
-        let digest = toolgate_repo::lock::digest(&root, &folder).unwrap();
-        lock.push_str(&format!("{tool} v1 sha256:{}\n", digest.to_hex()));
+    let mut tools: Vec<_> = fs::read_dir(repository.join("contracts"))
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .filter(|entry| entry.file_type().unwrap().is_dir())
+        .map(|entry| entry.file_name().into_string().unwrap())
+        .collect();
+    tools.sort();
+    for tool in tools {
+        let mut versions: Vec<_> = fs::read_dir(repository.join("contracts").join(&tool))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with('v'))
+            .collect();
+        versions.sort();
+        for version in versions {
+            let folder = Path::new("contracts").join(&tool).join(&version);
+            let digest = toolgate_repo::lock::digest(&root, &folder).unwrap();
+            lock.push_str(&format!("{tool} {version} sha256:{}\n", digest.to_hex()));
+        }
     }
     fs::write(repository.join("contracts/contracts.lock"), lock).unwrap();
-    let bundle = dir.join("contracts.tar.gz");
     let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(["bundle", "--root"])
-        .arg(&repository)
+        .arg(repository)
         .arg("--output")
-        .arg(&bundle)
+        .arg(bundle)
         .output()
         .unwrap();
     assert!(output.status.success(), "toolgate bundle: {output:?}");
-    bundle
+    bundle.to_path_buf()
 }

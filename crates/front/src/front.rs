@@ -246,6 +246,21 @@ impl Front {
         }
     }
 
+    /// The contract set served is now `digest`, made of `contracts` (a reload swapped it in):
+    /// the metrics name it, and nothing of the set before.
+    pub fn contract_set<'a>(&self, digest: &str, contracts: impl Iterator<Item = &'a Contract>) {
+        if let Some(metrics) = &self.metrics {
+            metrics.contract_set(digest, contracts);
+        }
+    }
+
+    /// A reload of the contract set was `loaded`, or refused (the old set kept).
+    pub fn reloaded(&self, loaded: bool) {
+        if let Some(metrics) = &self.metrics {
+            metrics.reloaded(loaded);
+        }
+    }
+
     /// Says `message` as this front does.
     pub fn log(&self, message: &str) {
         self.log.line(message);

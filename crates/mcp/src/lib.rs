@@ -91,6 +91,9 @@ pub struct ProxyConfig {
     /// How the HTTP listener drains on SIGTERM: new connections served for `min`, calls in
     /// flight waited for, everything done within `timeout`.
     pub drain: Drain,
+    /// How often the contracts' files are looked at for a change, to reload them
+    /// (`--reload-check`); `None`: on SIGHUP only.
+    pub reload_check: Option<Duration>,
     /// The threads the HTTP runtime (the listener, an HTTP upstream's client) runs its tasks
     /// on; `None` is one per core.
     pub http_threads: Option<usize>,
@@ -389,17 +392,13 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         },
         &repository,
     )?;
-    let registry = Registry::load_with_shadows(&repository, front.shadows())?;
-    for (_, tool) in registry.iter() {
-        front.contract_loaded(&tool.contract);
-        if let Some(arguments) = &tool.arguments {
-            front.contract_loaded(&arguments.contract);
-        }
-    }
-    lines::log(&configuration_line(options, &front, &registry, &repository));
-    // Settled before the server starts: a key only the operator may supply and nobody does is
-    // a configuration error, not a rule that fails every call.
-    let context = context::OperatorContext::load(options.context.as_deref(), &registry)?;
+    let loaded = proxy::Loaded::of(&repository, front.shadows(), options.context.as_deref())?;
+    let registry = &loaded.registry;
+    front.contract_set(
+        &loaded.digest,
+        registry.contracts().map(|(_, contract)| contract),
+    );
+    lines::log(&configuration_line(options, &front, registry, &repository));
     let line_cap = options
         .max_line_bytes
         .unwrap_or_else(|| (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024));
@@ -418,7 +417,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     } else {
         None
     };
-    listen::ignore_hangup(runtime.as_ref());
+    listen::ignore_hangup();
     // Read before anything starts: a file that is wrong, or keys that cannot be had, are a
     // configuration error, not a listener that refuses every call.
     let authorizer = match (&options.auth, &runtime) {
@@ -444,7 +443,6 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                 .map_err(|error| UsageError::new(format!("cannot listen on {address}: {error}")))
         })
         .transpose()?;
-    let pins = pins::read_pins(&repository, registry.iter().map(|(name, _)| name))?;
     let (link, source) = connect(
         &options.command,
         &options.upstream_headers,
@@ -455,12 +453,18 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
     )?;
     let proxy = std::sync::Arc::new(Proxy::new(
         Setup {
-            registry,
+            reload: proxy::Reload {
+                root: options.root.clone(),
+                shadow: options.front.shadow.clone(),
+                enforce: options.front.enforce.clone(),
+                context: options.context.clone(),
+                check_every: options.reload_check,
+            },
+            line_cap,
+            loaded,
             allowed: options.allow.clone(),
             timeout: options.timeout,
             front,
-            context,
-            pins,
             supervision: options.supervision,
         },
         link,
@@ -484,6 +488,16 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         proxy.settle();
         proxy.refresh_surface();
         scope.spawn(|| proxy.watch_surface());
+        // Never joined: it waits on signals and timers for as long as the process runs.
+        if let Some(watch) = proxy::Watch::new() {
+            let watcher = std::sync::Arc::clone(&proxy);
+            if let Err(error) = std::thread::Builder::new()
+                .name("toolgate-reload".to_owned())
+                .spawn(move || watcher.watch_contracts(watch))
+            {
+                lines::log(&format!("cannot watch the contracts for a reload: {error}"));
+            }
+        }
         match (listener, &runtime) {
             (Some(listener), Some(runtime)) => {
                 let drained = runtime.block_on(async {

@@ -256,6 +256,10 @@ pub struct Metrics {
     refusals: Family<RefusalLabels, Counter>,
     in_flight: Family<ToolLabels, Gauge>,
     contracts: Family<ContractLabels, Gauge>,
+    /// The digest of the contract set served (one series, 1), which replicas compare.
+    contract_set: Family<[(&'static str, String); 1], Gauge>,
+    /// Reloads of the contract set, by result.
+    reloads: Family<[(&'static str, &'static str); 1], Counter>,
     probes: Arc<ProbeCollector>,
     /// Each contract's handles, resolved once (by the digest of its bytes).
     by_contract: RwLock<HashMap<Sha256Digest, Arc<ContractMetrics>, DigestHash>>,
@@ -482,6 +486,18 @@ impl Metrics {
             "The contracts a front has loaded (1 each): tool, version and the SHA-256 of the contract's bytes",
             contracts.clone(),
         );
+        let contract_set = Family::<[(&'static str, String); 1], Gauge>::default();
+        registry.register(
+            "toolgate_contract_set_info",
+            "The contract set a front serves (1): its digest, a bundle's or the SHA-256 of every contract's; replicas serving different digests are mid-rollout, or stuck",
+            contract_set.clone(),
+        );
+        let reloads = Family::<[(&'static str, &'static str); 1], Counter>::default();
+        registry.register(
+            "toolgate_contract_reloads",
+            "Reloads of the contract set (SIGHUP, or its files changed), by result: loaded (swapped in between calls) or refused (the old set kept)",
+            reloads.clone(),
+        );
         let build = Family::<[(&'static str, &'static str); 1], Gauge>::default();
         build
             .get_or_create(&[("version", env!("CARGO_PKG_VERSION"))])
@@ -504,6 +520,8 @@ impl Metrics {
             refusals,
             in_flight,
             contracts,
+            contract_set,
+            reloads,
             probes,
             by_contract: RwLock::new(HashMap::with_hasher(DigestHash)),
         }
@@ -580,6 +598,26 @@ impl Metrics {
                 contract_digest: Arc::from(contract.digest().to_hex()),
             })
             .set(1);
+    }
+
+    /// The contract set served is `digest`, made of `contracts`: `toolgate_contract_set_info`
+    /// and `toolgate_contract_info` name it, and nothing of a set served before.
+    pub fn contract_set<'a>(&self, digest: &str, contracts: impl Iterator<Item = &'a Contract>) {
+        self.contract_set.clear();
+        self.contract_set
+            .get_or_create(&[("digest", digest.to_owned())])
+            .set(1);
+        self.contracts.clear();
+        for contract in contracts {
+            self.contract_loaded(contract);
+        }
+    }
+
+    /// A reload of the contract set was `loaded` (swapped in) or refused (the old set kept).
+    pub fn reloaded(&self, loaded: bool) {
+        self.reloads
+            .get_or_create(&[("result", if loaded { "loaded" } else { "refused" })])
+            .inc();
     }
 
     /// Reports `toolgate_upstream_up` from `probe` at each scrape.

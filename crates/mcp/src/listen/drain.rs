@@ -128,8 +128,8 @@ pub(crate) async fn stop_signal() {
 }
 
 /// SIGHUP never stops the proxy (a terminal closing, a supervisor's reload habit): from here on
-/// it is caught, and said, by a task on `runtime`'s handle when there is one.
-pub(crate) fn ignore_hangup(runtime: Option<&tokio::runtime::Runtime>) {
+/// it is caught, and once the proxy serves, it reloads the contracts (`Proxy::watch_contracts`).
+pub(crate) fn ignore_hangup() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -143,19 +143,7 @@ pub(crate) fn ignore_hangup(runtime: Option<&tokio::runtime::Runtime>) {
         };
         let registered = own.block_on(async { signal(SignalKind::hangup()).is_ok() });
         if !registered {
-            return log("cannot catch SIGHUP; it would stop the proxy");
-        }
-        if let Some(runtime) = runtime {
-            runtime.spawn(async {
-                let Ok(mut hangup) = signal(SignalKind::hangup()) else {
-                    return;
-                };
-                while hangup.recv().await.is_some() {
-                    log("SIGHUP: ignored (it reloads nothing; SIGTERM stops the proxy, draining)");
-                }
-            });
+            log("cannot catch SIGHUP; it would stop the proxy");
         }
     }
-    #[cfg(not(unix))]
-    let _ = runtime;
 }

@@ -332,7 +332,9 @@ impl Proxy {
                 "tools/call needs a tool `name`",
             ));
         };
-        let Some(tool) = self.registry.get(name) else {
+        // The contract set this call is decided under, whatever a reload swaps in meanwhile.
+        let loaded = self.loaded();
+        let Some(tool) = loaded.registry.get(name) else {
             if self.observe && host.may_call(name) {
                 // Observe mode: a tool nobody contracted yet passes as the upstream serves it,
                 // undecided and counted (`toolgate_no_contract_calls_total`).
@@ -380,7 +382,8 @@ impl Proxy {
         if let Some(reason) = self.surface_refusal(name) {
             // Not the tool that was reviewed: nothing is forwarded, and the refusal is
             // decided and audited like an unusable answer.
-            let mut request = tools::request_for(id, arguments, tool, self.context.for_tool(name));
+            let mut request =
+                tools::request_for(id, arguments, tool, loaded.context.for_tool(name));
             if let Some(caller) = host.caller() {
                 request = request.with_caller(caller);
             }
@@ -405,7 +408,17 @@ impl Proxy {
         if let Some(gate) = &tool.arguments {
             // What the upstream receives is what the argument contract's projection
             // built, or nothing.
-            match self.gate_arguments(host, id, modern_host, tool, gate, arguments, &record) {
+            let context = loaded.context.for_tool(&gate.folder);
+            match self.gate_arguments(
+                host,
+                id,
+                modern_host,
+                tool,
+                gate,
+                arguments,
+                &record,
+                context,
+            ) {
                 Some(projected) => {
                     gated_arguments = Some(projected);
                     arguments = gated_arguments.as_ref().unwrap_or(&Value::Null);
@@ -413,7 +426,7 @@ impl Proxy {
                 None => return None,
             }
         }
-        let mut request = tools::request_for(id, arguments, tool, self.context.for_tool(name));
+        let mut request = tools::request_for(id, arguments, tool, loaded.context.for_tool(name));
         if let Some(caller) = host.caller() {
             request = request.with_caller(caller);
         }
@@ -453,9 +466,10 @@ impl Proxy {
         gate: &tools::ArgumentContract,
         arguments: &Value,
         call: &CallRecord,
+        context: serde_json::Map<String, Value>,
     ) -> Option<Value> {
         let raw = serde_json::to_vec(arguments).unwrap_or_default();
-        let mut request = tools::arguments_request(id, gate, self.context.for_tool(&gate.folder));
+        let mut request = tools::arguments_request(id, gate, context);
         if let Some(caller) = host.caller() {
             request = request.with_caller(caller);
         }

@@ -16,6 +16,7 @@
 
 mod host;
 mod input;
+mod reload;
 mod settle;
 mod supervise;
 mod tasks;
@@ -37,7 +38,6 @@ use toolgate_telemetry::{CallAttributes, UpstreamFailure};
 
 use super::auth::{Authorizer, Caller};
 use super::batch;
-use super::context::OperatorContext;
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
@@ -46,10 +46,11 @@ use super::lock;
 use super::message::{
     self, Message, codes, error_line, id_key, notification_line, result_line, value_result_line,
 };
-use super::pins::{self, Pin};
+use super::pins;
 use super::route::Route;
-use super::tools::{self, Registry};
+use super::tools;
 use super::upstream::{Direct, Incoming, Link, Outgoing, Source};
+pub(crate) use reload::{Loaded, Reload, Watch};
 use toolgate_repo::UsageError;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
@@ -314,8 +315,13 @@ struct State {
 
 /// How the proxy is set up.
 pub(crate) struct Setup {
-    /// The tools with contracts.
-    pub registry: Registry,
+    /// The contract set calls are decided under at first: the tools and their contracts, the
+    /// operator's trusted context, the upstream's tools as they were reviewed (`toolgate pin`).
+    pub loaded: Loaded,
+    /// How the set is loaded again (SIGHUP, or its files changed).
+    pub reload: Reload,
+    /// The longest line (or body) read, set at start.
+    pub line_cap: usize,
     /// The routes opened with `--allow`.
     pub allowed: Vec<Route>,
     /// How long a request may wait for the upstream.
@@ -323,10 +329,6 @@ pub(crate) struct Setup {
     /// What is done around every decision: shadow, observe, metrics, trace, operator log,
     /// audit, retention.
     pub front: Front,
-    /// The operator's trusted context.
-    pub context: OperatorContext,
-    /// The upstream's tools as they were reviewed (`toolgate pin`), by name.
-    pub pins: BTreeMap<String, Pin>,
     /// What is done when a stdio upstream exits.
     pub supervision: Supervision,
 }
@@ -365,15 +367,23 @@ const MOST_TOOLS: usize = 2000;
 impl Setup {
     /// A proxy that opens no route and audits nothing (listing a server's tools, the fuzzers'
     /// listener): `registry`'s tools, each call waiting up to `timeout`.
-    pub(crate) fn closed(registry: Registry, timeout: Duration) -> Result<Setup, UsageError> {
-        let context = OperatorContext::load(None, &registry)?;
+    pub(crate) fn closed(
+        registry: tools::Registry,
+        timeout: Duration,
+    ) -> Result<Setup, UsageError> {
+        let context = super::context::OperatorContext::load(None, &registry)?;
         Ok(Setup {
-            registry,
+            line_cap: (registry.largest_max_bytes * 2 + 64 * 1024).max(1024 * 1024),
+            loaded: Loaded {
+                registry,
+                context,
+                pins: BTreeMap::new(),
+                digest: String::new(),
+            },
+            reload: Reload::default(),
             allowed: Vec::new(),
             timeout,
             front: Front::bare(PROXY_NAME),
-            context,
-            pins: BTreeMap::new(),
             supervision: Supervision::default(),
         })
     }
@@ -381,14 +391,16 @@ impl Setup {
 
 /// The proxy between its hosts and one upstream.
 pub(crate) struct Proxy {
-    registry: Registry,
+    /// The contract set calls are decided under: swapped whole by a reload, taken once by each
+    /// call.
+    loaded: std::sync::RwLock<Arc<Loaded>>,
+    reload: Reload,
+    line_cap: usize,
     allowed: Vec<Route>,
     timeout: Duration,
     front: Front,
     /// The front's observe mode, read on every answer.
     observe: bool,
-    context: OperatorContext,
-    pins: BTreeMap<String, Pin>,
     surface: Mutex<Surface>,
     surface_changed: Condvar,
     link: Box<dyn Link>,
@@ -424,20 +436,20 @@ impl Proxy {
 
     /// Whether `tool` has a contract here.
     pub(crate) fn has_contract(&self, tool: &str) -> bool {
-        self.registry.get(tool).is_some()
+        self.loaded().registry.get(tool).is_some()
     }
 
     /// A proxy over `link`, whose upstream messages arrive on `incoming` (read by
     /// [`Proxy::pump`] on a thread of the caller's).
     pub(crate) fn new(setup: Setup, link: Box<dyn Link>) -> Proxy {
         Proxy {
-            registry: setup.registry,
+            loaded: std::sync::RwLock::new(Arc::new(setup.loaded)),
+            reload: setup.reload,
+            line_cap: setup.line_cap,
             allowed: setup.allowed,
             timeout: setup.timeout,
             observe: setup.front.observe(),
             front: setup.front,
-            context: setup.context,
-            pins: setup.pins,
             surface: Mutex::new(Surface::default()),
             surface_changed: Condvar::new(),
             link,
@@ -701,7 +713,7 @@ impl Proxy {
     /// listing that fails leaves every pinned tool withheld until one succeeds: a surface
     /// nobody could check is not the reviewed one.
     pub(crate) fn refresh_surface(&self) {
-        if self.pins.is_empty() {
+        if self.loaded().pins.is_empty() {
             return;
         }
         // The changes announced before this listing was asked for are the ones it sees.
@@ -728,12 +740,13 @@ impl Proxy {
     /// Holds what a listing (`complete`: every page) says of the pinned tools, and logs each
     /// one whose standing changed: withheld (naming what differs from its pin) or served again.
     fn note_surface(&self, tools: &[Value], complete: bool) {
-        if self.pins.is_empty() {
+        let loaded = self.loaded();
+        if loaded.pins.is_empty() {
             return;
         }
         let mut surface = lock(&self.surface);
         let mut listed = surface.listed.clone().unwrap_or_default();
-        for (name, pin) in &self.pins {
+        for (name, pin) in &loaded.pins {
             let found = tools
                 .iter()
                 .find(|tool| tool.get("name").and_then(Value::as_str) == Some(name.as_str()));
@@ -773,7 +786,7 @@ impl Proxy {
     /// stdio upstream: the host's reader, or a blocking thread of the listener): no call goes
     /// out on a listing the upstream said is stale. Over HTTP the watcher's thread lists again.
     fn refresh_surface_if_changed(&self, name: &str) {
-        if !self.pins.contains_key(name) || !self.link.send_may_block() {
+        if !self.loaded().pins.contains_key(name) || !self.link.send_may_block() {
             return;
         }
         let stale = lock(&self.surface).stale();
@@ -785,7 +798,8 @@ impl Proxy {
     /// Why a call to `name` may not be forwarded: its pin and the upstream's tool disagree (or
     /// the upstream's tools could not be listed).
     fn surface_refusal(&self, name: &str) -> Option<&'static str> {
-        let pin = self.pins.get(name)?;
+        let loaded = self.loaded();
+        let pin = loaded.pins.get(name)?;
         let surface = lock(&self.surface);
         let current = surface.listed.as_ref().and_then(|listed| listed.get(name));
         match current {
@@ -805,7 +819,8 @@ impl Proxy {
         if !listed {
             return 0;
         }
-        self.pins
+        self.loaded()
+            .pins
             .keys()
             .filter(|name| self.surface_refusal(name).is_some())
             .count()
@@ -813,7 +828,8 @@ impl Proxy {
 
     /// Whether a listed tool is the one pinned (a tool without a pin always is).
     fn matches_pin(&self, name: &str, tool: &Value) -> bool {
-        self.pins
+        self.loaded()
+            .pins
             .get(name)
             .is_none_or(|pin| pins::sha256(&pins::descriptor(tool)) == pin.sha256)
     }

@@ -97,7 +97,7 @@ impl Proxy {
                         &era::passthrough_result("tools/list", observed, modern_host),
                     ));
                 }
-                let listed = self.registry.list(&upstream_tools, offered);
+                let listed = self.loaded().registry.list(&upstream_tools, offered);
                 let listed = if modern_host {
                     era::modern_result("tools/list", listed, Some(&result))
                 } else {
@@ -430,7 +430,7 @@ impl Proxy {
                 let data = params.get("data").map(Value::to_string).unwrap_or_default();
                 log(&format!("upstream log ({level}): {data}"));
             }
-            "notifications/tools/list_changed" if !self.pins.is_empty() => {
+            "notifications/tools/list_changed" if !self.loaded().pins.is_empty() => {
                 // Listed again and checked against the pins on the watcher's thread, which then
                 // tells the hosts; until then the last listing stands.
                 lock(&self.surface).announced += 1;
