@@ -515,6 +515,16 @@ impl RolloutArgs {
     }
 }
 
+/// `--caller-rate-unavailable`: what a shared rate limit does while its store is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum RateStoreFailure {
+    /// Refuse (503, Retry-After): no caller passes a limit nobody can check.
+    #[default]
+    Closed,
+    /// Each replica's own bucket meanwhile.
+    Local,
+}
+
 /// How a front treats what the gate decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum Mode {
@@ -686,6 +696,16 @@ pub struct McpProxyArgs {
     /// subject with --auth, its address otherwise. Past it, 429 with Retry-After.
     #[arg(long, value_name = "RATE", requires = "listen", value_parser = toolgate_mcp::parse_caller_rate)]
     caller_rate: Option<toolgate_mcp::RateLimit>,
+    /// Keep --caller-rate in Redis or Valkey (redis://[:PASSWORD@]HOST:PORT[/DB], rediss:// for
+    /// TLS), shared by every replica: N replicas then hold a caller to the rate, not N times it.
+    /// Connected at start (a store that cannot be reached is a configuration error).
+    #[arg(long, value_name = "URL", requires = "caller_rate")]
+    caller_rate_store: Option<String>,
+    /// What a shared --caller-rate does while its store cannot be asked: closed (refuse with 503
+    /// and Retry-After, the default: no caller passes a limit nobody can check) or local (each
+    /// replica's own bucket meanwhile: N replicas, N times the rate).
+    #[arg(long, value_enum, default_value_t = RateStoreFailure::Closed, requires = "caller_rate_store")]
+    caller_rate_unavailable: RateStoreFailure,
     /// A file holding the bearer token a scraper must send for the listener's own /metrics
     /// (Prometheus' `bearer_token_file`). Under --auth, /metrics is served on the listener's
     /// port only with one (else on --metrics ADDR alone): it names tools, versions and counts.
@@ -797,6 +817,11 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
             insecure_no_auth: args.insecure_no_auth,
             auth: args.auth,
             caller_rate: args.caller_rate,
+            caller_rate_store: args.caller_rate_store,
+            caller_rate_unavailable: match args.caller_rate_unavailable {
+                RateStoreFailure::Closed => toolgate_mcp::RateStoreUnavailable::Closed,
+                RateStoreFailure::Local => toolgate_mcp::RateStoreUnavailable::Local,
+            },
             metrics_token_file: args.metrics_token_file,
             listen_limits: ListenLimits {
                 max_connections: args.max_connections,

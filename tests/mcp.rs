@@ -32,6 +32,8 @@ mod http;
 mod lifecycle;
 #[path = "mcp/listener.rs"]
 mod listener;
+#[path = "mcp/rate.rs"]
+mod rate;
 #[path = "mcp/reload.rs"]
 mod reload;
 #[path = "mcp/retention.rs"]
@@ -92,10 +94,14 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 53] = [
+    let single: [(&str, Test); 54] = [
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
+        ),
+        (
+            "mcp::rate::three_replicas_hold_a_caller_to_one_shared_rate",
+            rate::three_replicas_hold_a_caller_to_one_shared_rate,
         ),
         (
             "mcp::reload::a_changed_bundle_is_swapped_in_between_calls_and_a_broken_one_kept_out",

@@ -237,11 +237,14 @@ fn full_exposition() -> Vec<toolgate_telemetry::Sample> {
         CallerRefusal::Insufficient,
         CallerRefusal::Rate,
         CallerRefusal::Origin,
+        CallerRefusal::RateStoreUnavailable,
     ] {
         metrics.caller_refused(refusal);
     }
     let _in_flight = resolved.call_started();
-    metrics.contract_loaded(&v1);
+    metrics.contract_set("sha256:00", [&v1].into_iter());
+    metrics.reloaded(true);
+    metrics.reloaded(false);
     metrics.watch_upstream(|| true);
     metrics.watch_withheld(|| 1);
     let store = tempfile::tempdir().unwrap();

@@ -91,6 +91,11 @@ pub struct ProxyConfig {
     /// How the HTTP listener drains on SIGTERM: new connections served for `min`, calls in
     /// flight waited for, everything done within `timeout`.
     pub drain: Drain,
+    /// The store every replica's `--caller-rate` is kept in (`redis://…`), instead of each
+    /// process's own.
+    pub caller_rate_store: Option<String>,
+    /// What a shared `--caller-rate` does when its store cannot be asked.
+    pub caller_rate_unavailable: RateStoreUnavailable,
     /// How often the contracts' files are looked at for a change, to reload them
     /// (`--reload-check`); `None`: on SIGHUP only.
     pub reload_check: Option<Duration>,
@@ -107,7 +112,7 @@ pub struct ProxyConfig {
     pub command: Vec<OsString>,
 }
 
-pub use auth::{RateLimit, parse_caller_rate};
+pub use auth::{RateLimit, Unavailable as RateStoreUnavailable, parse_caller_rate};
 pub use listen::{Drain, Limits as ListenLimits, parse_address};
 pub use pins::{SurfaceReport, write_pin};
 
@@ -429,6 +434,15 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
         }
         _ => None,
     };
+    // Connected before anything starts: a shared limit whose store cannot be reached is a
+    // configuration error, not a listener that refuses every call.
+    let rate = match (&options.caller_rate, &options.caller_rate_store, &runtime) {
+        (Some(rate), Some(url), Some(runtime)) => Some(std::sync::Arc::new(runtime.block_on(
+            auth::CallerRate::shared(rate, url, options.caller_rate_unavailable),
+        )?)),
+        (Some(rate), _, _) => Some(std::sync::Arc::new(auth::CallerRate::new(rate))),
+        (None, _, _) => None,
+    };
     let metrics_token = options
         .metrics_token_file
         .as_deref()
@@ -525,10 +539,7 @@ pub fn run(options: &ProxyConfig) -> Result<Status, UsageError> {
                             body_cap: line_cap,
                             limits: options.listen_limits.clone(),
                             auth: authorizer.clone(),
-                            rate: options
-                                .caller_rate
-                                .as_ref()
-                                .map(|rate| std::sync::Arc::new(auth::CallerRate::new(rate))),
+                            rate: rate.clone(),
                             metrics: metrics.clone(),
                             serve_metrics: options.front.metrics.is_none(),
                             metrics_token,

@@ -2,6 +2,9 @@
 //! stderr, escaped and capped. Messages are read with `toolgate_repo::lines` (capped).
 
 use std::io;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 pub(crate) use toolgate_front::stderr_line;
 use toolgate_front::{FrontLog, StderrLog};
@@ -48,4 +51,38 @@ const PROXY_LOG: StderrLog = StderrLog::new(PROXY_NAME);
 /// Something for the person running the host: stderr, escaped, capped.
 pub(crate) fn log(message: &str) {
     PROXY_LOG.line(message);
+}
+
+/// A log line that can repeat under attack (a refused connection, a failing accept), written
+/// at most once a second with the count of those not written.
+pub(crate) struct RateLimited {
+    what: &'static str,
+    last: Mutex<Option<Instant>>,
+    suppressed: AtomicU64,
+}
+
+impl RateLimited {
+    pub(crate) const fn new(what: &'static str) -> RateLimited {
+        RateLimited {
+            what,
+            last: Mutex::new(None),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn log(&self, detail: &str) {
+        let mut last = crate::lock(&self.last);
+        if last.is_some_and(|at| at.elapsed() < Duration::from_secs(1)) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        *last = Some(Instant::now());
+        let suppressed = self.suppressed.swap(0, Ordering::Relaxed);
+        let more = if suppressed > 0 {
+            format!(" ({suppressed} more in the last second)")
+        } else {
+            String::new()
+        };
+        log(&format!("{}{detail}{more}", self.what));
+    }
 }

@@ -89,6 +89,9 @@ pub enum CallerRefusal {
     Rate,
     /// An `Origin` the operator did not allow (403).
     Origin,
+    /// The shared rate store (`--caller-rate-store`) could not be asked, and the limit fails
+    /// closed (503).
+    RateStoreUnavailable,
 }
 
 impl CallerRefusal {
@@ -98,6 +101,7 @@ impl CallerRefusal {
             CallerRefusal::Missing | CallerRefusal::Invalid => "401",
             CallerRefusal::Insufficient | CallerRefusal::Origin => "403",
             CallerRefusal::Rate => "429",
+            CallerRefusal::RateStoreUnavailable => "503",
         }
     }
 
@@ -109,6 +113,7 @@ impl CallerRefusal {
             CallerRefusal::Insufficient => "insufficient_scope",
             CallerRefusal::Rate => "rate_limited",
             CallerRefusal::Origin => "origin",
+            CallerRefusal::RateStoreUnavailable => "rate_store_unavailable",
         }
     }
 }

@@ -19,8 +19,8 @@
 mod keys;
 mod rate;
 use keys::{parse_algorithm, parse_jwks};
-pub(crate) use rate::CallerRate;
-pub use rate::{RateLimit, parse_caller_rate};
+pub(crate) use rate::{CallerRate, OverLimit};
+pub use rate::{RateLimit, Unavailable, parse_caller_rate};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};

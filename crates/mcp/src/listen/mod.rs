@@ -40,7 +40,6 @@ use headers::{accepts, check_headers, check_origin, new_session_id, session_of};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -55,12 +54,12 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
-use super::auth::{Authorizer, CallerRate, Denied};
+use super::auth::{Authorizer, CallerRate, Denied, OverLimit};
 use super::era::{self, RequestEra, modern_codes};
 use super::lock;
 use super::message::{self, Message, codes};
 use super::proxy::{Grant, Host, Proxy, Sent, refusal_line};
-use crate::lines::log;
+use crate::lines::{RateLimited, log};
 use toolgate_telemetry::{CallerRefusal, Metrics};
 
 /// The MCP endpoint's path.
@@ -127,40 +126,6 @@ const HEAD_BUFFER: usize = 64 * 1024;
 const PROGRESS_HELD: usize = 32;
 
 type Body = BoxBody<Bytes, Infallible>;
-
-/// A log line that can repeat under attack (a refused connection, a failing accept), written
-/// at most once a second with the count of those not written.
-struct RateLimited {
-    what: &'static str,
-    last: Mutex<Option<Instant>>,
-    suppressed: AtomicU64,
-}
-
-impl RateLimited {
-    const fn new(what: &'static str) -> RateLimited {
-        RateLimited {
-            what,
-            last: Mutex::new(None),
-            suppressed: AtomicU64::new(0),
-        }
-    }
-
-    fn log(&self, detail: &str) {
-        let mut last = lock(&self.last);
-        if last.is_some_and(|at| at.elapsed() < Duration::from_secs(1)) {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        *last = Some(Instant::now());
-        let suppressed = self.suppressed.swap(0, Ordering::Relaxed);
-        let more = if suppressed > 0 {
-            format!(" ({suppressed} more in the last second)")
-        } else {
-            String::new()
-        };
-        log(&format!("{}{detail}{more}", self.what));
-    }
-}
 
 static ACCEPT_FAILED: RateLimited = RateLimited::new("accepting a connection failed: ");
 static AT_CAPACITY: RateLimited =
@@ -492,18 +457,12 @@ async fn admit_caller(
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Result<Option<Grant>, Box<(CallerRefusal, Response<Body>)>> {
-    let rate_check = |key: String| match &options.rate {
-        Some(rate) => rate
-            .check(&key)
-            .map_err(|wait| Box::new((CallerRefusal::Rate, too_many(wait)))),
-        None => Ok(()),
-    };
     let grant = match &options.auth {
         Some(auth) => {
             let token = auth.bearer_token(headers);
             let cached = token.as_ref().ok().and_then(|token| auth.cached(token));
             if cached.is_none() {
-                rate_check(format!("address {}", peer.ip()))?;
+                rate_check(options, format!("address {}", peer.ip())).await?;
             }
             let verified = match (token, cached) {
                 (Err(denied), _) => Err(denied),
@@ -519,11 +478,41 @@ async fn admit_caller(
         }
         None => None,
     };
-    rate_check(match &grant {
-        Some(grant) => format!("caller {}", grant.caller.subject),
-        None => format!("address {}", peer.ip()),
-    })?;
+    rate_check(
+        options,
+        match &grant {
+            Some(grant) => format!("caller {}", grant.caller.subject),
+            None => format!("address {}", peer.ip()),
+        },
+    )
+    .await?;
     Ok(grant)
+}
+
+/// Holds `key` (a caller, or an address) to `--caller-rate`: `Ok`, or the refusal to answer.
+async fn rate_check(
+    options: &Listen,
+    key: String,
+) -> Result<(), Box<(CallerRefusal, Response<Body>)>> {
+    let Some(rate) = &options.rate else {
+        return Ok(());
+    };
+    match rate.check(&key).await {
+        Ok(()) => Ok(()),
+        Err(OverLimit::Wait(wait)) => Err(Box::new((CallerRefusal::Rate, too_many(wait)))),
+        Err(OverLimit::StoreUnavailable) => {
+            let mut response = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Value::Null,
+                codes::INTERNAL_ERROR,
+                "the caller rate limit cannot be checked now; try again",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            Err(Box::new((CallerRefusal::RateStoreUnavailable, response)))
+        }
+    }
 }
 
 async fn post(
