@@ -94,7 +94,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 54] = [
+    let single: [(&str, Test); 55] = [
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
@@ -106,6 +106,10 @@ fn main() -> ExitCode {
         (
             "mcp::reload::a_changed_bundle_is_swapped_in_between_calls_and_a_broken_one_kept_out",
             reload::a_changed_bundle_is_swapped_in_between_calls_and_a_broken_one_kept_out,
+        ),
+        (
+            "mcp::lifecycle::two_upstreams_with_one_tool_name_get_a_root_each",
+            lifecycle::two_upstreams_with_one_tool_name_get_a_root_each,
         ),
         (
             "mcp::lifecycle::enforce_rolls_a_tool_back_to_an_older_version",

@@ -539,3 +539,32 @@ pub(crate) fn enforce_rolls_a_tool_back_to_an_older_version() -> Result<(), Fail
     }
     Ok(())
 }
+
+/// One root per upstream: two servers that both offer `weather` are fronted by two proxies, each
+/// with a repository of its own, and each call is decided by its own server's contract (the
+/// second's bounds the temperature at 20, so the same answer is admitted by one and refused
+/// by the other). The guide's "One repository per upstream" shows the same two commands.
+pub(crate) fn two_upstreams_with_one_tool_name_get_a_root_each() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let strict = crate::retention::repository(&dir.path().join("strict"));
+    let schema = strict.join("contracts/weather/v1/weather.schema.json");
+    let text = std::fs::read_to_string(&schema)?;
+    std::fs::write(&schema, text.replace("\"maximum\": 60", "\"maximum\": 20"))?;
+    let scenario = crate::retention::scenario(dir.path());
+    let mut outcomes = Vec::new();
+    for root in [crate::here(), strict] {
+        let proxy = crate::start_proxy_at(&root, &scenario, &dir.path().join("log"), &[]);
+        let (answers, _) = crate::retention::stdio_session(
+            proxy,
+            &[
+                crate::retention::initialize(),
+                crate::retention::weather_call(1),
+            ],
+        )?;
+        outcomes.push(answers[1]["result"]["structuredContent"]["outcome"].clone());
+    }
+    if outcomes != [json!("success"), json!("failure")] {
+        return Err(format!("each upstream's own contract decides its calls: {outcomes:?}").into());
+    }
+    Ok(())
+}
