@@ -274,12 +274,10 @@ fn retain(
 ) -> Result<PathBuf, UsageError> {
     let store = toolgate_store::FolderStore::open(folder)
         .map_err(|error| UsageError::new(format!("--retain {}: {error}", folder.display())))?;
-    let record = toolgate_gate::Retained::of(
-        decision,
-        response,
-        request,
-        &toolgate_gate::SecretContext::none(),
-    );
+    // Every decision `check --retain` makes is kept: a rate of 1.
+    let record = toolgate_gate::Captured::of(decision, response, request)
+        .sampled_at(1.0)
+        .into_retained(&toolgate_gate::SecretContext::none());
     let name = record.name();
     toolgate_store::Store::put(&store, &name, &record.to_bytes())
         .map(|_| ())

@@ -94,7 +94,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 55] = [
+    let single: [(&str, Test); 56] = [
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,
@@ -110,6 +110,10 @@ fn main() -> ExitCode {
         (
             "mcp::lifecycle::two_upstreams_with_one_tool_name_get_a_root_each",
             lifecycle::two_upstreams_with_one_tool_name_get_a_root_each,
+        ),
+        (
+            "mcp::retention::a_replay_of_a_sampled_shadow_store_estimates_the_true_share",
+            retention::a_replay_of_a_sampled_shadow_store_estimates_the_true_share,
         ),
         (
             "mcp::lifecycle::enforce_rolls_a_tool_back_to_an_older_version",

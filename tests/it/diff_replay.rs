@@ -280,7 +280,7 @@ fn check_blast_radius(store_arg: &str, store: &dyn Store, extra: &[&str], sent_c
     assert!(
         human
             .stdout
-            .contains(&format!("newly refused by v2: {refused} (")),
+            .contains(&format!("newly refused by v2: {refused} of ")),
         "{}",
         human.stdout
     );

@@ -1033,3 +1033,83 @@ pub(crate) fn a_sealed_store_logs_refusals_redacted() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// A shadow store estimates traffic, not itself: 400 calls, one in four answered at 21.5 (which
+/// the shadow v2 refuses and v1 admits: a disagreement, always kept), the rest at 12, the same
+/// bytes each time (admitted by both: kept at `--retain-admitted 10%`). The store holds the 100
+/// disagreements and some 30 agreements (sampled by digest and call id, so identical answers
+/// are kept like any, not all or none), and `diff --replay` reports the newly refused share of
+/// calls as about 25 %, where a share of the records would say about 77 %.
+pub(crate) fn a_replay_of_a_sampled_shadow_store_estimates_the_true_share() -> Result<(), Failed> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repository_with_bump(dir.path());
+    let answer = |temperature: f64| json!({"result": {"content": [], "structuredContent": {"city": "Lisbon", "temperature_c": temperature, "conditions": "clear"}}});
+    let answers: Vec<Value> = (0..400)
+        .map(|n| answer(if n % 4 == 0 { 21.5 } else { 12.0 }))
+        .collect();
+    let scenario = crate::listener::scenario(dir.path(), json!({}), json!({"weather": answers}));
+    let store = dir.path().join("store");
+    let args: Vec<String> = [
+        "--retain",
+        store.to_str().unwrap(),
+        "--retain-admitted",
+        "10%",
+        "--shadow",
+        "weather=v2",
+    ]
+    .iter()
+    .map(|arg| (*arg).to_owned())
+    .collect();
+    let proxy = start_proxy_at(&root, &scenario, &dir.path().join("log"), &args);
+    let mut messages = vec![initialize()];
+    messages.extend((1..=400).map(weather_call));
+    stdio_session(proxy, &messages)?;
+    let kept = fs::read_dir(store.join("weather"))?.count();
+    // 100 disagreements, and 10 % of 300 agreements: 30, within a wide margin of chance.
+    if !(110..=160).contains(&kept) {
+        return Err(format!("{kept} records kept: not 100 and about 30 of 300").into());
+    }
+    let output = toolgate(
+        &root,
+        &[
+            "diff",
+            "weather",
+            "v1",
+            "v2",
+            "--replay",
+            store.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .map_err(|error| format!("{error}: {}", text(&output.stderr)))?;
+    let refused = &report["traffic"]["newly_refused"];
+    let (share, margin) = (
+        refused["estimated_share"].as_f64().unwrap_or(-1.0),
+        refused["margin"].as_f64().unwrap_or(-1.0),
+    );
+    if refused["count"] != 100 || (share - 0.25).abs() > margin.max(0.02) || margin > 0.1 {
+        return Err(format!("newly refused: {refused} (about 25 % of calls)").into());
+    }
+    // A percentage threshold reads the estimate: 20 % fails, 40 % passes.
+    for (threshold, code) in [("20%", Some(1)), ("40%", Some(0))] {
+        let output = toolgate(
+            &root,
+            &[
+                "diff",
+                "weather",
+                "v1",
+                "v2",
+                "--replay",
+                store.to_str().unwrap(),
+                "--fail-on",
+                &format!("newly-refused>{threshold}"),
+            ],
+        );
+        if output.status.code() != code {
+            return Err(format!("--fail-on newly-refused>{threshold}: {:?}", output.status).into());
+        }
+    }
+    Ok(())
+}

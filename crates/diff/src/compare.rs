@@ -152,13 +152,11 @@ impl FailOn {
             FailOn::Verdict(verdict) => Some(report.answer(verdict).value != Some(false)),
             FailOn::Traffic { shift, above } => {
                 let radius = report.traffic.as_ref()?;
-                let shifted = radius.at_most_shifted(shift.of(radius));
-                let considered = radius.decided + radius.undecided;
                 Some(match above {
-                    Threshold::Count(most) => shifted > most,
-                    Threshold::Share(share) => {
-                        considered > 0 && shifted as f64 > share * considered as f64
-                    }
+                    Threshold::Count(most) => radius.at_most_shifted(shift.of(radius)) > most,
+                    // A share of traffic, estimated: what the store holds is weighted by how
+                    // it was sampled.
+                    Threshold::Share(share) => radius.at_most_share(shift.of(radius)) > share,
                 })
             }
         }

@@ -4,6 +4,11 @@
 //! admit, or show the agent differently, by layer and code, with the first few as the raw
 //! bytes' digest and a JSON pointer. Never a value: a pull-request comment is public to the
 //! repository, and the responses are production data.
+//!
+//! A store holds every refusal and only a sample of admissions (`--retain-admitted`), so its
+//! records are not the traffic: each record says the probability it was kept with, and a shift's
+//! share of traffic is estimated with each record weighted by its inverse (Horvitz-Thompson), with
+//! the estimate's 95 % margin. Counts stay counts of records; the two are reported apart.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,7 +41,7 @@ const EXAMPLES: usize = 5;
 const MAX_POINTER_CHARS: usize = 120;
 
 /// What the new version would do differently on the traffic production kept.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BlastRadius {
     /// The store, as it describes itself.
     pub store: String,
@@ -54,13 +59,39 @@ pub struct BlastRadius {
     pub newly_admitted: Shift,
     /// Both decide alike, but the agent would see other bytes.
     pub output_changed: Shift,
+    /// How many calls the decided records stand for: each weighted by the inverse of the
+    /// probability it was kept with.
+    pub traffic: f64,
+    /// Records that do not say the probability they were kept with (written before records
+    /// did): weighted as kept at 1.
+    pub unrated: usize,
+    /// The weight a record that could not be decided is counted at, where a threshold counts
+    /// it as shifted (unknown is not safe): the largest any decided record had.
+    pub heaviest: f64,
+    /// Each decided record's probability of being kept, and which shift it is in (0 newly
+    /// refused, 1 newly admitted, 2 output changed; none: `None`), for the estimates' margins.
+    samples: Vec<(f64, Option<u8>)>,
+}
+
+/// A shift's share of traffic, estimated from a weighted sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Estimate {
+    /// The estimated share of calls, 0 to 1.
+    pub share: f64,
+    /// Half the 95 % interval around it (a normal approximation of the ratio estimator's
+    /// variance under Poisson sampling): 0 where every record was kept at 1.
+    pub margin: f64,
 }
 
 /// One kind of difference: how many, by cause, and the first few.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Shift {
     /// How many records.
     pub count: usize,
+    /// The share of traffic it stands for.
+    pub estimate: Estimate,
+    /// The calls it stands for: its records' weights.
+    weight: f64,
     /// How many by (layer, code) of the refusing version's decision; `("", "")` for a shift
     /// no refusal explains (an output that changed).
     pub by_cause: BTreeMap<(String, String), usize>,
@@ -88,8 +119,9 @@ pub struct Example {
 }
 
 impl Shift {
-    fn add(&mut self, record: &Retained, refusing: Option<&Decision>) {
+    fn add(&mut self, record: &Retained, weight: f64, refusing: Option<&Decision>) {
         self.count += 1;
+        self.weight += weight;
         let rejection = refusing.and_then(Decision::rejection);
         let cause = (
             rejection.map_or("", |rejection| rejection.layer().as_str()),
@@ -184,25 +216,93 @@ pub(crate) fn blast_radius(
             }
         }
     }
+    radius.estimate();
     Ok(radius)
 }
 
 impl BlastRadius {
     fn count(&mut self, record: &Retained, before: &Decision, after: &Decision) {
-        match (before.is_admitted(), after.is_admitted()) {
-            (true, false) => self.newly_refused.add(record, Some(after)),
-            (false, true) => self.newly_admitted.add(record, Some(before)),
-            _ if before.agent_bytes() != after.agent_bytes() => {
-                self.output_changed.add(record, None);
+        let rate = match record.sampling_rate {
+            Some(rate) if rate > 0.0 && rate <= 1.0 => rate,
+            // A rate a record cannot have been kept with is no weight to trust.
+            Some(_) | None => {
+                self.unrated += 1;
+                1.0
             }
-            _ => {}
+        };
+        let weight = 1.0 / rate;
+        self.traffic += weight;
+        self.heaviest = self.heaviest.max(weight);
+        let kind = match (before.is_admitted(), after.is_admitted()) {
+            (true, false) => {
+                self.newly_refused.add(record, weight, Some(after));
+                Some(0)
+            }
+            (false, true) => {
+                self.newly_admitted.add(record, weight, Some(before));
+                Some(1)
+            }
+            _ if before.agent_bytes() != after.agent_bytes() => {
+                self.output_changed.add(record, weight, None);
+                Some(2)
+            }
+            _ => None,
+        };
+        self.samples.push((rate, kind));
+    }
+
+    /// Each shift's share of traffic, and its margin: the Horvitz-Thompson ratio estimate
+    /// `Σ w·y / Σ w`, with the linearized variance `Σ (1 - π) w² (y - R)² / (Σ w)²`.
+    fn estimate(&mut self) {
+        if self.traffic <= 0.0 {
+            return;
+        }
+        let traffic = self.traffic;
+        for (kind, shift) in [
+            &mut self.newly_refused,
+            &mut self.newly_admitted,
+            &mut self.output_changed,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let share = shift.weight / traffic;
+            let variance: f64 = self
+                .samples
+                .iter()
+                .map(|(rate, shifted)| {
+                    let y = if *shifted == Some(kind as u8) {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    let weight = 1.0 / rate;
+                    (1.0 - rate) * weight * weight * (y - share) * (y - share)
+                })
+                .sum::<f64>()
+                / (traffic * traffic);
+            shift.estimate = Estimate {
+                share,
+                margin: 1.96 * variance.sqrt(),
+            };
         }
     }
 
-    /// How many records a `--fail-on` threshold measures for `shift`: those that shift, and
-    /// those that could not be decided (unknown is not safe).
+    /// How many records a `--fail-on` count threshold measures for `shift`: those that shift,
+    /// and those that could not be decided (unknown is not safe).
     pub fn at_most_shifted(&self, shift: &Shift) -> usize {
         shift.count + self.undecided
+    }
+
+    /// The share of traffic a `--fail-on` percentage measures for `shift`: its estimate, with
+    /// each record that could not be decided counted as shifted, at the heaviest weight.
+    pub fn at_most_share(&self, shift: &Shift) -> f64 {
+        let unknown = self.undecided as f64 * self.heaviest.max(1.0);
+        let traffic = self.traffic + unknown;
+        if traffic <= 0.0 {
+            return 0.0;
+        }
+        (shift.weight + unknown) / traffic
     }
 }
 

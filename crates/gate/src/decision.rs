@@ -158,6 +158,16 @@ impl Decision {
         self
     }
 
+    /// The id of the call this decision is part of, if [`Decision::in_call`] named it.
+    pub fn call_id(&self) -> Option<&str> {
+        self.facts
+            .marks
+            .as_ref()?
+            .call
+            .as_ref()
+            .map(|ids| &*ids.call_id)
+    }
+
     /// What a shadow version decided of the same call, if [`Decision::with_shadow`] said.
     pub fn shadow(&self) -> Option<&ShadowOutcome> {
         self.facts.marks.as_ref()?.shadow.as_ref()

@@ -27,8 +27,10 @@ pub const RETAINED_FORMAT: u32 = 1;
 
 /// Which decisions are kept: every refusal, every call a shadow version decided otherwise
 /// ([`Decision::shadow_disagrees`]), and admissions (successes and contract-valid failures) at
-/// `admitted_rate`, chosen by their raw bytes' digest, so the same bytes are always
-/// chosen alike (a sample needs no random state, and replicas sample the same responses).
+/// `admitted_rate`, chosen by the SHA-256 of their raw bytes' digest and their call's id
+/// ([`Decision::in_call`]): no random state, and identical answers to different calls are
+/// sampled like any others (by the digest alone, a thousand identical answers would be kept all
+/// or none). A decision without a call id is chosen by its digest alone.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetentionPolicy {
     admitted_rate: f64,
@@ -58,10 +60,29 @@ impl RetentionPolicy {
         if self.admitted_rate >= 1.0 {
             return true;
         }
-        // The digest's first eight bytes, as a fraction of 2^64.
         let digest = decision.raw_sha256();
-        let head = u64::from_be_bytes(digest.as_bytes()[..8].try_into().expect("eight bytes"));
+        let chosen = match decision.call_id() {
+            Some(call) => {
+                let mut material = digest.as_bytes().to_vec();
+                material.extend_from_slice(call.as_bytes());
+                Sha256Digest::of(&material)
+            }
+            None => digest,
+        };
+        // The first eight bytes, as a fraction of 2^64.
+        let head = u64::from_be_bytes(chosen.as_bytes()[..8].try_into().expect("eight bytes"));
         (head as f64) < self.admitted_rate * (u64::MAX as f64)
+    }
+
+    /// The probability a decision like `decision` is kept with: 1 for a refusal or a shadow's
+    /// disagreement, the admitted rate for an admission. A replay weighs each record kept by
+    /// its inverse, so shares estimate traffic, not the store.
+    pub fn rate_of(&self, decision: &Decision) -> f64 {
+        if decision.rejection().is_some() || decision.shadow_disagrees() {
+            1.0
+        } else {
+            self.admitted_rate
+        }
     }
 }
 
@@ -145,6 +166,11 @@ pub struct Retained {
     /// What a shadow version decided of the same bytes, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<Value>,
+    /// The probability this record was kept with ([`RetentionPolicy::rate_of`]): 1 for a
+    /// refusal, the admitted rate for an admission. Absent from records written before it was
+    /// (a replay counts those as kept at 1, and says how many).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_rate: Option<f64>,
     /// The raw bytes (after the facts' line, not in it).
     #[serde(skip)]
     pub raw: Vec<u8>,
@@ -249,6 +275,7 @@ pub struct Captured {
     rule: Option<std::borrow::Cow<'static, str>>,
     code: Option<&'static str>,
     shadow: Option<crate::facts::ShadowOutcome>,
+    sampling_rate: Option<f64>,
 }
 
 impl Captured {
@@ -277,7 +304,14 @@ impl Captured {
             rule: decision.known_rule().cloned(),
             code: decision.outcome().code().map(|code| code.as_str()),
             shadow: decision.shadow().cloned(),
+            sampling_rate: None,
         }
+    }
+
+    /// The record says it was kept with probability `rate` ([`RetentionPolicy::rate_of`]).
+    pub fn sampled_at(mut self, rate: f64) -> Captured {
+        self.sampling_rate = Some(rate);
+        self
     }
 
     /// The record, with the context keys `secret` names kept as keyed digests only.
@@ -320,6 +354,7 @@ impl Captured {
             shadow: self
                 .shadow
                 .and_then(|shadow| serde_json::to_value(shadow).ok()),
+            sampling_rate: self.sampling_rate,
             raw: kept.bytes,
         }
     }

@@ -190,7 +190,8 @@ impl Retainer {
         if !self.policy.keeps(decision) {
             return false;
         }
-        let captured = Captured::of(decision, response, request);
+        let captured =
+            Captured::of(decision, response, request).sampled_at(self.policy.rate_of(decision));
         // Counted before it is sent: the writer may take it at once.
         self.counters.waiting.fetch_add(1, Ordering::Relaxed);
         match self.sender.try_send(Job::Keep(Box::new(captured))) {

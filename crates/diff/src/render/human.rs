@@ -7,7 +7,7 @@ use toolgate_repo::text::{Tone, paint};
 
 use super::{
     cause_words, decision_words, effect_word, example_words, live_call_words, location, meaning,
-    more_places, server_heading, share, shifts, traffic_heading, words, yes_no,
+    more_places, server_heading, share, shift_share, shifts, traffic_heading, words, yes_no,
 };
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
@@ -207,7 +207,7 @@ fn traffic(out: &mut String, radius: &BlastRadius, report: &Report, color: bool)
         escape_hidden(&traffic_heading(radius))
     );
     for (label, shift) in shifts(radius, &report.to) {
-        let count = share(shift.count, radius);
+        let count = shift_share(shift, radius);
         let shown = if shift.count > 0 {
             paint(Tone::Bad, &count)
         } else {

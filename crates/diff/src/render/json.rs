@@ -55,6 +55,8 @@ struct JsonTraffic<'a> {
     decided: usize,
     undecided: usize,
     undecided_reasons: &'a [String],
+    traffic: f64,
+    unrated: usize,
     newly_refused: JsonShift<'a>,
     newly_admitted: JsonShift<'a>,
     output_changed: JsonShift<'a>,
@@ -63,6 +65,8 @@ struct JsonTraffic<'a> {
 #[derive(Serialize)]
 struct JsonShift<'a> {
     count: usize,
+    estimated_share: f64,
+    margin: f64,
     by_cause: Vec<JsonCause<'a>>,
     examples: Vec<JsonExample<'a>>,
 }
@@ -89,6 +93,8 @@ fn json_shift(shift: &Shift) -> JsonShift<'_> {
     let present = |text: &str| !text.is_empty();
     JsonShift {
         count: shift.count,
+        estimated_share: shift.estimate.share,
+        margin: shift.estimate.margin,
         by_cause: shift
             .by_cause
             .iter()
@@ -121,6 +127,8 @@ fn json_traffic(radius: &BlastRadius) -> JsonTraffic<'_> {
         decided: radius.decided,
         undecided: radius.undecided,
         undecided_reasons: &radius.undecided_reasons,
+        traffic: radius.traffic,
+        unrated: radius.unrated,
         newly_refused: json_shift(&radius.newly_refused),
         newly_admitted: json_shift(&radius.newly_admitted),
         output_changed: json_shift(&radius.output_changed),

@@ -7,7 +7,7 @@ use toolgate_repo::text::markdown::{code, code_in_table, fenced, html, text};
 use super::human::excerpt;
 use super::{
     cause_words, decision_words, effect_word, live_call_words, location, meaning, more_places,
-    server_heading, share, shifts, traffic_heading, words, yes_no,
+    server_heading, share, shift_share, shifts, traffic_heading, words, yes_no,
 };
 use crate::answer::{Answer, Report};
 use crate::change::BumpVerdict;
@@ -244,7 +244,7 @@ fn traffic(out: &mut String, radius: &BlastRadius, report: &Report) {
             out,
             "| {} | {} | {} |",
             text(&label),
-            share(shift.count, radius),
+            shift_share(shift, radius),
             text(&causes.join(", "))
         );
     }

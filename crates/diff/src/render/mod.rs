@@ -95,6 +95,24 @@ pub(super) fn live_call_words(call: &LiveCall) -> String {
     }
 }
 
+/// A shift as the reports name it: its records, and the share of traffic they stand for (each
+/// weighted by how it was sampled): `4 of 16 records, an estimated 25.0 % of calls (± 12.3)`.
+pub(super) fn shift_share(shift: &Shift, radius: &BlastRadius) -> String {
+    if radius.decided == 0 {
+        return shift.count.to_string();
+    }
+    let mut words = format!(
+        "{} of {} records, an estimated {:.1} % of calls",
+        shift.count,
+        radius.decided,
+        100.0 * shift.estimate.share
+    );
+    if shift.estimate.margin > 0.0 {
+        words.push_str(&format!(" (± {:.1})", 100.0 * shift.estimate.margin));
+    }
+    words
+}
+
 /// `count` as a share of the responses replayed: `12 (3.0 %)`.
 pub(super) fn share(count: usize, radius: &BlastRadius) -> String {
     let considered = radius.decided + radius.undecided;
@@ -145,6 +163,18 @@ pub(super) fn traffic_heading(radius: &BlastRadius) -> String {
         heading.push_str(&format!(" (the newest; {skipped} older not read)"));
     }
     heading.push_str(&format!(", {} decided under both versions", radius.decided));
+    if radius.decided > 0 {
+        heading.push_str(&format!(
+            ", standing for {:.0} calls (each record weighted by the inverse of the rate it was kept at)",
+            radius.traffic
+        ));
+    }
+    if radius.unrated > 0 {
+        heading.push_str(&format!(
+            "; {} say no rate (written before records did) and are weighted as kept at 1",
+            radius.unrated
+        ));
+    }
     heading
 }
 

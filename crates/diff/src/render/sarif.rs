@@ -167,7 +167,7 @@ pub(crate) fn sarif(report: &Report, root: &Path, fail_on: &[FailOn]) -> Log {
                 level: if failing { Level::Error } else { Level::Note },
                 message: format!(
                     "{heading}: {} of the responses {} holds would be {what}: {}",
-                    super::share(shift.count, radius),
+                    super::shift_share(shift, radius),
                     radius.store,
                     causes.join(", ")
                 ),
