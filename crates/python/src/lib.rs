@@ -142,7 +142,8 @@ struct Contract {
 
 #[pymethods]
 impl Contract {
-    /// The contract of `tool` from a repository root holding `contracts/<tool>/v<N>/`: the
+    /// The contract of `tool` from a repository root holding `contracts/<tool>/v<N>/`, or from
+    /// a bundle `toolgate bundle` wrote (read and checked whole, as every front reads one): the
     /// newest version, or `version` ("v2" or 2).
     #[staticmethod]
     #[pyo3(signature = (root, tool, version = None))]
@@ -152,6 +153,20 @@ impl Contract {
         tool: &str,
         version: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Contract> {
+        if toolgate_repo::bundle::is_bundle(&root) {
+            let version = version.map(version_name).transpose()?;
+            let loaded = py.detach(|| {
+                toolgate_repo::bundle::open_contracts(&root)
+                    .and_then(|repository| repository.load(tool, version.as_deref()))
+            });
+            return match loaded {
+                Ok(inner) => Ok(Contract {
+                    inner: Arc::new(inner),
+                }),
+                Err(toolgate_repo::LoadError::Compile(errors)) => Err(contract_error(py, &errors)),
+                Err(other) => Err(single_problem(py, &root, other.to_string())),
+            };
+        }
         let folder = root.join("contracts").join(tool);
         let version = match version {
             None => newest_version(py, &folder)?,

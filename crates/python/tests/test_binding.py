@@ -3,6 +3,7 @@ with a way out; large inputs bounded; threads sharing one contract; the retry po
 audit sinks."""
 
 import json
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -216,3 +217,21 @@ def test_a_tools_own_error_is_mapped_by_the_contract_and_unmapped_not_retried():
     assert as_result.operator_record["layer"] == "schema"
     with pytest.raises(ValueError, match="has no status"):
         weather.admit(b"", {"request_id": "r1", "upstream_status": 404}, tool_error=True)
+
+
+def test_a_bundle_loads_as_its_folder_and_a_changed_one_is_refused(toolgate, tmp_path):
+    bundle = tmp_path / "contracts.tar.gz"
+    subprocess.run([toolgate, "bundle", "--root", str(REPO), "--output", str(bundle)], check=True,
+                   capture_output=True)
+    from_bundle = tg.Contract.load(bundle, "job_status")
+    assert from_bundle.version == "v2"
+    from_folder = tg.Contract.load(REPO, "job_status")
+    decided = [contract.admit(ACCEPTED, REQUEST, NOW) for contract in (from_bundle, from_folder)]
+    assert decided[0].admitted and decided[0].agent_bytes == decided[1].agent_bytes
+    assert decided[0].audit_event["contract_digest"] == decided[1].audit_event["contract_digest"]
+    assert tg.Contract.load(bundle, "job_status", 1).version == "v1"
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(bundle.read_bytes()[:-40])
+    with pytest.raises(tg.ContractError) as refused:
+        tg.Contract.load(broken, "job_status")
+    assert str(broken) in str(refused.value)
