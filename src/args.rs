@@ -141,6 +141,18 @@ impl Terminal {
 }
 
 /// A line every `TOOLGATE_PROGRESS_EVERY` seconds (ten unless set; 0: none).
+/// `--replay-limit`: a count of records (at least 1), or `all`.
+fn parse_replay_limit(text: &str) -> Result<usize, String> {
+    match text.trim() {
+        "all" => Ok(usize::MAX),
+        count => count
+            .parse::<usize>()
+            .ok()
+            .filter(|count| *count > 0)
+            .ok_or_else(|| format!("{text:?} is not a number of records (1 or more) or `all`")),
+    }
+}
+
 /// `--audit-flush-interval`: a duration from 1ms to [`toolgate_front::MAX_FLUSH_INTERVAL`].
 fn parse_flush_interval(text: &str) -> Result<Duration, String> {
     let interval = toolgate_gate::internals::parse_duration(text)?;
@@ -243,8 +255,9 @@ pub(crate) struct DiffArgs {
     /// The age identity file that opens a sealed store (--retain-recipient).
     #[arg(long, value_name = "FILE", requires = "replay")]
     identity: Option<PathBuf>,
-    /// Decide at most this many of the newest responses kept.
-    #[arg(long, value_name = "N", default_value_t = toolgate_diff::DEFAULT_LIMIT, requires = "replay", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Decide at most this many of the newest responses kept, or `all` (decided in parallel,
+    /// on every core).
+    #[arg(long, value_name = "N|all", default_value_t = toolgate_diff::DEFAULT_LIMIT, requires = "replay", value_parser = parse_replay_limit)]
     replay_limit: usize,
     /// Skip the proof search that runs before an upstream verdict is reported false (responses
     /// mutated toward the other version, run through both contracts within a time budget).

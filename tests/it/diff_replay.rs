@@ -359,6 +359,14 @@ fn the_blast_radius_is_the_decisions_made_one_by_one() {
         "{}",
         limited.stdout
     );
+    // `all` reads every one; 0 and words are refused.
+    let every = diff(&["--replay", store_arg, "--replay-limit", "all"]);
+    assert!(!every.stdout.contains("older not read"), "{}", every.stdout);
+    for wrong in ["0", "lots"] {
+        let refused = diff(&["--replay", store_arg, "--replay-limit", wrong]);
+        assert_eq!(refused.code, 2, "{wrong}: {}", refused.stderr);
+        assert!(refused.stderr.contains("or `all`"), "{}", refused.stderr);
+    }
 }
 
 #[test]

@@ -119,6 +119,17 @@ pub struct Example {
 }
 
 impl Shift {
+    /// Adds `later`, the same shift among the records after these.
+    fn merge(&mut self, later: Shift) {
+        self.count += later.count;
+        self.weight += later.weight;
+        for (cause, count) in later.by_cause {
+            *self.by_cause.entry(cause).or_default() += count;
+        }
+        let room = EXAMPLES.saturating_sub(self.examples.len());
+        self.examples.extend(later.examples.into_iter().take(room));
+    }
+
     fn add(&mut self, record: &Retained, weight: f64, refusing: Option<&Decision>) {
         self.count += 1;
         self.weight += weight;
@@ -197,30 +208,112 @@ pub(crate) fn blast_radius(
     } else {
         source.limit
     };
-    let mut radius = BlastRadius {
-        store: store.describe(),
-        held: entries.len(),
-        ..BlastRadius::default()
-    };
-    for entry in entries.iter().take(limit) {
-        match decide_both(store.as_ref(), &entry.name, opener.as_ref(), tool, from, to) {
+    let chosen: Vec<&str> = entries
+        .iter()
+        .take(limit)
+        .map(|entry| entry.name.as_str())
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(chosen.len().div_ceil(PER_WORKER).max(1));
+    let versions = Versions { tool, from, to };
+    let mut radius = decide_all(store.as_ref(), opener.as_ref(), &chosen, &versions, workers);
+    radius.store = store.describe();
+    radius.held = entries.len();
+    Ok(radius)
+}
+
+/// The tool and the two versions its records are decided under.
+struct Versions<'a> {
+    tool: &'a str,
+    from: &'a Contract,
+    to: &'a Contract,
+}
+
+/// Decides the records `names` (newest first) on `workers` threads, each a contiguous run of
+/// them, merged in order: the same report, examples and reasons included, whatever the number
+/// of workers.
+fn decide_all(
+    store: &dyn Store,
+    opener: Option<&Opener>,
+    names: &[&str],
+    versions: &Versions<'_>,
+    workers: usize,
+) -> BlastRadius {
+    let run = names.len().div_ceil(workers.max(1)).max(1);
+    let parts: Vec<BlastRadius> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .chunks(run)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut radius = BlastRadius::default();
+                    for name in part {
+                        radius.decide(store, name, opener, versions);
+                    }
+                    radius
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    });
+    let mut radius = BlastRadius::default();
+    for part in parts {
+        radius.merge(part);
+    }
+    radius.estimate();
+    radius
+}
+
+/// The fewest records a worker of the replay is given: fewer are decided on one thread.
+const PER_WORKER: usize = 256;
+
+impl BlastRadius {
+    /// Decides the record `name` under both versions and counts it, or why it could not be.
+    fn decide(
+        &mut self,
+        store: &dyn Store,
+        name: &str,
+        opener: Option<&Opener>,
+        versions: &Versions<'_>,
+    ) {
+        let Versions { tool, from, to } = versions;
+        match decide_both(store, name, opener, tool, from, to) {
             Ok((record, before, after)) => {
-                radius.decided += 1;
-                radius.count(&record, &before, &after);
+                self.decided += 1;
+                self.count(&record, &before, &after);
             }
             Err(why) => {
-                radius.undecided += 1;
-                if radius.undecided_reasons.len() < EXAMPLES {
-                    radius.undecided_reasons.push(why);
+                self.undecided += 1;
+                if self.undecided_reasons.len() < EXAMPLES {
+                    self.undecided_reasons.push(why);
                 }
             }
         }
     }
-    radius.estimate();
-    Ok(radius)
-}
 
-impl BlastRadius {
+    /// Adds `later`, the count of the records after this one's in the newest-first list.
+    fn merge(&mut self, later: BlastRadius) {
+        self.decided += later.decided;
+        self.undecided += later.undecided;
+        let room = EXAMPLES.saturating_sub(self.undecided_reasons.len());
+        self.undecided_reasons
+            .extend(later.undecided_reasons.into_iter().take(room));
+        for (shift, more) in [
+            (&mut self.newly_refused, later.newly_refused),
+            (&mut self.newly_admitted, later.newly_admitted),
+            (&mut self.output_changed, later.output_changed),
+        ] {
+            shift.merge(more);
+        }
+        self.traffic += later.traffic;
+        self.unrated += later.unrated;
+        self.heaviest = self.heaviest.max(later.heaviest);
+        self.samples.extend(later.samples);
+    }
+
     fn count(&mut self, record: &Retained, before: &Decision, after: &Decision) {
         let rate = match record.sampling_rate {
             Some(rate) if rate > 0.0 && rate <= 1.0 => rate,
@@ -353,4 +446,79 @@ fn decide_both(
     let before = from.admit_response(record.response(), &request, now);
     let after = to.admit_response(record.response(), &request, now);
     Ok((record, before, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use toolgate_gate::{Captured, Request, Response, SecretContext};
+    use toolgate_store::FolderStore;
+
+    use super::*;
+
+    /// 600 records of job_status, decided by v1 as production would (each accepted fixture at
+    /// 100 instants a millisecond apart, refusals kept at 1 and admissions at 10 %), in a
+    /// folder store.
+    fn store_of_records(folder: &Path) -> (FolderStore, Vec<String>, Contract, Contract) {
+        let repository =
+            toolgate_repo::Repository::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+                .unwrap();
+        let v1 = repository.load("job_status", Some("v1")).unwrap();
+        let v2 = repository.load("job_status", Some("v2")).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/job_status");
+        let request: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixtures.join("request.json")).unwrap()).unwrap();
+        let context = request["context"].as_object().unwrap().clone();
+        let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_953_600);
+        let store = FolderStore::open(folder).unwrap();
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(fixtures.join("accepted")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|extension| extension != "json") {
+                continue;
+            }
+            let raw = std::fs::read(&path).unwrap();
+            for n in 0..100 {
+                let request = Request::new(request["request_id"].as_str().unwrap())
+                    .with_context_map(context.clone());
+                let response = Response::body(&raw);
+                let at = now + std::time::Duration::from_millis(n);
+                let decision = v1.admit_response(response, &request, at);
+                let rate = if decision.is_admitted() { 0.1 } else { 1.0 };
+                let record = Captured::of(&decision, &response, &request)
+                    .sampled_at(rate)
+                    .into_retained(&SecretContext::none());
+                Store::put(&store, &record.name(), &record.to_bytes()).unwrap();
+                names.push(record.name());
+            }
+        }
+        names.sort();
+        (store, names, v1, v2)
+    }
+
+    /// The report is the same on one thread and on several: counts, causes, examples, reasons
+    /// and the estimates.
+    #[test]
+    fn the_replay_decides_alike_on_any_number_of_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, names, v1, v2) = store_of_records(dir.path());
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(names.len(), 600);
+        let versions = Versions {
+            tool: "job_status",
+            from: &v1,
+            to: &v2,
+        };
+        let alone = decide_all(&store, None, &names, &versions, 1);
+        assert_eq!(alone.decided, 600);
+        assert!(alone.newly_refused.count > 0, "{alone:?}");
+        for workers in [2, 3, 7] {
+            assert_eq!(
+                decide_all(&store, None, &names, &versions, workers),
+                alone,
+                "{workers} workers"
+            );
+        }
+    }
 }
