@@ -1089,7 +1089,9 @@ pub(crate) fn a_replay_of_a_sampled_shadow_store_estimates_the_true_share() -> R
         refused["estimated_share"].as_f64().unwrap_or(-1.0),
         refused["margin"].as_f64().unwrap_or(-1.0),
     );
-    if refused["count"] != 100 || (share - 0.25).abs() > margin.max(0.02) || margin > 0.1 {
+    // The sample is random (call ids are): held to twice the 95 % margin (4 sigma), not to the
+    // margin itself, which a true estimate misses one time in twenty.
+    if refused["count"] != 100 || (share - 0.25).abs() > 2.0 * margin.max(0.01) || margin > 0.15 {
         return Err(format!("newly refused: {refused} (about 25 % of calls)").into());
     }
     // A percentage threshold reads the estimate: 20 % fails, 40 % passes.
