@@ -42,12 +42,13 @@ const LAYERS: [(&str, &str, &[&str]); 15] = [
         ],
     ),
     // The gate for Python (PyO3): a front whose steps a call's arguments turn on (the front's
-    // `Steps`), with the stores and metrics they use.
+    // `Steps`), with the stores and metrics they use, and the repository a bundle is read as.
     (
         "toolgate-python",
         "crates/python",
         &[
             "toolgate-gate",
+            "toolgate-repo",
             "toolgate-store",
             "toolgate-front",
             "toolgate-telemetry",
