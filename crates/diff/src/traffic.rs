@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use serde_json::Map;
 use toolgate_gate::{Contract, Decision, Retained};
 use toolgate_repo::UsageError;
-use toolgate_store::{Opener, SEALED_SUFFIX, Store, read_retained};
+use toolgate_store::{Opener, SEALED_SUFFIX, Store, read_all_retained};
 
 /// Where the traffic is, and how much of it to decide.
 #[derive(Debug, Clone, Default)]
@@ -247,8 +247,12 @@ fn decide_all(
             .map(|part| {
                 scope.spawn(move || {
                     let mut radius = BlastRadius::default();
-                    for name in part {
-                        radius.decide(store, name, opener, versions);
+                    // A batch read at once (a bucket's reads overlap), then decided.
+                    for batch in part.chunks(READ_AT_ONCE) {
+                        let records = read_all_retained(store, batch, opener);
+                        for (name, record) in batch.iter().zip(records) {
+                            radius.decide(name, record, versions);
+                        }
                     }
                     radius
                 })
@@ -270,17 +274,21 @@ fn decide_all(
 /// The fewest records a worker of the replay is given: fewer are decided on one thread.
 const PER_WORKER: usize = 256;
 
+/// The records a worker reads at once ([`read_all_retained`]) before deciding them: a
+/// bucket's round trips overlap, and at most this many records are held per worker.
+const READ_AT_ONCE: usize = 32;
+
 impl BlastRadius {
-    /// Decides the record `name` under both versions and counts it, or why it could not be.
+    /// Decides the record read under `name` under both versions and counts it, or why it
+    /// could not be.
     fn decide(
         &mut self,
-        store: &dyn Store,
         name: &str,
-        opener: Option<&Opener>,
+        record: Result<Option<Retained>, String>,
         versions: &Versions<'_>,
     ) {
         let Versions { tool, from, to } = versions;
-        match decide_both(store, name, opener, tool, from, to) {
+        match decide_both(name, record, tool, from, to) {
             Ok((record, before, after)) => {
                 self.decided += 1;
                 self.count(&record, &before, &after);
@@ -401,14 +409,13 @@ impl BlastRadius {
 
 /// One record, decided by both versions as production decided it: its request, its time.
 fn decide_both(
-    store: &dyn Store,
     name: &str,
-    opener: Option<&Opener>,
+    record: Result<Option<Retained>, String>,
     tool: &str,
     from: &Contract,
     to: &Contract,
 ) -> Result<(Retained, Decision, Decision), String> {
-    let record = read_retained(store, name, opener)?
+    let record = record?
         .ok_or_else(|| format!("{name}: deleted while it was read (the store's budget or age)"))?;
     if record.tool != tool {
         return Err(format!(

@@ -50,9 +50,31 @@ pub fn read_retained(
     name: &str,
     opener: Option<&Opener>,
 ) -> Result<Option<Retained>, String> {
-    let Some(bytes) = store
-        .get(name)
-        .map_err(|error| format!("{}: {name}: {error}", store.describe()))?
+    retained_from(store, name, store.get(name), opener)
+}
+
+/// The retained records kept under `names`, in the same order, read several at once where the
+/// store can ([`Store::get_all`]).
+pub fn read_all_retained(
+    store: &dyn Store,
+    names: &[&str],
+    opener: Option<&Opener>,
+) -> Vec<Result<Option<Retained>, String>> {
+    names
+        .iter()
+        .zip(store.get_all(names))
+        .map(|(name, read)| retained_from(store, name, read, opener))
+        .collect()
+}
+
+/// The record in what reading `name` gave.
+fn retained_from(
+    store: &dyn Store,
+    name: &str,
+    read: std::io::Result<Option<Vec<u8>>>,
+    opener: Option<&Opener>,
+) -> Result<Option<Retained>, String> {
+    let Some(bytes) = read.map_err(|error| format!("{}: {name}: {error}", store.describe()))?
     else {
         return Ok(None);
     };

@@ -1,23 +1,27 @@
 //! A store of COUNT retained job_status records, written as a production front writes them, for
 //! timing `toolgate diff --replay` at scale (BENCHMARKS.md, "Replaying a million records"): each
 //! accepted fixture decided by v1 at instants a millisecond apart, refusals kept at 1 and
-//! admissions marked as kept at 1 %.
+//! admissions marked as kept at 1 %. The store is a folder or `s3://BUCKET/PREFIX` (at
+//! `AWS_ENDPOINT_URL`, with the environment's credentials).
 //!
 //! ```sh
 //! retained_records /dev/shm/evidence 1000000
 //! time toolgate diff job_status v1 v2 --replay /dev/shm/evidence --replay-limit all --format json
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use toolgate_gate::{Captured, Request, Response, SecretContext};
-use toolgate_store::{FolderStore, Store};
+use toolgate_store::StoreSpec;
+
+/// Records written at once.
+const BATCH: usize = 256;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(folder) = args.first().map(PathBuf::from) else {
-        eprintln!("usage: retained_records FOLDER [COUNT]");
+    let Some(spec) = args.first() else {
+        eprintln!("usage: retained_records FOLDER|s3://BUCKET/PREFIX [COUNT]");
         std::process::exit(2);
     };
     let count: usize = args
@@ -46,9 +50,13 @@ fn main() {
         .map(|path| std::fs::read(path).expect("a fixture"))
         .collect();
     responses.sort();
-    let store = FolderStore::open(&folder).expect("the folder");
+    let store = StoreSpec::parse(spec)
+        .and_then(|spec| spec.open(None))
+        .unwrap_or_else(|error| panic!("{spec}: {error}"));
     let now = UNIX_EPOCH + Duration::from_secs(1_795_953_600);
     let began = Instant::now();
+    // In batches, as a retainer writes them (a bucket takes a batch's writes at once).
+    let mut batch = Vec::with_capacity(BATCH);
     for n in 0..count {
         let raw = &responses[n % responses.len()];
         let response = Response::body(raw);
@@ -58,13 +66,17 @@ fn main() {
         let record = Captured::of(&decision, &response, &request)
             .sampled_at(rate)
             .into_retained(&SecretContext::none());
-        store
-            .put(&record.name(), &record.to_bytes())
-            .expect("the record is written");
+        batch.push((record.name(), record.to_bytes()));
+        if batch.len() == BATCH || n + 1 == count {
+            for written in store.put_all(&batch) {
+                written.expect("the record is written");
+            }
+            batch.clear();
+        }
     }
     eprintln!(
         "wrote {count} records into {} in {:.1}s",
-        folder.display(),
+        store.describe(),
         began.elapsed().as_secs_f64()
     );
 }

@@ -11,6 +11,21 @@ pub(crate) fn behaves_as_a_store(store: &dyn Store) {
     let used = store.put("review_status/b", b"x").unwrap();
     assert_eq!(store.get("job_status/a").unwrap().unwrap(), b"second");
     assert_eq!(store.get("job_status/none").unwrap(), None);
+    // Several read at once come back in the order asked, one missing, one a refused name.
+    let read: Vec<Option<Vec<u8>>> = store
+        .get_all(&["review_status/b", "job_status/none", "job_status/a", "../x"])
+        .into_iter()
+        .map(|read| read.unwrap_or(Some(b"refused".to_vec())))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            Some(b"x".to_vec()),
+            None,
+            Some(b"second".to_vec()),
+            Some(b"refused".to_vec())
+        ]
+    );
     let names: Vec<String> = store
         .list("")
         .unwrap()
