@@ -26,7 +26,6 @@ import os
 import re
 import shlex
 import tempfile
-import statistics
 import subprocess
 import sys
 import threading

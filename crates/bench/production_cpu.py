@@ -32,10 +32,10 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchlib import CALL, REPO, arguments, started
+
 RESOURCE = "https://toolgate.bench/mcp"
 ISSUER = "https://auth.bench"
-CALL = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Lisbon"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 
 
 def cpu_ns(pid):
@@ -48,20 +48,6 @@ def cpu_ns(pid):
         except OSError:
             pass
     return total
-
-
-def started(command, pattern, stream="stderr"):
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    source = process.stderr if stream == "stderr" else process.stdout
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = source.readline()
-        if not line:
-            break
-        if pattern in line:
-            return process, line.split(pattern, 1)[1].split()[0]
-    process.kill()
-    sys.exit(f"{command[0]} did not start")
 
 
 BLOCK = 100
@@ -111,7 +97,7 @@ def measure_round(proxies, calls):
 
 
 def main():
-    toolgate, server = sys.argv[1], sys.argv[2]
+    toolgate, server = arguments(2, "production_cpu.py TOOLGATE MCP_HTTP_SERVER [CALLS] [ROUNDS]")[:2]
     calls = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 25
     endpoint = os.environ.get("TOOLGATE_S3_ENDPOINT")

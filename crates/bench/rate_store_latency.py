@@ -12,7 +12,6 @@ replicas hold one caller to it (BENCHMARKS.md, "A caller's rate across replicas"
 """
 
 import http.client
-import os
 import shutil
 import socket
 import statistics
@@ -22,8 +21,8 @@ import tempfile
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CALL = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Lisbon"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+from benchlib import CALL, REPO, arguments, started
+
 HEADERS = {
     "Content-Type": "application/json",
     "Accept": "application/json, text/event-stream",
@@ -37,20 +36,6 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def started(command, pattern, stream="stderr"):
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    source = process.stderr if stream == "stderr" else process.stdout
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = source.readline()
-        if not line:
-            break
-        if pattern in line:
-            return process, line.split(pattern, 1)[1].split()[0]
-    process.kill()
-    sys.exit(f"{command[0]} did not start")
 
 
 def proxy(toolgate, url, rate, store=None):
@@ -129,7 +114,7 @@ def limit(toolgate, url, store, seconds):
 
 
 def main():
-    toolgate, server = sys.argv[1], sys.argv[2]
+    toolgate, server = arguments(2, "rate_store_latency.py TOOLGATE MCP_HTTP_SERVER [CALLS] [SECONDS]")[:2]
     calls = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 5
     if not shutil.which("redis-server"):

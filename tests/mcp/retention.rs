@@ -1069,19 +1069,19 @@ pub(crate) fn a_replay_of_a_sampled_shadow_store_estimates_the_true_share() -> R
     if !(110..=160).contains(&kept) {
         return Err(format!("{kept} records kept: not 100 and about 30 of 300").into());
     }
-    let output = toolgate(
-        &root,
-        &[
+    let replay = |more: &[&str]| {
+        let mut args = vec![
             "diff",
             "weather",
             "v1",
             "v2",
             "--replay",
             store.to_str().unwrap(),
-            "--format",
-            "json",
-        ],
-    );
+        ];
+        args.extend_from_slice(more);
+        toolgate(&root, &args)
+    };
+    let output = replay(&["--format", "json"]);
     let report: Value = serde_json::from_slice(&output.stdout)
         .map_err(|error| format!("{error}: {}", text(&output.stderr)))?;
     let refused = &report["traffic"]["newly_refused"];
@@ -1096,19 +1096,7 @@ pub(crate) fn a_replay_of_a_sampled_shadow_store_estimates_the_true_share() -> R
     }
     // A percentage threshold reads the estimate: 20 % fails, 40 % passes.
     for (threshold, code) in [("20%", Some(1)), ("40%", Some(0))] {
-        let output = toolgate(
-            &root,
-            &[
-                "diff",
-                "weather",
-                "v1",
-                "v2",
-                "--replay",
-                store.to_str().unwrap(),
-                "--fail-on",
-                &format!("newly-refused>{threshold}"),
-            ],
-        );
+        let output = replay(&["--fail-on", &format!("newly-refused>{threshold}")]);
         if output.status.code() != code {
             return Err(format!("--fail-on newly-refused>{threshold}: {:?}", output.status).into());
         }
