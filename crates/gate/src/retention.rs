@@ -509,14 +509,17 @@ impl Retained {
             .ok_or("no line of facts before the raw bytes")?;
         let facts = crate::parse::parse_value(&bytes[..end], 64)
             .map_err(|fault| format!("the line of facts: {}", fault.message))?;
-        let mut retained: Retained =
-            serde_json::from_value(facts).map_err(|error| format!("the line of facts: {error}"))?;
-        if retained.format_version != RETAINED_FORMAT {
+        // The format first: a later format's new fields would otherwise be refused as unknown
+        // before the reader could say that the record is of a format it does not read.
+        let format = &facts["format_version"];
+        if format.as_u64() != Some(u64::from(RETAINED_FORMAT)) {
             return Err(format!(
                 "format {} (this toolgate reads format {RETAINED_FORMAT})",
-                retained.format_version
+                crate::sanitize::sanitize(&format.to_string(), 40)
             ));
         }
+        let mut retained: Retained =
+            serde_json::from_value(facts).map_err(|error| format!("the line of facts: {error}"))?;
         retained.raw = bytes[end + 1..].to_vec();
         let digest = Sha256Digest::of(&retained.raw).to_hex();
         let matches = match &retained.kept_sha256 {

@@ -97,6 +97,17 @@ fn kept_bytes_that_do_not_match_their_facts_are_refused() {
             .unwrap_err()
             .contains("format 99")
     );
+    // A later format's record, with a field this reader does not know: the format is what is
+    // said, not the field.
+    let later =
+        String::from_utf8(facts.to_bytes())
+            .unwrap()
+            .replacen('{', r#"{"a_later_field":true,"#, 1);
+    let said = Retained::from_bytes(later.as_bytes()).unwrap_err();
+    assert!(
+        said.contains("format 99 (this toolgate reads format 1)"),
+        "{said}"
+    );
 }
 
 #[test]
