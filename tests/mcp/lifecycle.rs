@@ -269,6 +269,12 @@ pub(crate) fn a_restarted_stateful_http_upstream_is_initialized_again() -> Resul
     if !eventually(Duration::from_secs(10), || readyz(&address) == Some(503)) {
         return Err("/readyz answers 200 while every call fails for want of a session".into());
     }
+    // And it stays so: the probes (every 2 s) ask for a session first, which the server
+    // refuses, instead of reading its refusal of a sessionless `ping` as answering again.
+    std::thread::sleep(Duration::from_secs(3));
+    if readyz(&address) != Some(503) {
+        return Err("/readyz answers 200 again while the server still opens no session".into());
+    }
     Ok(())
 }
 

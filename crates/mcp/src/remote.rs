@@ -567,10 +567,26 @@ impl Shared {
     }
 
     /// Whether the upstream answers again: a `ping` (handshake era) or `server/discover`
-    /// (2026-07-28), its answer read here and never handed to the proxy.
+    /// (2026-07-28), its answer read here and never handed to the proxy. A stateful server
+    /// that refused the last new session is asked for one first: without it, every call fails
+    /// however the `ping` is answered (a TypeScript SDK server answers a request without a
+    /// session with an error, which would read as answering again).
     async fn probe(&self) {
         let version = lock(&self.version).clone().unwrap_or_default();
         let modern = era::MODERN_VERSIONS.contains(&version.as_str());
+        let stateful = self.sessions_opened.load(Ordering::Relaxed) > 0;
+        if !modern
+            && stateful
+            && lock(&self.session).is_none()
+            && !self
+                .renew_session(
+                    self.sessions_opened.load(Ordering::Relaxed),
+                    "none held since it refused a new one",
+                )
+                .await
+        {
+            return;
+        }
         let id = json!("toolgate-probe");
         let (method, params) = if modern {
             (
