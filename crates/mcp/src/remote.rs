@@ -518,7 +518,7 @@ impl Shared {
             }
             _ => return Sent::Answer(response),
         };
-        if !self.renew_session(generation, stale).await {
+        if !self.renew_session(generation, Some(stale)).await {
             self.reachable.store(false, Ordering::Relaxed);
             return Sent::Lost;
         }
@@ -530,8 +530,9 @@ impl Shared {
 
     /// Opens a new handshake-era session with the `initialize` the proxy sent first, unless one
     /// was opened since `generation` (another request renewed it first); `true` when the
-    /// request should be sent again. `stale` says how the server said it forgot the session.
-    async fn renew_session(&self, generation: u64, stale: &str) -> bool {
+    /// request should be sent again. `stale` says how the server said it forgot the session
+    /// (`None`: a probe's renewal, every 2 s while the server refuses, said once it succeeds).
+    async fn renew_session(&self, generation: u64, stale: Option<&str>) -> bool {
         let _one_at_a_time = self.renewing.lock().await;
         if self.sessions_opened.load(Ordering::Relaxed) != generation {
             return true;
@@ -539,10 +540,12 @@ impl Shared {
         let Some(initialize) = lock(&self.handshake).clone() else {
             return false;
         };
-        log(&format!(
-            "the upstream at {} no longer knows the session ({stale}); opening a new one",
-            self.url
-        ));
+        if let Some(stale) = stale {
+            log(&format!(
+                "the upstream at {} no longer knows the session ({stale}); opening a new one",
+                self.url
+            ));
+        }
         lock(&self.session).take();
         let Ok((response, _)) = self.send_once(&initialize).await else {
             return false;
@@ -579,10 +582,7 @@ impl Shared {
             && stateful
             && lock(&self.session).is_none()
             && !self
-                .renew_session(
-                    self.sessions_opened.load(Ordering::Relaxed),
-                    "none held since it refused a new one",
-                )
+                .renew_session(self.sessions_opened.load(Ordering::Relaxed), None)
                 .await
         {
             return;
