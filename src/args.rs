@@ -140,7 +140,6 @@ impl Terminal {
     }
 }
 
-/// A line every `TOOLGATE_PROGRESS_EVERY` seconds (ten unless set; 0: none).
 /// `--replay-limit`: a count of records (at least 1), or `all`.
 fn parse_replay_limit(text: &str) -> Result<usize, String> {
     match text.trim() {
@@ -165,6 +164,7 @@ fn parse_flush_interval(text: &str) -> Result<Duration, String> {
     Ok(interval)
 }
 
+/// A line every `TOOLGATE_PROGRESS_EVERY` seconds (ten unless set; 0: none).
 fn progress_lines() -> toolgate_runner::ProgressMode {
     use toolgate_runner::ProgressMode;
     let Some(setting) = std::env::var_os("TOOLGATE_PROGRESS_EVERY") else {

@@ -24,7 +24,8 @@ async def pipe(reader, writer, delay):
 
 
 async def main():
-    listen, target, delay_ms = (int(value) for value in arguments(3, "delayed_proxy.py LISTEN_PORT TARGET_PORT DELAY_MS")[:3])
+    usage = "delayed_proxy.py LISTEN_PORT TARGET_PORT DELAY_MS"
+    listen, target, delay_ms = (int(value) for value in arguments(3, usage)[:3])
 
     async def forward(client_reader, client_writer):
         server_reader, server_writer = await asyncio.open_connection("127.0.0.1", target)

@@ -577,13 +577,12 @@ impl Shared {
     async fn probe(&self) {
         let version = lock(&self.version).clone().unwrap_or_default();
         let modern = era::MODERN_VERSIONS.contains(&version.as_str());
-        let stateful = self.sessions_opened.load(Ordering::Relaxed) > 0;
+        // A server that gave a session once is stateful.
+        let opened = self.sessions_opened.load(Ordering::Relaxed);
         if !modern
-            && stateful
+            && opened > 0
             && lock(&self.session).is_none()
-            && !self
-                .renew_session(self.sessions_opened.load(Ordering::Relaxed), None)
-                .await
+            && !self.renew_session(opened, None).await
         {
             return;
         }
