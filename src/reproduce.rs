@@ -313,7 +313,7 @@ fn find(
             continue;
         }
         let retained = read_retained(store, &entry.name, opener)
-            .map_err(UsageError::new)?
+            .map_err(|error| UsageError::new(error.to_string()))?
             .ok_or_else(|| {
                 UsageError::new(format!("{}: {} went away", store.describe(), entry.name))
             })?;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use serde_json::Map;
 use toolgate_gate::{Contract, Decision, Retained};
 use toolgate_repo::UsageError;
-use toolgate_store::{Opener, SEALED_SUFFIX, Store, read_all_retained};
+use toolgate_store::{Opener, ReadError, SEALED_SUFFIX, Store, read_all_retained};
 
 /// Where the traffic is, and how much of it to decide.
 #[derive(Debug, Clone, Default)]
@@ -284,7 +284,7 @@ impl BlastRadius {
     fn decide(
         &mut self,
         name: &str,
-        record: Result<Option<Retained>, String>,
+        record: Result<Option<Retained>, ReadError>,
         versions: &Versions<'_>,
     ) {
         let Versions { tool, from, to } = versions;
@@ -410,12 +410,13 @@ impl BlastRadius {
 /// One record, decided by both versions as production decided it: its request, its time.
 fn decide_both(
     name: &str,
-    record: Result<Option<Retained>, String>,
+    record: Result<Option<Retained>, ReadError>,
     tool: &str,
     from: &Contract,
     to: &Contract,
 ) -> Result<(Retained, Decision, Decision), String> {
-    let record = record?
+    let record = record
+        .map_err(|error| error.to_string())?
         .ok_or_else(|| format!("{name}: deleted while it was read (the store's budget or age)"))?;
     if record.tool != tool {
         return Err(format!(

@@ -6,8 +6,8 @@
 //! thread of its own, never in a call's way, bounded by a byte budget and an age; in a
 //! [`Store`]: a local folder ([`FolderStore`], private, written atomically, never through a
 //! link) or an S3-compatible bucket ([`S3Store`]), optionally sealed to an operator's `age`
-//! public key ([`Seal`]). [`read_retained`] reads one back, for `toolgate reproduce` and
-//! `toolgate diff --replay`.
+//! public key ([`Seal`]). [`read_retained`] reads one back ([`ReadError`] says why not), for
+//! `toolgate reproduce` and `toolgate diff --replay`.
 
 mod config;
 mod folder;
@@ -44,12 +44,59 @@ pub fn open_kept(
     Ok((opened, opener))
 }
 
+/// Why a kept record could not be read back.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The store failed the read (`place` is the store and the record's name).
+    Store {
+        /// `<store>: <name>`.
+        place: String,
+        /// What the store said.
+        error: std::io::Error,
+    },
+    /// The record is sealed (`--retain-recipient`) and no identity was given to open it.
+    Sealed {
+        /// The record's name.
+        name: String,
+    },
+    /// The identity given does not open the sealed record.
+    Unopened {
+        /// The record's name.
+        name: String,
+        /// Why.
+        why: String,
+    },
+    /// The bytes are not a retained record, or not the ones its facts name.
+    Invalid {
+        /// `<store>: <name>`.
+        place: String,
+        /// What is wrong with them.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Store { place, error } => write!(f, "{place}: {error}"),
+            ReadError::Sealed { name } => write!(
+                f,
+                "{name} is sealed: give the identity that opens it (--identity FILE)"
+            ),
+            ReadError::Unopened { name, why } => write!(f, "{name}: {why}"),
+            ReadError::Invalid { place, why } => write!(f, "{place}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
 /// The retained record kept under `name` (opened with `opener` when it is sealed).
 pub fn read_retained(
     store: &dyn Store,
     name: &str,
     opener: Option<&Opener>,
-) -> Result<Option<Retained>, String> {
+) -> Result<Option<Retained>, ReadError> {
     retained_from(store, name, store.get(name), opener)
 }
 
@@ -59,7 +106,7 @@ pub fn read_all_retained(
     store: &dyn Store,
     names: &[&str],
     opener: Option<&Opener>,
-) -> Vec<Result<Option<Retained>, String>> {
+) -> Vec<Result<Option<Retained>, ReadError>> {
     names
         .iter()
         .zip(store.get_all(names))
@@ -73,22 +120,33 @@ fn retained_from(
     name: &str,
     read: std::io::Result<Option<Vec<u8>>>,
     opener: Option<&Opener>,
-) -> Result<Option<Retained>, String> {
-    let Some(bytes) = read.map_err(|error| format!("{}: {name}: {error}", store.describe()))?
-    else {
-        return Ok(None);
+) -> Result<Option<Retained>, ReadError> {
+    let place = || format!("{}: {name}", store.describe());
+    let bytes = match read {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
+        Err(error) => {
+            return Err(ReadError::Store {
+                place: place(),
+                error,
+            });
+        }
     };
     let bytes = if name.ends_with(SEALED_SUFFIX) {
-        let opener = opener.ok_or_else(|| {
-            format!("{name} is sealed: give the identity that opens it (--identity FILE)")
+        let opener = opener.ok_or_else(|| ReadError::Sealed {
+            name: name.to_owned(),
         })?;
-        opener
-            .open(&bytes)
-            .map_err(|why| format!("{name}: {why}"))?
+        opener.open(&bytes).map_err(|why| ReadError::Unopened {
+            name: name.to_owned(),
+            why,
+        })?
     } else {
         bytes
     };
     Retained::from_bytes(&bytes)
         .map(Some)
-        .map_err(|why| format!("{}: {name}: {why}", store.describe()))
+        .map_err(|why| ReadError::Invalid {
+            place: place(),
+            why,
+        })
 }

@@ -267,6 +267,7 @@ fn a_sealed_store_holds_nothing_readable_without_the_identity() {
     assert!(
         read_retained(&store, name, None)
             .unwrap_err()
+            .to_string()
             .contains("--identity")
     );
     let key = dir.path().join("key");
