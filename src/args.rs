@@ -865,6 +865,80 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
     }
 }
 
+/// `toolgate ext-proc`'s and `toolgate ext-mcp`'s options: a door into a gateway.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DoorArgs {
+    /// The gRPC address to serve the gateway's hook on, e.g. 127.0.0.1:9191 (port 0: any free
+    /// port, printed).
+    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
+    listen: std::net::SocketAddr,
+    /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
+    /// wrote.
+    #[arg(
+        long,
+        visible_alias = "contracts",
+        value_name = "DIR|BUNDLE",
+        default_value = "."
+    )]
+    root: PathBuf,
+    /// The longest message read either way (default: twice the largest contract's max_bytes
+    /// and 64 KiB, at least 1 MiB). Set the gateway's own buffer limit to it.
+    #[arg(long, value_name = "BYTES")]
+    max_message_bytes: Option<usize>,
+    /// Open a route for data that is closed by default; repeatable (not `tasks`: a door
+    /// refuses task-augmented calls). Its messages then pass unchanged and ungated.
+    #[arg(long, value_parser = choice::<Route>(), value_name = "ROUTE")]
+    allow: Vec<Route>,
+    /// The operator's trusted context: a JSON file `{"<tool>": {"<key>": <value>}}`, as
+    /// `mcp-proxy --context`.
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
+    /// Where the caller the gateway authenticated is read: `header:NAME` (Envoy's jwt_authn
+    /// `claim_to_headers`, an ext_authz header; agentgateway's forwarded headers) or
+    /// `metadata:NAMESPACE:KEY.KEY` (Envoy's dynamic metadata the filter forwards, e.g.
+    /// `metadata:envoy.filters.http.jwt_authn:payload.sub`; `metadata:KEY` for agentgateway's
+    /// metadata_context). The caller goes into the audit and the contracts' rules.
+    #[arg(long, value_name = "WHERE", value_parser = toolgate_doors::parse_caller_from)]
+    caller_from: Option<toolgate_doors::CallerFrom>,
+    /// On SIGTERM, how long the streams in flight are waited for.
+    #[arg(long, value_name = "DURATION", default_value = "25s", value_parser = parse_timeout)]
+    drain_timeout: Duration,
+    #[command(flatten)]
+    front: FrontArgs,
+}
+
+impl DoorArgs {
+    /// What the door `hook` serves with these options.
+    pub(crate) fn into_serve(
+        self,
+        hook: toolgate_doors::Hook,
+    ) -> Result<toolgate_doors::DoorServe, UsageError> {
+        if self.allow.contains(&Route::Tasks) {
+            return Err(UsageError::new(
+                "--allow tasks: a door refuses task-augmented calls (a task's result would reach the host outside the exchange the door decides); run toolgate mcp-proxy for tasks",
+            ));
+        }
+        let name = match hook {
+            toolgate_doors::Hook::ExtProc => "toolgate ext-proc",
+            toolgate_doors::Hook::ExtMcp => "toolgate ext-mcp",
+        };
+        Ok(toolgate_doors::DoorServe {
+            hook,
+            listen: self.listen,
+            caller_from: self.caller_from,
+            drain_timeout: self.drain_timeout,
+            door: toolgate_mcp::DoorConfig {
+                name,
+                root: self.root,
+                front: self.front.config(&format!("toolgate-{}", hook.name()))?,
+                context: self.context,
+                allow: self.allow,
+                max_message_bytes: self.max_message_bytes,
+            },
+        })
+    }
+}
+
 /// `toolgate new`'s options.
 #[derive(Debug, Clone, clap::Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from_openapi", "from_sample", "from_mcp"])))]

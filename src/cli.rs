@@ -13,7 +13,7 @@ use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
 use crate::args::{
-    DiffArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, PinArgs, Terminal, TestArgs,
+    DiffArgs, DoorArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, PinArgs, Terminal, TestArgs,
 };
 use crate::check::{self, CheckOptions};
 use crate::schema::{self, SchemaOptions};
@@ -69,6 +69,21 @@ enum Command {
     /// server may be a URL. Exit 0 when the host closes the connection (or the listener is
     /// stopped); 2 when the repository, the server command or the address cannot be used.
     McpProxy(Box<McpProxyArgs>),
+    /// Serve Envoy's external processing filter (envoy.service.ext_proc.v3) over gRPC: each MCP
+    /// exchange Envoy carries is decided as `mcp-proxy` decides it, the upstream's raw bytes
+    /// replaced by the gate's result.
+    ///
+    /// Configure Envoy's ext_proc filter with BUFFERED request and response bodies and
+    /// failure_mode_allow: false (the guide, "Inside Envoy"). Runs until SIGTERM or SIGINT;
+    /// exit 2 when the contracts or the address cannot be used.
+    ExtProc(Box<DoorArgs>),
+    /// Serve agentgateway's ExtMcp service (CheckRequest, CheckResponse) over gRPC: argument
+    /// contracts before a call is forwarded, the call's result decided and rebuilt.
+    ///
+    /// Map the tool's name (and where it can, the request id and arguments) into the hook's
+    /// metadata_context (the guide, "Inside agentgateway"). Runs until SIGTERM or SIGINT; exit 2
+    /// when the contracts or the address cannot be used.
+    ExtMcp(Box<DoorArgs>),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
     ///
@@ -344,6 +359,12 @@ pub(crate) fn main() -> ExitCode {
         Command::McpProxy(args) => {
             ProxyConfig::try_from(*args).and_then(|config| toolgate_mcp::run(&config))
         }
+        Command::ExtProc(args) => args
+            .into_serve(toolgate_doors::Hook::ExtProc)
+            .and_then(toolgate_doors::run),
+        Command::ExtMcp(args) => args
+            .into_serve(toolgate_doors::Hook::ExtMcp)
+            .and_then(toolgate_doors::run),
         Command::Lint(args) => {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

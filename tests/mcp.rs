@@ -26,6 +26,8 @@ mod audit;
 mod auth;
 #[path = "common/mod.rs"]
 mod common;
+#[path = "mcp/doors.rs"]
+mod doors;
 #[path = "mcp/http.rs"]
 mod http;
 #[path = "mcp/lifecycle.rs"]
@@ -94,7 +96,15 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 56] = [
+    let single: [(&str, Test); 58] = [
+        (
+            "mcp::doors::ext_proc_decides_every_answer_as_the_proxy",
+            doors::ext_proc_decides_every_answer_as_the_proxy,
+        ),
+        (
+            "mcp::doors::ext_mcp_decides_as_ext_proc",
+            doors::ext_mcp_decides_as_ext_proc,
+        ),
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",
             surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call,

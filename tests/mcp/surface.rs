@@ -14,7 +14,7 @@ use super::start_proxy_at;
 
 /// `contracts/weather.arguments/`: the city must be one the operator serves; the upstream hears
 /// the city and nothing else.
-fn argument_contract(root: &Path) {
+pub(crate) fn argument_contract(root: &Path) {
     let folder = root.join("contracts/weather.arguments/v1");
     fs::create_dir_all(&folder).unwrap();
     fs::write(

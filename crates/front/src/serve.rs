@@ -106,6 +106,7 @@ impl Server {
             tool,
             request_id: &id,
             transport: "pipe",
+            door: "serve",
             session: None,
             protocol_version: None,
             traceparent: None,

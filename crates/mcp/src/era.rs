@@ -177,6 +177,29 @@ pub(crate) fn strip_client_capabilities(capabilities: &Value, allowed: &[Route])
     Value::Object(kept)
 }
 
+/// The capabilities offered a host for the upstream's: tools (with the upstream's
+/// `listChanged`), and the capabilities of the server-side routes the operator opened, as the
+/// upstream declared them.
+pub(crate) fn offered_capabilities(upstream: &Value, allowed: &[Route]) -> Value {
+    let list_changed = upstream["tools"]["listChanged"] == Value::Bool(true);
+    let mut capabilities = json!({"tools": {"listChanged": list_changed}});
+    for route in [
+        Route::Resources,
+        Route::Prompts,
+        Route::Completions,
+        Route::Logging,
+        Route::Tasks,
+    ] {
+        if allowed.contains(&route)
+            && !route.is_client_side()
+            && let Some(capability) = upstream.get(route.capability())
+        {
+            capabilities[route.capability()] = capability.clone();
+        }
+    }
+    capabilities
+}
+
 /// A host request's params as the upstream receives them, in the upstream's era: the host's
 /// protocol fields replaced by the proxy's (a modern upstream gets the negotiated version and
 /// the stripped capabilities; a legacy upstream gets none, as its session already holds them),

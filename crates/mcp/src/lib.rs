@@ -13,7 +13,9 @@
 
 mod auth;
 mod batch;
+mod call;
 mod context;
+mod door;
 mod era;
 mod lines;
 mod listen;
@@ -24,6 +26,7 @@ mod proxy;
 mod remote;
 mod route;
 mod schemas;
+mod sse;
 mod stdio_host;
 mod tools;
 mod upstream;
@@ -33,6 +36,7 @@ mod upstream;
 #[doc(hidden)]
 pub mod internals;
 
+pub use door::{Answered, Asked, Door, DoorConfig, Exchange, HttpAnswer, Sender};
 pub use listing::{ListedTool, list_tools};
 pub use schemas::failure_schema;
 

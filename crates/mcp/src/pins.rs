@@ -38,6 +38,18 @@ pub(crate) struct Pin {
     pub sha256: String,
 }
 
+/// Why a pinned tool is withheld, given what the last listing said of it (its descriptor's
+/// digest, `None` where the listing did not hold it; no entry: not listed yet); `None` when it is
+/// the tool that was reviewed.
+pub(crate) fn standing(pin: &Pin, listed: Option<&Option<String>>) -> Option<&'static str> {
+    match listed {
+        Some(Some(digest)) if *digest == pin.sha256 => None,
+        Some(Some(_)) => Some("the upstream's descriptor of the tool changed since it was pinned"),
+        Some(None) => Some("the upstream no longer lists the pinned tool"),
+        None => Some("the upstream's tools could not be listed to check the tool's pin"),
+    }
+}
+
 /// The part of an upstream's tool listing a pin holds.
 pub(crate) fn descriptor(tool: &Value) -> Value {
     let mut kept = Map::new();

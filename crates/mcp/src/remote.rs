@@ -639,41 +639,19 @@ impl Shared {
     /// Hands on every event of an SSE answer (to the request `id`), each capped; `true` once a
     /// response was among them.
     async fn read_events(&self, mut response: reqwest::Response, id: Option<&Value>) -> bool {
-        let mut buffer: Vec<u8> = Vec::new();
-        let mut data: Vec<u8> = Vec::new();
+        let mut events = crate::sse::Events::default();
         let mut answered = false;
         while let Ok(Some(chunk)) = response.chunk().await {
-            buffer.extend_from_slice(&chunk);
-            while let Some(end) = buffer.iter().position(|byte| *byte == b'\n') {
-                let line: Vec<u8> = buffer.drain(..=end).collect();
-                let line = line
-                    .strip_suffix(b"\n")
-                    .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
-                    .unwrap_or(&line);
-                if line.is_empty() {
-                    if !data.is_empty() {
-                        // Not an answer (a request or a notification of the server's): handed
-                        // on whole all the same.
-                        match self.hand_on_answer(std::mem::take(&mut data), None) {
-                            Ok(()) => answered = true,
-                            Err(event) => self.deliver(Incoming::Line(event)),
-                        }
-                    }
-                } else if let Some(field) = line.strip_prefix(b"data:") {
-                    let field = field.strip_prefix(b" ").unwrap_or(field);
-                    if !data.is_empty() {
-                        data.push(b'\n');
-                    }
-                    data.extend_from_slice(field);
+            let fed = events.feed(&chunk, self.line_cap, |event| {
+                // Not an answer (a request or a notification of the server's): handed on
+                // whole all the same.
+                match self.hand_on_answer(event, None) {
+                    Ok(()) => answered = true,
+                    Err(event) => self.deliver(Incoming::Line(event)),
                 }
-                if data.len() > self.line_cap {
-                    data.truncate(self.line_cap);
-                    self.deliver(too_long(id, std::mem::take(&mut data)));
-                    return true;
-                }
-            }
-            if buffer.len() > self.line_cap {
-                self.deliver(too_long(id, std::mem::take(&mut buffer)));
+            });
+            if let Err(prefix) = fed {
+                self.deliver(too_long(id, prefix));
                 return true;
             }
         }

@@ -42,6 +42,7 @@ fn attributes() -> CallAttributes<'static> {
         tool: "weather",
         request_id: &"7",
         transport: "pipe",
+        door: "mcp-proxy",
         session: None,
         protocol_version: None,
         traceparent: None,

@@ -360,6 +360,7 @@ fn server_span(call: &CallAttributes<'_>) -> (String, Vec<KeyValue>) {
         KeyValue::new("gen_ai.tool.name", bounded(call.tool)),
         KeyValue::new("jsonrpc.request.id", bounded(&call.request_id.to_string())),
         KeyValue::new("network.transport", call.transport),
+        KeyValue::new("toolgate.door", call.door),
     ];
     if let Some(session) = call.session {
         attributes.push(KeyValue::new("mcp.session.id", bounded(session)));
@@ -391,6 +392,8 @@ pub struct CallAttributes<'a> {
     pub request_id: &'a dyn std::fmt::Display,
     /// `pipe` (stdio) or `tcp` (HTTP).
     pub transport: &'static str,
+    /// The door the call came through (`mcp-proxy`, `ext-proc`, `ext-mcp`): `toolgate.door`.
+    pub door: &'static str,
     /// The handshake-era session (`Mcp-Session-Id`), over HTTP.
     pub session: Option<&'a str>,
     /// The revision the host speaks, where it said.
@@ -615,6 +618,7 @@ mod tests {
             tool: "weather",
             request_id: &"1",
             transport: "pipe",
+            door: "mcp-proxy",
             session: None,
             protocol_version: None,
             traceparent,
@@ -727,6 +731,7 @@ mod tests {
             tool: &tool,
             request_id: &huge,
             transport: "tcp",
+            door: "mcp-proxy",
             session: Some(&huge),
             protocol_version: Some(&huge),
             traceparent: None,

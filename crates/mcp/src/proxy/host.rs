@@ -364,6 +364,7 @@ impl Proxy {
                 tool: name,
                 request_id: &IdText(id),
                 transport: if host.duplex { "pipe" } else { "tcp" },
+                door: "mcp-proxy",
                 session: host.peer.as_deref(),
                 protocol_version: match &request_era {
                     RequestEra::Modern { version, .. } => Some(version.as_str()),
@@ -452,10 +453,9 @@ impl Proxy {
         Some((waiting, gated_arguments))
     }
 
-    /// Decides a call's arguments by the tool's argument contract, audited (and offered for
-    /// retention) like any decision: the arguments its projection rebuilt, or, refused, `None`
-    /// after answering the host with the tool's fixed failure (no upstream call is made). In
-    /// observe mode a refusal is recorded and the arguments go on as they came.
+    /// Decides a call's arguments by the tool's argument contract (`call::gate_arguments`): the
+    /// arguments to forward, or, refused, `None` after answering the host with the tool's fixed
+    /// failure (no upstream call is made).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gate_arguments(
         &self,
@@ -468,34 +468,22 @@ impl Proxy {
         call: &CallRecord,
         context: serde_json::Map<String, Value>,
     ) -> Option<Value> {
-        let raw = serde_json::to_vec(arguments).unwrap_or_default();
-        let mut request = tools::arguments_request(id, gate, context);
-        if let Some(caller) = host.caller() {
-            request = request.with_caller(caller);
+        let asked = crate::call::ArgumentsAsked {
+            id,
+            modern_host,
+            tool,
+            gate,
+            arguments,
+            caller: host.caller(),
+            context,
+        };
+        match crate::call::gate_arguments(&self.front, asked, call) {
+            Ok(arguments) => Some(arguments),
+            Err(failure) => {
+                host.send_result(result_line(id, &failure));
+                None
+            }
         }
-        let now = SystemTime::now();
-        let decision = self.front.steps().decide_arguments(
-            &gate.contract,
-            Response::body(&raw),
-            &request,
-            now,
-            call,
-        );
-        if decision.is_admitted() {
-            return serde_json::from_slice(decision.agent_bytes()).ok();
-        }
-        if self.observe {
-            return Some(arguments.clone());
-        }
-        // The host hears the tool's own fixed failure (its output schema's failure branch);
-        // the refusal's reason is the operator's, in the record above.
-        let failure = tool.contract.admit_response(
-            Response::incomplete("the call's arguments were refused by its argument contract"),
-            &tools::request_for(id, &Value::Null, tool, serde_json::Map::new()),
-            now,
-        );
-        host.send_result(result_line(id, &tools::result_json(&failure, modern_host)));
-        None
     }
 
     /// A legacy host's handshake, answered by the proxy (it opened the upstream's session, or
@@ -618,24 +606,7 @@ impl Proxy {
     /// stdio host), and the capabilities of the server-side routes the operator opened, as the
     /// upstream declared them.
     pub(super) fn server_capabilities(&self) -> Value {
-        let upstream = self.upstream().capabilities();
-        let list_changed = upstream["tools"]["listChanged"] == Value::Bool(true);
-        let mut capabilities = json!({"tools": {"listChanged": list_changed}});
-        for route in [
-            Route::Resources,
-            Route::Prompts,
-            Route::Completions,
-            Route::Logging,
-            Route::Tasks,
-        ] {
-            if self.allows(route)
-                && !route.is_client_side()
-                && let Some(capability) = upstream.get(route.capability())
-            {
-                capabilities[route.capability()] = capability.clone();
-            }
-        }
-        capabilities
+        era::offered_capabilities(&self.upstream().capabilities(), &self.allowed)
     }
 
     pub(super) fn host_notification(

@@ -31,13 +31,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use toolgate_front::{CallRecord, Front, Gated};
+use toolgate_front::{CallRecord, Front};
 use toolgate_gate::internals::{Node, parse_document};
-use toolgate_gate::{Contract, Decision, Request, Response};
+use toolgate_gate::{Decision, Response};
 use toolgate_telemetry::{CallAttributes, UpstreamFailure};
 
 use super::auth::{Authorizer, Caller};
 use super::batch;
+use super::call::{Call, Decided};
 use super::era::{
     self, LEGACY_VERSIONS, MODERN_VERSIONS, Refusal, RequestEra, ResultKind, modern_codes,
 };
@@ -189,30 +190,6 @@ enum Waiting {
     Passthrough(String),
 }
 
-/// A call's answer for the host: the result the gate built, or (observe mode) the upstream's.
-pub(super) enum Decided {
-    Built(Vec<u8>),
-    Passed(Value),
-}
-
-impl Decided {
-    /// The response line for request `id`.
-    fn into_line(self, id: &Value) -> Vec<u8> {
-        match self {
-            Decided::Built(bytes) => result_line(id, &bytes),
-            Decided::Passed(value) => value_result_line(id, &value),
-        }
-    }
-
-    /// The result as a value, to hold inside another (a completed task's).
-    fn into_value(self) -> Value {
-        match self {
-            Decided::Built(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            Decided::Passed(value) => value,
-        }
-    }
-}
-
 /// A host's request about a task, waiting for the upstream's answer: the host's id for the
 /// task, and for `tasks/get` the call whose result a completed extension task holds.
 enum TaskWait {
@@ -226,24 +203,6 @@ enum TaskWait {
         extension: bool,
     },
     Update,
-}
-
-/// A `tools/call` in flight.
-struct Call {
-    contract: Arc<Contract>,
-    /// A candidate version decided beside the enforced one (`--shadow`).
-    shadow: Option<Arc<Contract>>,
-    request: Request,
-    /// Its record: its contract's metrics, its place among the calls in flight, its trace;
-    /// finished when it is decided (or dropped, whichever way it ends).
-    record: CallRecord,
-    /// The host's own `params`, kept only where a handshake-era host's call may meet a modern
-    /// upstream's `input_required` on an opened route: the proxy then asks the host itself and
-    /// sends the call again with the answers (`proxy/input.rs`).
-    retry: Option<Value>,
-    /// Whether the call may be answered with a task (`--allow tasks`, and the host asked for one
-    /// or declared the extension).
-    may_task: bool,
 }
 
 struct Pending {
@@ -801,15 +760,10 @@ impl Proxy {
         let loaded = self.loaded();
         let pin = loaded.pins.get(name)?;
         let surface = lock(&self.surface);
-        let current = surface.listed.as_ref().and_then(|listed| listed.get(name));
-        match current {
-            Some(Some(digest)) if *digest == pin.sha256 => None,
-            Some(Some(_)) => {
-                Some("the upstream's descriptor of the tool changed since it was pinned")
-            }
-            Some(None) => Some("the upstream no longer lists the pinned tool"),
-            None => Some("the upstream's tools could not be listed to check the tool's pin"),
-        }
+        pins::standing(
+            pin,
+            surface.listed.as_ref().and_then(|listed| listed.get(name)),
+        )
     }
 
     /// How many pinned tools are withheld now: changed since they were pinned, or no longer
@@ -920,7 +874,7 @@ impl Proxy {
 
 /// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
 /// for a call that is traced).
-struct IdText<'a>(&'a Value);
+pub(crate) struct IdText<'a>(pub(crate) &'a Value);
 
 impl std::fmt::Display for IdText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -944,7 +898,7 @@ fn versions(listed: Option<&Value>) -> Vec<String> {
 }
 
 /// A refusal in the proxy's own words, without data.
-fn plain(code: i64, message: &str) -> Refusal {
+pub(crate) fn plain(code: i64, message: &str) -> Refusal {
     Refusal {
         code,
         message: message.to_owned(),
@@ -964,7 +918,7 @@ pub(crate) fn refusal_line(id: &Value, refusal: &Refusal) -> Vec<u8> {
 /// The upstream's error on a request that is not a call, as the host sees it: its code, the
 /// proxy's words, and for the modern revision's errors the data they define, kept to what
 /// the revision defines (versions, capability names).
-fn relayed_error(error: &Value) -> Refusal {
+pub(crate) fn relayed_error(error: &Value) -> Refusal {
     let code = error
         .get("code")
         .and_then(Value::as_i64)

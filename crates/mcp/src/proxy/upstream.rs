@@ -3,9 +3,7 @@
 //! oversized and the late, and the calls a gone upstream leaves.
 
 use super::*;
-
-/// JSON-RPC's "Invalid params": a server's refusal of a call's arguments.
-const INVALID_PARAMS: i64 = -32602;
+use crate::call::{self, never_admitted};
 
 impl Proxy {
     /// The upstream wrote a message no one can read: which request it answered is unknown, so
@@ -87,22 +85,13 @@ impl Proxy {
                 );
                 let offered =
                     |name: &str, tool: &Value| host.may_call(name) && self.matches_pin(name, tool);
-                if self.observe {
-                    // Observe mode: the upstream's own listing, every tool with its own schemas,
-                    // so a client that checks results against a tool's output schema accepts
-                    // the results passed on unchanged.
-                    let observed = observed_listing(result, &upstream_tools, offered);
-                    return host.send(value_result_line(
-                        id,
-                        &era::passthrough_result("tools/list", observed, modern_host),
-                    ));
-                }
-                let listed = self.loaded().registry.list(&upstream_tools, offered);
-                let listed = if modern_host {
-                    era::modern_result("tools/list", listed, Some(&result))
-                } else {
-                    listed
-                };
+                let listed = call::listing_for_host(
+                    &self.loaded().registry,
+                    self.observe,
+                    result,
+                    offered,
+                    modern_host,
+                );
                 value_result_line(id, &listed)
             }
             (Waiting::Call(call), Ok(result)) if tasks::created_task(&result).is_some() => {
@@ -164,57 +153,18 @@ impl Proxy {
                 message::error_object_line(id, &error)
             }
             (Waiting::Call(call), Err(error)) => {
-                // What the proxy withholds (a client capability, a revision) is withheld on the
-                // next call too: asking again cannot succeed, so the agent is not told to.
-                let withheld = match error.get("code").and_then(Value::as_i64) {
-                    Some(modern_codes::MISSING_CLIENT_CAPABILITY) => Some(
-                        "the upstream needs a client capability toolgate does not pass on (a closed route)",
-                    ),
-                    Some(modern_codes::UNSUPPORTED_PROTOCOL_VERSION) => {
-                        Some("the upstream refused the call's protocol version")
-                    }
-                    _ => None,
-                };
-                // The server refused the call's arguments (JSON-RPC Invalid params, as servers
-                // before the 2025-11-25 revision report a bad argument): the tool's own error,
-                // which the contract's upstream_errors map and which is not retried by default.
-                if withheld.is_none()
-                    && error.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS)
-                {
-                    return self.decide_failure(
-                        &host,
-                        id,
-                        &call,
-                        modern_host,
-                        Response::tool_error(&[]),
-                        (waited, UpstreamFailure::Error),
-                    );
+                let (response, failure, logged) = call::call_error(&error);
+                if let Some(line) = logged {
+                    log(&line);
                 }
-                return match withheld {
-                    Some(reason) => {
-                        log(&format!(
-                            "{reason}; answered with the fixed failure, not retryable"
-                        ));
-                        self.decide_failure(
-                            &host,
-                            id,
-                            &call,
-                            modern_host,
-                            Response::incomplete(reason),
-                            (waited, UpstreamFailure::Unusable),
-                        )
-                    }
-                    None => self.decide_failure(
-                        &host,
-                        id,
-                        &call,
-                        modern_host,
-                        Response::unreachable(
-                            "the upstream answered the call with a JSON-RPC error",
-                        ),
-                        (waited, UpstreamFailure::Error),
-                    ),
-                };
+                return self.decide_failure(
+                    &host,
+                    id,
+                    &call,
+                    modern_host,
+                    response,
+                    (waited, failure),
+                );
             }
             (_, Err(error)) => refusal_line(id, &relayed_error(&error)),
         };
@@ -230,21 +180,7 @@ impl Proxy {
         waited: Option<Duration>,
         modern_host: bool,
     ) -> Decided {
-        let now = SystemTime::now();
-        let evidence = tools::evidence(&call.contract, result);
-        call.record
-            .upstream_over(waited, evidence.upstream_failure(), now);
-        let decision = self.decide(call, evidence.response(), now);
-        if self.observe {
-            // Report-only: decided and audited; the upstream's result as it came.
-            Decided::Passed(era::passthrough_result(
-                "tools/call",
-                result.clone(),
-                modern_host,
-            ))
-        } else {
-            Decided::Built(tools::result_json(&decision, modern_host))
-        }
+        call::decided_result(&self.front, call, result, waited, modern_host)
     }
 
     /// The upstream answered a call with a task: followed, and the host given the proxy's id for
@@ -504,21 +440,13 @@ impl Proxy {
         response: Response<'_>,
         ended: (Option<Duration>, UpstreamFailure),
     ) -> Decision {
-        let now = SystemTime::now();
-        call.record.upstream_over(ended.0, Some(ended.1), now);
-        self.decide(call, response, now)
+        call::failure_decision(&self.front, call, response, ended)
     }
 
     /// A call's decision on `response`, made whole by the front (shadowed, marked observed,
     /// counted, traced, logged, audited, retained); the call is then answered.
     pub(super) fn decide(&self, call: &Call, response: Response<'_>, now: SystemTime) -> Decision {
-        let gated = Gated {
-            contract: &call.contract,
-            shadow: call.shadow.as_deref(),
-        };
-        self.front
-            .steps()
-            .decide(gated, response, &call.request, now, &call.record)
+        call::decide(&self.front, call, response, now)
     }
 
     /// A request the upstream will not answer (`failure` says why, for a call).
@@ -694,45 +622,4 @@ impl Proxy {
             );
         }
     }
-}
-
-/// `response`, unless `call`'s contract would admit it: then an unreachable answer saying `why`
-/// (bytes that cannot be a call's result never answer it, whatever a contract says of them).
-fn never_admitted<'a>(
-    call: &Call,
-    response: Response<'a>,
-    why: &'static str,
-    now: SystemTime,
-) -> Response<'a> {
-    if call
-        .contract
-        .admit_response(response, &call.request, now)
-        .is_admitted()
-    {
-        Response::unreachable(why)
-    } else {
-        response
-    }
-}
-
-/// The upstream's `tools/list` result as it came, but for the tools a host may not call or a
-/// pin withholds (`offered` says which stay).
-fn observed_listing(
-    mut result: Value,
-    upstream_tools: &[Value],
-    offered: impl Fn(&str, &Value) -> bool,
-) -> Value {
-    let kept: Vec<Value> = upstream_tools
-        .iter()
-        .filter(|tool| {
-            tool.get("name")
-                .and_then(Value::as_str)
-                .is_some_and(|name| offered(name, tool))
-        })
-        .cloned()
-        .collect();
-    if let Some(tools) = result.get_mut("tools") {
-        *tools = Value::Array(kept);
-    }
-    result
 }
