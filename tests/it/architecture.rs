@@ -12,7 +12,7 @@ use crate::common::repo_root;
 
 /// Each workspace crate, by package name: its folder and the toolgate crates it may depend on.
 /// A crate depends only on crates listed before it; the binary (`toolgate`) on any of them.
-const LAYERS: [(&str, &str, &[&str]); 15] = [
+const LAYERS: [(&str, &str, &[&str]); 16] = [
     ("toolgate-gate", "crates/gate", &[]),
     // Test support: random contracts for the gate's own tests and the fuzzers.
     (
@@ -90,6 +90,13 @@ const LAYERS: [(&str, &str, &[&str]); 15] = [
             "toolgate-telemetry",
         ],
     ),
+    // The doors into gateways (Envoy's ext_proc, agentgateway's ExtMcp): gRPC around the MCP
+    // crate's `Door`.
+    (
+        "toolgate-doors",
+        "crates/doors",
+        &["toolgate-mcp", "toolgate-front", "toolgate-repo"],
+    ),
     // `toolgate new`'s scaffolds: converted or inferred schemas, fixtures, request files.
     (
         "toolgate-scaffold",
@@ -118,6 +125,7 @@ const LAYERS: [(&str, &str, &[&str]); 15] = [
             "toolgate-runner",
             "toolgate-diff",
             "toolgate-mcp",
+            "toolgate-doors",
             "toolgate-scaffold",
             "toolgate-store",
             "toolgate-telemetry",
