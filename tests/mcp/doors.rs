@@ -40,6 +40,8 @@ fn repository_with_arguments(dir: &Path) -> (PathBuf, PathBuf) {
 struct Door {
     child: Child,
     address: String,
+    /// What it logged up to serving.
+    log: String,
 }
 
 impl Drop for Door {
@@ -71,10 +73,27 @@ fn start_door(verb: &str, root: &Path, extra: &[&str]) -> Result<Door, Failed> {
             let address = address.trim().to_owned();
             // The rest of stderr is drained so the door never blocks writing it.
             std::thread::spawn(move || for _ in lines {});
-            return Ok(Door { child, address });
+            return Ok(Door {
+                child,
+                address,
+                log: seen,
+            });
         }
     }
     Err(format!("{verb} did not start:\n{seen}").into())
+}
+
+/// The Prometheus text a front serves at `address`.
+fn scrape(address: &str) -> Result<String, Failed> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address)?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -268,9 +287,19 @@ pub(crate) fn ext_proc_decides_every_answer_as_the_proxy() -> Result<(), Failed>
             "header:x-caller",
             "--max-message-bytes",
             "4096",
+            "--metrics",
+            "127.0.0.1:0",
         ],
     )?;
     let address = door.address.clone();
+    // Metrics name the door.
+    let metrics_at = door
+        .log
+        .split("metrics on http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .ok_or(format!("no metrics address in {}", door.log))?
+        .to_owned();
     runtime().block_on(async move {
         let json = "application/json";
         // Admitted: the projection, as structuredContent and its text; the upstream's prose gone.
@@ -390,6 +419,12 @@ pub(crate) fn ext_proc_decides_every_answer_as_the_proxy() -> Result<(), Failed>
         }
         Ok::<(), Failed>(())
     })?;
+    let metrics = scrape(&metrics_at)?;
+    if !metrics.contains("toolgate_door_info{door=\"ext-proc\"} 1")
+        || !metrics.contains("toolgate_decisions_total")
+    {
+        return Err(format!("metrics:\n{metrics}").into());
+    }
     drop(door);
     let lines = std::fs::read_to_string(&audit)?;
     let decisions: Vec<Value> = lines

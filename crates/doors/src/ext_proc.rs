@@ -132,10 +132,13 @@ impl HttpExchange {
     /// door did not ask for).
     fn step(&mut self, step: ProcessingRequest) -> Option<ProcessingResponse> {
         let metadata = step.metadata_context;
-        let reply = match (
-            std::mem::replace(&mut self.phase, Phase::Done),
-            step.request?,
-        ) {
+        let step = step.request?;
+        // Trailers carry nothing the door decides, whenever Envoy sends them (the guide's
+        // configuration skips them): continued, the exchange where it was.
+        if matches!(step, Step::RequestTrailers(_) | Step::ResponseTrailers(_)) {
+            return Some(reply(passed(&step)));
+        }
+        let replied = match (std::mem::replace(&mut self.phase, Phase::Done), step) {
             (Phase::Start, Step::RequestHeaders(headers)) => {
                 self.request_headers(&headers, metadata.as_ref())
             }
@@ -191,8 +194,6 @@ impl HttpExchange {
                 self.phase = Phase::Passing;
                 passed(&step)
             }
-            (_, Step::RequestTrailers(_)) => Reply::RequestTrailers(TrailersResponse::default()),
-            (_, Step::ResponseTrailers(_)) => Reply::ResponseTrailers(TrailersResponse::default()),
             (_, _) => {
                 // Out of order: Envoy is not configured as the guide says.
                 return Some(immediate(
@@ -203,10 +204,7 @@ impl HttpExchange {
                 ));
             }
         };
-        Some(ProcessingResponse {
-            response: Some(reply),
-            ..Default::default()
-        })
+        Some(reply(replied))
     }
 
     fn request_headers(&mut self, headers: &HttpHeaders, metadata: Option<&Metadata>) -> Reply {
@@ -349,6 +347,13 @@ fn string_at(found: &Struct, path: &[String]) -> Option<String> {
     }
 }
 
+fn reply(reply: Reply) -> ProcessingResponse {
+    ProcessingResponse {
+        response: Some(reply),
+        ..Default::default()
+    }
+}
+
 fn continued() -> CommonResponse {
     CommonResponse {
         status: ResponseStatus::Continue as i32,
@@ -427,8 +432,5 @@ fn immediate(status: u16, body: Vec<u8>) -> ProcessingResponse {
 }
 
 fn immediate_with(status: u16, content_type: &str, body: Vec<u8>) -> ProcessingResponse {
-    ProcessingResponse {
-        response: Some(immediate_of(status, content_type, body)),
-        ..Default::default()
-    }
+    reply(immediate_of(status, content_type, body))
 }

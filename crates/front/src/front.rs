@@ -124,6 +124,7 @@ impl Front {
             .transpose()?;
         let metrics = (runner.keeps_metrics || config.metrics.is_some()).then(|| {
             let metrics = Arc::new(Metrics::new());
+            metrics.serving_door(runner.name.trim_start_matches("toolgate "));
             if let Some(retainer) = &retainer {
                 metrics.watch_retainer(retainer);
             }

@@ -265,6 +265,8 @@ pub struct Metrics {
     contract_set: Family<[(&'static str, String); 1], Gauge>,
     /// Reloads of the contract set, by result.
     reloads: Family<[(&'static str, &'static str); 1], Counter>,
+    /// The door the front serves (`mcp-proxy`, `ext-proc`, `ext-mcp`, `serve`): one series, 1.
+    door: Family<[(&'static str, &'static str); 1], Gauge>,
     probes: Arc<ProbeCollector>,
     /// Each contract's handles, resolved once (by the digest of its bytes).
     by_contract: RwLock<HashMap<Sha256Digest, Arc<ContractMetrics>, DigestHash>>,
@@ -503,6 +505,12 @@ impl Metrics {
             "Reloads of the contract set (SIGHUP, or its files changed), by result: loaded (swapped in between calls) or refused (the old set kept)",
             reloads.clone(),
         );
+        let door = Family::<[(&'static str, &'static str); 1], Gauge>::default();
+        registry.register(
+            "toolgate_door_info",
+            "The door a front serves (1): mcp-proxy, ext-proc, ext-mcp or serve, so replicas behind different gateways are told apart",
+            door.clone(),
+        );
         let build = Family::<[(&'static str, &'static str); 1], Gauge>::default();
         build
             .get_or_create(&[("version", env!("CARGO_PKG_VERSION"))])
@@ -527,9 +535,15 @@ impl Metrics {
             contracts,
             contract_set,
             reloads,
+            door,
             probes,
             by_contract: RwLock::new(HashMap::with_hasher(DigestHash)),
         }
+    }
+
+    /// The front serves through `door` (`toolgate_door_info`).
+    pub fn serving_door(&self, door: &'static str) {
+        self.door.get_or_create(&[("door", door)]).set(1);
     }
 
     /// `contract`'s metrics, resolved the first time and shared after (keep them where a

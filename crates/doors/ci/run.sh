@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The doors with clients someone else generated, and one front through every door: PyPI's
+# envoy-data-plane (Envoy's protos, betterproto2 and grpclib) drives `toolgate ext-proc`; a client
+# grpcio-tools generates here from the vendored ext_mcp.proto drives `toolgate ext-mcp`; the
+# parity test adds mcp-proxy, serve and the Python binding (the wheel crates/python/ci/run.sh
+# built, which .ci/run runs first). Everything it installs goes to target/doors-ci/ (pinned);
+# `cargo test` does not depend on it (it has its own Rust clients: tests/mcp/doors.rs).
+#
+#   crates/doors/ci/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+work=target/doors-ci
+packages=(envoy-data-plane==2.2.0 grpcio==1.85.4 grpcio-tools==1.85.4 pytest==9.2.0)
+installed() { [ -f "$1/.installed" ] && [ "$(cat "$1/.installed")" = "$2" ]; }
+if ! installed "$work/venv" "${packages[*]}"; then
+  rm -rf "$work/venv"
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet --disable-pip-version-check "${packages[@]}"
+  echo "${packages[*]}" > "$work/venv/.installed"
+fi
+wheels=(target/python-ci/wheels/toolgate_gate-*.whl)
+[ -f "${wheels[0]}" ] || { echo "doors ci: run crates/python/ci/run.sh first (it builds the wheel)" >&2; exit 2; }
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "${wheels[0]}"
+# The ExtMcp client, generated from the same .proto the server is built from.
+rm -rf "$work/generated" && mkdir -p "$work/generated"
+"$work/venv/bin/python" -m grpc_tools.protoc -I crates/doors/proto \
+  --python_out="$work/generated" --grpc_python_out="$work/generated" crates/doors/proto/ext_mcp.proto
+cargo build --locked --release --quiet --bin toolgate
+EXT_MCP_GENERATED="$PWD/$work/generated" TOOLGATE_BIN="$PWD/target/release/toolgate" \
+  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning crates/doors/ci/test_doors.py
