@@ -96,7 +96,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 58] = [
+    let single: [(&str, Test); 59] = [
         (
             "mcp::doors::ext_proc_decides_every_answer_as_the_proxy",
             doors::ext_proc_decides_every_answer_as_the_proxy,
@@ -104,6 +104,10 @@ fn main() -> ExitCode {
         (
             "mcp::doors::ext_mcp_decides_as_ext_proc",
             doors::ext_mcp_decides_as_ext_proc,
+        ),
+        (
+            "mcp::doors::sigterm_cuts_a_stream_held_open_at_the_drain_timeout",
+            doors::sigterm_cuts_a_stream_held_open_at_the_drain_timeout,
         ),
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",

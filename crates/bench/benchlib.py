@@ -32,3 +32,15 @@ def arguments(needed, usage):
         print(f"usage: {usage}", file=sys.stderr)
         sys.exit(2)
     return sys.argv[1:]
+
+
+def cpu_ns(pid):
+    """The process's time on CPU so far, every thread's (the scheduler's own count)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as counts:
+                total += int(counts.read().split()[0])
+        except OSError:
+            pass
+    return total

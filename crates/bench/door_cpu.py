@@ -2,7 +2,7 @@
 call"): `toolgate mcp-proxy --listen` in front of the minimal HTTP MCP server (`mcp_http_server`),
 against `toolgate ext-proc` (one gRPC stream of four messages a call, as Envoy sends them with
 BUFFERED bodies) and `toolgate ext-mcp` (CheckRequest and CheckResponse a call, as agentgateway
-makes them). The three serve the same contract (tests/mcp's weather) and take the calls in
+makes them), each door with --threads 1 as the listener runs with --http-threads 1. The three serve the same contract (tests/mcp's weather) and take the calls in
 alternating blocks of BLOCK, each round a new trio, so the drift of a shared machine weighs on all
 three alike; the CPU is each toolgate process's own (the scheduler's count), so the clients' (the
 Python gRPC stacks') does not count. A door decides the upstream answer the client hands it; the
@@ -33,14 +33,16 @@ from envoy_data_plane.envoy.service.ext_proc.v3 import (
 from google.protobuf import struct_pb2
 from grpclib.client import Channel
 
-from benchlib import CALL, REPO, arguments, started
-from production_cpu import cpu_ns
+from benchlib import CALL, REPO, arguments, cpu_ns, started
 
 sys.path.insert(0, os.path.join(REPO, "target/doors-ci/generated"))
 import ext_mcp_pb2  # noqa: E402
 import ext_mcp_pb2_grpc  # noqa: E402
 
 BLOCK = 100
+# Each front on one thread, as the listener runs with --http-threads 1 (DOOR_THREADS=default: the
+# runtime's one per core).
+THREADS = [] if os.environ.get("DOOR_THREADS") == "default" else ["--threads", os.environ.get("DOOR_THREADS", "1")]
 ANSWER = ('{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"clear"}],'
           '"structuredContent":{"city":"Lisbon","temperature_c":21.5,"conditions":"clear"},'
           '"resultType":"complete"}}')
@@ -79,7 +81,8 @@ class Listener:
 class ExtProc:
     def __init__(self, toolgate, loop):
         self.process, address = started(
-            [toolgate, "ext-proc", "--root", f"{REPO}/tests/mcp", "--listen", "127.0.0.1:0"], "grpc://")
+            [toolgate, "ext-proc", "--root", f"{REPO}/tests/mcp", "--listen", "127.0.0.1:0",
+             "--drain-timeout", "1s", *THREADS], "grpc://")
         host, port = address.rsplit(":", 1)
         self.channel = loop.run_until_complete(self._channel(host, int(port)))
         self.stub = ExternalProcessorAsyncStub(self.channel)
@@ -119,7 +122,8 @@ class ExtProc:
 class ExtMcp:
     def __init__(self, toolgate):
         self.process, address = started(
-            [toolgate, "ext-mcp", "--root", f"{REPO}/tests/mcp", "--listen", "127.0.0.1:0"], "grpc://")
+            [toolgate, "ext-mcp", "--root", f"{REPO}/tests/mcp", "--listen", "127.0.0.1:0",
+             "--drain-timeout", "1s", *THREADS], "grpc://")
         self.channel = grpc.insecure_channel(address)
         self.stub = ext_mcp_pb2_grpc.ExtMcpStub(self.channel)
         self.context = struct_pb2.Struct()

@@ -32,22 +32,10 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from benchlib import CALL, REPO, arguments, started
+from benchlib import CALL, REPO, arguments, cpu_ns, started
 
 RESOURCE = "https://toolgate.bench/mcp"
 ISSUER = "https://auth.bench"
-
-
-def cpu_ns(pid):
-    """The process's time on CPU so far, every thread's (the scheduler's own count)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as counts:
-                total += int(counts.read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 BLOCK = 100

@@ -42,6 +42,8 @@ struct Door {
     address: String,
     /// What it logged up to serving.
     log: String,
+    /// What it logged since.
+    rest: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Drop for Door {
@@ -71,12 +73,22 @@ fn start_door(verb: &str, root: &Path, extra: &[&str]) -> Result<Door, Failed> {
         seen.push('\n');
         if let Some(address) = line.split("grpc://").nth(1) {
             let address = address.trim().to_owned();
-            // The rest of stderr is drained so the door never blocks writing it.
-            std::thread::spawn(move || for _ in lines {});
+            // The rest of stderr is read so the door never blocks writing it, and kept.
+            let rest = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+            let kept = std::sync::Arc::clone(&rest);
+            std::thread::spawn(move || {
+                for line in lines.map_while(Result::ok) {
+                    if let Ok(mut kept) = kept.lock() {
+                        kept.push_str(&line);
+                        kept.push('\n');
+                    }
+                }
+            });
             return Ok(Door {
                 child,
                 address,
                 log: seen,
+                rest,
             });
         }
     }
@@ -158,12 +170,7 @@ async fn exchange(
     upstream: &[u8],
     content_type: &str,
 ) -> Result<Seen, Failed> {
-    let mut client = ExternalProcessorClient::connect(format!("http://{address}")).await?;
-    let (sender, receiver) = tokio::sync::mpsc::channel(4);
-    let mut replies = client
-        .process(tokio_stream::wrappers::ReceiverStream::new(receiver))
-        .await?
-        .into_inner();
+    let (_client, sender, mut replies) = open_stream(address).await?;
     let mut next = async |request: Step| -> Result<ProcessingResponse, Failed> {
         sender.send(step(request)).await?;
         Ok(replies
@@ -247,6 +254,32 @@ async fn exchange(
             _ => None,
         });
     Ok(seen)
+}
+
+/// A stream as Envoy opens one (`held_stream`: its request headers sent and replied to).
+type Held = (
+    ExternalProcessorClient<tonic::transport::Channel>,
+    tokio::sync::mpsc::Sender<ProcessingRequest>,
+    tonic::Streaming<ProcessingResponse>,
+);
+
+async fn open_stream(address: &str) -> Result<Held, Failed> {
+    let mut client = ExternalProcessorClient::connect(format!("http://{address}")).await?;
+    let (sender, receiver) = tokio::sync::mpsc::channel(4);
+    let replies = client
+        .process(tokio_stream::wrappers::ReceiverStream::new(receiver))
+        .await?
+        .into_inner();
+    Ok((client, sender, replies))
+}
+
+async fn held_stream(address: &str, pairs: &[(&str, &str)]) -> Result<Held, Failed> {
+    let (client, sender, mut replies) = open_stream(address).await?;
+    sender
+        .send(step(Step::RequestHeaders(headers(pairs, false))))
+        .await?;
+    replies.message().await?.ok_or("no reply to the headers")?;
+    Ok((client, sender, replies))
 }
 
 fn call(id: u64, city: &str) -> Vec<u8> {
@@ -396,20 +429,8 @@ pub(crate) fn ext_proc_decides_every_answer_as_the_proxy() -> Result<(), Failed>
         refused(&oversized, "oversized")?;
         // A stream abandoned after its request was forwarded: the door serves the next one.
         {
-            let mut client =
-                ExternalProcessorClient::connect(format!("http://{address}")).await?;
-            let (sender, receiver) = tokio::sync::mpsc::channel(4);
-            let mut replies = client
-                .process(tokio_stream::wrappers::ReceiverStream::new(receiver))
-                .await?
-                .into_inner();
-            sender
-                .send(step(Step::RequestHeaders(headers(
-                    &[(":method", "POST"), ("x-caller", "alice")],
-                    false,
-                ))))
-                .await?;
-            replies.message().await?;
+            let (_client, sender, mut replies) =
+                held_stream(&address, &[(":method", "POST"), ("x-caller", "alice")]).await?;
             sender.send(step(Step::RequestBody(body(&call(7, "Oslo"))))).await?;
             replies.message().await?;
         }
@@ -433,6 +454,64 @@ pub(crate) fn ext_proc_decides_every_answer_as_the_proxy() -> Result<(), Failed>
         .collect();
     if decisions.len() < 10 || !decisions.iter().all(|line| line["caller"] == "alice") {
         return Err(format!("audit:\n{lines}").into());
+    }
+    Ok(())
+}
+
+/// A gateway keeps its gRPC stream open between requests: on SIGTERM the door waits for it no
+/// longer than `--drain-timeout`, says it cut it, and still flushes its audit log and exits 0.
+pub(crate) fn sigterm_cuts_a_stream_held_open_at_the_drain_timeout() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let root = repository(dir.path());
+    let audit = dir.path().join("audit.jsonl");
+    let mut door = start_door(
+        "ext-proc",
+        &root,
+        &["--drain-timeout", "1s", "--audit", audit.to_str().unwrap()],
+    )?;
+    let address = door.address.clone();
+    let runtime = runtime();
+    let held = runtime.block_on(async {
+        // One decided exchange, so the audit log has a line to flush.
+        let answer = weather("Lisbon", "");
+        let seen = exchange(&address, &call(7, "Lisbon"), &answer, "application/json").await?;
+        if seen.answered.is_none() {
+            return Err(Failed::from(format!("not answered: {seen:?}")));
+        }
+        // Then a stream held open after its first message, as Envoy holds one.
+        held_stream(
+            &address,
+            &[(":method", "POST"), ("content-type", "application/json")],
+        )
+        .await
+    })?;
+    super::lifecycle::signal(door.child.id(), "TERM");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = door.child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            return Err("the door still runs 20 s after SIGTERM with --drain-timeout 1s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let waited = started.elapsed();
+    drop(held);
+    let rest = door
+        .rest
+        .lock()
+        .map(|rest| rest.clone())
+        .unwrap_or_default();
+    if !status.success() || waited > std::time::Duration::from_secs(10) {
+        return Err(format!("exited {status} after {waited:?}:\n{rest}").into());
+    }
+    if !rest.contains("they were cut (--drain-timeout)") {
+        return Err(format!("the cut streams are not logged:\n{rest}").into());
+    }
+    let lines = std::fs::read_to_string(&audit)?;
+    if lines.lines().count() != 1 {
+        return Err(format!("the audit log is not flushed:\n{lines}").into());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use super::listener::{
 };
 
 /// Sends `signal` (`TERM`, `HUP`) to the process `pid`.
-fn signal(pid: u32, signal: &str) {
+pub(crate) fn signal(pid: u32, signal: &str) {
     let _ = Command::new("kill")
         .args([&format!("-{signal}"), &pid.to_string()])
         .status();

@@ -1094,11 +1094,18 @@ pub(crate) fn a_replay_of_a_sampled_shadow_store_estimates_the_true_share() -> R
     if refused["count"] != 100 || (share - 0.25).abs() > 2.0 * margin.max(0.01) || margin > 0.15 {
         return Err(format!("newly refused: {refused} (about 25 % of calls)").into());
     }
-    // A percentage threshold reads the estimate: 20 % fails, 40 % passes.
-    for (threshold, code) in [("20%", Some(1)), ("40%", Some(0))] {
-        let output = replay(&["--fail-on", &format!("newly-refused>{threshold}")]);
+    // A percentage threshold reads the estimate itself: one just under it fails, one just over it
+    // passes. Fixed thresholds (20 %, 40 %) made this as random as the sample.
+    let percent = share * 100.0;
+    let (under, over) = (percent.floor() as i64 - 2, percent.ceil() as i64 + 2);
+    for (threshold, code) in [(under, Some(1)), (over, Some(0))] {
+        let output = replay(&["--fail-on", &format!("newly-refused>{threshold}%")]);
         if output.status.code() != code {
-            return Err(format!("--fail-on newly-refused>{threshold}: {:?}", output.status).into());
+            return Err(format!(
+                "--fail-on newly-refused>{threshold}% (estimate {percent:.1} %): {:?}",
+                output.status
+            )
+            .into());
         }
     }
     Ok(())

@@ -63,24 +63,42 @@ impl ExternalProcessor for Processor {
         &self,
         request: Request<Streaming<ProcessingRequest>>,
     ) -> Result<Response<Self::ProcessStream>, Status> {
-        let mut steps = request.into_inner();
-        let (replies, replied) = tokio::sync::mpsc::channel(4);
-        let mut exchange = HttpExchange::new(Arc::clone(&self.door), self.caller_from.clone());
-        tokio::spawn(async move {
-            // Ends when Envoy ends the stream (or abandons it): an exchange left waiting is
-            // dropped, its call no longer in flight.
-            while let Ok(Some(step)) = steps.message().await {
-                let Some(reply) = exchange.step(step) else {
-                    continue;
-                };
-                if replies.send(Ok(reply)).await.is_err() {
-                    return;
+        Ok(Response::new(Box::pin(Replying {
+            steps: request.into_inner(),
+            exchange: HttpExchange::new(Arc::clone(&self.door), self.caller_from.clone()),
+        })))
+    }
+}
+
+/// The replies of one stream, each made as Envoy's message is read, in the task that polls the
+/// reply stream: no task of its own and no channel, so a message costs no wake-up of another
+/// thread (a spawned task and a channel cost ten futex calls a call, measured). Ends when Envoy
+/// ends the stream or abandons it: an exchange left waiting is dropped, its call no longer in
+/// flight.
+struct Replying {
+    steps: Streaming<ProcessingRequest>,
+    exchange: HttpExchange,
+}
+
+impl Stream for Replying {
+    type Item = Result<ProcessingResponse, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        loop {
+            match Pin::new(&mut self.steps).poll_next(context) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(step))) => {
+                    if let Some(reply) = self.exchange.step(step) {
+                        return Poll::Ready(Some(Ok(reply)));
+                    }
                 }
+                Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(None),
             }
-        });
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(replied),
-        )))
+        }
     }
 }
 
