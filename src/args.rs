@@ -865,13 +865,9 @@ impl TryFrom<McpProxyArgs> for ProxyConfig {
     }
 }
 
-/// `toolgate ext-proc`'s and `toolgate ext-mcp`'s options: a door into a gateway.
+/// What every door decides with: the contracts, and the operator's trusted context.
 #[derive(Debug, Clone, clap::Args)]
-pub(crate) struct DoorArgs {
-    /// The gRPC address to serve the gateway's hook on, e.g. 127.0.0.1:9191 (port 0: any free
-    /// port, printed).
-    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
-    listen: std::net::SocketAddr,
+pub(crate) struct DoorContracts {
     /// The contracts: a repository root holding contracts/, or a bundle `toolgate bundle`
     /// wrote.
     #[arg(
@@ -881,6 +877,21 @@ pub(crate) struct DoorArgs {
         default_value = "."
     )]
     root: PathBuf,
+    /// The operator's trusted context: a JSON file `{"<tool>": {"<key>": <value>}}`, as
+    /// `mcp-proxy --context`.
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
+}
+
+/// `toolgate ext-proc`'s and `toolgate ext-mcp`'s options: a door into a gateway.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DoorArgs {
+    /// The gRPC address to serve the gateway's hook on, e.g. 127.0.0.1:9191 (port 0: any free
+    /// port, printed).
+    #[arg(long, value_name = "ADDR", value_parser = toolgate_mcp::parse_address)]
+    listen: std::net::SocketAddr,
+    #[command(flatten)]
+    contracts: DoorContracts,
     /// The longest message read either way (default: twice the largest contract's max_bytes
     /// and 64 KiB, at least 1 MiB). Set the gateway's own buffer limit to it.
     #[arg(long, value_name = "BYTES")]
@@ -889,10 +900,6 @@ pub(crate) struct DoorArgs {
     /// refuses task-augmented calls). Its messages then pass unchanged and ungated.
     #[arg(long, value_parser = choice::<Route>(), value_name = "ROUTE")]
     allow: Vec<Route>,
-    /// The operator's trusted context: a JSON file `{"<tool>": {"<key>": <value>}}`, as
-    /// `mcp-proxy --context`.
-    #[arg(long, value_name = "FILE")]
-    context: Option<PathBuf>,
     /// Where the caller the gateway authenticated is read: `header:NAME` (Envoy's jwt_authn
     /// `claim_to_headers`, an ext_authz header; agentgateway's forwarded headers) or
     /// `metadata:NAMESPACE:KEY.KEY` (Envoy's dynamic metadata the filter forwards, e.g.
@@ -936,13 +943,81 @@ impl DoorArgs {
             threads: self.threads,
             door: toolgate_mcp::DoorConfig {
                 name,
-                root: self.root,
+                root: self.contracts.root,
                 front: self.front.config(&format!("toolgate-{}", hook.name()))?,
-                context: self.context,
+                context: self.contracts.context,
                 allow: self.allow,
                 max_message_bytes: self.max_message_bytes,
             },
         })
+    }
+}
+
+/// `toolgate hook`'s agents: one event of a coding agent's tool hook, read on stdin and
+/// answered on stdout.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub(crate) enum HookAgent {
+    /// Claude Code's PreToolUse and PostToolUse hook on MCP tools: refused arguments are denied,
+    /// rebuilt ones handed back as updatedInput, and a result replaced by the gate's
+    /// (updatedMCPToolOutput).
+    ClaudeCode(HookArgs),
+    /// Codex's PreToolUse and PostToolUse hook on MCP tools: refused or rebuilt arguments are
+    /// denied; Codex cannot replace a result, so every result is blocked with the gate's bytes as
+    /// the reason.
+    Codex(HookArgs),
+}
+
+/// `toolgate hook AGENT`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HookArgs {
+    #[command(flatten)]
+    contracts: DoorContracts,
+    /// The longest tool result decided (default: twice the largest contract's max_bytes and
+    /// 64 KiB, at least 1 MiB).
+    #[arg(long, value_name = "BYTES")]
+    max_message_bytes: Option<usize>,
+    /// When the fixed failure is answered if no decision was made (an audit log or a store that
+    /// hangs). Keep it under the hook's own timeout: an agent that times a hook out lets the
+    /// tool's output through.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
+    deadline: Duration,
+    #[command(flatten)]
+    front: FrontArgs,
+}
+
+impl HookAgent {
+    /// What the hook runs: its options turned into a door, or why they cannot be (answered
+    /// with the fixed failure, never a refusal to start).
+    pub(crate) fn into_run(self) -> toolgate_doors::agent::HookRun {
+        let (agent, args) = match self {
+            HookAgent::ClaudeCode(args) => (toolgate_doors::agent::Agent::ClaudeCode, args),
+            HookAgent::Codex(args) => (toolgate_doors::agent::Agent::Codex, args),
+        };
+        let service = format!("toolgate-{}", agent.name().replace(' ', "-"));
+        let door = args
+            .front
+            .config(&service)
+            .and_then(|front| {
+                if front.metrics.is_some() {
+                    return Err(UsageError::new(
+                        "--metrics: a hook lives for one event; read its decisions in --audit or export them with --otlp-endpoint",
+                    ));
+                }
+                Ok(toolgate_mcp::DoorConfig {
+                    name: agent.name(),
+                    root: args.contracts.root,
+                    front,
+                    context: args.contracts.context,
+                    allow: Vec::new(),
+                    max_message_bytes: args.max_message_bytes,
+                })
+            })
+            .map_err(|error| error.to_string());
+        toolgate_doors::agent::HookRun {
+            agent,
+            door,
+            deadline: args.deadline,
+        }
     }
 }
 

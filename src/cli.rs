@@ -13,7 +13,8 @@ use toolgate_repo::Status;
 use toolgate_repo::UsageError;
 
 use crate::args::{
-    DiffArgs, DoorArgs, LintArgs, McpProxyArgs, MutateArgs, NewArgs, PinArgs, Terminal, TestArgs,
+    DiffArgs, DoorArgs, HookAgent, LintArgs, McpProxyArgs, MutateArgs, NewArgs, PinArgs, Terminal,
+    TestArgs,
 };
 use crate::check::{self, CheckOptions};
 use crate::schema::{self, SchemaOptions};
@@ -84,6 +85,15 @@ enum Command {
     /// metadata_context (the guide, "Inside agentgateway"). Runs until SIGTERM or SIGINT; exit 2
     /// when the contracts or the address cannot be used.
     ExtMcp(Box<DoorArgs>),
+    /// Decide one event of a coding agent's tool hook (Claude Code, Codex): the event's JSON on
+    /// stdin, the answer on stdout, as the agent's hook protocol says.
+    ///
+    /// Configure it as a command hook for PreToolUse and PostToolUse on the MCP tools with
+    /// contracts (the guide, "Where your agents already run"). Always exits 0 with an answer:
+    /// what cannot be decided (a broken contract, an unreadable event, the --deadline passed) is
+    /// answered with the fixed failure, the reason on stderr.
+    #[command(subcommand)]
+    Hook(HookAgent),
     /// Derive near-miss mutants from every admitted accepted and legacy fixture, for every
     /// contract version, and run them through the gate: survivors, misplaced rejections, leaks.
     ///
@@ -365,6 +375,7 @@ pub(crate) fn main() -> ExitCode {
         Command::ExtMcp(args) => args
             .into_serve(toolgate_doors::Hook::ExtMcp)
             .and_then(toolgate_doors::run),
+        Command::Hook(agent) => toolgate_doors::agent::run(&agent.into_run()),
         Command::Lint(args) => {
             toolgate_analyze::lint::run(&args.into_config(Terminal::detect()), &mut io::stdout())
         }

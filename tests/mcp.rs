@@ -28,6 +28,8 @@ mod auth;
 mod common;
 #[path = "mcp/doors.rs"]
 mod doors;
+#[path = "mcp/hooks.rs"]
+mod hooks;
 #[path = "mcp/http.rs"]
 mod http;
 #[path = "mcp/lifecycle.rs"]
@@ -96,7 +98,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 59] = [
+    let single: [(&str, Test); 62] = [
         (
             "mcp::doors::ext_proc_decides_every_answer_as_the_proxy",
             doors::ext_proc_decides_every_answer_as_the_proxy,
@@ -108,6 +110,18 @@ fn main() -> ExitCode {
         (
             "mcp::doors::sigterm_cuts_a_stream_held_open_at_the_drain_timeout",
             doors::sigterm_cuts_a_stream_held_open_at_the_drain_timeout,
+        ),
+        (
+            "mcp::hooks::a_hook_replaces_every_result_with_the_gates",
+            hooks::a_hook_replaces_every_result_with_the_gates,
+        ),
+        (
+            "mcp::hooks::a_hook_decides_arguments_before_the_tool_runs",
+            hooks::a_hook_decides_arguments_before_the_tool_runs,
+        ),
+        (
+            "mcp::hooks::a_hook_fails_closed_on_every_path",
+            hooks::a_hook_fails_closed_on_every_path,
         ),
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",

@@ -90,12 +90,18 @@ const LAYERS: [(&str, &str, &[&str]); 16] = [
             "toolgate-telemetry",
         ],
     ),
-    // The doors into gateways (Envoy's ext_proc, agentgateway's ExtMcp): gRPC around the MCP
-    // crate's `Door`.
+    // The doors into gateways (Envoy's ext_proc, agentgateway's ExtMcp) and coding agents'
+    // hooks: the MCP crate's `Door` behind gRPC or a hook's stdin; the gate for the fixed
+    // failure's bytes where no contract decided.
     (
         "toolgate-doors",
         "crates/doors",
-        &["toolgate-mcp", "toolgate-front", "toolgate-repo"],
+        &[
+            "toolgate-mcp",
+            "toolgate-front",
+            "toolgate-repo",
+            "toolgate-gate",
+        ],
     ),
     // `toolgate new`'s scaffolds: converted or inferred schemas, fixtures, request files.
     (

@@ -24,7 +24,7 @@ use toolgate_doors::ext_mcp_proto::{
 use super::retention::repository;
 
 /// The weather tool's arguments contract (`surface.rs`): only the cities the operator serves.
-fn repository_with_arguments(dir: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn repository_with_arguments(dir: &Path) -> (PathBuf, PathBuf) {
     let root = repository(dir);
     super::surface::argument_contract(&root);
     let context = dir.join("context.json");

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The doors with clients someone else generated, and one front through every door: PyPI's
+# The doors with clients someone else generated, one front through every door, and the Claude Code
+# hook inside the real Claude Code CLI (npm, run offline against a scripted model): PyPI's
 # envoy-data-plane (Envoy's protos, betterproto2 and grpclib) drives `toolgate ext-proc`; a client
 # grpcio-tools generates here from the vendored ext_mcp.proto drives `toolgate ext-mcp`; the
 # parity test adds mcp-proxy, serve and the Python binding (the wheel crates/python/ci/run.sh
@@ -25,6 +26,15 @@ wheels=(target/python-ci/wheels/toolgate_gate-*.whl)
 rm -rf "$work/generated" && mkdir -p "$work/generated"
 "$work/venv/bin/python" -m grpc_tools.protoc -I crates/doors/proto \
   --python_out="$work/generated" --grpc_python_out="$work/generated" crates/doors/proto/ext_mcp.proto
+# The real Claude Code CLI (a native binary npm installs), for `toolgate hook claude-code`.
+claude_code=@anthropic-ai/claude-code@2.1.332
+if ! installed "$work/claude-code" "$claude_code"; then
+  rm -rf "$work/claude-code" && mkdir -p "$work/claude-code"
+  npm install --prefix "$work/claude-code" --silent --no-audit --no-fund --no-save "$claude_code"
+  echo "$claude_code" > "$work/claude-code/.installed"
+fi
 cargo build --locked --release --quiet --bin toolgate
 EXT_MCP_GENERATED="$PWD/$work/generated" TOOLGATE_BIN="$PWD/target/release/toolgate" \
-  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning crates/doors/ci/test_doors.py
+  CLAUDE_BIN="$PWD/$work/claude-code/node_modules/.bin/claude" \
+  "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning \
+  crates/doors/ci/test_doors.py crates/doors/ci/test_claude_code.py

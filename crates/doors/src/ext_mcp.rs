@@ -183,7 +183,7 @@ impl Checker {
 
 /// The request a hook's method and raw params make, as the host sent it: the params' bytes
 /// kept as they came, so the strict parse reads them.
-fn request_message(id: &Value, method: &str, params: Option<&[u8]>) -> Vec<u8> {
+pub(crate) fn request_message(id: &Value, method: &str, params: Option<&[u8]>) -> Vec<u8> {
     let mut message = Vec::with_capacity(params.map_or(0, <[u8]>::len) + 64);
     message.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     message.extend_from_slice(id.to_string().as_bytes());
@@ -213,7 +213,7 @@ fn request_id(context: Option<&Value>) -> Value {
 }
 
 /// The `params` of a message the door rewrote.
-fn params_of(message: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn params_of(message: &[u8]) -> Option<Vec<u8>> {
     let message: Value = serde_json::from_slice(message).ok()?;
     serde_json::to_vec(message.get("params")?).ok()
 }

@@ -4,11 +4,13 @@
 //!
 //! - [`ext_proc`]: Envoy's external processing filter (`envoy.service.ext_proc.v3`), one MCP
 //!   exchange over Streamable HTTP per stream, the upstream's raw bytes decided;
-//! - [`ext_mcp`]: agentgateway's `ExtMcp` service (`CheckRequest`, `CheckResponse`).
+//! - [`ext_mcp`]: agentgateway's `ExtMcp` service (`CheckRequest`, `CheckResponse`);
+//! - [`agent`]: a coding agent's tool hook (Claude Code, Codex), one process per event.
 //!
 //! API boundary: [`run`] with a [`DoorServe`] naming the door, and the generated ExtMcp client
 //! ([`ext_mcp_proto`]) for tests.
 
+pub mod agent;
 pub mod ext_mcp;
 pub mod ext_proc;
 
