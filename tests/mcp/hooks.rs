@@ -25,9 +25,9 @@ struct Ran {
 /// Runs `toolgate hook AGENT` on `event`, killed (an error) if it runs past 30 s.
 fn hook(agent: &str, root: &Path, extra: &[&str], event: &[u8]) -> Result<Ran, Failed> {
     match serde_json::from_slice::<Value>(event) {
-        Ok(_) => hook_with(agent, root, extra, &as_sent(agent, event)?, true),
-        // An event that is not JSON goes as it is.
-        Err(_) => hook_with(agent, root, extra, event, true),
+        Ok(Value::Object(_)) => hook_with(agent, root, extra, &as_sent(agent, event)?, true),
+        // An event that is not a JSON object goes as it is.
+        _ => hook_with(agent, root, extra, event, true),
     }
 }
 
@@ -301,7 +301,20 @@ pub(crate) fn a_hook_fails_closed_on_every_path() -> Result<(), Failed> {
     let unknown = post("mcp__weather__forecast", json!({}), OSLO);
     let huge = post("mcp__weather__weather", json!({}), &"x".repeat(100_000));
     let missing = dir.path().join("nowhere");
-    let cases: [(&str, &Path, Vec<&str>, &[u8]); 5] = [
+    let unsplit = post("mcp____", json!({}), OSLO);
+    let cases: [(&str, &Path, Vec<&str>, &[u8]); 7] = [
+        (
+            "an MCP tool name that cannot be split",
+            &root,
+            vec!["--context", context],
+            &unsplit,
+        ),
+        (
+            "an event that is not an object",
+            &root,
+            vec!["--context", context],
+            b"[]",
+        ),
         (
             "a tool without a contract",
             &root,

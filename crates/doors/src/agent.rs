@@ -211,6 +211,9 @@ impl Event {
     fn read(input: &[u8]) -> Result<Event, String> {
         let event: Value = serde_json::from_slice(input)
             .map_err(|error| format!("the event on stdin is not JSON ({error})"))?;
+        if !event.is_object() {
+            return Err("the event on stdin is not a JSON object".to_owned());
+        }
         let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default();
         let kind = match text("hook_event_name") {
             "PreToolUse" => Kind::Pre,
@@ -407,9 +410,15 @@ fn response_message(id: &Value, response: &Value) -> Vec<u8> {
 }
 
 /// The contract's name of an agent's MCP tool: `mcp__<server>__<tool>`, the server's name as
-/// the agent wrote it into the tool's (characters outside `[A-Za-z0-9_-]` as `_`).
+/// the agent wrote it into the tool's (characters outside `[A-Za-z0-9_-]` as `_`). `None`: not
+/// an MCP tool. An MCP tool name that cannot be split is named whole, so it finds no contract
+/// and is answered the fixed failure rather than let through.
 fn contract_tool<'a>(tool_name: &'a str, server: Option<&str>) -> Option<&'a str> {
     let rest = tool_name.strip_prefix("mcp__")?;
+    Some(split_tool(rest, server).unwrap_or(tool_name))
+}
+
+fn split_tool<'a>(rest: &'a str, server: Option<&str>) -> Option<&'a str> {
     if let Some(server) = server {
         let normalized: String = server
             .chars()
@@ -502,8 +511,10 @@ mod tests {
         );
         assert_eq!(contract_tool("mcp__srv__tool", None), Some("tool"));
         assert_eq!(contract_tool("Bash", None), None);
-        assert_eq!(contract_tool("mcp__srv__", None), None);
-        assert_eq!(contract_tool("mcp__srv", None), None);
+        // An MCP tool name that cannot be split is named whole: no contract has that name.
+        assert_eq!(contract_tool("mcp__srv__", None), Some("mcp__srv__"));
+        assert_eq!(contract_tool("mcp____", None), Some("mcp____"));
+        assert_eq!(contract_tool("mcp__srv", None), Some("mcp__srv"));
     }
 
     #[test]
