@@ -1,5 +1,7 @@
-"""A scripted Anthropic Messages API on loopback, so the real Claude Code CLI runs offline: the
-first turn that offers TOOL calls it with INPUT, every later turn answers "done". Each request
+"""A scripted model on loopback, so the real Claude Code and Codex CLIs run offline: Anthropic's
+Messages API (`/v1/messages`, Claude Code) and OpenAI's Responses API (`/v1/responses`, Codex).
+The first turn that offers TOOL (`mcp__<server>__<tool>`; Codex offers it as the tool `<tool>` of
+the namespace `mcp__<server>`) calls it with INPUT; every later turn answers "done". Each request
 body is appended to LOG as a JSON line, for the test to read what the model was shown.
 
     python3 model_server.py TOOL INPUT_JSON LOG     (prints "listening on PORT")
@@ -43,6 +45,31 @@ def events(body, blocks, stop):
     yield {"type": "message_stop"}
 
 
+def responses_turn(body):
+    """The Responses API's output item for a request: the call, or the last word."""
+    namespace, name = TOOL.rsplit("__", 1)
+    answered = any(item.get("type") == "function_call_output" for item in body.get("input", []))
+    offered = any(tool.get("type") == "namespace" and tool.get("name") == namespace
+                  for tool in body.get("tools", []))
+    if offered and not answered:
+        return {"type": "function_call", "id": "fc_1", "call_id": "call_1", "namespace": namespace,
+                "name": name, "arguments": json.dumps(INPUT), "status": "completed"}
+    return {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+
+
+def responses_events(body):
+    item = responses_turn(body)
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+    response = {"id": "resp_1", "object": "response", "status": "completed", "model": body.get("model", "m"),
+                "output": [item], "usage": usage}
+    yield {"type": "response.created", "response": {**response, "status": "in_progress", "output": []}}
+    yield {"type": "response.output_item.added", "output_index": 0, "item": item}
+    yield {"type": "response.output_item.done", "output_index": 0, "item": item}
+    yield {"type": "response.completed", "response": response}
+
+
 class Model(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -53,6 +80,13 @@ class Model(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         with open(LOG, "a", encoding="utf-8") as log:
             log.write(json.dumps({"path": self.path, "body": body}) + "\n")
+        if self.path.split("?")[0].endswith("/responses"):
+            self.answer(
+                "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                        for event in responses_events(body)).encode(),
+                "text/event-stream",
+            )
+            return
         blocks, stop = turn(body)
         if body.get("stream"):
             data = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
@@ -63,6 +97,9 @@ class Model(http.server.BaseHTTPRequestHandler):
                                "content": blocks, "stop_reason": stop, "stop_sequence": None,
                                "usage": USAGE}).encode()
             kind = "application/json"
+        self.answer(data, kind)
+
+    def answer(self, data, kind):
         self.send_response(200)
         self.send_header("content-type", kind)
         self.send_header("content-length", str(len(data)))
@@ -70,9 +107,8 @@ class Model(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
-        self.send_response(404)
-        self.send_header("content-length", "0")
-        self.end_headers()
+        # Codex asks for the provider's models: none beyond the one configured.
+        self.answer(json.dumps({"data": [], "models": []}).encode(), "application/json")
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Model)

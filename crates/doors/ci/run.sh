@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The doors with clients someone else generated, one front through every door, and the Claude Code
-# hook inside the real Claude Code CLI (npm, run offline against a scripted model): PyPI's
-# envoy-data-plane (Envoy's protos, betterproto2 and grpclib) drives `toolgate ext-proc`; a client
-# grpcio-tools generates here from the vendored ext_mcp.proto drives `toolgate ext-mcp`; the
-# parity test adds mcp-proxy, serve and the Python binding (the wheel crates/python/ci/run.sh
-# built, which .ci/run runs first). Everything it installs goes to target/doors-ci/ (pinned);
+# The doors with clients someone else generated, one front through every door, and the coding
+# agents' hooks inside the real Claude Code and Codex CLIs (npm, run offline against a scripted
+# model, model_server.py): PyPI's envoy-data-plane (Envoy's protos, betterproto2 and grpclib)
+# drives `toolgate ext-proc`; a client grpcio-tools generates here from the vendored
+# ext_mcp.proto drives `toolgate ext-mcp`; the parity test adds mcp-proxy, serve, the Python
+# binding (the wheel crates/python/ci/run.sh built, which .ci/run runs first) and the hooks. Everything it installs goes to target/doors-ci/ (pinned);
 # `cargo test` does not depend on it (it has its own Rust clients: tests/mcp/doors.rs).
 #
 #   crates/doors/ci/run.sh
@@ -33,8 +33,15 @@ if ! installed "$work/claude-code" "$claude_code"; then
   npm install --prefix "$work/claude-code" --silent --no-audit --no-fund --no-save "$claude_code"
   echo "$claude_code" > "$work/claude-code/.installed"
 fi
+# The real Codex CLI (a native binary npm installs), for `toolgate hook codex`.
+codex=@openai/codex@0.171.0
+if ! installed "$work/codex" "$codex"; then
+  rm -rf "$work/codex" && mkdir -p "$work/codex"
+  npm install --prefix "$work/codex" --silent --no-audit --no-fund --no-save "$codex"
+  echo "$codex" > "$work/codex/.installed"
+fi
 cargo build --locked --release --quiet --bin toolgate
 EXT_MCP_GENERATED="$PWD/$work/generated" TOOLGATE_BIN="$PWD/target/release/toolgate" \
-  CLAUDE_BIN="$PWD/$work/claude-code/node_modules/.bin/claude" \
+  CLAUDE_BIN="$PWD/$work/claude-code/node_modules/.bin/claude" CODEX_BIN="$PWD/$work/codex/node_modules/.bin/codex" \
   "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning \
-  crates/doors/ci/test_doors.py crates/doors/ci/test_claude_code.py
+  crates/doors/ci/test_doors.py crates/doors/ci/test_claude_code.py crates/doors/ci/test_codex.py

@@ -12,41 +12,26 @@ Run by crates/doors/ci/run.sh, which installs the CLI in target/doors-ci/claude-
 import json
 import os
 import subprocess
-import sys
 
-from conftest import HERE, TOOLGATE
+from agents import OSLO, agent_bytes, answer, audit_lines, hook_command, received, scripted_model, scripted_server
 
 CLAUDE = os.environ["CLAUDE_BIN"]
 TOOL = "mcp__weather__weather"
-OSLO = {"city": "Oslo", "temperature_c": 3.5, "conditions": "snow"}
-
-
-def answer(structured=None, text="CANARY prose", is_error=False):
-    result = {"content": [{"type": "text", "text": text}]}
-    if structured is not None:
-        result["structuredContent"] = structured
-    if is_error:
-        result["isError"] = True
-    return json.dumps({"jsonrpc": "2.0", "id": "__ID__", "result": result}).replace('"__ID__"', "__ID__")
 
 
 def agent(repo, tmp_path, city, upstream):
-    """Claude Code asked for `city`'s weather, the MCP server answering `upstream`: what the model
-    was shown of the call, the calls the server received, and the audit lines."""
-    answers, calls, log, audit = (tmp_path / name for name in ("answers.json", "calls.jsonl", "model.jsonl", "audit.jsonl"))
-    answers.write_text(json.dumps([upstream]))
-    model = subprocess.Popen([sys.executable, str(HERE / "model_server.py"), TOOL, json.dumps({"city": city}), str(log)],
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        port = model.stdout.readline().split()[-1]
-        hook = " ".join([TOOLGATE, "hook", "claude-code", "--root", str(repo), "--context",
-                         str(repo / "context.json"), "--audit", str(audit)])
-        handler = [{"type": "command", "command": hook, "timeout": 30}]
+    """Claude Code asked for `city`'s weather, the MCP server answering `upstream`: the result
+    block the model was shown, the calls the server received, the audit lines, and everything the
+    model was sent after its first turn."""
+    log, audit = tmp_path / "model.jsonl", tmp_path / "audit.jsonl"
+    server, calls = scripted_server(tmp_path, upstream)
+    with scripted_model(TOOL, {"city": city}, log) as port:
+        handler = [{"type": "command", "command": hook_command("claude-code", repo, audit), "timeout": 30}]
         settings = {"hooks": {event: [{"matcher": "mcp__weather__.*", "hooks": handler}]
                               for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")}}
         (tmp_path / "settings.json").write_text(json.dumps(settings))
         (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"weather": {
-            "command": sys.executable, "args": [str(HERE / "scripted_server.py"), str(answers), str(calls)]}}}))
+            "command": server[0], "args": server[1:]}}}))
         home = tmp_path / "home"
         home.mkdir()
         env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
@@ -56,55 +41,42 @@ def agent(repo, tmp_path, city, upstream):
                                "--strict-mcp-config", "--allowedTools", TOOL, "--settings", "settings.json"],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stdout + done.stderr
-    finally:
-        model.terminate()
-        model.wait(timeout=10)
     shown = [json.loads(line)["body"] for line in log.read_text().splitlines()]
     results = [block for body in shown for message in body.get("messages", []) if message["role"] == "user"
                and isinstance(message["content"], list) for block in message["content"]
                if block.get("type") == "tool_result"]
     assert results, "the model was never shown the call's result"
-    received = calls.read_text().splitlines() if calls.exists() else []
-    lines = [json.loads(line) for line in audit.read_text().splitlines() if '"checkpoint"' not in line]
-    verified = subprocess.run([TOOLGATE, "audit", "verify", str(audit)], capture_output=True, text=True)
-    assert verified.returncode == 0, verified.stdout + verified.stderr
-    return results[-1], received, lines, "\n".join(json.dumps(body) for body in shown[1:])
-
-
-def failure(code="INVALID_RESPONSE", retryable=False):
-    return json.dumps({"tool": "weather", "request_id": "toolu_1", "outcome": "failure",
-                       "error": {"code": code, "retryable": retryable}}, separators=(",", ":"))
+    return results[-1], received(calls), audit_lines(audit), "\n".join(json.dumps(body) for body in shown[1:])
 
 
 def test_an_admitted_result_reaches_the_model_as_the_gates_bytes(repo, tmp_path):
-    result, received, lines, later = agent(repo, tmp_path, "Oslo", answer(OSLO))
-    expected = json.dumps({"tool": "weather", "request_id": "toolu_1", "outcome": "success", "data": OSLO},
-                          separators=(",", ":"))
-    assert result["content"] == expected, result
+    result, calls, lines, later = agent(repo, tmp_path, "Oslo", answer(OSLO))
+    assert result["content"] == agent_bytes("toolu_1", data=OSLO), result
     assert not result.get("is_error")
-    assert len(received) == 1 and "CANARY" not in later
+    assert len(calls) == 1 and "CANARY" not in later
     # The arguments and the result: two decisions.
     assert [line["outcome"] for line in lines] == ["admitted", "admitted"], lines
 
 
 def test_a_refused_result_reaches_the_model_as_the_fixed_failure(repo, tmp_path):
-    result, received, lines, later = agent(repo, tmp_path, "Oslo", answer({**OSLO, "note": "CANARY member"}))
-    assert result["content"] == failure(), result
-    assert len(received) == 1 and "CANARY" not in later
+    result, calls, lines, later = agent(repo, tmp_path, "Oslo", answer({**OSLO, "note": "CANARY member"}))
+    assert result["content"] == agent_bytes("toolu_1", "failure"), result
+    assert len(calls) == 1 and "CANARY" not in later
     assert lines[-1]["outcome"] == "rejected" and lines[-1]["layer"] == "schema", lines[-1]
 
 
 def test_refused_arguments_are_denied_before_the_tool_runs(repo, tmp_path):
-    result, received, lines, later = agent(repo, tmp_path, "Paris", answer(OSLO))
-    assert received == [], received
-    assert result.get("is_error") and result["content"].endswith(failure()), result
+    result, calls, lines, later = agent(repo, tmp_path, "Paris", answer(OSLO))
+    assert calls == [], calls
+    assert result.get("is_error") and result["content"].endswith(agent_bytes("toolu_1", "failure")), result
     assert "Paris" not in result["content"]
     assert [line["outcome"] for line in lines] == ["rejected"], lines
 
 
 def test_a_tools_error_is_shown_with_the_fixed_failure_beside_it(repo, tmp_path):
     # What no Claude Code hook can prevent, said in the guide: the error's text is shown.
-    result, received, lines, later = agent(repo, tmp_path, "Oslo", answer(text="CANARY error", is_error=True))
+    result, calls, lines, later = agent(repo, tmp_path, "Oslo", answer(text="CANARY error", is_error=True))
     assert result.get("is_error") and "CANARY error" in result["content"], result
-    assert json.dumps(failure("UPSTREAM_UNAVAILABLE", True))[1:-1] in later, later[-2000:]
+    failure = agent_bytes("toolu_1", "failure", code="UPSTREAM_UNAVAILABLE", retryable=True)
+    assert json.dumps(failure)[1:-1] in later, later[-2000:]
     assert lines[-1]["outcome"] == "rejected", lines
