@@ -269,8 +269,13 @@ pub(crate) fn a_restarted_stateful_http_upstream_is_initialized_again() -> Resul
     if !eventually(Duration::from_secs(10), || readyz(&address) == Some(503)) {
         return Err("/readyz answers 200 while every call fails for want of a session".into());
     }
-    // And it stays so: the probes (every 2 s) ask for a session first, which the server
-    // refuses, instead of reading its refusal of a sessionless `ping` as answering again.
+    // And it stays so: the probes (every 2 s), and every call after, ask for a session first,
+    // which the server refuses, instead of reading its refusal of a sessionless request as
+    // answering again (a call sent so once made /readyz flap back to 200).
+    let again = answer_of(&address, &modern_call(3, "Lisbon", false));
+    if again.contains("\"outcome\":\"success\"") {
+        return Err(format!("a call without a session succeeded: {again}").into());
+    }
     std::thread::sleep(Duration::from_secs(3));
     if readyz(&address) != Some(503) {
         return Err("/readyz answers 200 again while the server still opens no session".into());

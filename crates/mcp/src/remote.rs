@@ -499,6 +499,18 @@ impl Shared {
     /// upstream unreachable (`/readyz` 503) until a probe is answered.
     async fn send_in_session(&self, message: &Outgoing) -> Sent {
         let renewable = message.method.as_deref() != Some("initialize");
+        // A stateful server that refused the last new session is asked for one first: a request
+        // sent without one is refused with an error naming no request, which would read as an
+        // answer, and so as the server answering again.
+        let opened = self.sessions_opened.load(Ordering::Relaxed);
+        if renewable
+            && opened > 0
+            && lock(&self.session).is_none()
+            && !self.renew_session(opened, None).await
+        {
+            self.reachable.store(false, Ordering::Relaxed);
+            return Sent::Lost;
+        }
         let (response, generation) = match self.send_once(message).await {
             Ok((response, Some(generation))) if renewable => (response, generation),
             Ok((response, _)) => return Sent::Answer(response),
@@ -571,21 +583,12 @@ impl Shared {
 
     /// Whether the upstream answers again: a `ping` (handshake era) or `server/discover`
     /// (2026-07-28), its answer read here and never handed to the proxy. A stateful server
-    /// that refused the last new session is asked for one first: without it, every call fails
-    /// however the `ping` is answered (a TypeScript SDK server answers a request without a
-    /// session with an error, which would read as answering again).
+    /// that refused the last new session is asked for one first ([`Self::send_in_session`]):
+    /// without it, every call fails however the `ping` is answered (a TypeScript SDK server
+    /// answers a request without a session with an error, which would read as answering again).
     async fn probe(&self) {
         let version = lock(&self.version).clone().unwrap_or_default();
         let modern = era::MODERN_VERSIONS.contains(&version.as_str());
-        // A server that gave a session once is stateful.
-        let opened = self.sessions_opened.load(Ordering::Relaxed);
-        if !modern
-            && opened > 0
-            && lock(&self.session).is_none()
-            && !self.renew_session(opened, None).await
-        {
-            return;
-        }
         let id = json!("toolgate-probe");
         let (method, params) = if modern {
             (
