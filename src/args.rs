@@ -948,6 +948,7 @@ impl DoorArgs {
                 context: self.contracts.context,
                 allow: self.allow,
                 max_message_bytes: self.max_message_bytes,
+                only_tool: None,
             },
         })
     }
@@ -1010,6 +1011,8 @@ impl HookAgent {
                     context: args.contracts.context,
                     allow: Vec::new(),
                     max_message_bytes: args.max_message_bytes,
+                    // Set to the event's tool once the event is read.
+                    only_tool: None,
                 })
             })
             .map_err(|error| error.to_string());

@@ -98,7 +98,7 @@ fn main() -> ExitCode {
         rmcp_host_answers_input_and_hears_mapped_errors,
     ));
     // One trial each: the HTTP transport, the proxy's stops, `toolgate new --from-mcp`.
-    let single: [(&str, Test); 62] = [
+    let single: [(&str, Test); 63] = [
         (
             "mcp::doors::ext_proc_decides_every_answer_as_the_proxy",
             doors::ext_proc_decides_every_answer_as_the_proxy,
@@ -122,6 +122,10 @@ fn main() -> ExitCode {
         (
             "mcp::hooks::a_hook_fails_closed_on_every_path",
             hooks::a_hook_fails_closed_on_every_path,
+        ),
+        (
+            "mcp::hooks::a_hook_compiles_only_the_tool_it_decides",
+            hooks::a_hook_compiles_only_the_tool_it_decides,
         ),
         (
             "mcp::surface::a_withheld_tool_shows_in_the_gauge_before_its_next_call",

@@ -391,3 +391,34 @@ pub(crate) fn a_hook_fails_closed_on_every_path() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// A hook lives for one event, so it compiles the event's tool alone (a repository of 200
+/// contracts cost 320 ms an event, one costs 8 ms: BENCHMARKS.md): another tool's broken contract
+/// does not touch it, its own broken contract answers the fixed failure.
+pub(crate) fn a_hook_compiles_only_the_tool_it_decides() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let (root, context) = repository_with_arguments(dir.path());
+    let flags = ["--context", context.to_str().unwrap()];
+    let broken = root.join("contracts/broken/v1");
+    std::fs::create_dir_all(&broken)?;
+    std::fs::write(
+        broken.join("contract.yaml"),
+        "tool: broken\nversion: 1\nCANARY: [",
+    )?;
+    let event = post("mcp__weather__weather", json!({"city": "Oslo"}), OSLO);
+    let ran = hook("claude-code", &root, &flags, &event)?;
+    if replaced(&ran, "claude-code")? != OSLO_ADMITTED {
+        return Err(format!(
+            "beside another tool's broken contract: {}\n{}",
+            ran.stdout, ran.stderr
+        )
+        .into());
+    }
+    let event = post("mcp__weather__broken", json!({}), OSLO);
+    let ran = hook("claude-code", &root, &flags, &event)?;
+    let text = replaced(&ran, "claude-code")?;
+    if !text.contains(r#""outcome":"failure""#) || !ran.stderr.contains("broken") {
+        return Err(format!("its own broken contract: {text}\n{}", ran.stderr).into());
+    }
+    Ok(())
+}

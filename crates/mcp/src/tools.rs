@@ -67,8 +67,24 @@ impl Registry {
         repository: &Repository,
         plan: &ShadowPlan,
     ) -> Result<Registry, UsageError> {
+        Registry::load_only(repository, plan, None)
+    }
+
+    /// As [`Registry::load_with_shadows`], of one tool alone where `only` names it (its result
+    /// and argument contracts; none if it has none): a door that lives for one call compiles
+    /// only what that call needs, however many contracts the repository holds.
+    pub(crate) fn load_only(
+        repository: &Repository,
+        plan: &ShadowPlan,
+        only: Option<&str>,
+    ) -> Result<Registry, UsageError> {
+        let wanted = |folder: &str| {
+            only.is_none_or(|tool| {
+                folder == tool || folder.strip_suffix(ARGUMENTS_SUFFIX) == Some(tool)
+            })
+        };
         let mut registry = Registry::default();
-        for tool in repository.tools()? {
+        for tool in repository.tools()?.into_iter().filter(|tool| wanted(tool)) {
             let pair = plan.of(&tool);
             let enforced = match plan.enforced(&tool) {
                 Some(version) => version.clone(),
@@ -88,7 +104,11 @@ impl Registry {
             registry.largest_max_bytes = registry.largest_max_bytes.max(entry.contract.max_bytes());
             registry.tools.insert(tool.clone(), entry);
         }
-        for folder in repository.tools()? {
+        for folder in repository
+            .tools()?
+            .into_iter()
+            .filter(|folder| wanted(folder))
+        {
             let Some(gated) = folder.strip_suffix(ARGUMENTS_SUFFIX) else {
                 continue;
             };

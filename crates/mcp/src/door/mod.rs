@@ -53,6 +53,9 @@ pub struct DoorConfig {
     pub allow: Vec<Route>,
     /// The longest message read from either side (default: as `mcp-proxy`'s line cap).
     pub max_message_bytes: Option<usize>,
+    /// The one tool whose contracts are compiled (`None`: every tool's). A door that lives for
+    /// one call (a coding agent's hook) compiles what that call needs, not the repository.
+    pub only_tool: Option<String>,
 }
 
 /// The gate as a gateway's hook: see the module's documentation.
@@ -144,7 +147,12 @@ impl Door {
             },
             &repository,
         )?;
-        let loaded = Loaded::of(&repository, front.shadows(), config.context.as_deref())?;
+        let loaded = Loaded::of_only(
+            &repository,
+            front.shadows(),
+            config.context.as_deref(),
+            config.only_tool.as_deref(),
+        )?;
         front.contract_set(
             &loaded.digest,
             loaded.registry.contracts().map(|(_, contract)| contract),

@@ -61,7 +61,17 @@ impl Loaded {
         plan: &ShadowPlan,
         context: Option<&Path>,
     ) -> Result<Loaded, UsageError> {
-        let registry = Registry::load_with_shadows(repository, plan)?;
+        Loaded::of_only(repository, plan, context, None)
+    }
+
+    /// As [`Loaded::of`], of the tool `only` names alone ([`Registry::load_only`]).
+    pub(crate) fn of_only(
+        repository: &Repository,
+        plan: &ShadowPlan,
+        context: Option<&Path>,
+        only: Option<&str>,
+    ) -> Result<Loaded, UsageError> {
+        let registry = Registry::load_only(repository, plan, only)?;
         // A key only the operator may supply and nobody does is a configuration error, not a
         // rule that fails every call.
         let context = OperatorContext::load(context, &registry)?;
