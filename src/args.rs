@@ -1014,8 +1014,7 @@ impl HookAgent {
                     // Set to the event's tool once the event is read.
                     only_tool: None,
                 })
-            })
-            .map_err(|error| error.to_string());
+            });
         toolgate_doors::agent::HookRun {
             agent,
             door,

@@ -61,7 +61,7 @@ pub struct HookRun {
     /// The contracts and the front, or why the options cannot make them (then every event is
     /// answered with the fixed failure, the reason on stderr: a hook that refused to start
     /// would let the tool's output through).
-    pub door: Result<DoorConfig, String>,
+    pub door: Result<DoorConfig, UsageError>,
     /// When the fixed failure is answered if the decision has not been made (keep it under the
     /// hook's own `timeout`).
     pub deadline: Duration,
@@ -125,11 +125,10 @@ pub fn run(hook: &HookRun) -> Result<Status, UsageError> {
     // Only the event's tool is compiled: a repository of thousands of contracts costs an event
     // what one does (BENCHMARKS.md, "A coding agent's hook").
     let opened = hook.door.as_ref().map_err(Clone::clone).and_then(|config| {
-        let config = DoorConfig {
-            only_tool: Some(event.tool.clone().unwrap_or_default()),
+        Door::open(&DoorConfig {
+            only_tool: event.tool.clone(),
             ..config.clone()
-        };
-        Door::open(&config).map_err(|error| error.to_string())
+        })
     });
     let door = match opened {
         Ok(door) => door,
@@ -347,9 +346,7 @@ impl Event {
             None => failure(),
         }
     }
-}
 
-impl Event {
     /// A tool's error, decided and audited as the other doors decide an error answer: the
     /// model is told its outcome is the fixed failure and that the error's text, which it has
     /// already been shown, was not vetted.
