@@ -27,12 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolgate_gate::ErrorCode;
-use toolgate_gate::internals::failure_envelope;
-use toolgate_mcp::{Answered, Asked, Door, DoorConfig, Sender};
+use toolgate_mcp::{ArgumentsDecided, Door, DoorConfig, Handed, fixed_failure};
 use toolgate_repo::{Status, UsageError};
-
-use crate::ext_mcp::{params_of, request_message};
 
 /// Which coding agent runs the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +156,7 @@ impl Answer {
             out: Mutex::new(Some(out)),
             // Before the event is read: a result's replacement, which is what must never be
             // missing (a PreToolUse that goes unanswered still has its PostToolUse decided).
-            fallback: Mutex::new(post_answer(agent, &failure_text("unknown", ""))),
+            fallback: Mutex::new(post_answer(agent, &fixed_failure("unknown", ""))),
         })
     }
 
@@ -256,7 +252,7 @@ impl Event {
         let Some(tool) = &self.tool else {
             return Vec::new();
         };
-        let failure = failure_text(tool, &self.id);
+        let failure = fixed_failure(tool, &self.id);
         match self.kind {
             Kind::Pre => deny(&failure),
             Kind::Post => post_answer(agent, &failure),
@@ -278,72 +274,50 @@ impl Event {
         }
     }
 
-    fn params(&self, tool: &str) -> Value {
-        json!({"name": tool, "arguments": self.arguments})
-    }
-
     fn arguments(&self, agent: Agent, door: &Door, tool: &str) -> Vec<u8> {
-        let id = Value::from(self.id.as_str());
-        let params = serde_json::to_vec(&self.params(tool)).unwrap_or_default();
-        let message = request_message(&id, "tools/call", Some(&params));
-        match door.request(&message, &Sender::default()) {
-            Asked::Forward {
-                rewritten: None, ..
-            } => Vec::new(),
-            Asked::Forward {
-                rewritten: Some(rewritten),
-                ..
-            } => {
-                let rebuilt = params_of(&rewritten)
-                    .and_then(|params| serde_json::from_slice::<Value>(&params).ok())
-                    .and_then(|mut params| params.get_mut("arguments").map(Value::take));
-                match (rebuilt, agent) {
-                    (Some(rebuilt), _) if rebuilt == self.arguments => Vec::new(),
-                    (Some(rebuilt), Agent::ClaudeCode) => json!({"hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "updatedInput": rebuilt,
-                    }})
-                    .to_string()
-                    .into_bytes(),
-                    // Codex cannot hand the tool the arguments the contract rebuilt.
-                    _ => deny(&failure_text(tool, &self.id)),
-                }
+        match (
+            door.decide_arguments(tool, &self.id, &self.arguments),
+            agent,
+        ) {
+            (ArgumentsDecided::Unchanged, _) => Vec::new(),
+            (ArgumentsDecided::Rebuilt(rebuilt), Agent::ClaudeCode) => {
+                json!({"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "updatedInput": rebuilt,
+                }})
+                .to_string()
+                .into_bytes()
             }
-            Asked::Answer(line) => {
-                deny(&agent_text_of_line(&line).unwrap_or_else(|| failure_text(tool, &self.id)))
-            }
+            // Codex cannot hand the tool the arguments the contract rebuilt.
+            (ArgumentsDecided::Rebuilt(_), Agent::Codex) => deny(&fixed_failure(tool, &self.id)),
+            (ArgumentsDecided::Refused(failure), _) => deny(&failure),
         }
     }
 
     fn result(&self, agent: Agent, door: &Door, tool: &str) -> Vec<u8> {
-        let failure = || post_answer(agent, &failure_text(tool, &self.id));
-        let id = Value::from(self.id.as_str());
-        let exchange = match door.expect(
-            id.clone(),
-            "tools/call",
-            self.params(tool),
-            &Sender::default(),
-        ) {
-            Ok(exchange) => exchange,
-            Err(_) => return failure(),
+        let wrapped;
+        let handed = match &self.response {
+            // Claude Code: the compact JSON of `structuredContent`.
+            Some(Value::String(structured)) => Handed::StructuredJson(structured),
+            // Codex: the MCP result.
+            Some(result @ Value::Object(fields))
+                if fields.contains_key("content") || fields.contains_key("structuredContent") =>
+            {
+                Handed::Result(result)
+            }
+            Some(other) => {
+                wrapped = json!({"content": [], "structuredContent": other});
+                Handed::Result(&wrapped)
+            }
+            None => Handed::Nothing("the agent handed over no tool_response"),
         };
-        let message = match &self.response {
-            Some(response) => response_message(&id, response),
-            None => Vec::new(),
-        };
-        let answered = if message.is_empty() {
-            Answered::Failed("the agent handed over no tool_response")
-        } else {
-            Answered::Message(&message)
-        };
-        let result = door.answer_result(exchange, answered);
-        if door.front().observe() {
-            // Decided and audited; the agent goes on with what the tool returned.
-            return Vec::new();
-        }
-        match result.ok().as_deref().and_then(agent_text) {
+        match door
+            .decide_result(tool, &self.id, &self.arguments, handed)
+            .agent
+        {
             Some(text) => post_answer(agent, &text),
-            None => failure(),
+            // Observe mode: decided and audited; the agent goes on with what the tool returned.
+            None => Vec::new(),
         }
     }
 
@@ -351,24 +325,13 @@ impl Event {
     /// model is told its outcome is the fixed failure and that the error's text, which it has
     /// already been shown, was not vetted.
     fn error(&self, door: &Door, tool: &str) -> Vec<u8> {
-        let id = Value::from(self.id.as_str());
-        let failure = failure_text(tool, &self.id);
-        let Ok(exchange) = door.expect(
-            id.clone(),
-            "tools/call",
-            self.params(tool),
-            &Sender::default(),
-        ) else {
-            return failure_context(&failure);
-        };
         let error = self.response.as_ref().and_then(Value::as_str).unwrap_or("");
-        let message =
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": error}})
-                .to_string()
-                .into_bytes();
-        let result = door.answer_result(exchange, Answered::Message(&message));
-        let text = result.ok().as_deref().and_then(agent_text);
-        failure_context(text.as_deref().unwrap_or(&failure))
+        let decided = door.decide_result(tool, &self.id, &self.arguments, Handed::Error(error));
+        failure_context(
+            &decided
+                .agent
+                .unwrap_or_else(|| fixed_failure(tool, &self.id)),
+        )
     }
 }
 
@@ -383,37 +346,6 @@ fn failure_context(failure: &str) -> Vec<u8> {
     }})
     .to_string()
     .into_bytes()
-}
-
-/// The JSON-RPC response a `tool_response` stands for. A string (Claude Code: the compact JSON
-/// of `structuredContent`) goes in as its bytes, so the gate's strict parse reads them; an MCP
-/// result object as it is; anything else as the structured content.
-fn response_message(id: &Value, response: &Value) -> Vec<u8> {
-    let mut message = Vec::new();
-    message.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    message.extend_from_slice(id.to_string().as_bytes());
-    message.extend_from_slice(br#","result":"#);
-    match response {
-        Value::String(structured) => {
-            message.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-            message.extend_from_slice(Value::from(structured.as_str()).to_string().as_bytes());
-            message.extend_from_slice(br#"}],"structuredContent":"#);
-            message.extend_from_slice(structured.as_bytes());
-            message.push(b'}');
-        }
-        Value::Object(result)
-            if result.contains_key("content") || result.contains_key("structuredContent") =>
-        {
-            message.extend_from_slice(response.to_string().as_bytes());
-        }
-        other => {
-            message.extend_from_slice(br#"{"content":[],"structuredContent":"#);
-            message.extend_from_slice(other.to_string().as_bytes());
-            message.push(b'}');
-        }
-    }
-    message.push(b'}');
-    message
 }
 
 /// The contract's name of an agent's MCP tool: `mcp__<server>__<tool>`, the server's name as
@@ -447,34 +379,6 @@ fn split_tool<'a>(rest: &'a str, server: Option<&str>) -> Option<&'a str> {
     rest.split_once("__")
         .map(|(_, tool)| tool)
         .filter(|tool| !tool.is_empty())
-}
-
-/// The agent bytes of a result a door wrote (`tools::result_json`: its text is them).
-fn agent_text(result: &[u8]) -> Option<String> {
-    let result: Value = serde_json::from_slice(result).ok()?;
-    result
-        .get("content")?
-        .get(0)?
-        .get("text")?
-        .as_str()
-        .map(str::to_owned)
-}
-
-/// The agent bytes of a JSON-RPC line holding a result (an argument contract's refusal).
-fn agent_text_of_line(line: &[u8]) -> Option<String> {
-    let line: Value = serde_json::from_slice(line).ok()?;
-    agent_text(&serde_json::to_vec(line.get("result")?).ok()?)
-}
-
-/// The fixed failure for a tool, where no contract decided it (none, or none could be opened).
-fn failure_text(tool: &str, id: &str) -> String {
-    String::from_utf8_lossy(&failure_envelope(
-        tool,
-        id,
-        ErrorCode::InvalidResponse,
-        false,
-    ))
-    .into_owned()
 }
 
 fn deny(reason: &str) -> Vec<u8> {
@@ -525,17 +429,8 @@ mod tests {
     }
 
     #[test]
-    fn a_string_response_is_decided_as_its_bytes() {
-        let message = response_message(&Value::from("t1"), &Value::from(r#"{"a":1,"a":2}"#));
-        assert_eq!(
-            String::from_utf8(message).unwrap(),
-            r#"{"jsonrpc":"2.0","id":"t1","result":{"content":[{"type":"text","text":"{\"a\":1,\"a\":2}"}],"structuredContent":{"a":1,"a":2}}}"#
-        );
-    }
-
-    #[test]
     fn every_answer_is_a_non_empty_replacement() {
-        let failure = failure_text("weather", "t1");
+        let failure = fixed_failure("weather", "t1");
         assert!(failure.contains(r#""outcome":"failure""#));
         for agent in [Agent::ClaudeCode, Agent::Codex] {
             let answer: Value = serde_json::from_slice(&post_answer(agent, &failure)).unwrap();

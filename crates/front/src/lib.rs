@@ -32,5 +32,6 @@ pub use front::{Front, FrontConfig, Runner};
 pub use log::{FrontLog, StderrLog, stderr_line};
 pub use rollout::{ShadowPair, ShadowPlan, refuse_observe_in_ci};
 #[cfg(feature = "otlp")]
-pub use span::{CallAttributes, TracingConfig};
+pub use span::TracingConfig;
 pub use span::{CallSpan, Tracing};
+pub use toolgate_telemetry::CallAttributes;

@@ -2,7 +2,7 @@
 //! types of the same names that hold nothing, so the decision's steps read the same either way.
 
 #[cfg(feature = "otlp")]
-pub use toolgate_telemetry::{CallAttributes, CallSpan, Tracing, TracingConfig};
+pub use toolgate_telemetry::{CallSpan, Tracing, TracingConfig};
 
 #[cfg(not(feature = "otlp"))]
 pub use untraced::{CallSpan, Tracing};
@@ -41,6 +41,11 @@ mod untraced {
     impl Tracing {
         /// Never called: there is no exporter.
         pub fn audit(&self, _decision: &Decision, _call: Option<&CallSpan>) {
+            match *self {}
+        }
+
+        /// Never called: there is no exporter.
+        pub fn call(&self, _call: &toolgate_telemetry::CallAttributes<'_>) -> CallSpan {
             match *self {}
         }
     }

@@ -91,6 +91,47 @@ pub(crate) struct Refusal {
     pub data: Option<Value>,
 }
 
+/// A refusal in the proxy's own words, without data.
+pub(crate) fn plain(code: i64, message: &str) -> Refusal {
+    Refusal {
+        code,
+        message: message.to_owned(),
+        data: None,
+    }
+}
+
+/// An error response line for a refusal.
+pub(crate) fn refusal_line(id: &Value, refusal: &Refusal) -> Vec<u8> {
+    let mut error = json!({"code": refusal.code, "message": refusal.message});
+    if let Some(data) = &refusal.data {
+        error["data"] = data.clone();
+    }
+    crate::message::error_object_line(id, &error)
+}
+
+/// The upstream's error on a request that is not a call, as the host sees it: its code, the
+/// proxy's words, and for the modern revision's errors the data they define, kept to what
+/// the revision defines (versions, capability names).
+pub(crate) fn relayed_error(error: &Value) -> Refusal {
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .unwrap_or(crate::message::codes::INTERNAL_ERROR);
+    match code {
+        modern_codes::UNSUPPORTED_PROTOCOL_VERSION => Refusal {
+            code,
+            message: "Unsupported protocol version".to_owned(),
+            data: Some(version_error_data(error.get("data"))),
+        },
+        modern_codes::MISSING_CLIENT_CAPABILITY => Refusal {
+            code,
+            message: "Missing required client capability".to_owned(),
+            data: Some(missing_capability_data(error.get("data"))),
+        },
+        _ => plain(code, "the upstream failed this request"),
+    }
+}
+
 /// Reads a host request's era from its params, validating a modern request's required fields.
 pub(crate) fn request_era(params: &Value) -> Result<RequestEra, Refusal> {
     let Some(meta) = params.get("_meta").and_then(Value::as_object) else {

@@ -646,3 +646,16 @@ mod tests {
         }
     }
 }
+
+/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
+/// for a call that is traced).
+pub(crate) struct IdText<'a>(pub(crate) &'a Value);
+
+impl fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::String(text) => f.write_str(text),
+            other => write!(f, "{other}"),
+        }
+    }
+}

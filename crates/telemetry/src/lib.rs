@@ -9,12 +9,14 @@
 //! Every label is bounded by configuration (module `metrics`), and nothing a tool returned is
 //! ever a label or an attribute.
 
+mod attributes;
 mod endpoint;
 mod metrics;
 mod snapshot;
 #[cfg(feature = "otlp")]
 mod trace;
 
+pub use attributes::CallAttributes;
 pub use endpoint::{HEAD_TIMEOUT, MAX_CONNECTIONS, METRICS_PATH, MetricsEndpoint, scrape_response};
 pub use metrics::{
     CallerRefusal, ContractMetrics, InFlight, Metrics, OPENMETRICS_TEXT, PROMETHEUS_TEXT,
@@ -23,6 +25,6 @@ pub use metrics::{
 pub use snapshot::{Sample, parse_exposition};
 #[cfg(feature = "otlp")]
 pub use trace::{
-    CallAttributes, CallSpan, EXPORT_QUEUE, EXPORT_QUEUE_BYTES, MAX_LOG_RECORD_BYTES,
-    MAX_SPAN_BYTES, OtlpProtocol, Tracing, TracingConfig,
+    CallSpan, EXPORT_QUEUE, EXPORT_QUEUE_BYTES, MAX_LOG_RECORD_BYTES, MAX_SPAN_BYTES, OtlpProtocol,
+    Tracing, TracingConfig,
 };

@@ -23,6 +23,8 @@ use opentelemetry::trace::{
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
+
+use crate::CallAttributes;
 use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{BatchSpanProcessor, Sampler, SdkTracer, SdkTracerProvider};
@@ -381,27 +383,6 @@ fn server_span(call: &CallAttributes<'_>) -> (String, Vec<KeyValue>) {
 /// A string from outside as a span attribute: bounded ([`bounded_text`]).
 fn bounded(text: &str) -> String {
     bounded_text(text).into_owned()
-}
-
-/// What the span of a tool call says of it.
-#[derive(Clone, Copy)]
-pub struct CallAttributes<'a> {
-    /// The tool.
-    pub tool: &'a str,
-    /// The host's JSON-RPC id, written as text only if the call is traced.
-    pub request_id: &'a dyn std::fmt::Display,
-    /// `pipe` (stdio) or `tcp` (HTTP).
-    pub transport: &'static str,
-    /// The door the call came through (`mcp-proxy`, `ext-proc`, `ext-mcp`): `toolgate.door`.
-    pub door: &'static str,
-    /// The handshake-era session (`Mcp-Session-Id`), over HTTP.
-    pub session: Option<&'a str>,
-    /// The revision the host speaks, where it said.
-    pub protocol_version: Option<&'a str>,
-    /// The host's W3C trace context.
-    pub traceparent: Option<&'a str>,
-    /// Who asked, where the front authenticated the caller (`enduser.id`).
-    pub caller: Option<&'a str>,
 }
 
 /// One tool call's trace: for a call that is traced, its server span and the upstream call's

@@ -10,8 +10,8 @@ use toolgate_telemetry::UpstreamFailure;
 use super::{Door, Exchange, Kind, Other};
 use crate::call::{self, never_admitted};
 use crate::era::{self, LEGACY_VERSIONS, ResultKind};
+use crate::era::{refusal_line, relayed_error};
 use crate::message::{self, Message, codes, error_line, result_line, value_result_line};
-use crate::proxy::{refusal_line, relayed_error};
 use crate::tools;
 
 /// What came back for a forwarded request.

@@ -15,6 +15,7 @@
 //! or an error, never with the upstream's bytes.
 
 mod answer;
+mod parsed;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,14 +30,16 @@ use toolgate_telemetry::{CallAttributes, UpstreamFailure};
 
 use crate::call::{self, ArgumentsAsked, Call};
 use crate::era::{self, RequestEra};
+use crate::era::{plain, refusal_line};
+use crate::loaded::Loaded;
 use crate::lock;
 use crate::message::{self, Message, codes, result_line};
 use crate::pins;
-use crate::proxy::{Loaded, plain, refusal_line};
 use crate::route::Route;
 use crate::tools;
 
 pub use answer::{Answered, HttpAnswer};
+pub use parsed::{ArgumentsDecided, Handed, ResultDecided, fixed_failure};
 
 /// What a door is opened with.
 #[derive(Debug, Clone)]
@@ -383,7 +386,7 @@ impl Door {
         let span = self.front.tracing().map(|tracing| {
             tracing.call(&CallAttributes {
                 tool: name,
-                request_id: &crate::proxy::IdText(id),
+                request_id: &message::IdText(id),
                 transport: "tcp",
                 door: self.name,
                 session: sender.session,

@@ -55,10 +55,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use super::auth::{Authorizer, CallerRate, Denied, OverLimit};
+use super::era::refusal_line;
 use super::era::{self, RequestEra, modern_codes};
 use super::lock;
 use super::message::{self, Message, codes};
-use super::proxy::{Grant, Host, Proxy, Sent, refusal_line};
+use super::proxy::{Grant, Host, Proxy, Sent};
 use crate::lines::{RateLimited, log};
 use toolgate_telemetry::{CallerRefusal, Metrics};
 

@@ -51,7 +51,10 @@ use super::pins;
 use super::route::Route;
 use super::tools;
 use super::upstream::{Direct, Incoming, Link, Outgoing, Source};
-pub(crate) use reload::{Loaded, Reload, Watch};
+use crate::era::{plain, refusal_line, relayed_error};
+pub(crate) use crate::loaded::Loaded;
+use crate::message::IdText;
+pub(crate) use reload::{Reload, Watch};
 use toolgate_repo::UsageError;
 
 /// Where a host's answers go: a stdio host's output, or one HTTP request's response stream.
@@ -872,19 +875,6 @@ impl Proxy {
     }
 }
 
-/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
-/// for a call that is traced).
-pub(crate) struct IdText<'a>(pub(crate) &'a Value);
-
-impl std::fmt::Display for IdText<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Value::String(text) => f.write_str(text),
-            other => write!(f, "{other}"),
-        }
-    }
-}
-
 /// The revisions listed under `key` of an upstream's answer, those shaped like one.
 fn versions(listed: Option<&Value>) -> Vec<String> {
     listed
@@ -895,45 +885,4 @@ fn versions(listed: Option<&Value>) -> Vec<String> {
         .filter(|text| era::looks_like_version(text))
         .map(str::to_owned)
         .collect()
-}
-
-/// A refusal in the proxy's own words, without data.
-pub(crate) fn plain(code: i64, message: &str) -> Refusal {
-    Refusal {
-        code,
-        message: message.to_owned(),
-        data: None,
-    }
-}
-
-/// An error response line for a refusal.
-pub(crate) fn refusal_line(id: &Value, refusal: &Refusal) -> Vec<u8> {
-    let mut error = json!({"code": refusal.code, "message": refusal.message});
-    if let Some(data) = &refusal.data {
-        error["data"] = data.clone();
-    }
-    message::error_object_line(id, &error)
-}
-
-/// The upstream's error on a request that is not a call, as the host sees it: its code, the
-/// proxy's words, and for the modern revision's errors the data they define, kept to what
-/// the revision defines (versions, capability names).
-pub(crate) fn relayed_error(error: &Value) -> Refusal {
-    let code = error
-        .get("code")
-        .and_then(Value::as_i64)
-        .unwrap_or(codes::INTERNAL_ERROR);
-    match code {
-        modern_codes::UNSUPPORTED_PROTOCOL_VERSION => Refusal {
-            code,
-            message: "Unsupported protocol version".to_owned(),
-            data: Some(era::version_error_data(error.get("data"))),
-        },
-        modern_codes::MISSING_CLIENT_CAPABILITY => Refusal {
-            code,
-            message: "Missing required client capability".to_owned(),
-            data: Some(era::missing_capability_data(error.get("data"))),
-        },
-        _ => plain(code, "the upstream failed this request"),
-    }
 }

@@ -8,35 +8,21 @@
 //! in: the old one stays, and a line says why. Each reload is logged with the new set's digest,
 //! and counted (`toolgate_contract_reloads_total`, `toolgate_contract_set_info`).
 
-use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use toolgate_front::ShadowPlan;
-use toolgate_gate::Sha256Digest;
-use toolgate_repo::{Repository, UsageError};
+use toolgate_repo::UsageError;
 
 use super::Proxy;
-use crate::context::OperatorContext;
 use crate::lines::log;
+use crate::loaded::Loaded;
 use crate::lock;
-use crate::pins::{self, Pin};
-use crate::tools::Registry;
 
 /// The most entries of a contracts folder looked at for a change: far past any repository.
 const MAX_WATCHED_ENTRIES: usize = 100_000;
-
-/// One contract set, as calls use it: the tools and their contracts, the operator's context
-/// they need, the pins of the upstream's tools, and what names it.
-pub(crate) struct Loaded {
-    pub(crate) registry: Registry,
-    pub(crate) context: OperatorContext,
-    pub(crate) pins: BTreeMap<String, Pin>,
-    /// `sha256:…`: the bundle's digest, or (a folder) the digest of every contract's.
-    pub(crate) digest: String,
-}
 
 /// How the contracts are loaded again: what the command line named.
 #[derive(Debug, Clone, Default)]
@@ -55,64 +41,12 @@ pub(crate) struct Reload {
 }
 
 impl Loaded {
-    /// The set `repository` holds, under `plan`, with the context at `context`.
-    pub(crate) fn of(
-        repository: &Repository,
-        plan: &ShadowPlan,
-        context: Option<&Path>,
-    ) -> Result<Loaded, UsageError> {
-        Loaded::of_only(repository, plan, context, None)
-    }
-
-    /// As [`Loaded::of`], of the tool `only` names alone ([`Registry::load_only`]).
-    pub(crate) fn of_only(
-        repository: &Repository,
-        plan: &ShadowPlan,
-        context: Option<&Path>,
-        only: Option<&str>,
-    ) -> Result<Loaded, UsageError> {
-        let registry = Registry::load_only(repository, plan, only)?;
-        // A key only the operator may supply and nobody does is a configuration error, not a
-        // rule that fails every call.
-        let context = OperatorContext::load(context, &registry)?;
-        let pins = pins::read_pins(repository, registry.iter().map(|(name, _)| name))?;
-        let digest = match repository.root().bundle_digest() {
-            Some(digest) => format!("sha256:{}", digest.to_hex()),
-            None => set_digest(&registry),
-        };
-        Ok(Loaded {
-            registry,
-            context,
-            pins,
-            digest,
-        })
-    }
-
     /// The set `reload` names, loaded again from the start.
     fn again(reload: &Reload) -> Result<Loaded, UsageError> {
         let repository = toolgate_repo::bundle::open_contracts(&reload.root)?;
         let plan = ShadowPlan::resolve(&repository, &reload.shadow, &reload.enforce)?;
         Loaded::of(&repository, &plan, reload.context.as_deref())
     }
-}
-
-/// A folder's set named by its contracts: the SHA-256 of each one's tool, version and digest,
-/// shadows and argument contracts among them.
-fn set_digest(registry: &Registry) -> String {
-    let mut lines = String::new();
-    for (name, tool) in registry.iter() {
-        let contracts = std::iter::once(&tool.contract)
-            .chain(tool.shadow.as_ref())
-            .chain(tool.arguments.as_ref().map(|arguments| &arguments.contract));
-        for contract in contracts {
-            lines.push_str(&format!(
-                "{name} {} {}\n",
-                contract.version(),
-                contract.digest().to_hex()
-            ));
-        }
-    }
-    format!("sha256:{}", Sha256Digest::of(lines.as_bytes()).to_hex())
 }
 
 /// What the files at `root` are now, cheaply (names, sizes, times, inodes; never contents):
