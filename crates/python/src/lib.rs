@@ -7,6 +7,7 @@
 //! record and the audit event. The Python package around it (`python/toolgate_gate/`) adds the
 //! framework wrappers; its type stubs are `python/toolgate_gate/_native.pyi`.
 
+mod door;
 mod retention;
 mod values;
 use retention::Retention;
@@ -802,9 +803,12 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<ContractProblem>()?;
     module.add_class::<Retention>()?;
     module.add_class::<Metrics>()?;
+    module.add_class::<door::Door>()?;
+    module.add("DoorError", module.py().get_type::<door::DoorError>())?;
     module.add("RetentionError", module.py().get_type::<RetentionError>())?;
     module.add("ContractError", module.py().get_type::<ContractError>())?;
     module.add_function(wrap_pyfunction!(gate_version, module)?)?;
+    module.add_function(wrap_pyfunction!(door::fixed_failure, module)?)?;
     module.add_function(wrap_pyfunction!(_admit_loop, module)?)?;
     Ok(())
 }
