@@ -21,10 +21,10 @@ from conftest import HERE, TOOLGATE
 
 # The upstream's answer for each city a call asks about.
 ANSWERS = {
-    # Admitted: the contract's projection (the upstream's prose and extra member left out).
-    "Oslo": answer({**OSLO, "station_id": "CANARY-7"}),
+    # Admitted: the contract's projection (the upstream's prose left out).
+    "Oslo": answer(OSLO),
     # Refused: the answer is about another city than the one asked about (a binding rule).
-    "Lisbon": answer({**OSLO, "station_id": "CANARY-7"}),
+    "Lisbon": answer(OSLO),
 }
 # What no door may ever let through: in the upstream's answers, never in the agent's bytes.
 CANARY = "CANARY"
@@ -52,6 +52,23 @@ def scripted_upstream(tmp_path, output_schema=False):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def mcp_proxy_listening(repo, tmp_path, upstream):
+    """`toolgate mcp-proxy --listen` in front of `upstream` (an MCP URL): its MCP URL. What the
+    guide registers with a gateway for a server whose tools advertise an output schema."""
+    port = free_port()
+    log = tmp_path / "mcp-proxy.log"
+    proxy = subprocess.Popen([TOOLGATE, "mcp-proxy", "--root", str(repo), "--context", str(repo / "context.json"),
+                              "--listen", f"127.0.0.1:{port}", "--", upstream],
+                             stdout=subprocess.DEVNULL, stderr=log.open("w"), env={**os.environ, "CI": ""})
+    try:
+        assert wait_for(f"http://127.0.0.1:{port}/readyz", proxy, log, seconds=30), log.read_text()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
 
 
 def received(calls):

@@ -29,7 +29,7 @@ TOOL = {
             "conditions": {"type": "string"},
             "station_id": {"type": "string"},
         },
-        "required": ["city", "temperature_c", "conditions", "station_id"],
+        "required": ["city", "temperature_c", "conditions"],
     },
 }
 

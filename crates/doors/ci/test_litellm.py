@@ -16,6 +16,7 @@ from gateways import (
     audit_lines,
     call_tool,
     free_port,
+    mcp_proxy_listening,
     received,
     scripted_upstream,
     through_mcp_proxy,
@@ -38,13 +39,14 @@ guardrails:
 """
 
 
-def start(tmp_path, upstream, contracts, context, audit):
-    """LiteLLM's proxy before `upstream` with the guardrail: its process, URL and log."""
+def start(tmp_path, servers, contracts=None, context=None, audit=None):
+    """LiteLLM's proxy before `servers` (name to MCP URL), with the guardrail where `contracts`
+    are given: its process, URL and log."""
     config = tmp_path / "config.yaml"
     config.write_text(
-        "model_list: []\n"
-        f"mcp_servers:\n  weather:\n    url: {upstream}\n    transport: http\n"
-        + GUARDRAIL.format(contracts=contracts, context=context, audit=audit))
+        "model_list: []\nmcp_servers:\n"
+        + "".join(f"  {name}:\n    url: {url}\n    transport: http\n" for name, url in servers.items())
+        + (GUARDRAIL.format(contracts=contracts, context=context, audit=audit) if contracts else ""))
     port = free_port()
     log = tmp_path / "litellm.log"
     env = {**os.environ, "LITELLM_MASTER_KEY": KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -59,8 +61,12 @@ def start(tmp_path, upstream, contracts, context, audit):
 def litellm(repo, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("litellm")
     audit = tmp_path / "audit.jsonl"
-    with scripted_upstream(tmp_path) as (upstream, calls):
-        process, url, log = start(tmp_path, upstream, repo, repo / "context.json", audit)
+    advertised = tmp_path / "advertised"
+    advertised.mkdir()
+    with scripted_upstream(tmp_path) as (upstream, calls), \
+            scripted_upstream(advertised, output_schema=True) as (advertising, _):
+        servers = {"weather": upstream, "advertised": advertising}
+        process, url, log = start(tmp_path, servers, repo, repo / "context.json", audit)
         try:
             assert wait_for(url + "/health/liveliness", process, log), log.read_text()[-4000:]
             yield {"url": url + "/mcp/", "calls": calls, "audit": audit, "log": log}
@@ -72,6 +78,7 @@ def litellm(repo, tmp_path_factory):
 def test_an_admitted_result_is_the_gates_result(litellm, repo, tmp_path):
     tools, result = call_tool(litellm["url"], HEADERS, "weather-weather", {"city": "Oslo"})
     reference, reference_audit = through_mcp_proxy(repo, tmp_path, "Oslo")
+    assert result["isError"] is False
     assert without_request_id(result) == without_request_id(reference)
     assert CANARY not in json.dumps(result)
     assert audit_lines(litellm["audit"], result)[-1] == reference_audit[-1]
@@ -106,7 +113,8 @@ def test_rebuilt_arguments_are_what_the_tool_receives(litellm):
 def test_a_tool_without_a_contract_is_neither_offered_nor_called(litellm):
     before = len(received(litellm["calls"]))
     tools, result = call_tool(litellm["url"], HEADERS, "weather-raw_lookup", {"city": "Oslo"})
-    assert [tool["name"] for tool in tools] == ["weather-weather"]
+    assert "weather-raw_lookup" not in [tool["name"] for tool in tools]
+    assert "weather-weather" in [tool["name"] for tool in tools]
     assert result.get("isError") is True or "raised" in result
     assert CANARY not in json.dumps(result)
     assert len(received(litellm["calls"])) == before
@@ -117,7 +125,8 @@ def test_a_broken_contract_stops_the_proxy_from_starting(repo, tmp_path):
     subprocess.run(["cp", "-r", str(repo), str(broken)], check=True)
     (broken / "contracts/weather/v1/contract.yaml").write_text("tool: weather\nversion: 1\nshape: [\n")
     with scripted_upstream(tmp_path) as (upstream, _):
-        process, url, log = start(tmp_path, upstream, broken, broken / "context.json", tmp_path / "audit.jsonl")
+        process, url, log = start(tmp_path, {"weather": upstream}, broken, broken / "context.json",
+                                  tmp_path / "audit.jsonl")
         try:
             up = wait_for(url + "/health/liveliness", process, log)
             assert not up, "LiteLLM started with a contract that does not compile"
@@ -126,3 +135,32 @@ def test_a_broken_contract_stops_the_proxy_from_starting(repo, tmp_path):
             if process.poll() is None:
                 process.terminate()
             process.wait(timeout=30)
+
+
+def test_an_upstream_output_schema_fails_closed_through_the_guardrail(litellm):
+    """LiteLLM lists a tool's outputSchema as its upstream advertised it, and no hook reaches
+    tools/list: the official SDK checks the gate's result against the upstream's schema and
+    refuses it. Nothing leaks; the guide's setting (below) is what serves such a tool."""
+    tools, result = call_tool(litellm["url"], HEADERS, "advertised-weather", {"city": "Oslo"})
+    advertised = next(tool for tool in tools if tool["name"] == "advertised-weather")
+    assert "station_id" in advertised["outputSchema"]["properties"]
+    assert "raised" in result, result
+    assert CANARY not in json.dumps(result)
+
+
+def test_an_upstream_output_schema_is_rewritten_by_mcp_proxy_behind_litellm(repo, tmp_path):
+    """The guide's setting: the server's `url` is `toolgate mcp-proxy --listen`, which offers the
+    schema the agent's results meet and builds each result; LiteLLM passes both on."""
+    with scripted_upstream(tmp_path, output_schema=True) as (upstream, _), \
+            mcp_proxy_listening(repo, tmp_path, upstream) as gated:
+        process, url, log = start(tmp_path, {"weather": gated})
+        try:
+            assert wait_for(url + "/health/liveliness", process, log), log.read_text()[-4000:]
+            tools, result = call_tool(url + "/mcp/", HEADERS, "weather-weather", {"city": "Oslo"})
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    reference, _ = through_mcp_proxy(repo, tmp_path, "Oslo")
+    offered = next(tool for tool in tools if tool["name"] == "weather-weather")
+    assert "station_id" not in json.dumps(offered["outputSchema"])
+    assert without_request_id(result) == without_request_id(reference), result

@@ -3,7 +3,7 @@
 from datetime import datetime
 from os import PathLike
 from datetime import timedelta
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 RequestLike = Union["Request", Mapping[str, Any]]
 Raw = Union[bytes, bytearray, memoryview]
@@ -168,4 +168,39 @@ class Contract:
         tool_error: bool = False,
     ) -> Decision: ...
 
+class DoorError(Exception):
+    """A door that cannot be opened: contracts, context, audit log or retention store."""
+
+class Door:
+    """The gate inside a Python gateway that hands its plugins an MCP call already parsed
+    (`toolgate_gate.litellm`, `toolgate_gate.contextforge`): the binary's door, so a call gets the
+    same agent bytes and audit line as through `toolgate mcp-proxy`."""
+
+    def __init__(
+        self,
+        contracts: Union[str, "PathLike[str]"],
+        *,
+        name: str = "python",
+        context: Optional[Union[str, "PathLike[str]"]] = None,
+        audit: Optional[Union[str, "PathLike[str]"]] = None,
+        audit_key: Optional[Union[str, "PathLike[str]"]] = None,
+        retain: Optional[str] = None,
+        retain_admitted: Optional[str] = None,
+        shadow: Sequence[str] = (),
+        enforce: Sequence[str] = (),
+        observe: bool = False,
+        redact_values: bool = False,
+    ) -> None: ...
+    def decide_arguments(
+        self, tool: str, request_id: str, arguments: Mapping[str, Any]
+    ) -> Tuple[str, Any]: ...
+    def decide_result(
+        self, tool: str, request_id: str, arguments: Mapping[str, Any], result: Mapping[str, Any]
+    ) -> Tuple[Dict[str, Any], Optional[str]]: ...
+    def decide_tools_list(self, result: Mapping[str, Any]) -> Optional[Dict[str, Any]]: ...
+    @property
+    def observe(self) -> bool: ...
+    def close(self, within: Optional[float] = None) -> None: ...
+
+def fixed_failure(tool: str, request_id: str) -> str: ...
 def gate_version() -> str: ...
