@@ -6,7 +6,8 @@
 - `toolgate ext-mcp` with a client grpcio-tools generates here from the vendored
   `crates/doors/proto/ext_mcp.proto` (another language than the server's).
 - Parity: the same upstream answers through `mcp-proxy`, `ext-proc`, `ext-mcp`, `serve`, the
-  Python binding and the coding agents' hooks give the agent the same bytes, and leave equal audit lines but for what names
+  Python binding, its `Door` (LiteLLM's and ContextForge's doors) and the coding agents' hooks
+  give the agent the same bytes, and leave equal audit lines but for what names
   the door and the moment (time, call id, the chain, `upstream`).
 
 Run by crates/doors/ci/run.sh (from .ci/run), which installs everything it needs.
@@ -406,3 +407,15 @@ def test_one_front_the_same_bytes_through_every_door(repo, tmp_path):
             agent_bytes = proxy_body[proxy_body.index(b'"structuredContent":') + 20:proxy_body.rindex(b',"isError"')]
             assert text.encode() == agent_bytes, (agent, name)
         assert lines == [weather_lines[PARITY.index(name)] for name in shared], agent
+    # The wheel's Door, which LiteLLM's and ContextForge's doors decide with, handed each result
+    # parsed as those gateways hand it: the same agent bytes, the same audit lines.
+    door_audit = tmp_path / "python-door-audit.jsonl"
+    door = toolgate_gate.Door(str(repo), context=str(repo / "context.json"), audit=str(door_audit))
+    for name in shared:
+        result, agent = door.decide_result("weather", "7", {"city": "Oslo"}, json.loads(CASES[name])["result"])
+        proxy_body = proxy_bodies[PARITY.index(name)]
+        assert agent.encode() == proxy_body[proxy_body.index(b'"structuredContent":') + 20:proxy_body.rindex(b',"isError"')], name
+        assert result == json.loads(proxy_body)["result"], name
+    door.close()
+    door_lines = [normalized(json.loads(line)) for line in door_audit.read_text().splitlines() if '"checkpoint"' not in line]
+    assert door_lines == [weather_lines[PARITY.index(name)] for name in shared]
