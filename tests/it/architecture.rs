@@ -41,19 +41,6 @@ const LAYERS: [(&str, &str, &[&str]); 16] = [
             "toolgate-telemetry",
         ],
     ),
-    // The gate for Python (PyO3): a front whose steps a call's arguments turn on (the front's
-    // `Steps`), with the stores and metrics they use, and the repository a bundle is read as.
-    (
-        "toolgate-python",
-        "crates/python",
-        &[
-            "toolgate-gate",
-            "toolgate-repo",
-            "toolgate-store",
-            "toolgate-front",
-            "toolgate-telemetry",
-        ],
-    ),
     (
         "toolgate-model",
         "crates/model",
@@ -88,6 +75,21 @@ const LAYERS: [(&str, &str, &[&str]); 16] = [
             "toolgate-front",
             "toolgate-store",
             "toolgate-telemetry",
+        ],
+    ),
+    // The gate for Python (PyO3): a front whose steps a call's arguments turn on (the front's
+    // `Steps`), with the stores and metrics they use, the repository a bundle is read as, and the
+    // door's core (`toolgate_mcp::Door`, without the proxy) the Python gateways' doors decide with.
+    (
+        "toolgate-python",
+        "crates/python",
+        &[
+            "toolgate-gate",
+            "toolgate-repo",
+            "toolgate-store",
+            "toolgate-front",
+            "toolgate-telemetry",
+            "toolgate-mcp",
         ],
     ),
     // The doors into gateways (Envoy's ext_proc, agentgateway's ExtMcp) and coding agents'

@@ -33,6 +33,33 @@ CANARY = "CANARY"
 DOOR_FIELDS = {"time", "call_id", "chain", "upstream", "trace_id", "span_id", "request_id", "agent_sha256"}
 
 
+GUIDE = HERE.parents[2] / "doc/guide/src/agents.md"
+# The guide's own paths in its configuration blocks, and what a test puts in their place.
+GUIDE_CONTRACTS, GUIDE_CONTEXT, GUIDE_AUDIT = "/etc/toolgate/contracts", "/etc/toolgate/context.json", \
+    "/var/log/toolgate/audit.jsonl"
+
+
+def guide_blocks(test_file):
+    """The guide's configuration blocks that `test_file` runs (agents.md names it in the marker
+    before each), in order, as the guide writes them: the test runs the page's own snippets."""
+    lines, blocks = GUIDE.read_text().splitlines(), []
+    for index, line in enumerate(lines):
+        if line.startswith("<!-- guide-test:") and test_file in line:
+            assert lines[index + 1].startswith("```"), f"agents.md:{index + 2}: a fenced block follows the marker"
+            end = lines.index("```", index + 2)
+            blocks.append("\n".join(lines[index + 2:end]) + "\n")
+    assert blocks, f"agents.md names no block run by {test_file}"
+    return blocks
+
+
+def with_paths(block, contracts, context, audit):
+    """A guide block with the test's contracts, context and audit log in place of the guide's."""
+    for guide, given in ((GUIDE_CONTRACTS, contracts), (GUIDE_CONTEXT, context), (GUIDE_AUDIT, audit)):
+        assert guide in block, f"the guide's block no longer names {guide}"
+        block = block.replace(guide, str(given))
+    return block
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

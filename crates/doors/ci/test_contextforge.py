@@ -20,28 +20,17 @@ from gateways import (
     audit_lines,
     call_tool,
     free_port,
+    guide_blocks,
     mcp_proxy_listening,
     received,
     scripted_upstream,
     through_mcp_proxy,
     wait_for,
+    with_paths,
     without_request_id,
 )
 
-PLUGINS = """plugins:
-  - name: toolgate
-    kind: toolgate_gate.contextforge.ToolgatePlugin
-    hooks: [tool_pre_invoke, tool_post_invoke]
-    mode: sequential
-    on_error: fail
-    priority: 1
-    config:
-      contracts: {contracts}
-      context: {context}
-      audit: {audit}
-plugin_settings:
-  fail_on_plugin_error: true
-"""
+PLUGINS = guide_blocks("test_contextforge.py")[0]
 
 
 def environment(tmp_path, plugins):
@@ -74,7 +63,7 @@ def start(tmp_path, contracts=None, context=None, audit=None):
     """ContextForge, with the plugin where `contracts` are given: its process, URL, log and
     environment."""
     plugins = tmp_path / "plugins.yaml"
-    plugins.write_text(PLUGINS.format(contracts=contracts, context=context, audit=audit) if contracts
+    plugins.write_text(with_paths(PLUGINS, contracts, context, audit) if contracts
                        else "plugins: []\n")
     env = environment(tmp_path, plugins)
     if not contracts:

@@ -16,37 +16,36 @@ from gateways import (
     audit_lines,
     call_tool,
     free_port,
+    guide_blocks,
     mcp_proxy_listening,
     received,
     scripted_upstream,
     through_mcp_proxy,
     wait_for,
+    with_paths,
     without_request_id,
 )
 
 KEY = "sk-toolgate-test"
 HEADERS = {"x-litellm-api-key": f"Bearer {KEY}"}
-GUARDRAIL = """
-guardrails:
-  - guardrail_name: toolgate
-    litellm_params:
-      guardrail: toolgate_gate.litellm.ToolgateGuardrail
-      mode: [pre_mcp_call, post_mcp_call]
-      default_on: true
-      contracts: {contracts}
-      context: {context}
-      audit: {audit}
-"""
+GUARDED, PROXIED = guide_blocks("test_litellm.py")
 
 
 def start(tmp_path, servers, contracts=None, context=None, audit=None):
     """LiteLLM's proxy before `servers` (name to MCP URL), with the guardrail where `contracts`
     are given: its process, URL and log."""
+    # The guide's configuration: the guardrail before the servers, or (no contracts) a server
+    # behind `toolgate mcp-proxy --listen`.
+    if contracts:
+        text, guide_url = with_paths(GUARDED, contracts, context, audit), "http://weather-mcp.internal:8000/mcp"
+    else:
+        text, guide_url = "model_list: []\n" + PROXIED, "http://127.0.0.1:8081/mcp"
+    (_, first), *others = servers.items()
+    assert guide_url in text
+    text = text.replace(guide_url, first).replace("mcp_servers:\n", "mcp_servers:\n" + "".join(
+        f"  {name}:\n    url: {url}\n    transport: http\n" for name, url in others), 1)
     config = tmp_path / "config.yaml"
-    config.write_text(
-        "model_list: []\nmcp_servers:\n"
-        + "".join(f"  {name}:\n    url: {url}\n    transport: http\n" for name, url in servers.items())
-        + (GUARDRAIL.format(contracts=contracts, context=context, audit=audit) if contracts else ""))
+    config.write_text(text)
     port = free_port()
     log = tmp_path / "litellm.log"
     env = {**os.environ, "LITELLM_MASTER_KEY": KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True",

@@ -78,20 +78,6 @@ pub struct ProxyConfig {
     pub command: Vec<OsString>,
 }
 
-/// A new id nobody can guess: 128 bits from the operating system's generator, in hex (a
-/// session's, a task's). Without a generator, the time: the id still names one thing, it is
-/// only guessable by the host's neighbours.
-pub(crate) fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 /// The upstream's URL, when the command is one (`http://` or `https://`, alone).
 fn upstream_url(command: &[OsString]) -> Option<String> {
     match command {

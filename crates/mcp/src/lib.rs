@@ -87,6 +87,21 @@ pub const AUTH_SCHEMA: &str = include_str!("auth.schema.json");
 /// The JSON Schema of a pin, `contracts/<tool>/upstream.pin.json` (`toolgate schema pin`).
 pub const PIN_SCHEMA: &str = include_str!("pin.schema.json");
 
+/// A new id nobody can guess: 128 bits from the operating system's generator, in hex (a
+/// session's, a task's). Without a generator, the time: the id still names one thing, it is
+/// only guessable by the host's neighbours.
+#[cfg(feature = "proxy")]
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// Locks `mutex`, going on past a panic on another thread that held it: the proxy keeps
 /// answering, with the guarded value (a buffer, a writer, a child's handle) as that thread left it.
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -484,6 +484,19 @@ impl<'de> Visitor<'de> for Matching<'_, '_> {
     }
 }
 
+/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
+/// for a call that is traced).
+pub(crate) struct IdText<'a>(pub(crate) &'a Value);
+
+impl fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::String(text) => f.write_str(text),
+            other => write!(f, "{other}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,19 +656,6 @@ mod tests {
                         .into_bytes()
                 );
             }
-        }
-    }
-}
-
-/// A JSON-RPC id as a trace names it: a string as it is, a number as its digits (written only
-/// for a call that is traced).
-pub(crate) struct IdText<'a>(pub(crate) &'a Value);
-
-impl fmt::Display for IdText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Value::String(text) => f.write_str(text),
-            other => write!(f, "{other}"),
         }
     }
 }

@@ -36,12 +36,15 @@ pub(super) struct Door {
 impl Door {
     /// Opens the contracts at `contracts` (a repository folder or a bundle) and the front.
     #[new]
-    #[pyo3(signature = (contracts, *, name = "python", context = None, audit = None, audit_key = None, retain = None, retain_admitted = None, shadow = Vec::new(), enforce = Vec::new(), observe = false, redact_values = false))]
-    #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments, each its own setting")]
+    #[pyo3(signature = (contracts, *, name = None, context = None, audit = None, audit_key = None, retain = None, retain_admitted = None, shadow = Vec::new(), enforce = Vec::new(), observe = false, redact_values = false))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "Python's keyword arguments, each its own setting"
+    )]
     fn new(
         py: Python<'_>,
         contracts: PathBuf,
-        name: &str,
+        name: Option<&str>,
         context: Option<PathBuf>,
         audit: Option<PathBuf>,
         audit_key: Option<PathBuf>,
@@ -66,7 +69,10 @@ impl Door {
         };
         let config = DoorConfig {
             // A door is opened once per gateway process: its name lives as long as the process.
-            name: Box::leak(format!("python {name}").into_boxed_str()),
+            name: Box::leak(
+                name.map_or_else(|| "python".to_owned(), |name| format!("python {name}"))
+                    .into_boxed_str(),
+            ),
             root: contracts,
             front: FrontConfig {
                 audit,

@@ -16,7 +16,7 @@ pub(super) fn session_of(headers: &HeaderMap) -> Option<Arc<str>> {
 
 /// A new session id: 128 bits from the operating system's generator, in hex.
 pub(super) fn new_session_id() -> HeaderValue {
-    HeaderValue::from_str(&crate::launch::random_id())
+    HeaderValue::from_str(&crate::random_id())
         .unwrap_or_else(|_| HeaderValue::from_static("toolgate"))
 }
 

@@ -82,7 +82,7 @@ impl Tasks {
         {
             tasks.remove(&oldest);
         }
-        let id = crate::launch::random_id();
+        let id = crate::random_id();
         tasks.insert(
             id.clone(),
             Task {

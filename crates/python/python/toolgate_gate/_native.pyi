@@ -180,7 +180,7 @@ class Door:
         self,
         contracts: Union[str, "PathLike[str]"],
         *,
-        name: str = "python",
+        name: Optional[str] = None,
         context: Optional[Union[str, "PathLike[str]"]] = None,
         audit: Optional[Union[str, "PathLike[str]"]] = None,
         audit_key: Optional[Union[str, "PathLike[str]"]] = None,
