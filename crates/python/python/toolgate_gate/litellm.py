@@ -77,16 +77,18 @@ class ToolgateGuardrail(CustomGuardrail):
         # it after start): nothing here can be decided from strings alone, so nothing passes.
         raise RuntimeError(fixed_failure("unknown", _call_id(request_data)))
 
+    def gate_listed(self, data: dict[str, Any]) -> dict[str, Any]:
+        """LiteLLM's catalog scan of one listed tool: a tool the door would not offer is hidden."""
+        tool = str(data.get("mcp_tool_name") or data.get("name") or "")
+        listed = self.door.decide_tools_list({"tools": [{"name": tool, "inputSchema": {"type": "object"}}]})
+        if not listed or not listed.get("tools"):
+            raise RuntimeError(f"toolgate: tool {tool!r} has no contract, so it is not offered")
+        return data
+
     def gate_arguments(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A call's arguments (or, with no logging object, a `tools/list` scan of one tool)."""
+        """A call's arguments, decided by the tool's argument contract."""
         tool = str(data.get("mcp_tool_name") or data.get("name") or "")
         request_id = _call_id(data)
-        if data.get("litellm_logging_obj") is None:
-            # The catalog scan: a tool the door would not offer is hidden.
-            listed = self.door.decide_tools_list({"tools": [{"name": tool, "inputSchema": {"type": "object"}}]})
-            if not listed or not listed.get("tools"):
-                raise RuntimeError(f"toolgate: tool {tool!r} has no contract, so it is not offered")
-            return data
         arguments = data.get("mcp_arguments") or data.get("arguments") or {}
         verdict, value = self.door.decide_arguments(tool, request_id, arguments)
         if verdict == "refused":
@@ -110,8 +112,8 @@ class ToolgateGuardrail(CustomGuardrail):
         return response
 
 
-class _GatedTranslation(MCPGuardrailTranslationHandler):
-    """LiteLLM's MCP translation, but for `ToolgateGuardrail`: handed the whole call."""
+class _GatedCall(MCPGuardrailTranslationHandler):
+    """LiteLLM's translation of a tool call, but for `ToolgateGuardrail`: handed the whole call."""
 
     async def process_input_messages(self, data, guardrail_to_apply, litellm_logging_obj=None):
         if isinstance(guardrail_to_apply, ToolgateGuardrail):
@@ -126,16 +128,25 @@ class _GatedTranslation(MCPGuardrailTranslationHandler):
             response, guardrail_to_apply, litellm_logging_obj, user_api_key_dict, request_data)
 
 
+class _GatedCatalogScan(MCPGuardrailTranslationHandler):
+    """LiteLLM's translation of its `tools/list` scan, but for `ToolgateGuardrail`: asks the door."""
+
+    async def process_input_messages(self, data, guardrail_to_apply, litellm_logging_obj=None):
+        if isinstance(guardrail_to_apply, ToolgateGuardrail):
+            return guardrail_to_apply.gate_listed(data)
+        return await super().process_input_messages(data, guardrail_to_apply, litellm_logging_obj)
+
+
 def _install_translation() -> None:
     mappings = load_guardrail_translation_mappings()
-    if not isinstance(mappings, dict) or not isinstance(mappings.get(CallTypes.call_mcp_tool), type) \
-            or not issubclass(mappings[CallTypes.call_mcp_tool], MCPGuardrailTranslationHandler):
-        raise RuntimeError(
-            "toolgate: this LiteLLM's MCP guardrail translation is not the one toolgate_gate.litellm was built "
-            "against (litellm 1.108); the gate would not see whole results, so it refuses to start")
-    mappings[CallTypes.call_mcp_tool] = _GatedTranslation
-    if CallTypes.list_mcp_tools in mappings:
-        mappings[CallTypes.list_mcp_tools] = _GatedTranslation
+    for call_type, gated in ((CallTypes.call_mcp_tool, _GatedCall), (CallTypes.list_mcp_tools, _GatedCatalogScan)):
+        handler = mappings.get(call_type) if isinstance(mappings, dict) else None
+        if not isinstance(handler, type) or not issubclass(handler, MCPGuardrailTranslationHandler):
+            raise RuntimeError(
+                f"toolgate: this LiteLLM's MCP guardrail translation for {call_type.value} is not the one "
+                "toolgate_gate.litellm was built against (litellm 1.108): the gate would not see whole calls, "
+                "so it refuses to start")
+        mappings[call_type] = gated
 
 
 def _replace(response: Any, result: dict[str, Any]) -> None:
