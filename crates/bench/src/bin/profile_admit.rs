@@ -1,4 +1,6 @@
-//! Admits a workload's inputs in a loop, for `perf record` and valgrind's tools.
+//! Admits a workload's inputs in a loop, for `perf record` and valgrind's tools. Build it with
+//! `cargo build --profile profiling -p toolgate-bench --bin profile_admit` for a profile that names
+//! source lines (the release profile keeps symbol names only).
 //!
 //! Usage: `profile_admit [WORKLOAD][-parse-only|-audit] [ITERATIONS]`, where WORKLOAD is
 //! `small_mix` (also `mix`), `payment_intent`, `pull_request` or `large` (see `Workload`), or one kind of
