@@ -184,17 +184,17 @@ impl Contract {
     }
 
     /// The agent-visible field names, in output order.
-    pub fn fields(&self) -> &[String] {
+    pub(crate) fn fields(&self) -> &[String] {
         self.output.names()
     }
 
     /// The names of the shapes this contract admits: `current`, then its legacy shapes.
-    pub fn shape_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn shape_names(&self) -> impl Iterator<Item = &str> {
         self.shapes.iter().map(|shape| &*shape.name)
     }
 
     /// For a shape, where each promised field is read from: `(field, JSON pointer)` pairs.
-    pub fn promised_pointers(&self, shape: &str) -> Option<Vec<(&str, &str)>> {
+    pub(crate) fn promised_pointers(&self, shape: &str) -> Option<Vec<(&str, &str)>> {
         let shape = self
             .shapes
             .iter()
@@ -217,7 +217,7 @@ impl Contract {
 
     /// For a shape, where the fields a freshness rule judges are read from: the timestamps whose
     /// age matters (a year-old date elsewhere is just a date).
-    pub fn freshness_pointers(&self, shape: &str) -> Vec<&str> {
+    pub(crate) fn freshness_pointers(&self, shape: &str) -> Vec<&str> {
         let Some(shape) = self
             .shapes
             .iter()
@@ -234,7 +234,7 @@ impl Contract {
 
     /// For a shape, the places where it tolerates members nobody declared (empty for an unknown
     /// shape).
-    pub fn tolerated(&self, shape: &str) -> &[Tolerated] {
+    pub(crate) fn tolerated(&self, shape: &str) -> &[Tolerated] {
         self.shapes
             .iter()
             .find(|candidate| &*candidate.name == shape)
@@ -244,7 +244,11 @@ impl Contract {
     /// For a shape's list field, each item member's name, where it is read from in an item, and
     /// whether it is optional; `None` when the field is not a list field (or the shape or field
     /// is unknown).
-    pub fn promised_items(&self, shape: &str, field: &str) -> Option<Vec<(&str, &str, bool)>> {
+    pub(crate) fn promised_items(
+        &self,
+        shape: &str,
+        field: &str,
+    ) -> Option<Vec<(&str, &str, bool)>> {
         let shape = self
             .shapes
             .iter()
@@ -317,7 +321,7 @@ impl Contract {
     }
 
     /// The names of the contract's semantic rules, in evaluation order.
-    pub fn rule_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn rule_names(&self) -> impl Iterator<Item = &str> {
         self.rules.iter().map(|rule| &*rule.name)
     }
 
@@ -336,7 +340,7 @@ impl Contract {
 
     /// Whether `agent_bytes` is a success this contract's agent-visible schema accepts.
     /// Harnesses use it to prove every admitted output has the promised shape.
-    pub fn agent_view_accepts(&self, agent_bytes: &[u8]) -> bool {
+    pub(crate) fn agent_view_accepts(&self, agent_bytes: &[u8]) -> bool {
         parse::parse_document(agent_bytes, Limits::MAX_DEPTH_CEILING)
             .is_ok_and(|document| self.agent_schema.is_valid(document.root()))
     }

@@ -17,6 +17,56 @@ pub use crate::yaml::{YamlError, read_strict_yaml};
 
 use crate::outcome::ErrorCode;
 
+/// The agent-visible field names of `contract`, in output order.
+pub fn fields(contract: &crate::Contract) -> &[String] {
+    contract.fields()
+}
+
+/// The names of the shapes `contract` admits: `current`, then its legacy shapes.
+pub fn shape_names(contract: &crate::Contract) -> impl Iterator<Item = &str> {
+    contract.shape_names()
+}
+
+/// For a shape, where each promised field is read from: `(field, JSON pointer)` pairs.
+pub fn promised_pointers<'c>(
+    contract: &'c crate::Contract,
+    shape: &str,
+) -> Option<Vec<(&'c str, &'c str)>> {
+    contract.promised_pointers(shape)
+}
+
+/// For a shape, where the fields a freshness rule judges are read from.
+pub fn freshness_pointers<'c>(contract: &'c crate::Contract, shape: &str) -> Vec<&'c str> {
+    contract.freshness_pointers(shape)
+}
+
+/// For a shape, the places where it tolerates members nobody declared (empty for an unknown
+/// shape).
+pub fn tolerated<'c>(contract: &'c crate::Contract, shape: &str) -> &'c [crate::Tolerated] {
+    contract.tolerated(shape)
+}
+
+/// For a shape's list field, each item member's name, where it is read from in an item, and
+/// whether it is optional; `None` when the field is not a list field.
+pub fn promised_items<'c>(
+    contract: &'c crate::Contract,
+    shape: &str,
+    field: &str,
+) -> Option<Vec<(&'c str, &'c str, bool)>> {
+    contract.promised_items(shape, field)
+}
+
+/// The names of `contract`'s semantic rules, in evaluation order.
+pub fn rule_names(contract: &crate::Contract) -> impl Iterator<Item = &str> {
+    contract.rule_names()
+}
+
+/// Whether `agent_bytes` is a success `contract`'s agent-visible schema accepts: a harness's
+/// proof that every admitted output has the promised shape.
+pub fn agent_view_accepts(contract: &crate::Contract, agent_bytes: &[u8]) -> bool {
+    contract.agent_view_accepts(agent_bytes)
+}
+
 /// The exact bytes of the fixed failure envelope, so a harness can compare an agent's view
 /// with them.
 pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Vec<u8> {

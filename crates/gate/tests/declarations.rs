@@ -67,12 +67,19 @@ fn the_agent_schema_is_derived_from_the_fields_when_the_contract_names_none() {
     let raw = br#"{"number":7,"title":"Gate the agent","state":"open","merged_at":null,"head":{"sha":"0123456789abcdef0123456789abcdef01234567","repo":{"full_name":"octo/x"}},"labels":[{"name":"bug"}]}"#;
     let decision = contract.admit(raw, &request(), now());
     assert!(decision.is_admitted(), "{:?}", decision.operator_record());
-    assert!(contract.agent_view_accepts(decision.agent_bytes()));
+    assert!(toolgate_gate::internals::agent_view_accepts(
+        &contract,
+        decision.agent_bytes()
+    ));
     // The derived schema holds the output to the shape's own constraints.
     let forged = br#"{"tool":"pull","request_id":"req.J7q94MkP","outcome":"success","data":{"number":7,"title":"x","head_sha":"not a sha"}}"#;
-    assert!(!contract.agent_view_accepts(forged));
+    assert!(!toolgate_gate::internals::agent_view_accepts(
+        &contract, forged
+    ));
     let extra = br#"{"tool":"pull","request_id":"req.J7q94MkP","outcome":"success","data":{"number":7,"title":"x","head_sha":"0123456789abcdef0123456789abcdef01234567","repo":"octo/x"}}"#;
-    assert!(!contract.agent_view_accepts(extra));
+    assert!(!toolgate_gate::internals::agent_view_accepts(
+        &contract, extra
+    ));
     // The tolerated member is admitted and never reaches the agent.
     assert!(!text(decision.agent_bytes()).contains("full_name"));
 }
@@ -80,12 +87,12 @@ fn the_agent_schema_is_derived_from_the_fields_when_the_contract_names_none() {
 #[test]
 fn a_tolerated_place_is_declared_with_a_reason_and_never_read_whole() {
     let contract = compile(FIELDS, TOLERATE).unwrap();
-    let tolerated = contract.tolerated("current");
+    let tolerated = toolgate_gate::internals::tolerated(&contract, "current");
     assert_eq!(tolerated.len(), 1);
     assert_eq!(tolerated[0].at(), "/head");
     assert!(tolerated[0].reason().contains("GitHub"));
     assert!(tolerated[0].covers("/head") && !tolerated[0].covers("/head/sha"));
-    assert!(contract.tolerated("legacy").is_empty());
+    assert!(toolgate_gate::internals::tolerated(&contract, "legacy").is_empty());
 
     // Promising the tolerated object, or its parent, would forward what nobody declared.
     for from in ["/head", ""] {
@@ -167,9 +174,12 @@ fn a_list_field_rebuilds_every_item_from_its_promised_members() {
         text(decision.agent_bytes()),
         r#"{"tool":"pulls","request_id":"req.J7q94MkP","outcome":"success","data":{"pulls":[{"number":1,"head_sha":"0123456789abcdef0123456789abcdef01234567"},{"number":2,"head_sha":"89abcdef0123456789abcdef0123456789abcdef","merged_at":"2026-11-29T11:00:00Z"}]}}"#
     );
-    assert!(contract.agent_view_accepts(decision.agent_bytes()));
+    assert!(toolgate_gate::internals::agent_view_accepts(
+        &contract,
+        decision.agent_bytes()
+    ));
     assert_eq!(
-        contract.promised_items("current", "pulls").unwrap(),
+        toolgate_gate::internals::promised_items(&contract, "current", "pulls").unwrap(),
         [
             ("number", "/number", false),
             ("head_sha", "/head/sha", false),

@@ -527,8 +527,14 @@ fn admitted_outputs_validate_against_the_agent_visible_schema() {
     let contract = bundled("job_status");
     let raw = job_success("bluebird", "run_8f3kQ2LmZx9T", "2026-11-29T11:55:00Z");
     let decision = contract.admit(raw.as_bytes(), &job_request(), now());
-    assert!(contract.agent_view_accepts(decision.agent_bytes()));
-    assert!(!contract.agent_view_accepts(br#"{"tool":"job_status"}"#));
+    assert!(toolgate_gate::internals::agent_view_accepts(
+        &contract,
+        decision.agent_bytes()
+    ));
+    assert!(!toolgate_gate::internals::agent_view_accepts(
+        &contract,
+        br#"{"tool":"job_status"}"#
+    ));
 }
 
 #[test]

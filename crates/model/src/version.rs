@@ -118,7 +118,7 @@ impl Version {
 
     /// The promised field names, in output order.
     pub fn field_order(&self) -> Vec<String> {
-        self.contract.fields().to_vec()
+        toolgate_gate::internals::fields(&self.contract).to_vec()
     }
 
     /// The rules, in order.

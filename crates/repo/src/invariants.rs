@@ -41,13 +41,15 @@ pub fn agent_view_problems(
                 ));
             }
         }
-        None if !contract.agent_view_accepts(agent) => problems.push(Problem::new(
-            ProblemKind::Envelope,
-            format!(
-                "the admitted output does not validate against the contract's agent_schema: {}",
-                String::from_utf8_lossy(agent)
-            ),
-        )),
+        None if !toolgate_gate::internals::agent_view_accepts(contract, agent) => {
+            problems.push(Problem::new(
+                ProblemKind::Envelope,
+                format!(
+                    "the admitted output does not validate against the contract's agent_schema: {}",
+                    String::from_utf8_lossy(agent)
+                ),
+            ))
+        }
         None => {}
     }
     let allowed = match (decision.outcome(), decision.shape()) {

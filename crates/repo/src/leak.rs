@@ -70,13 +70,15 @@ pub fn allowed_strings(
     allowed.extend(ErrorCode::ALL.iter().map(|code| code.as_str().to_owned()));
     allowed.insert(contract.tool().to_owned());
     allowed.insert(request_id.to_owned());
-    allowed.extend(contract.fields().iter().cloned());
+    allowed.extend(toolgate_gate::internals::fields(contract).iter().cloned());
     if let Some((document, shape)) = admitted {
-        for (field, pointer) in contract.promised_pointers(shape).unwrap_or_default() {
+        for (field, pointer) in
+            toolgate_gate::internals::promised_pointers(contract, shape).unwrap_or_default()
+        {
             let Some(value) = document.pointer(pointer) else {
                 continue;
             };
-            match contract.promised_items(shape, field) {
+            match toolgate_gate::internals::promised_items(contract, shape, field) {
                 // A list field: only the promised members of each item, and their names.
                 Some(members) => {
                     for (name, member, _) in &members {

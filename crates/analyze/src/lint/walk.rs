@@ -41,7 +41,7 @@ pub fn lint(tool: &str, version: &Version) -> Vec<LintFinding> {
             .filter(|(field, _)| freshness.contains(field))
             .map(|(_, (pointer, _))| pointer.clone())
             .collect();
-        let tolerated = version.contract.tolerated(&shape.name);
+        let tolerated = toolgate_gate::internals::tolerated(&version.contract, &shape.name);
         let upstream = Mode::Upstream {
             timestamps: &timestamps,
             tolerated,
@@ -401,7 +401,11 @@ impl Linter<'_> {
             })
             .collect();
         for (field, (pointer, optional)) in &shape.fields {
-            let members = self.version.contract.promised_items(&shape.name, field);
+            let members = toolgate_gate::internals::promised_items(
+                &self.version.contract,
+                &shape.name,
+                field,
+            );
             for success in &successes {
                 for node in
                     self.promise(shape, field, success, pointer, *optional, members.is_none())

@@ -166,8 +166,7 @@ fn marker_leaks(contract: &Contract, markers: &[String], agent_bytes: &[u8]) -> 
     };
     // The whole value of a promised field, or of a member of a list field's item.
     let promised_value = |marker: &str| {
-        contract
-            .fields()
+        toolgate_gate::internals::fields(contract)
             .iter()
             .any(|field| match fields.get(field) {
                 Some(Value::String(text)) => text == marker,

@@ -342,12 +342,11 @@ pub fn is_projected(contract: &Contract, shape: &str, pointer: &str) -> bool {
             .strip_prefix(read)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     };
-    contract
-        .promised_pointers(shape)
+    toolgate_gate::internals::promised_pointers(contract, shape)
         .unwrap_or_default()
         .iter()
-        .any(
-            |(field, from)| match contract.promised_items(shape, field) {
+        .any(|(field, from)| {
+            match toolgate_gate::internals::promised_items(contract, shape, field) {
                 None => within(pointer, from),
                 // A list field reads only its members of each item: `<from>/<index><member>`.
                 Some(members) => {
@@ -363,8 +362,8 @@ pub fn is_projected(contract: &Contract, shape: &str, pointer: &str) -> bool {
                             .iter()
                             .any(|(_, member, _)| within(&rest[index..], member))
                 }
-            },
-        )
+            }
+        })
 }
 
 /// What the gate should have done with `mutant`, in words.

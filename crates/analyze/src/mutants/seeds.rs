@@ -64,9 +64,8 @@ pub fn collect(
                 correlation_pointers(contract, shape).unwrap_or_default();
             Some(SeedFixture {
                 shape: shape.to_owned(),
-                tolerated: contract.tolerated(shape).to_vec(),
-                fresh: contract
-                    .freshness_pointers(shape)
+                tolerated: toolgate_gate::internals::tolerated(contract, shape).to_vec(),
+                fresh: toolgate_gate::internals::freshness_pointers(contract, shape)
                     .into_iter()
                     .map(str::to_owned)
                     .collect(),

@@ -60,7 +60,11 @@ impl Suite {
             .versions
             .iter()
             .filter_map(|(_, compiled)| compiled.as_ref().ok())
-            .flat_map(|contract| contract.shape_names().skip(1).map(str::to_owned))
+            .flat_map(|contract| {
+                toolgate_gate::internals::shape_names(contract)
+                    .skip(1)
+                    .map(str::to_owned)
+            })
             .collect();
         let mut applicable = vec![FixtureClass::Accepted, FixtureClass::NearMiss];
         if !newest.is_text() {
