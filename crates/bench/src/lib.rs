@@ -247,25 +247,7 @@ pub fn history_schema() -> Value {
                 },
                 "additionalProperties": false
             },
-            {
-                "type": "object",
-                "required": ["tool", "request_id", "outcome", "error"],
-                "properties": {
-                    "tool": {"const": "run_history"},
-                    "request_id": {"type": "string"},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        },
-                        "additionalProperties": false
-                    }
-                },
-                "additionalProperties": false
-            }
+            toolgate_gate::internals::failure_schema("run_history", json!({"type": "string"}))
         ],
         "$defs": {
             "run": {

@@ -118,25 +118,11 @@ impl<'e, E: Entropy> Builder<'e, E> {
         root_defs.insert("data".to_owned(), data);
         root_defs.insert("requestId".to_owned(), request_id);
         let root = if self.envelope_is_one_of {
-            let failure = json!({
-                "type": "object",
-                "required": required(&["tool", "request_id", "outcome", "error"]),
-                "properties": {
-                    "tool": {"const": TOOL},
-                    "request_id": {"$ref": "#/$defs/requestId"},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        },
-                        "additionalProperties": false
-                    }
-                },
-                "additionalProperties": false
-            });
+            let mut failure = toolgate_gate::internals::failure_schema(
+                TOOL,
+                json!({"$ref": "#/$defs/requestId"}),
+            );
+            failure["required"] = required(&["tool", "request_id", "outcome", "error"]);
             let mut root = json!({"oneOf": [success, failure]});
             if self.entropy.chance(30) {
                 root["$id"] = json!("https://example.invalid/gen/envelope.schema.json");

@@ -67,6 +67,12 @@ pub fn agent_view_accepts(contract: &crate::Contract, agent_bytes: &[u8]) -> boo
     contract.agent_view_accepts(agent_bytes)
 }
 
+/// The JSON Schema of the fixed failure envelope for `tool`, its `request_id` held to the schema
+/// `request_id`: the one place the finite set of codes is written into a schema.
+pub fn failure_schema(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
+    crate::wire::failure_schema(tool, request_id)
+}
+
 /// The exact bytes of the fixed failure envelope, so a harness can compare an agent's view
 /// with them.
 pub fn failure_envelope(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Vec<u8> {

@@ -246,12 +246,57 @@ fn write_members<'d>(out: &mut Vec<u8>, members: impl Iterator<Item = (&'d str, 
     out.push(b'}');
 }
 
+/// The JSON Schema of the fixed failure [`failure`] writes for `tool`, its `request_id` held to
+/// `request_id` (a schema): built from [`ErrorCode::ALL`], so a new code is in every copy.
+pub(crate) fn failure_schema(tool: &str, request_id: serde_json::Value) -> serde_json::Value {
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+    serde_json::json!({
+        "type": "object",
+        "required": ["tool", "request_id", "outcome", "error"],
+        "properties": {
+            "tool": {"const": tool},
+            "request_id": request_id,
+            "outcome": {"const": "failure"},
+            "error": {
+                "type": "object",
+                "required": ["code", "retryable"],
+                "properties": {
+                    "code": {"enum": codes},
+                    "retryable": {"type": "boolean"}
+                },
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::document::Document;
     use proptest::prelude::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn every_failure_meets_the_failure_schema_and_no_other_does() {
+        let schema = failure_schema("job_status", json!({"type": "string"}));
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        for code in ErrorCode::ALL {
+            for retryable in [false, true] {
+                let bytes = failure("job_status", "r-1", code, retryable).into_vec();
+                let failure: Value = serde_json::from_slice(&bytes).unwrap();
+                assert!(validator.is_valid(&failure), "{failure}");
+            }
+        }
+        let bytes = failure("job_status", "r-1", ErrorCode::NotFound, false).into_vec();
+        let mut other: Value = serde_json::from_slice(&bytes).unwrap();
+        other["error"]["code"] = json!("TEAPOT");
+        assert!(!validator.is_valid(&other));
+        other = serde_json::from_slice(&bytes).unwrap();
+        other["tool"] = json!("other_tool");
+        assert!(!validator.is_valid(&other));
+    }
 
     #[test]
     fn strings_are_written_exactly_as_serde_json_writes_them() {

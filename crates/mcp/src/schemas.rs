@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use toolgate_gate::ErrorCode;
 use toolgate_gate::internals::JSON_SCHEMA_FORMATS;
 use toolgate_gate::internals::subschemas;
 
@@ -280,26 +279,7 @@ impl Places<'_> {
 
 /// The fixed failure a call can end in, as the gate writes it for `tool`.
 pub fn failure_schema(tool: &str) -> Value {
-    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
-    json!({
-        "type": "object",
-        "required": ["tool", "request_id", "outcome", "error"],
-        "properties": {
-            "tool": {"const": tool},
-            "request_id": {"type": "string"},
-            "outcome": {"const": "failure"},
-            "error": {
-                "type": "object",
-                "required": ["code", "retryable"],
-                "properties": {
-                    "code": {"enum": codes},
-                    "retryable": {"type": "boolean"}
-                },
-                "additionalProperties": false
-            }
-        },
-        "additionalProperties": false
-    })
+    toolgate_gate::internals::failure_schema(tool, json!({"type": "string"}))
 }
 
 /// Where the agent schema lives inside an `outputSchema`.
