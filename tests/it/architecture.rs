@@ -634,7 +634,7 @@ fn the_code_stays_within_its_size_ceilings() {
     const FUNCTIONS_OVER_200: usize = 13;
     const STRING_ERRORS: usize = 155;
     // Entry files over 300 lines, each at most as long as it is now.
-    const LONG_ENTRY_FILES: [(&str, usize); 14] = [
+    const LONG_ENTRY_FILES: [(&str, usize); 13] = [
         ("crates/mcp/src/proxy/mod.rs", 889),
         ("crates/front/src/audit_log/mod.rs", 841),
         ("crates/mcp/src/auth/mod.rs", 839),
@@ -644,7 +644,6 @@ fn the_code_stays_within_its_size_ceilings() {
         ("crates/analyze/src/mutants/mod.rs", 569),
         ("crates/runner/src/suite/mod.rs", 539),
         ("crates/diff/src/contracts/mod.rs", 535),
-        ("crates/mcp/src/door/mod.rs", 496),
         ("crates/scaffold/src/plan/mod.rs", 472),
         ("crates/diff/src/schemas/mod.rs", 469),
         ("crates/bench/src/lib.rs", 405),
