@@ -634,11 +634,10 @@ fn the_code_stays_within_its_size_ceilings() {
     const FUNCTIONS_OVER_200: usize = 13;
     const STRING_ERRORS: usize = 155;
     // Entry files over 300 lines, each at most as long as it is now.
-    const LONG_ENTRY_FILES: [(&str, usize); 13] = [
+    const LONG_ENTRY_FILES: [(&str, usize); 12] = [
         ("crates/mcp/src/proxy/mod.rs", 889),
         ("crates/front/src/audit_log/mod.rs", 841),
         ("crates/mcp/src/auth/mod.rs", 839),
-        ("crates/python/src/lib.rs", 815),
         ("crates/mcp/src/listen/mod.rs", 800),
         ("crates/model/src/schema/mod.rs", 653),
         ("crates/analyze/src/mutants/mod.rs", 569),

@@ -110,7 +110,7 @@ pub(super) fn decision_time(now: Option<&Bound<'_, PyAny>>) -> PyResult<SystemTi
 
 /// A Python value as JSON: None, bool, int, float, str, list/tuple, dict with str keys.
 pub(super) fn to_json(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
-    if depth > MAX_CONTEXT_DEPTH {
+    if depth > decision::MAX_CONTEXT_DEPTH {
         return Err(PyValueError::new_err("the context nests too deeply"));
     }
     if value.is_none() {
