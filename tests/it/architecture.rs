@@ -635,7 +635,7 @@ fn the_code_stays_within_its_size_ceilings() {
     const STRING_ERRORS: usize = 155;
     // Entry files over 300 lines, each at most as long as it is now.
     const LONG_ENTRY_FILES: [(&str, usize); 12] = [
-        ("crates/mcp/src/proxy/mod.rs", 889),
+        ("crates/mcp/src/proxy/mod.rs", 656),
         ("crates/front/src/audit_log/mod.rs", 841),
         ("crates/mcp/src/auth/mod.rs", 839),
         ("crates/mcp/src/listen/mod.rs", 800),
