@@ -637,7 +637,7 @@ fn the_code_stays_within_its_size_ceilings() {
     const LONG_ENTRY_FILES: [(&str, usize); 12] = [
         ("crates/mcp/src/proxy/mod.rs", 656),
         ("crates/front/src/audit_log/mod.rs", 841),
-        ("crates/mcp/src/auth/mod.rs", 839),
+        ("crates/mcp/src/auth/mod.rs", 402),
         ("crates/mcp/src/listen/mod.rs", 373),
         ("crates/model/src/schema/mod.rs", 653),
         ("crates/analyze/src/mutants/mod.rs", 569),

@@ -17,8 +17,12 @@
 //! with one token pay for one verification (BENCHMARKS.md, "Authorization").
 
 mod keys;
+mod load;
 mod rate;
+mod verify;
+
 use keys::{parse_algorithm, parse_jwks};
+use load::{ToolRule, read_capped_file};
 pub(crate) use rate::{CallerRate, OverLimit};
 pub use rate::{RateLimit, Unavailable, parse_caller_rate};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -65,45 +69,6 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
     Algorithm::ES384,
     Algorithm::EdDSA,
 ];
-
-/// The `--auth` file, as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AuthFile {
-    resource: String,
-    authorization_servers: Vec<String>,
-    #[serde(default)]
-    issuer: Option<String>,
-    jwks: String,
-    #[serde(default)]
-    algorithms: Option<Vec<String>>,
-    #[serde(default)]
-    leeway: Option<String>,
-    #[serde(default)]
-    jwks_refresh: Option<String>,
-    #[serde(default)]
-    identity_claim: Option<String>,
-    #[serde(default)]
-    scopes: Vec<String>,
-    #[serde(default)]
-    tools: BTreeMap<String, ToolRule>,
-    #[serde(default)]
-    other_tools: Option<ToolRule>,
-    #[serde(default)]
-    resource_name: Option<String>,
-    #[serde(default)]
-    resource_documentation: Option<String>,
-}
-
-/// Who may call one tool: a caller holding every scope, and every claim with its value.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolRule {
-    #[serde(default)]
-    scopes: Vec<String>,
-    #[serde(default)]
-    claims: BTreeMap<String, String>,
-}
 
 /// Where the signing keys come from.
 #[derive(Debug, Clone)]
@@ -203,207 +168,7 @@ impl std::fmt::Debug for Authorizer {
     }
 }
 
-/// `--auth FILE: message`.
-fn config_error(path: &Path, message: impl std::fmt::Display) -> UsageError {
-    UsageError::new(format!("--auth {}: {message}", path.display()))
-}
-
-/// Whether `url` is `https`, or `http` on a loopback host (a development authorization server,
-/// as the MCP specification allows).
-fn secure_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text).map_err(|error| format!("{text:?} is not a URL: {error}"))?;
-    let loopback = match url.host() {
-        Some(url::Host::Domain(domain)) => domain == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        _ => {
-            return Err(format!(
-                "{text:?}: write an https URL (http is for a loopback host only)"
-            ));
-        }
-    }
-    if url.fragment().is_some() {
-        return Err(format!(
-            "{text:?}: a URL with a fragment (#…) names no resource"
-        ));
-    }
-    Ok(url)
-}
-
 impl Authorizer {
-    /// Reads and checks the `--auth` file, and the JWKS it names (a configuration error if it
-    /// cannot be had: a proxy that starts unable to verify any token would refuse every call).
-    /// `tools` are the tools with contracts: a rule for any other is a typo.
-    pub(crate) async fn load(
-        path: &Path,
-        tools: &BTreeSet<String>,
-    ) -> Result<Authorizer, UsageError> {
-        let bytes = read_capped_file(path, "read the --auth file")?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| config_error(path, "not UTF-8 text: write YAML (or JSON)"))?;
-        let file: AuthFile = read_strict_yaml(&text).map_err(|error| config_error(path, error))?;
-        let resource = secure_url(&file.resource)
-            .map_err(|why| config_error(path, format!("resource: {why}")))?;
-        if file.authorization_servers.is_empty() {
-            return Err(config_error(
-                path,
-                "authorization_servers: name at least one (the issuer of the tokens a caller brings)",
-            ));
-        }
-        for server in &file.authorization_servers {
-            secure_url(server)
-                .map_err(|why| config_error(path, format!("authorization_servers: {why}")))?;
-        }
-        let issuer = match (&file.issuer, file.authorization_servers.as_slice()) {
-            (Some(issuer), _) => issuer.clone(),
-            (None, [only]) => only.clone(),
-            (None, _) => {
-                return Err(config_error(
-                    path,
-                    "issuer: name the tokens' issuer (`iss`): with several authorization servers it cannot be guessed",
-                ));
-            }
-        };
-        let algorithms = match &file.algorithms {
-            None => DEFAULT_ALGORITHMS.to_vec(),
-            Some(names) => names
-                .iter()
-                .map(|name| parse_algorithm(name).map_err(|why| config_error(path, why)))
-                .collect::<Result<Vec<_>, _>>()?,
-        };
-        if algorithms.is_empty() {
-            return Err(config_error(path, "algorithms: name at least one"));
-        }
-        let leeway = duration_field(
-            path,
-            "leeway",
-            file.leeway.as_deref(),
-            Duration::from_secs(60),
-        )?;
-        if leeway > MAX_LEEWAY {
-            return Err(config_error(
-                path,
-                format!("leeway: at most {MAX_LEEWAY:?}; a wider skew keeps expired tokens alive"),
-            ));
-        }
-        let refresh = duration_field(
-            path,
-            "jwks_refresh",
-            file.jwks_refresh.as_deref(),
-            Duration::from_secs(300),
-        )?;
-        if refresh < Duration::from_secs(10) {
-            return Err(config_error(path, "jwks_refresh: at least 10s"));
-        }
-        for name in file.tools.keys() {
-            if !tools.contains(name) {
-                return Err(config_error(
-                    path,
-                    format!(
-                        "tools: {name:?} has no contract in this repository (the tools are {}); fix the name or remove its rule",
-                        tools.iter().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-        }
-        for tool in tools {
-            if !file.tools.contains_key(tool) && file.other_tools.is_none() {
-                log(&format!(
-                    "--auth: tool {tool:?} has no rule in tools (and there is no other_tools), so no caller may call it"
-                ));
-            }
-        }
-        let source = if file.jwks.starts_with("https://") || file.jwks.starts_with("http://") {
-            secure_url(&file.jwks).map_err(|why| config_error(path, format!("jwks: {why}")))?;
-            KeySource::Url(file.jwks.clone())
-        } else {
-            let relative = Path::new(&file.jwks);
-            KeySource::File(match path.parent() {
-                Some(folder) if relative.is_relative() => folder.join(relative),
-                _ => relative.to_path_buf(),
-            })
-        };
-        let client = match &source {
-            KeySource::Url(_) => {
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                Some(
-                    reqwest::Client::builder()
-                        .timeout(FETCH_TIMEOUT)
-                        .redirect(reqwest::redirect::Policy::none())
-                        .build()
-                        .map_err(|error| {
-                            config_error(path, format!("cannot make an HTTP client: {error}"))
-                        })?,
-                )
-            }
-            KeySource::File(_) => None,
-        };
-        let mut scopes_supported: BTreeSet<String> = file.scopes.iter().cloned().collect();
-        for rule in file.tools.values().chain(file.other_tools.as_ref()) {
-            scopes_supported.extend(rule.scopes.iter().cloned());
-        }
-        let metadata_path = format!(
-            "/.well-known/oauth-protected-resource{}",
-            resource.path().trim_end_matches('/')
-        );
-        let mut origin = resource.clone();
-        origin.set_path(&metadata_path);
-        origin.set_query(None);
-        let mut metadata = json!({
-            "resource": file.resource,
-            "authorization_servers": file.authorization_servers,
-            "scopes_supported": scopes_supported,
-            "bearer_methods_supported": ["header"],
-            "resource_signing_alg_values_supported": algorithms.iter().map(|alg| format!("{alg:?}")).collect::<Vec<_>>(),
-            "resource_name": file.resource_name.clone().unwrap_or_else(|| "toolgate mcp-proxy".to_owned()),
-        });
-        if let Some(documentation) = &file.resource_documentation {
-            metadata["resource_documentation"] = json!(documentation);
-        }
-        let mut authorizer = Authorizer {
-            resource: file.resource.clone(),
-            metadata,
-            metadata_url: origin.to_string(),
-            metadata_paths: [
-                metadata_path,
-                "/.well-known/oauth-protected-resource".to_owned(),
-            ],
-            issuer,
-            algorithms,
-            leeway,
-            identity_claim: file
-                .identity_claim
-                .clone()
-                .unwrap_or_else(|| "sub".to_owned()),
-            scopes: file.scopes.clone(),
-            scopes_supported: scopes_supported.iter().cloned().collect(),
-            tools: file.tools,
-            other_tools: file.other_tools,
-            source,
-            refresh,
-            keys: RwLock::new(Arc::new(KeySet {
-                keys: Vec::new(),
-                digest: [0; 32],
-                modified: None,
-            })),
-            last_fetch: Mutex::new(None),
-            fetching: tokio::sync::Mutex::new(()),
-            cache: Mutex::new(HashMap::new()),
-            client,
-        };
-        let keys = authorizer
-            .read_keys()
-            .await
-            .map_err(|why| config_error(path, format!("jwks: {why}")))?;
-        authorizer.keys = RwLock::new(Arc::new(keys));
-        Ok(authorizer)
-    }
-
     /// The protected resource metadata, and the paths it is served at.
     pub(crate) fn metadata(&self, path: &str) -> Option<&Value> {
         self.metadata_paths
@@ -472,138 +237,6 @@ impl Authorizer {
             )));
         }
         Ok(token)
-    }
-
-    /// The answer the cache holds for `token` (a verified token not expired, or one expired
-    /// since), without a signature checked; `None` when `token` must be verified.
-    pub(crate) fn cached(&self, token: &str) -> Option<Result<Arc<Caller>, Denied>> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let now = jsonwebtoken::get_current_timestamp();
-        let leeway = self.leeway.as_secs();
-        let cache = lock(&self.cache);
-        let cached = cache.get(&digest)?;
-        if now > cached.expires.saturating_add(leeway) {
-            return Some(Err(Denied::Invalid("the token has expired".to_owned())));
-        }
-        cached
-            .not_before
-            .is_none_or(|not_before| now.saturating_add(leeway) >= not_before)
-            .then(|| Ok(Arc::clone(&cached.caller)))
-    }
-
-    /// Verifies `token`: from the cache, or by its signature and claims.
-    pub(crate) async fn verify(&self, token: &str) -> Result<Arc<Caller>, Denied> {
-        if let Some(answer) = self.cached(token) {
-            return answer;
-        }
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let now = jsonwebtoken::get_current_timestamp();
-        let leeway = self.leeway.as_secs();
-        let header = jsonwebtoken::decode_header(token).map_err(|error| {
-            Denied::Invalid(match error.kind() {
-                ErrorKind::InvalidAlgorithmName => {
-                    "the token's alg is not one this proxy accepts (never `none`)".to_owned()
-                }
-                _ => "not a JWT (header.payload.signature, base64url)".to_owned(),
-            })
-        })?;
-        if !self.algorithms.contains(&header.alg) {
-            return Err(Denied::Invalid(format!(
-                "the token is signed with {:?}, which this proxy does not accept",
-                header.alg
-            )));
-        }
-        let key = match self.key_for(&header) {
-            Some(key) => key,
-            None => {
-                // Perhaps the keys rotated: fetched again (at most every 30 s), then looked up
-                // once more.
-                self.refetch_for_unknown_key().await;
-                self.key_for(&header).ok_or_else(|| {
-                    Denied::Invalid(
-                        "the token is signed by a key the authorization server's JWKS does not hold"
-                            .to_owned(),
-                    )
-                })?
-            }
-        };
-        let mut validation = Validation::new(header.alg);
-        validation.algorithms = vec![header.alg];
-        validation.set_audience(&[&self.resource]);
-        validation.set_issuer(&[&self.issuer]);
-        validation.leeway = leeway;
-        validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
-            .map_err(|error| Denied::Invalid(describe(error.kind())))?;
-        let claims = data.claims;
-        let subject = claims
-            .get(&self.identity_claim)
-            .and_then(Value::as_str)
-            .filter(|subject| !subject.is_empty())
-            .ok_or_else(|| {
-                Denied::Invalid(format!(
-                    "the token has no `{}` claim naming its caller",
-                    self.identity_claim
-                ))
-            })?;
-        let caller = Arc::new(Caller {
-            subject: Arc::from(subject),
-            scopes: scopes_of(&claims),
-            claims: claims.clone(),
-        });
-        // NumericDate may be fractional (RFC 7519 §2): read as the second it falls in, as
-        // jsonwebtoken reads it to validate.
-        let expires = claims.get("exp").and_then(numeric_date).unwrap_or(0);
-        let not_before = claims.get("nbf").and_then(numeric_date);
-        let mut cache = lock(&self.cache);
-        if cache.len() >= CACHED_TOKENS {
-            cache.retain(|_, cached| now <= cached.expires.saturating_add(leeway));
-            if cache.len() >= CACHED_TOKENS {
-                cache.clear();
-            }
-        }
-        cache.insert(
-            digest,
-            Cached {
-                caller: Arc::clone(&caller),
-                expires,
-                not_before,
-            },
-        );
-        Ok(caller)
-    }
-
-    /// Forgets every verified token (the benchmark's first-call path).
-    #[cfg(feature = "_internals")]
-    pub(crate) fn forget_verified(&self) {
-        lock(&self.cache).clear();
-    }
-
-    /// The key that verifies a token with `header`: the one its `kid` names, fit for its
-    /// algorithm; without a `kid`, the one key of the algorithm's family.
-    fn key_for(&self, header: &jsonwebtoken::Header) -> Option<DecodingKey> {
-        let keys = Arc::clone(&self.keys.read().unwrap_or_else(|p| p.into_inner()));
-        let fits = |key: &&VerifyKey| {
-            key.family == header.alg.family()
-                && key
-                    .algorithm
-                    .is_none_or(|algorithm| algorithm == header.alg)
-        };
-        let mut candidates = keys
-            .keys
-            .iter()
-            .filter(fits)
-            .filter(|key| match &header.kid {
-                Some(kid) => key.kid.as_deref() == Some(kid.as_str()),
-                None => true,
-            });
-        let found = candidates.next()?;
-        // Without a `kid`, two keys of one family are ambiguous: neither is tried.
-        if header.kid.is_none() && candidates.next().is_some() {
-            return None;
-        }
-        Some(found.key.clone())
     }
 
     /// Whether `caller` may use the endpoint at all (the file's top-level `scopes`).
@@ -754,75 +387,6 @@ impl Authorizer {
     }
 }
 
-fn duration_field(
-    path: &Path,
-    field: &str,
-    text: Option<&str>,
-    default: Duration,
-) -> Result<Duration, UsageError> {
-    match text {
-        None => Ok(default),
-        Some(text) => parse_duration(text).map_err(|why| {
-            config_error(
-                path,
-                format!("{field}: {text:?} is not a duration ({why}): write 30s or 5m"),
-            )
-        }),
-    }
-}
-
-/// A file the operator named, read to at most [`MAX_DOCUMENT_BYTES`].
-fn read_capped_file(path: &Path, doing: &str) -> Result<Vec<u8>, UsageError> {
-    let file = std::fs::File::open(path).map_err(|error| UsageError::io(path, doing, &error))?;
-    toolgate_gate::read_capped(file, MAX_DOCUMENT_BYTES)
-        .map_err(|error| UsageError::io(path, doing, &error))
-}
-
-/// A JWT NumericDate (seconds since the epoch, possibly fractional), as whole seconds; `None`
-/// for anything else (negative, not finite, not a number).
-fn numeric_date(value: &Value) -> Option<u64> {
-    value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0 && *seconds < u64::MAX as f64)
-            .map(|seconds| seconds.floor() as u64)
-    })
-}
-
-/// The scopes a token grants: its `scope` (RFC 9068: space-separated), or `scp` (a string or
-/// an array, as some issuers write it).
-fn scopes_of(claims: &Map<String, Value>) -> BTreeSet<String> {
-    let mut scopes = BTreeSet::new();
-    for claim in ["scope", "scp"] {
-        match claims.get(claim) {
-            Some(Value::String(text)) => {
-                scopes.extend(text.split_ascii_whitespace().map(str::to_owned));
-            }
-            Some(Value::Array(values)) => {
-                scopes.extend(values.iter().filter_map(Value::as_str).map(str::to_owned));
-            }
-            _ => {}
-        }
-    }
-    scopes
-}
-
-/// Why jsonwebtoken refused a token, in the caller's terms (no claim values repeated).
-fn describe(kind: &ErrorKind) -> String {
-    match kind {
-        ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
-        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
-        ErrorKind::InvalidAudience => {
-            "the token is for another audience: its aud does not name this resource".to_owned()
-        }
-        ErrorKind::InvalidIssuer => "the token is from another issuer".to_owned(),
-        ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
-        ErrorKind::InvalidAlgorithm => "the token's alg does not fit its key".to_owned(),
-        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
-        _ => "the token does not verify".to_owned(),
-    }
-}
-
 /// `text` for a quoted-string in a header (RFC 9110): no quotes, backslashes or controls.
 fn quoted(text: &str) -> String {
     text.chars()
@@ -839,6 +403,7 @@ fn quoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::load::secure_url;
 
     #[test]
     fn rates_read_as_buckets() {

@@ -372,9 +372,9 @@ fn scrape_token_matches(headers: &HeaderMap, wanted: &[u8; 32]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::exchange::answer_channels;
     use super::headers::decode_header_value;
     use super::*;
-    use super::exchange::answer_channels;
 
     #[test]
     fn header_values_round_trip_and_unsafe_ones_are_encoded() {
