@@ -636,7 +636,7 @@ fn the_code_stays_within_its_size_ceilings() {
     // Entry files over 300 lines, each at most as long as it is now.
     const LONG_ENTRY_FILES: [(&str, usize); 12] = [
         ("crates/mcp/src/proxy/mod.rs", 656),
-        ("crates/front/src/audit_log/mod.rs", 841),
+        ("crates/front/src/audit_log/mod.rs", 447),
         ("crates/mcp/src/auth/mod.rs", 402),
         ("crates/mcp/src/listen/mod.rs", 373),
         ("crates/model/src/schema/mod.rs", 653),

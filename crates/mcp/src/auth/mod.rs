@@ -402,8 +402,8 @@ fn quoted(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::load::secure_url;
+    use super::*;
 
     #[test]
     fn rates_read_as_buckets() {
