@@ -67,25 +67,7 @@ fn envelope(tool: &str) -> Value {
                 },
                 "additionalProperties": false
             },
-            {
-                "type": "object",
-                "required": ["tool", "request_id", "outcome", "error"],
-                "properties": {
-                    "tool": {"const": tool},
-                    "request_id": {"type": "string", "maxLength": 64},
-                    "outcome": {"const": "failure"},
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "retryable"],
-                        "properties": {
-                            "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
-                            "retryable": {"type": "boolean"}
-                        },
-                        "additionalProperties": false
-                    }
-                },
-                "additionalProperties": false
-            }
+            toolgate_gate::internals::failure_schema(tool, json!({"type": "string", "maxLength": 64}))
         ]
     })
 }
