@@ -634,7 +634,7 @@ fn the_code_stays_within_its_size_ceilings() {
     const FUNCTIONS_OVER_200: usize = 13;
     const STRING_ERRORS: usize = 155;
     // Entry files over 300 lines, each at most as long as it is now.
-    const LONG_ENTRY_FILES: [(&str, usize); 12] = [
+    const LONG_ENTRY_FILES: [(&str, usize); 11] = [
         ("crates/mcp/src/proxy/mod.rs", 656),
         ("crates/front/src/audit_log/mod.rs", 447),
         ("crates/mcp/src/auth/mod.rs", 402),
@@ -642,7 +642,6 @@ fn the_code_stays_within_its_size_ceilings() {
         ("crates/model/src/schema/mod.rs", 339),
         ("crates/analyze/src/mutants/mod.rs", 569),
         ("crates/runner/src/suite/mod.rs", 302),
-        ("crates/diff/src/contracts/mod.rs", 535),
         ("crates/scaffold/src/plan/mod.rs", 472),
         ("crates/diff/src/schemas/mod.rs", 469),
         ("crates/bench/src/lib.rs", 405),
