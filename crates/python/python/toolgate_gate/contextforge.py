@@ -49,13 +49,13 @@ from cpex.framework.hooks.tools import (
     ToolPreInvokeResult,
 )
 
-from ._native import Door, fixed_failure
+from ._gateway import DOOR_SETTINGS, open_door
+from ._native import fixed_failure
 
 __all__ = ["ToolgatePlugin"]
 
 # Where a call's arguments wait, in the plugin's own context, from its pre hook to its post hook.
 _ARGUMENTS = "toolgate.arguments"
-_DOOR_SETTINGS = ("context", "audit", "audit_key", "retain", "retain_admitted", "shadow", "enforce", "observe")
 
 
 class ToolgatePlugin(Plugin):
@@ -65,15 +65,10 @@ class ToolgatePlugin(Plugin):
         super().__init__(config)
         settings = dict(config.config or {})
         contracts = settings.pop("contracts", None)
-        if not contracts:
-            raise ValueError("toolgate: set the plugin's config.contracts to the contracts' repository folder or bundle")
-        unknown = sorted(set(settings) - set(_DOOR_SETTINGS))
+        unknown = sorted(set(settings) - set(DOOR_SETTINGS))
         if unknown:
-            raise ValueError(f"toolgate: unknown config key(s) {unknown}; known: contracts, {', '.join(_DOOR_SETTINGS)}")
-        for key in ("shadow", "enforce"):
-            if isinstance(settings.get(key), str):
-                settings[key] = [settings[key]]
-        self.door = Door(contracts, name="contextforge", **settings)
+            raise ValueError(f"toolgate: unknown config key(s) {unknown}; known: contracts, {', '.join(DOOR_SETTINGS)}")
+        self.door = open_door(contracts, "contextforge", settings, "the plugin's config.")
 
     async def tool_pre_invoke(self, payload: ToolPreInvokePayload, context: PluginContext) -> ToolPreInvokeResult:
         tool, request_id = _tool(payload.name, context), _request_id(context)

@@ -50,25 +50,20 @@ from litellm.proxy._experimental.mcp_server.guardrail_translation.handler import
 )
 from litellm.types.utils import CallTypes
 
-from ._native import Door, fixed_failure
+from ._gateway import DOOR_SETTINGS, open_door
+from ._native import fixed_failure
 
 __all__ = ["ToolgateGuardrail"]
 
-# The constructor's own settings; every other keyword is LiteLLM's, for CustomGuardrail.
-_DOOR_SETTINGS = ("context", "audit", "audit_key", "retain", "retain_admitted", "shadow", "enforce", "observe")
 
 
 class ToolgateGuardrail(CustomGuardrail):
     """The gate on LiteLLM's MCP path: see the module's documentation."""
 
     def __init__(self, contracts: str | None = None, **kwargs: Any) -> None:
-        if not contracts:
-            raise ValueError("toolgate: set litellm_params.contracts to the contracts' repository folder or bundle")
-        settings = {key: kwargs.pop(key) for key in _DOOR_SETTINGS if kwargs.get(key) is not None}
-        for key in ("shadow", "enforce"):
-            if isinstance(settings.get(key), str):
-                settings[key] = [settings[key]]
-        self.door = Door(contracts, name="litellm", **settings)
+        # The door's own settings; every other keyword is LiteLLM's, for CustomGuardrail.
+        settings = {key: kwargs.pop(key) for key in DOOR_SETTINGS if kwargs.get(key) is not None}
+        self.door = open_door(contracts, "litellm", settings, "litellm_params.")
         _install_translation()
         super().__init__(**kwargs)
 
